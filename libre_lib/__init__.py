@@ -1,0 +1,35 @@
+"""libre_lib: interpretable Boolean rule sets with LIBRE (Mita et al., AISTATS 2020).
+
+The algorithm library: discretization, inverse one-hot encoding, the bottom-up weak learner,
+the ensemble, rule selection, the rule model and the scikit-learn estimator. It never imports
+an orchestrator.
+"""
+
+__version__ = "0.1.0"
+
+from .errors import (  # noqa: E402
+    DataError,
+    LibreError,
+    LibreWarning,
+    ModelFormatError,
+    ParameterError,
+    SchemaError,
+)
+from .estimator import LibreClassifier  # noqa: E402
+from .rules import Condition, Interval, Rule, RuleSet, RuleStats  # noqa: E402
+
+__all__ = [
+    "Condition",
+    "DataError",
+    "Interval",
+    "LibreClassifier",
+    "LibreError",
+    "LibreWarning",
+    "ModelFormatError",
+    "ParameterError",
+    "Rule",
+    "RuleSet",
+    "RuleStats",
+    "SchemaError",
+    "__version__",
+]

@@ -1,0 +1,249 @@
+"""Missing-value-aware discretization: ChiMerge for numbers, one bin per category.
+
+LIBRE works on discretized features (paper, section 3 and "Data Preprocessing"): every numeric
+feature is cut into intervals by ChiMerge (Kerber 1992) with a chi-square threshold (the paper
+tunes it over {6, 4.6, 4}). Two additions make it usable on real data:
+
+* **Bounded pre-binning.** With more than ``max_prebins`` distinct values, the sorted values are
+  first grouped into ``max_prebins`` quantile bins, so merging costs O(max_prebins^2) whatever the
+  number of rows and the whole step stays O(n log n) (one sort).
+* **A real cap.** After the usual "merge the adjacent pair with the lowest chi-square while it is
+  below the threshold", merging of the lowest pair continues until at most ``max_intervals``
+  intervals remain. Noisy large data otherwise keeps hundreds of intervals per feature.
+
+Missing values (NaN/None) get a bin of their own, placed after the value bins, so rules can
+include or exclude them. Bin code -1 means "no bin": an unseen category, or a missing value in a
+feature that had none in training. A record with code -1 in a feature matches only rules that
+do not test that feature.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import LibreWarning, ParameterError
+from .inputs import category_values, numeric_values
+
+NUMERIC = "numeric"
+CATEGORICAL = "categorical"
+DEFAULT_MAX_PREBINS = 256
+
+
+def chi2_adjacent(counts: np.ndarray) -> np.ndarray:
+    """Chi-square statistic of each pair of adjacent intervals.
+
+    ``counts`` is (k, 2): negatives and positives per interval. Cells with an expected count of
+    zero (a class absent from both intervals) contribute nothing.
+    """
+    a, b = counts[:-1, 0], counts[:-1, 1]
+    c, d = counts[1:, 0], counts[1:, 1]
+    n = a + b + c + d
+    denom = (a + b) * (c + d) * (a + c) * (b + d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chi2 = n * (a * d - b * c) ** 2 / denom
+    return np.where(denom > 0, chi2, 0.0)
+
+
+def chimerge_cuts(
+    values: np.ndarray,
+    positive: np.ndarray,
+    threshold: float,
+    max_intervals: int | None = None,
+    max_prebins: int = DEFAULT_MAX_PREBINS,
+) -> np.ndarray:
+    """Cut points of ChiMerge on one numeric feature (missing values must be removed first).
+
+    Interval ``k`` is ``[cuts[k-1], cuts[k])`` with open ends below the first and above the last
+    cut; every cut is the smallest training value of the interval to its right.
+    """
+    if values.size == 0:
+        return np.empty(0)
+    distinct, inverse = np.unique(values, return_inverse=True)
+    if distinct.size == 1:
+        return np.empty(0)
+    counts = np.zeros((distinct.size, 2))
+    np.add.at(counts, (inverse, positive.astype(np.intp)), 1.0)
+    lefts = distinct
+    if distinct.size > max_prebins:
+        # Quantile pre-binning on the cumulative count of the sorted distinct values.
+        cumulative = np.cumsum(counts.sum(axis=1))
+        targets = np.linspace(0.0, cumulative[-1], max_prebins + 1)[1:-1]
+        group = np.zeros(distinct.size, dtype=np.intp)
+        starts = np.unique(np.searchsorted(cumulative, targets, side="right"))
+        starts = starts[(starts > 0) & (starts < distinct.size)]
+        group[starts] = 1
+        group = np.cumsum(group)
+        merged = np.zeros((group[-1] + 1, 2))
+        np.add.at(merged, group, counts)
+        counts = merged
+        lefts = distinct[np.concatenate(([0], starts))]
+    counts, lefts = _merge(counts, lefts, threshold, max_intervals)
+    return lefts[1:].astype(np.float64)
+
+
+def _merge(counts: np.ndarray, lefts: np.ndarray, threshold: float, max_intervals: int | None):
+    """Merge the lowest-chi-square adjacent pair while below threshold or above the cap."""
+    counts = counts.copy()
+    lefts = lefts.copy()
+    chi2 = chi2_adjacent(counts)
+    cap = max_intervals if max_intervals is not None else math.inf
+    while chi2.size:
+        j = int(np.argmin(chi2))
+        if not (chi2[j] < threshold or counts.shape[0] > cap):
+            break
+        counts[j] += counts[j + 1]
+        counts = np.delete(counts, j + 1, axis=0)
+        lefts = np.delete(lefts, j + 1)
+        chi2 = np.delete(chi2, j)
+        lo, hi = max(j - 1, 0), min(j + 1, counts.shape[0] - 1)
+        if hi > lo:
+            chi2[lo:hi] = chi2_adjacent(counts[lo : hi + 1])
+    return counts, lefts
+
+
+@dataclass(frozen=True)
+class FeatureBins:
+    """How one input column maps to bins: numeric intervals or categories, plus a missing bin."""
+
+    name: str
+    kind: str
+    cuts: tuple[float, ...] = ()
+    categories: tuple = ()
+    has_missing: bool = False
+    n_value_bins: int = field(init=False)
+
+    def __post_init__(self):
+        n = len(self.cuts) + 1 if self.kind == NUMERIC else len(self.categories)
+        object.__setattr__(self, "n_value_bins", n)
+
+    @property
+    def n_bins(self) -> int:
+        return self.n_value_bins + int(self.has_missing)
+
+    @property
+    def missing_bin(self) -> int | None:
+        return self.n_value_bins if self.has_missing else None
+
+    def codes(self, series: pd.Series) -> np.ndarray:
+        """Bin code of every value; -1 for values without a bin (see module docstring)."""
+        if self.kind == NUMERIC:
+            values = numeric_values(series)
+            missing = np.isnan(values)
+            codes = np.searchsorted(np.asarray(self.cuts), values, side="right")
+        else:
+            values, missing = category_values(series)
+            codes = pd.Index(list(self.categories), dtype=object).get_indexer(values)
+        codes = codes.astype(np.int32)
+        codes[missing] = self.missing_bin if self.has_missing else -1
+        return codes
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "kind": self.kind, "has_missing": self.has_missing}
+        if self.kind == NUMERIC:
+            out["cuts"] = [float(c) for c in self.cuts]
+        else:
+            out["categories"] = list(self.categories)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> FeatureBins:
+        return cls(
+            name=data["name"],
+            kind=data["kind"],
+            cuts=tuple(float(c) for c in data.get("cuts", ())),
+            categories=tuple(data.get("categories", ())),
+            has_missing=bool(data["has_missing"]),
+        )
+
+
+@dataclass(frozen=True)
+class Discretization:
+    """The fitted bins of every kept column, in input order, and the columns dropped."""
+
+    features: tuple[FeatureBins, ...]
+    dropped: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.features]
+
+    @property
+    def n_bins(self) -> np.ndarray:
+        return np.array([f.n_bins for f in self.features], dtype=np.int64)
+
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        """Bin codes (rows x kept features, int32, -1 = no bin) of ``frame``'s columns."""
+        codes = np.empty((frame.shape[0], len(self.features)), dtype=np.int32)
+        for j, feature in enumerate(self.features):
+            codes[:, j] = feature.codes(frame[feature.name])
+        return codes
+
+    def to_dict(self) -> dict:
+        return {"features": [f.to_dict() for f in self.features], "dropped": list(self.dropped)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Discretization:
+        return cls(
+            features=tuple(FeatureBins.from_dict(f) for f in data["features"]),
+            dropped=tuple(data.get("dropped", ())),
+        )
+
+
+def fit_discretization(
+    frame: pd.DataFrame,
+    positive: np.ndarray,
+    categorical: list[bool],
+    chi2_threshold: float = 4.6,
+    max_intervals: int | None = 8,
+    max_prebins: int = DEFAULT_MAX_PREBINS,
+) -> Discretization:
+    """Learn the bins of every column; constant and all-missing columns are dropped with a warning."""
+    if not chi2_threshold >= 0:
+        raise ParameterError(
+            f"The 'chi2_threshold' parameter must be a number >= 0. Got {chi2_threshold!r} instead."
+        )
+    if max_intervals is not None and max_intervals < 1:
+        raise ParameterError(
+            f"The 'max_intervals' parameter must be an int >= 1 or None. Got {max_intervals!r} instead."
+        )
+    features, dropped = [], []
+    for name, is_categorical in zip(frame.columns, categorical, strict=True):
+        series = frame[name]
+        if is_categorical:
+            values, missing = category_values(series)
+            present = values[~missing]
+            categories = _sorted_categories(pd.unique(present))
+            feature = FeatureBins(name, CATEGORICAL, categories=categories, has_missing=bool(missing.any()))
+            n_distinct = len(categories)
+        else:
+            values = numeric_values(series)
+            missing = np.isnan(values)
+            cuts = chimerge_cuts(
+                values[~missing], positive[~missing], chi2_threshold, max_intervals, max_prebins
+            )
+            feature = FeatureBins(name, NUMERIC, cuts=tuple(cuts.tolist()), has_missing=bool(missing.any()))
+            n_distinct = np.unique(values[~missing]).size
+        if n_distinct == 0 or (n_distinct == 1 and not feature.has_missing):
+            reason = "all values are missing" if n_distinct == 0 else "it has a single value"
+            warnings.warn(
+                f"Column {name!r} is dropped: {reason}, so no rule can use it.",
+                LibreWarning,
+                stacklevel=3,
+            )
+            dropped.append(name)
+            continue
+        features.append(feature)
+    return Discretization(tuple(features), tuple(dropped))
+
+
+def _sorted_categories(values) -> tuple:
+    values = list(values)
+    try:
+        return tuple(sorted(values))
+    except TypeError:
+        return tuple(sorted(values, key=lambda v: (type(v).__name__, str(v))))

@@ -1,0 +1,29 @@
+"""One small error hierarchy: every problem with the caller's input is a ``LibreError``.
+
+``LibreError`` subclasses ``ValueError`` so code that already catches ``ValueError`` (as
+scikit-learn's model selection does) keeps working.
+"""
+
+
+class LibreError(ValueError):
+    """Base class of every error raised by libre_lib for bad input or configuration."""
+
+
+class ParameterError(LibreError):
+    """A constructor or function parameter has an invalid value."""
+
+
+class DataError(LibreError):
+    """The training or prediction data cannot be used as given (empty, infinite, wrong labels)."""
+
+
+class SchemaError(DataError):
+    """The columns seen at predict time differ from the columns seen at fit time."""
+
+
+class ModelFormatError(LibreError):
+    """A serialized model (JSON) is malformed or written by an incompatible version."""
+
+
+class LibreWarning(UserWarning):
+    """The work continues, but something the user should know happened (e.g. a column dropped)."""

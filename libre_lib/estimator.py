@@ -1,0 +1,392 @@
+"""``LibreClassifier``: the scikit-learn estimator wrapping the whole LIBRE method."""
+
+from __future__ import annotations
+
+import json
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from . import __version__
+from .discretization import Discretization, fit_discretization
+from .encoding import distinct_records
+from .ensemble import draw_feature_subsets, fit_ensemble
+from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError
+from .inputs import as_frame, binary_target, resolve_categorical
+from .render import rule_from_dict, rule_to_dict
+from .rules import RuleSet, rules_from_points
+from .selection import select_rules
+from .weak_learner import HEURISTICS, SEEDING
+
+MODEL_FORMAT = "libre-flows/model"
+MODEL_FORMAT_VERSION = 1
+
+
+class LibreClassifier(ClassifierMixin, BaseEstimator):
+    """Learn a small set of IF-THEN rules for one positive class (LIBRE, Mita et al. 2020).
+
+    Parameters
+    ----------
+    n_estimators : int, default=20
+        Weak learners, each on a random subset of features (section 3.2). Repeated subsets
+        are run once.
+    max_features : int, float or None, default=5
+        Features per learner: a count, a fraction of the usable features, or all of them.
+    heuristic : {"H1", "H2"}, default="H1"
+        Bit-selection heuristic of FindBoundaryPoint (section 3.1): H1 favours fewer rules,
+        H2 shorter ones.
+    alpha : float in [0, 1], default=0.7
+        Weight of new positives against new negatives in the weighted set cover (section 3.3).
+    chi2_threshold : float >= 0, default=4.6
+        ChiMerge threshold: adjacent intervals whose chi-square is below it are merged.
+    max_intervals : int or None, default=8
+        Cap on the intervals per numeric feature (merging continues past the threshold).
+    top_k : int or None, default=200
+        Candidates kept after the local-support filter, ranked by exclusiveness.
+    max_rules : int or None, default=None
+        Cap on the number of rules ("LIBRE 3" in the paper is ``max_rules=3``).
+    min_local_support : float in [0, 1], default=0.0
+        Minimum fraction of the positives a candidate rule must cover.
+    seeds : {"uncovered", "all"}, default="uncovered"
+        "uncovered": only positives not yet covered seed new boundary points (the paper's
+        Algorithm 1); "all": every distinct positive seeds one (the authors' code).
+    positive_class : label or None, default=None
+        The class the rules describe. Default: 1 or True if present, else the minority class.
+        With more than two classes it is required and the rest form the negative class.
+    categorical_features : list of names/indices, bool mask or None, default=None
+        Columns to treat as categorical on top of those with non-numeric dtypes.
+    random_state : int, RandomState or None, default=None
+        Seeds the feature subsets; the same seed and data give identical rules.
+    n_jobs : int or None, default=None
+        Learners run in this many threads (-1: all cores).
+
+    Attributes
+    ----------
+    rules_ : RuleSet
+        The selected rules in selection order; ``str(rules_)`` is the paper-style text.
+    classes_ : ndarray of shape (2,)
+        ``[negative label, positive label]``.
+    discretization_ : Discretization
+        The bins of every used column (cut points, categories, missing bins).
+    feature_subsets_ : list of tuple
+        Column indices (into ``discretization_.features``) of each learner.
+    n_candidates_ : int
+        Size of the union of the learners' boundary points.
+    """
+
+    def __init__(
+        self,
+        n_estimators=20,
+        max_features=5,
+        heuristic="H1",
+        alpha=0.7,
+        chi2_threshold=4.6,
+        max_intervals=8,
+        top_k=200,
+        max_rules=None,
+        min_local_support=0.0,
+        seeds="uncovered",
+        positive_class=None,
+        categorical_features=None,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.heuristic = heuristic
+        self.alpha = alpha
+        self.chi2_threshold = chi2_threshold
+        self.max_intervals = max_intervals
+        self.top_k = top_k
+        self.max_rules = max_rules
+        self.min_local_support = min_local_support
+        self.seeds = seeds
+        self.positive_class = positive_class
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # -- scikit-learn plumbing ----------------------------------------------------------------
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    def _check_params(self) -> None:
+        def fail(name, rule):
+            value = getattr(self, name)
+            raise ParameterError(
+                f"The '{name}' parameter of LibreClassifier must be {rule}. Got {value!r} instead."
+            )
+
+        def is_int(value):
+            return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+        def is_real(value):
+            return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+        if not (is_int(self.n_estimators) and self.n_estimators >= 1):
+            fail("n_estimators", "an int >= 1")
+        mf = self.max_features
+        if not (mf is None or (is_int(mf) and mf >= 1) or (is_real(mf) and 0 < mf <= 1)):
+            fail("max_features", "an int >= 1, a float in (0, 1] or None")
+        if self.heuristic not in HEURISTICS:
+            fail("heuristic", f"one of {HEURISTICS}")
+        if not (is_real(self.alpha) and 0 <= self.alpha <= 1):
+            fail("alpha", "a float in [0, 1]")
+        if not (is_real(self.chi2_threshold) and self.chi2_threshold >= 0):
+            fail("chi2_threshold", "a float >= 0")
+        if not (self.max_intervals is None or (is_int(self.max_intervals) and self.max_intervals >= 1)):
+            fail("max_intervals", "an int >= 1 or None")
+        if not (self.top_k is None or (is_int(self.top_k) and self.top_k >= 1)):
+            fail("top_k", "an int >= 1 or None")
+        if not (self.max_rules is None or (is_int(self.max_rules) and self.max_rules >= 1)):
+            fail("max_rules", "an int >= 1 or None")
+        if not (is_real(self.min_local_support) and 0 <= self.min_local_support <= 1):
+            fail("min_local_support", "a float in [0, 1]")
+        if self.seeds not in SEEDING:
+            fail("seeds", f"one of {SEEDING}")
+        if not (self.n_jobs is None or (is_int(self.n_jobs) and self.n_jobs != 0)):
+            fail("n_jobs", "a non-zero int or None")
+
+    # -- fitting ------------------------------------------------------------------------------
+
+    def fit(self, X, y):
+        """Learn the rule set from ``X`` (DataFrame or array; numbers, strings, NaN) and ``y``."""
+        self._check_params()
+        frame = as_frame(X)
+        self._set_input_schema(X, frame)
+        target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
+        categorical = resolve_categorical(frame, self.categorical_features)
+        discretization = fit_discretization(
+            frame,
+            target.positive,
+            categorical,
+            chi2_threshold=float(self.chi2_threshold),
+            max_intervals=self.max_intervals,
+        )
+        self.discretization_ = discretization
+        self.classes_ = target.classes
+        self.positive_class_ = target.positive_class
+        self.target_name_ = _target_name(y)
+        if not discretization.features:
+            raise DataError(
+                "No usable feature: every column of X is constant or entirely missing."
+            )
+        n_bins = discretization.n_bins
+        codes = discretization.transform(frame)
+        records = distinct_records(
+            codes, n_bins, target.positive.astype(float), (~target.positive).astype(float)
+        )
+        pool = [j for j, b in enumerate(n_bins) if b >= 2]
+        rng = check_random_state(self.random_state)
+        subsets = draw_feature_subsets(pool, self.n_estimators, self._n_features(len(pool)), rng) if pool else []
+        points = fit_ensemble(records, n_bins, subsets, self.heuristic, self.seeds, self.n_jobs)
+        selection = select_rules(
+            points,
+            records,
+            n_bins,
+            alpha=float(self.alpha),
+            top_k=self.top_k,
+            max_rules=self.max_rules,
+            min_local_support=float(self.min_local_support),
+        )
+        self.feature_subsets_ = subsets
+        self.n_candidates_ = int(points.shape[0])
+        self.rules_ = RuleSet(
+            tuple(rules_from_points(points[selection.indices], discretization)),
+            target=self.target_name_,
+            positive_class=self.classes_[1],
+            negative_class=self.classes_[0],
+            stats=selection.stats,
+        )
+        if not len(self.rules_):
+            warnings.warn(
+                "No rule was learned: every candidate covered at least as many negatives as "
+                "positives (in local support). The model predicts the negative class everywhere; "
+                "try a lower chi2_threshold, more estimators or a higher alpha.",
+                LibreWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def _n_features(self, n_usable: int) -> int:
+        if self.max_features is None:
+            return n_usable
+        if isinstance(self.max_features, numbers.Integral):
+            return min(int(self.max_features), n_usable)
+        return max(1, int(round(self.max_features * n_usable)))
+
+    def _set_input_schema(self, X, frame: pd.DataFrame) -> None:
+        self.n_features_in_ = frame.shape[1]
+        if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
+            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.columns_ = list(frame.columns)
+
+    # -- prediction ---------------------------------------------------------------------------
+
+    def _frame_for_predict(self, X) -> pd.DataFrame:
+        check_is_fitted(self, "rules_")
+        if isinstance(X, pd.DataFrame):
+            frame = as_frame(X)
+            expected = self.columns_
+            if hasattr(self, "feature_names_in_") or list(frame.columns) != expected:
+                missing = [c for c in expected if c not in frame.columns]
+                extra = [c for c in frame.columns if c not in expected]
+                if missing or extra:
+                    if not hasattr(self, "feature_names_in_") and frame.shape[1] == len(expected):
+                        return frame.set_axis(expected, axis=1)
+                    raise SchemaError(
+                        "X's columns differ from the columns seen in fit: "
+                        f"missing {missing}, unexpected {extra}. Pass the same columns "
+                        "(any order) as in fit."
+                    )
+                frame = frame[expected]
+            return frame
+        frame = as_frame(X, feature_names=None)
+        if frame.shape[1] != self.n_features_in_:
+            raise SchemaError(
+                f"X has {frame.shape[1]} features, but LibreClassifier was fitted with "
+                f"{self.n_features_in_} features."
+            )
+        if hasattr(self, "feature_names_in_"):
+            warnings.warn(
+                "X does not have valid feature names, but LibreClassifier was fitted with "
+                "feature names; columns are matched by position.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return frame.set_axis(self.columns_, axis=1)
+
+    def fired_rules(self, X) -> np.ndarray:
+        """Bool matrix (rows x rules): which rule fires on which row."""
+        return self.rules_.fired(self._frame_for_predict(X))
+
+    def decision_function(self, X) -> np.ndarray:
+        """Score of each row: the training precision of the most precise rule that fires on it,
+        0 when no rule fires. Positive exactly when ``predict`` returns the positive class."""
+        fired = self.fired_rules(X)
+        precision = np.array([s.precision for s in self.rules_.stats], dtype=float)
+        if not fired.shape[1]:
+            return np.zeros(fired.shape[0])
+        return np.where(fired, precision, 0.0).max(axis=1)
+
+    def predict(self, X) -> np.ndarray:
+        """The positive label where some rule fires, the negative label elsewhere."""
+        fired = self.fired_rules(X)
+        return self.classes_[fired.any(axis=1).astype(np.intp)]
+
+    def explain(self, X) -> pd.DataFrame:
+        """Per row: the prediction, the indices of the rules that fired and their text."""
+        fired = self.fired_rules(X)
+        texts = [str(r) for r in self.rules_]
+        idx = [np.flatnonzero(row).tolist() for row in fired]
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        return pd.DataFrame(
+            {
+                "prediction": self.classes_[fired.any(axis=1).astype(np.intp)],
+                "rules": idx,
+                "explanation": [" OR ".join(texts[i] for i in r) if r else "" for r in idx],
+            },
+            index=index,
+        )
+
+    # -- persistence --------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        """A JSON-ready description of the fitted model (format version 1)."""
+        check_is_fitted(self, "rules_")
+        return {
+            "format": MODEL_FORMAT,
+            "format_version": MODEL_FORMAT_VERSION,
+            "library_version": __version__,
+            "params": {k: _jsonable(v, k) for k, v in self.get_params().items()},
+            "classes": [_jsonable(c, "classes") for c in self.classes_],
+            "positive_class": _jsonable(self.positive_class_, "positive_class"),
+            "target": self.target_name_,
+            "columns": list(self.columns_),
+            "feature_names_in": hasattr(self, "feature_names_in_"),
+            "discretization": self.discretization_.to_dict(),
+            "feature_subsets": [list(s) for s in self.feature_subsets_],
+            "n_candidates": self.n_candidates_,
+            "rules": [rule_to_dict(r, s) for r, s in zip(self.rules_, self.rules_.stats, strict=True)],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The fitted model as human-readable JSON; ``from_json`` restores it exactly."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LibreClassifier:
+        if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
+            raise ModelFormatError("Not a libre-flows model: the 'format' field is missing or wrong.")
+        version = data.get("format_version")
+        if version != MODEL_FORMAT_VERSION:
+            raise ModelFormatError(
+                f"Model format version {version!r} is not supported by this release "
+                f"(it reads version {MODEL_FORMAT_VERSION}); retrain or upgrade libre-flows."
+            )
+        try:
+            model = cls(**data["params"])
+            model.classes_ = np.array(data["classes"], dtype=object)
+            model.positive_class_ = data["positive_class"]
+            model.target_name_ = data["target"]
+            model.columns_ = list(data["columns"])
+            model.n_features_in_ = len(model.columns_)
+            if data.get("feature_names_in"):
+                model.feature_names_in_ = np.asarray(model.columns_, dtype=object)
+            model.discretization_ = Discretization.from_dict(data["discretization"])
+            model.feature_subsets_ = [tuple(s) for s in data["feature_subsets"]]
+            model.n_candidates_ = int(data["n_candidates"])
+            parsed = [rule_from_dict(r) for r in data["rules"]]
+        except (KeyError, TypeError) as exc:
+            raise ModelFormatError(f"Malformed libre-flows model: missing or bad field {exc}.") from None
+        model.rules_ = RuleSet(
+            tuple(r for r, _ in parsed),
+            target=model.target_name_,
+            positive_class=model.classes_[1],
+            negative_class=model.classes_[0],
+            stats=tuple(s for _, s in parsed),
+        )
+        return model
+
+    @classmethod
+    def from_json(cls, text: str) -> LibreClassifier:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ModelFormatError(f"The model is not valid JSON: {exc}.") from None
+        return cls.from_dict(data)
+
+
+def _target_name(y) -> str:
+    name = getattr(y, "name", None)
+    return str(name) if name is not None else "y"
+
+
+def _jsonable(value, what: str):
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, list | tuple):
+        return [_jsonable(v, what) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v, what) for v in value.tolist()]
+    if what == "random_state":
+        return None
+    raise ModelFormatError(
+        f"Cannot write {what}={value!r} ({type(value).__name__}) to JSON: use str, int, float "
+        "or bool labels and parameters."
+    )

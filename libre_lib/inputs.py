@@ -1,0 +1,197 @@
+"""Turning user input (DataFrame or array, any two labels) into checked, typed columns.
+
+Nothing here is specific to LIBRE's algorithm: it is the front door shared by the estimator
+and the pipeline, so every input problem gets the same clear message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError, ParameterError
+
+
+def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Return ``X`` as a DataFrame with unique string column names, rejecting unusable input."""
+    if isinstance(X, pd.DataFrame):
+        frame = X
+    else:
+        if hasattr(X, "__array__") or isinstance(X, list | tuple):
+            array = np.asarray(X)
+        else:
+            raise DataError(f"X must be a pandas DataFrame or a 2-D array-like; got {type(X).__name__}.")
+        if array.ndim != 2:
+            raise DataError(
+                f"X must be 2-D (rows x features); got an array with shape {array.shape}. "
+                "Reshape a single feature with X.reshape(-1, 1)."
+            )
+        names = list(feature_names) if feature_names is not None else None
+        if names is None:
+            names = [f"x{i}" for i in range(array.shape[1])]
+        frame = pd.DataFrame(array, columns=names)
+        if array.dtype == object:
+            frame = frame.infer_objects()
+    if frame.shape[1] == 0:
+        raise DataError("X has no columns: LibreClassifier needs at least one feature.")
+    if frame.shape[0] == 0:
+        raise DataError("X has no rows: LibreClassifier needs at least one record per class.")
+    names = [str(c) for c in frame.columns]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise DataError(
+            f"X has duplicate column names {duplicated}: rename them so every rule names one column."
+        )
+    if list(frame.columns) != names:
+        frame = frame.set_axis(names, axis=1)
+    return frame
+
+
+def is_categorical_dtype(series: pd.Series) -> bool:
+    """Object, string, category and bool columns are categorical; numbers are numeric."""
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return True
+    return not pd.api.types.is_numeric_dtype(dtype)
+
+
+def resolve_categorical(frame: pd.DataFrame, categorical_features) -> list[bool]:
+    """Per column: is it categorical? Inferred from the dtype, or forced by the caller."""
+    flags = [is_categorical_dtype(frame[c]) for c in frame.columns]
+    if categorical_features is None:
+        return flags
+    names = list(frame.columns)
+    requested = np.atleast_1d(np.asarray(categorical_features, dtype=object))
+    if requested.size and all(isinstance(v, bool | np.bool_) for v in requested):
+        if requested.size != len(names):
+            raise ParameterError(
+                "The 'categorical_features' parameter of LibreClassifier is a boolean mask of "
+                f"length {requested.size}, but X has {len(names)} columns."
+            )
+        return [bool(v) or f for v, f in zip(requested, flags, strict=True)]
+    for item in requested:
+        if isinstance(item, int | np.integer) and not isinstance(item, bool):
+            if not 0 <= int(item) < len(names):
+                raise ParameterError(
+                    f"The 'categorical_features' parameter of LibreClassifier names column index "
+                    f"{item}, but X has {len(names)} columns."
+                )
+            flags[int(item)] = True
+        elif str(item) in names:
+            flags[names.index(str(item))] = True
+        else:
+            raise ParameterError(
+                f"The 'categorical_features' parameter of LibreClassifier names column {item!r}, "
+                f"which is not in X. Columns are: {names}."
+            )
+    return flags
+
+
+def numeric_values(series: pd.Series) -> np.ndarray:
+    """A numeric column as float64 with NaN for missing; infinite values are refused."""
+    try:
+        values = pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise DataError(
+            f"Column {series.name!r} should be numeric but holds values that are not numbers "
+            f"({exc}). Declare it in categorical_features or fix the values."
+        ) from None
+    if np.isinf(values).any():
+        count = int(np.isinf(values).sum())
+        raise DataError(
+            f"Column {series.name!r} holds {count} infinite value(s). Replace them with a finite "
+            "number, or with NaN to treat them as missing."
+        )
+    return values
+
+
+def category_values(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A categorical column as (object array of Python scalars, missing mask)."""
+    missing = series.isna().to_numpy()
+    values = series.to_numpy(dtype=object)
+    return values, missing
+
+
+def _python_scalar(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass(frozen=True)
+class Target:
+    """A binary target: ``positive`` is the boolean class mask, ``classes`` the labels [neg, pos]."""
+
+    positive: np.ndarray
+    classes: np.ndarray
+    positive_class: object
+
+
+def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
+    """Check ``y`` and map it to a positive mask. Labels keep their original values."""
+    if isinstance(y, pd.DataFrame):
+        if y.shape[1] != 1:
+            raise DataError(f"y must be one column of labels; got a DataFrame with {y.shape[1]}.")
+        y = y.iloc[:, 0]
+    values = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values.ravel()
+    if values.ndim != 1:
+        raise DataError(f"y must be 1-D (one label per row); got shape {values.shape}.")
+    if n_rows is not None and values.shape[0] != n_rows:
+        raise DataError(
+            f"X has {n_rows} rows but y has {values.shape[0]} labels: they must have the same length."
+        )
+    missing = pd.isna(pd.Series(values, dtype=object)).to_numpy()
+    if missing.any():
+        raise DataError(
+            f"y has {int(missing.sum())} missing label(s) (first at row {int(np.argmax(missing))}). "
+            "Drop those rows or give them a label; LibreClassifier does not guess labels."
+        )
+    labels = pd.Series(values)
+    if labels.dtype == object:
+        labels = labels.map(_python_scalar)
+    counts = labels.value_counts(sort=False)
+    classes = list(counts.index)
+    try:
+        classes = sorted(classes)
+    except TypeError:
+        classes = sorted(classes, key=str)
+    if len(classes) < 2:
+        raise DataError(
+            f"y has a single class {classes!r}: a rule set needs examples of two classes."
+        )
+    if positive_class is not None:
+        if positive_class not in classes:
+            raise ParameterError(
+                f"The 'positive_class' parameter of LibreClassifier is {positive_class!r}, which is "
+                f"not a label in y. Labels are: {classes!r}."
+            )
+        positive = (labels == positive_class).to_numpy()
+        if len(classes) == 2:
+            negative = classes[0] if classes[1] == positive_class else classes[1]
+            return Target(positive, np.array([negative, positive_class], dtype=object), positive_class)
+        return Target(positive, np.array([False, True], dtype=object), True)
+    if len(classes) > 2:
+        raise DataError(
+            f"y has {len(classes)} classes {classes[:10]!r}; LibreClassifier learns rules for one "
+            "positive class. Pass positive_class=<label> to learn that class against the rest."
+        )
+    chosen = _default_positive(classes, counts)
+    negative = classes[0] if classes[1] == chosen else classes[1]
+    positive = (labels == chosen).to_numpy()
+    return Target(positive, np.array([negative, chosen], dtype=object), chosen)
+
+
+def _default_positive(classes, counts):
+    for candidate in classes:
+        if candidate is True or (
+            isinstance(candidate, int | float | np.number) and not isinstance(candidate, bool)
+            and candidate == 1
+        ):
+            return candidate
+    minority = min(classes, key=lambda c: (counts[c], classes.index(c) * -1))
+    return minority

@@ -1,0 +1,164 @@
+"""Rendering rules: paper-style text, SQL and JSON-ready dictionaries.
+
+Text follows the paper's figures::
+
+    IF glucose ∈ [158, max] AND blood_pressure ∈ [56, max]
+    OR glucose ∈ [110, 158) AND bmi ∈ [30.7, max]
+    THEN diabetes = 1 ELSE diabetes = 0
+"""
+
+from __future__ import annotations
+
+import math
+
+from .discretization import NUMERIC
+from .errors import ModelFormatError
+from .rules import Condition, Interval, Rule, RuleSet, RuleStats
+
+
+def number_text(value: float) -> str:
+    """Shortest text that reads back as the same float (``158.0`` -> ``158``)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def interval_text(interval: Interval) -> str:
+    low = "min" if interval.low == -math.inf else number_text(interval.low)
+    if interval.high == math.inf:
+        return f"[{low}, max]"
+    return f"[{low}, {number_text(interval.high)})"
+
+
+def condition_text(condition: Condition) -> str:
+    parts = []
+    if condition.kind == NUMERIC:
+        parts = [interval_text(i) for i in condition.intervals]
+    elif condition.categories:
+        parts = ["{" + ", ".join(str(c) for c in condition.categories) + "}"]
+    if condition.missing:
+        if not parts:
+            return f"{condition.feature} is missing"
+        parts.append("missing")
+    return f"{condition.feature} ∈ " + " ∪ ".join(parts)
+
+
+def rule_text(rule: Rule) -> str:
+    if not rule.conditions:
+        return "TRUE"
+    return " AND ".join(condition_text(c) for c in rule.conditions)
+
+
+def ruleset_text(ruleset: RuleSet) -> str:
+    then = f"THEN {ruleset.target} = {ruleset.positive_class} ELSE {ruleset.target} = {ruleset.negative_class}"
+    if not ruleset.rules:
+        return f"IF FALSE {then}"
+    lines = [("IF " if i == 0 else "OR ") + rule_text(r) for i, r in enumerate(ruleset.rules)]
+    return "\n".join([*lines, then])
+
+
+# --- SQL -------------------------------------------------------------------------------------
+
+
+def sql_identifier(name: str) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def sql_literal(value) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def condition_sql(condition: Condition) -> str:
+    column = sql_identifier(condition.feature)
+    parts = []
+    if condition.kind == NUMERIC:
+        for interval in condition.intervals:
+            bounds = []
+            if interval.low != -math.inf:
+                bounds.append(f"{column} >= {repr(float(interval.low))}")
+            if interval.high != math.inf:
+                bounds.append(f"{column} < {repr(float(interval.high))}")
+            parts.append(" AND ".join(bounds) if bounds else f"{column} IS NOT NULL")
+    elif condition.categories:
+        parts.append(f"{column} IN ({', '.join(sql_literal(c) for c in condition.categories)})")
+    if condition.missing:
+        parts.append(f"{column} IS NULL")
+    return parts[0] if len(parts) == 1 else "(" + " OR ".join(f"({p})" for p in parts) + ")"
+
+
+def ruleset_sql(ruleset: RuleSet) -> str:
+    """A boolean SQL expression over the original column names, true where the model predicts
+    the positive class. SQL NULLs stand for missing values; the expression is wrapped in
+    ``COALESCE(..., FALSE)`` so a comparison with NULL never leaks a NULL prediction."""
+    if not ruleset.rules:
+        return "FALSE"
+    rules = []
+    for rule in ruleset.rules:
+        atoms = [condition_sql(c) for c in rule.conditions] or ["TRUE"]
+        rules.append("(" + " AND ".join(atoms) + ")")
+    return "COALESCE(" + "\n OR ".join(rules) + ", FALSE)"
+
+
+# --- JSON-ready dictionaries -----------------------------------------------------------------
+
+
+def _bound(value: float):
+    return None if math.isinf(value) else float(value)
+
+
+def condition_to_dict(condition: Condition) -> dict:
+    out: dict = {"feature": condition.feature, "kind": condition.kind}
+    if condition.kind == NUMERIC:
+        out["intervals"] = [[_bound(i.low), _bound(i.high)] for i in condition.intervals]
+    else:
+        out["categories"] = list(condition.categories)
+    out["missing"] = condition.missing
+    return out
+
+
+def condition_from_dict(data: dict) -> Condition:
+    try:
+        intervals = tuple(
+            Interval(-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
+            for lo, hi in data.get("intervals", ())
+        )
+        return Condition(
+            feature=data["feature"],
+            kind=data["kind"],
+            intervals=intervals,
+            categories=tuple(data.get("categories", ())),
+            missing=bool(data.get("missing", False)),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFormatError(f"Malformed rule condition {data!r}: {exc}") from None
+
+
+def rule_to_dict(rule: Rule, stats: RuleStats | None = None) -> dict:
+    out: dict = {"text": rule_text(rule), "conditions": [condition_to_dict(c) for c in rule]}
+    if stats is not None:
+        out["stats"] = {
+            "positives": stats.positives,
+            "negatives": stats.negatives,
+            "new_positives": stats.new_positives,
+            "new_negatives": stats.new_negatives,
+            "precision": stats.precision,
+        }
+    return out
+
+
+def rule_from_dict(data: dict) -> tuple[Rule, RuleStats | None]:
+    rule = Rule(tuple(condition_from_dict(c) for c in data["conditions"]))
+    stats = data.get("stats")
+    if stats is None:
+        return rule, None
+    return rule, RuleStats(
+        float(stats["positives"]),
+        float(stats["negatives"]),
+        float(stats["new_positives"]),
+        float(stats["new_negatives"]),
+    )

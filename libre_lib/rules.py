@@ -1,0 +1,197 @@
+"""Rules as frozen value objects, evaluated on raw columns (paper, section 3.1, "From Boundary
+Set To Rules").
+
+A boundary point's zeros are the bins a rule allows. Per constrained feature this becomes one
+:class:`Condition`: a union of intervals ``[low, high)`` (adjacent bins merged; ``-inf`` /
+``inf`` are the open "min" / "max" ends) or a set of categories, plus whether a missing value
+satisfies it. A feature whose every bin is allowed is unconstrained and gets no condition.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .discretization import NUMERIC, Discretization
+from .encoding import offsets
+from .inputs import category_values, numeric_values
+
+
+@dataclass(frozen=True, order=True)
+class Interval:
+    """The half-open range ``[low, high)``; ``low=-inf`` reads "min", ``high=inf`` reads "max"."""
+
+    low: float
+    high: float
+
+    def __post_init__(self):
+        if not self.low < self.high:
+            raise ValueError(f"empty interval [{self.low}, {self.high})")
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        return (values >= self.low) & (values < self.high)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One atom of a rule: the feature's value lies in ``intervals`` (numeric) or in
+    ``categories`` (categorical), or is missing when ``missing`` is true."""
+
+    feature: str
+    kind: str
+    intervals: tuple[Interval, ...] = ()
+    categories: tuple = ()
+    missing: bool = False
+
+    def __post_init__(self):
+        merged: list[Interval] = []
+        for interval in sorted(self.intervals):
+            if merged and merged[-1].high >= interval.low:
+                last = merged.pop()
+                interval = Interval(last.low, max(last.high, interval.high))
+            merged.append(interval)
+        object.__setattr__(self, "intervals", tuple(merged))
+        try:
+            cats = tuple(sorted(set(self.categories)))
+        except TypeError:
+            cats = tuple(sorted(set(self.categories), key=lambda v: (type(v).__name__, str(v))))
+        object.__setattr__(self, "categories", cats)
+        if not (self.intervals or self.categories or self.missing):
+            raise ValueError(f"condition on {self.feature!r} allows nothing")
+
+    def evaluate(self, column: pd.Series) -> np.ndarray:
+        """Boolean mask of the values that satisfy the condition."""
+        if self.kind == NUMERIC:
+            values = numeric_values(column)
+            is_missing = np.isnan(values)
+            hit = np.zeros(values.shape, dtype=bool)
+            for interval in self.intervals:
+                hit |= interval.contains(values)
+        else:
+            values, is_missing = category_values(column)
+            hit = np.zeros(values.shape, dtype=bool)
+            if self.categories:
+                hit = pd.Index(list(self.categories), dtype=object).get_indexer(values) >= 0
+                hit &= ~is_missing
+        if self.missing:
+            hit |= is_missing
+        return hit
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A conjunction of conditions on distinct features, in column order."""
+
+    conditions: tuple[Condition, ...]
+
+    def __post_init__(self):
+        names = [c.feature for c in self.conditions]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a rule may hold one condition per feature; got {names}")
+
+    def __len__(self) -> int:
+        return len(self.conditions)
+
+    def __iter__(self) -> Iterator[Condition]:
+        return iter(self.conditions)
+
+    @property
+    def features(self) -> list[str]:
+        return [c.feature for c in self.conditions]
+
+    def evaluate(self, frame: pd.DataFrame) -> np.ndarray:
+        hit = np.ones(frame.shape[0], dtype=bool)
+        for condition in self.conditions:
+            hit &= condition.evaluate(frame[condition.feature])
+        return hit
+
+    def __str__(self) -> str:
+        from .render import rule_text
+
+        return rule_text(self)
+
+
+@dataclass(frozen=True)
+class RuleStats:
+    """Training statistics of a selected rule (weighted record counts)."""
+
+    positives: float
+    negatives: float
+    new_positives: float
+    new_negatives: float
+
+    @property
+    def precision(self) -> float:
+        total = self.positives + self.negatives
+        return self.positives / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """An ordered disjunction of rules predicting ``positive_class`` (else ``negative_class``)."""
+
+    rules: tuple[Rule, ...]
+    target: str = "y"
+    positive_class: object = 1
+    negative_class: object = 0
+    stats: tuple[RuleStats, ...] = field(default=(), compare=False)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rules)
+
+    def __getitem__(self, index):
+        return self.rules[index]
+
+    @property
+    def n_atoms(self) -> float:
+        """Average number of conditions per rule (the paper's "#atoms")."""
+        return float(np.mean([len(r) for r in self.rules])) if self.rules else 0.0
+
+    def fired(self, frame: pd.DataFrame) -> np.ndarray:
+        """Bool matrix (rows x rules): which rule fires on which record."""
+        out = np.zeros((frame.shape[0], len(self.rules)), dtype=bool)
+        for j, rule in enumerate(self.rules):
+            out[:, j] = rule.evaluate(frame)
+        return out
+
+    def __str__(self) -> str:
+        from .render import ruleset_text
+
+        return ruleset_text(self)
+
+    def to_sql(self) -> str:
+        from .render import ruleset_sql
+
+        return ruleset_sql(self)
+
+
+def rule_from_point(point: np.ndarray, discretization: Discretization) -> Rule:
+    """Map a lattice element of the full layout back to a rule on the original features."""
+    starts = offsets(discretization.n_bins)
+    conditions = []
+    for feature, start in zip(discretization.features, starts, strict=True):
+        block = np.asarray(point[start : start + feature.n_bins], dtype=bool)
+        if not block.any():
+            continue  # all bins allowed: unconstrained
+        allowed = np.flatnonzero(~block)
+        missing = feature.has_missing and bool(~block[feature.missing_bin])
+        values = allowed[allowed < feature.n_value_bins]
+        if feature.kind == NUMERIC:
+            edges = (-math.inf, *feature.cuts, math.inf)
+            intervals = tuple(Interval(edges[b], edges[b + 1]) for b in values)
+            conditions.append(Condition(feature.name, NUMERIC, intervals=intervals, missing=missing))
+        else:
+            cats = tuple(feature.categories[b] for b in values)
+            conditions.append(Condition(feature.name, feature.kind, categories=cats, missing=missing))
+    return Rule(tuple(conditions))
+
+
+def rules_from_points(points: Sequence[np.ndarray], discretization: Discretization) -> list[Rule]:
+    return [rule_from_point(p, discretization) for p in points]

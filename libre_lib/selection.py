@@ -1,0 +1,157 @@
+"""Producing the final boundary (paper, section 3.3): filtering and greedy weighted set cover.
+
+1. Statistics of every candidate on the full training set (weighted by multiplicity):
+   local support of positives ``lsup+ = covered positives / positives`` and of negatives, and
+   exclusiveness ``lsup+ / (lsup+ + lsup-)`` (Gu et al. 2003).
+2. Filter: keep candidates with ``lsup+ > lsup-`` and ``lsup+ >= min_local_support``; keep the
+   ``top_k`` by exclusiveness, then local support, then generality (number of zeros).
+3. Greedy weighted set cover: repeatedly take the candidate with the highest gain
+   ``alpha * new positives - (1 - alpha) * new negatives`` (records covered by an already chosen
+   rule count for nothing; ties go to the more general candidate) until every positive is
+   covered, no candidate has a positive gain, or ``max_rules`` rules are chosen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .encoding import DistinctRecords, offsets
+from .rules import RuleStats
+
+_CELLS_PER_CHUNK = 1 << 24
+
+
+def coverage(points: np.ndarray, codes: np.ndarray, n_bins: np.ndarray) -> np.ndarray:
+    """Bool matrix (points x records): does point ``a`` cover record ``s`` (``a <= s``)?"""
+    starts = offsets(n_bins)
+    covered = np.ones((points.shape[0], codes.shape[0]), dtype=bool)
+    for f, (start, width) in enumerate(zip(starts, n_bins, strict=True)):
+        block = points[:, start : start + width]
+        if not block.any():
+            continue
+        # a record with code -1 (no bin) is covered only by points leaving the feature free
+        padded = np.concatenate([block, block.any(axis=1, keepdims=True)], axis=1)
+        covered &= ~padded[:, codes[:, f]]
+    return covered
+
+
+def candidate_counts(
+    points: np.ndarray, records: DistinctRecords, n_bins: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted positives and negatives covered by each point, computed in memory-bounded chunks."""
+    pos = np.zeros(points.shape[0])
+    neg = np.zeros(points.shape[0])
+    step = max(1, _CELLS_PER_CHUNK // max(records.n_rows, 1))
+    for lo in range(0, points.shape[0], step):
+        cov = coverage(points[lo : lo + step], records.codes, n_bins)
+        pos[lo : lo + step] = cov @ records.positive_weight
+        neg[lo : lo + step] = cov @ records.negative_weight
+    return pos, neg
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Chosen candidates (indices into the candidate points, in selection order) and stats."""
+
+    indices: np.ndarray
+    stats: tuple[RuleStats, ...]
+    n_candidates: int
+    n_filtered: int
+
+
+def rank_candidates(
+    pos: np.ndarray,
+    neg: np.ndarray,
+    generality: np.ndarray,
+    n_pos: float,
+    n_neg: float,
+    top_k: int | None,
+    min_local_support: float,
+) -> np.ndarray:
+    """Indices of the candidates kept by the local-support filter, best first, at most top_k."""
+    lsup_pos = pos / n_pos
+    lsup_neg = neg / n_neg
+    keep = np.flatnonzero((lsup_pos > lsup_neg) & (lsup_pos >= min_local_support) & (pos > 0))
+    exclusive = lsup_pos[keep] / (lsup_pos[keep] + lsup_neg[keep])
+    order = np.lexsort((keep, -generality[keep], -lsup_pos[keep], -exclusive))
+    ranked = keep[order]
+    return ranked if top_k is None else ranked[:top_k]
+
+
+def weighted_set_cover(
+    cover: np.ndarray,
+    positive_weight: np.ndarray,
+    negative_weight: np.ndarray,
+    generality: np.ndarray,
+    alpha: float,
+    max_rules: int | None = None,
+) -> tuple[list[int], list[tuple[float, float]]]:
+    """Greedy weighted set cover over ``cover`` (candidates x records); returns the chosen rows
+    in order and the (new positives, new negatives) each one added."""
+    # Records with the same coverage pattern are interchangeable: collapse them.
+    covered_any = cover.any(axis=0)
+    patterns, inverse = np.unique(
+        np.packbits(cover[:, covered_any].T, axis=1), axis=0, return_inverse=True
+    )
+    inverse = inverse.ravel()
+    wp = np.bincount(inverse, weights=positive_weight[covered_any], minlength=len(patterns))
+    wn = np.bincount(inverse, weights=negative_weight[covered_any], minlength=len(patterns))
+    matrix = np.unpackbits(patterns, axis=1, count=cover.shape[0]).T.astype(np.float64)
+    chosen: list[int] = []
+    gains: list[tuple[float, float]] = []
+    available = np.ones(cover.shape[0], dtype=bool)
+    order_index = np.arange(cover.shape[0])
+    limit = np.inf if max_rules is None else max_rules
+    while len(chosen) < limit and wp.sum() > 0:
+        new_pos = matrix @ wp
+        new_neg = matrix @ wn
+        gain = alpha * new_pos - (1.0 - alpha) * new_neg
+        gain[~available] = -np.inf
+        best = int(np.lexsort((order_index, -generality, -gain))[0])
+        if not gain[best] > 0:
+            break
+        chosen.append(best)
+        gains.append((float(new_pos[best]), float(new_neg[best])))
+        available[best] = False
+        hit = matrix[best] > 0
+        wp[hit] = 0.0
+        wn[hit] = 0.0
+    return chosen, gains
+
+
+def select_rules(
+    points: np.ndarray,
+    records: DistinctRecords,
+    n_bins: np.ndarray,
+    alpha: float = 0.7,
+    top_k: int | None = 200,
+    max_rules: int | None = None,
+    min_local_support: float = 0.0,
+) -> Selection:
+    """Filter the candidate points and choose the final rules by weighted set cover."""
+    n_pos = float(records.positive_weight.sum())
+    n_neg = float(records.negative_weight.sum())
+    if points.shape[0] == 0:
+        return Selection(np.zeros(0, dtype=np.int64), (), 0, 0)
+    pos, neg = candidate_counts(points, records, n_bins)
+    generality = (~points).sum(axis=1)
+    ranked = rank_candidates(pos, neg, generality, n_pos, n_neg, top_k, min_local_support)
+    if ranked.size == 0:
+        return Selection(np.zeros(0, dtype=np.int64), (), points.shape[0], 0)
+    cover = coverage(points[ranked], records.codes, n_bins)
+    chosen, gains = weighted_set_cover(
+        cover,
+        records.positive_weight,
+        records.negative_weight,
+        generality[ranked],
+        alpha,
+        max_rules,
+    )
+    indices = ranked[chosen]
+    stats = tuple(
+        RuleStats(float(pos[i]), float(neg[i]), g[0], g[1])
+        for i, g in zip(indices, gains, strict=True)
+    )
+    return Selection(indices.astype(np.int64), stats, points.shape[0], int(ranked.size))
