@@ -7,7 +7,7 @@ an orchestrator.
 
 __version__ = "0.1.0"
 
-from .errors import (  # noqa: E402
+from .errors import (
     DataError,
     LibreError,
     LibreWarning,
@@ -15,8 +15,8 @@ from .errors import (  # noqa: E402
     ParameterError,
     SchemaError,
 )
-from .estimator import LibreClassifier  # noqa: E402
-from .rules import Condition, Interval, Rule, RuleSet, RuleStats  # noqa: E402
+from .estimator import LibreClassifier
+from .rules import Condition, Interval, Rule, RuleSet, RuleStats
 
 __all__ = [
     "Condition",

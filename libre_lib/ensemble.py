@@ -8,7 +8,9 @@ from ``random_state``, so the result never depends on which learner finishes fir
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -16,16 +18,27 @@ from joblib import Parallel, delayed
 from .encoding import DistinctRecords, ZeroSets, distinct_records, offsets
 from .weak_learner import find_boundary
 
+logger = logging.getLogger(__name__)
+
+_CELLS_PER_CHUNK = 1 << 24
+
 
 def draw_feature_subsets(
     pool: Sequence[int], n_estimators: int, max_features: int, rng: np.random.RandomState
 ) -> list[tuple[int, ...]]:
-    """``n_estimators`` sorted random subsets of ``pool``; repeated subsets are skipped."""
+    """``n_estimators`` sorted random subsets of ``pool`` of *up to* ``max_features`` features
+    (paper, Experiments: "each weak learner uses up to 5 features").
+
+    Sizes cycle ``max_features, max_features - 1, ..., 1, max_features, ...`` so the ensemble
+    mixes short, general rules with longer, specific ones and a single learner sees
+    ``max_features`` features. Repeated subsets are skipped.
+    """
     pool = np.asarray(pool, dtype=np.int64)
-    size = min(max_features, pool.size)
+    top = min(max_features, pool.size)
     subsets: list[tuple[int, ...]] = []
     seen = set()
-    for _ in range(n_estimators):
+    for i in range(n_estimators):
+        size = top - i % top
         subset = tuple(sorted(int(f) for f in rng.choice(pool, size=size, replace=False)))
         if subset not in seen:
             seen.add(subset)
@@ -39,14 +52,53 @@ def subset_bits(n_bins: np.ndarray, subset: Sequence[int]) -> np.ndarray:
     return np.concatenate([np.arange(starts[f], starts[f] + n_bins[f]) for f in subset])
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """Candidate rules as lattice elements of the full layout, with the weighted numbers of
+    training positives and negatives each one covers."""
+
+    points: np.ndarray
+    positives: np.ndarray
+    negatives: np.ndarray
+
+    def __len__(self) -> int:
+        return self.points.shape[0]
+
+    @classmethod
+    def empty(cls, n_bits: int) -> Candidates:
+        return cls(np.zeros((0, n_bits), dtype=bool), np.zeros(0), np.zeros(0))
+
+    def take(self, index) -> Candidates:
+        return Candidates(self.points[index], self.positives[index], self.negatives[index])
+
+
+def covered_counts(
+    points: np.ndarray, records: ZeroSets, positive_weight: np.ndarray, negative_weight: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted positives and negatives covered by each point (``a <= s``: no zero of ``s``
+    falls on a one of ``a``), in memory-bounded chunks."""
+    n, width = records.n_rows, records.width
+    pos = np.empty(points.shape[0])
+    neg = np.empty(points.shape[0])
+    step = max(1, _CELLS_PER_CHUNK // max(n * width, 1))
+    zeros = records.indices.reshape(n, width)
+    for lo in range(0, points.shape[0], step):
+        covered = ~points[lo : lo + step][:, zeros].any(axis=2)
+        pos[lo : lo + step] = covered @ positive_weight
+        neg[lo : lo + step] = covered @ negative_weight
+    return pos, neg
+
+
 def learn_subset(
     records: DistinctRecords,
     n_bins: np.ndarray,
     subset: Sequence[int],
     heuristic: str = "H1",
     seeds: str = "uncovered",
-) -> np.ndarray:
-    """Boundary points of one weak learner on ``subset``, in the full layout (bool rows)."""
+) -> Candidates:
+    """Boundary points of one weak learner on ``subset``, mapped to the full layout, with their
+    training coverage (computed on the learner's distinct records: features outside the subset
+    are unconstrained, so coverage is the same as in the full space)."""
     subset = list(subset)
     sub_bins = n_bins[subset]
     projected = distinct_records(
@@ -54,9 +106,8 @@ def learn_subset(
     )
     is_pos = projected.positive_weight > 0
     is_neg = projected.negative_weight > 0
-    full = np.zeros((0, int(n_bins.sum())), dtype=bool)
     if not is_pos.any():
-        return full
+        return Candidates.empty(int(n_bins.sum()))
     points = find_boundary(
         ZeroSets.from_codes(projected.codes[is_pos], sub_bins),
         ZeroSets.from_codes(projected.codes[is_neg], sub_bins),
@@ -64,20 +115,36 @@ def learn_subset(
         heuristic=heuristic,
         seeds=seeds,
     )
+    pos, neg = covered_counts(
+        points,
+        ZeroSets.from_codes(projected.codes, sub_bins),
+        projected.positive_weight,
+        projected.negative_weight,
+    )
     full = np.zeros((points.shape[0], int(n_bins.sum())), dtype=bool)
     full[:, subset_bits(n_bins, subset)] = points
-    return full
+    logger.debug(
+        "learner on features %s: %d positive / %d negative distinct records -> %d points",
+        subset,
+        int(is_pos.sum()),
+        int(is_neg.sum()),
+        points.shape[0],
+    )
+    return Candidates(full, pos, neg)
 
 
-def union_points(point_sets: Sequence[np.ndarray], n_bits: int) -> np.ndarray:
-    """Union of the learners' points, duplicates removed, in order of first appearance."""
-    stacked = [p for p in point_sets if p.size]
-    if not stacked:
-        return np.zeros((0, n_bits), dtype=bool)
-    points = np.concatenate(stacked)
-    packed = np.packbits(points, axis=1)
-    _, first = np.unique(packed, axis=0, return_index=True)
-    return points[np.sort(first)]
+def union_candidates(parts: Sequence[Candidates], n_bits: int) -> Candidates:
+    """Union of the learners' candidates, duplicates removed, in order of first appearance."""
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return Candidates.empty(n_bits)
+    merged = Candidates(
+        np.concatenate([p.points for p in parts]),
+        np.concatenate([p.positives for p in parts]),
+        np.concatenate([p.negatives for p in parts]),
+    )
+    _, first = np.unique(np.packbits(merged.points, axis=1), axis=0, return_index=True)
+    return merged.take(np.sort(first))
 
 
 def fit_ensemble(
@@ -87,7 +154,7 @@ def fit_ensemble(
     heuristic: str = "H1",
     seeds: str = "uncovered",
     n_jobs: int | None = None,
-) -> np.ndarray:
+) -> Candidates:
     """Run one learner per subset (in parallel threads with ``n_jobs``) and union their points."""
     if n_jobs in (None, 1) or len(subsets) <= 1:
         results = [learn_subset(records, n_bins, s, heuristic, seeds) for s in subsets]
@@ -95,4 +162,4 @@ def fit_ensemble(
         results = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(learn_subset)(records, n_bins, s, heuristic, seeds) for s in subsets
         )
-    return union_points(results, int(n_bins.sum()))
+    return union_candidates(results, int(n_bins.sum()))

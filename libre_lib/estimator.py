@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import numbers
+import time
 import warnings
 
 import numpy as np
@@ -22,6 +24,8 @@ from .rules import RuleSet, rules_from_points
 from .selection import select_rules
 from .weak_learner import HEURISTICS, SEEDING
 
+logger = logging.getLogger(__name__)
+
 MODEL_FORMAT = "libre-flows/model"
 MODEL_FORMAT_VERSION = 1
 
@@ -31,11 +35,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_estimators : int, default=20
+    n_estimators : int, default=50
         Weak learners, each on a random subset of features (section 3.2). Repeated subsets
         are run once.
     max_features : int, float or None, default=5
-        Features per learner: a count, a fraction of the usable features, or all of them.
+        Largest feature subset of a learner: a count, a fraction of the usable features, or
+        all of them. Subset sizes cycle from this maximum down to 1 (the paper's learners use
+        "up to 5 features"), mixing short general rules with longer specific ones.
     heuristic : {"H1", "H2"}, default="H1"
         Bit-selection heuristic of FindBoundaryPoint (section 3.1): H1 favours fewer rules,
         H2 shorter ones.
@@ -43,13 +49,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Weight of new positives against new negatives in the weighted set cover (section 3.3).
     chi2_threshold : float >= 0, default=4.6
         ChiMerge threshold: adjacent intervals whose chi-square is below it are merged.
-    max_intervals : int or None, default=8
+    max_intervals : int or None, default=3
         Cap on the intervals per numeric feature (merging continues past the threshold).
     top_k : int or None, default=200
         Candidates kept after the local-support filter, ranked by exclusiveness.
     max_rules : int or None, default=None
         Cap on the number of rules ("LIBRE 3" in the paper is ``max_rules=3``).
-    min_local_support : float in [0, 1], default=0.0
+    min_local_support : float in [0, 1], default=0.05
         Minimum fraction of the positives a candidate rule must cover.
     seeds : {"uncovered", "all"}, default="uncovered"
         "uncovered": only positives not yet covered seed new boundary points (the paper's
@@ -80,15 +86,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_estimators=20,
+        n_estimators=50,
         max_features=5,
         heuristic="H1",
         alpha=0.7,
         chi2_threshold=4.6,
-        max_intervals=8,
+        max_intervals=3,
         top_k=200,
         max_rules=None,
-        min_local_support=0.0,
+        min_local_support=0.05,
         seeds="uncovered",
         positive_class=None,
         categorical_features=None,
@@ -145,7 +151,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             fail("alpha", "a float in [0, 1]")
         if not (is_real(self.chi2_threshold) and self.chi2_threshold >= 0):
             fail("chi2_threshold", "a float >= 0")
-        if not (self.max_intervals is None or (is_int(self.max_intervals) and self.max_intervals >= 1)):
+        if not (
+            self.max_intervals is None or (is_int(self.max_intervals) and self.max_intervals >= 1)
+        ):
             fail("max_intervals", "an int >= 1 or None")
         if not (self.top_k is None or (is_int(self.top_k) and self.top_k >= 1)):
             fail("top_k", "an int >= 1 or None")
@@ -163,6 +171,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Learn the rule set from ``X`` (DataFrame or array; numbers, strings, NaN) and ``y``."""
         self._check_params()
+        started = time.perf_counter()
         frame = as_frame(X)
         self._set_input_schema(X, frame)
         target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
@@ -179,20 +188,29 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.positive_class_ = target.positive_class
         self.target_name_ = _target_name(y)
         if not discretization.features:
-            raise DataError(
-                "No usable feature: every column of X is constant or entirely missing."
-            )
+            raise DataError("No usable feature: every column of X is constant or entirely missing.")
         n_bins = discretization.n_bins
         codes = discretization.transform(frame)
         records = distinct_records(
             codes, n_bins, target.positive.astype(float), (~target.positive).astype(float)
         )
+        logger.info(
+            "discretized %d columns into %d bins (%d dropped); %d distinct records",
+            len(discretization.features),
+            int(n_bins.sum()),
+            len(discretization.dropped),
+            records.n_rows,
+        )
         pool = [j for j, b in enumerate(n_bins) if b >= 2]
         rng = check_random_state(self.random_state)
-        subsets = draw_feature_subsets(pool, self.n_estimators, self._n_features(len(pool)), rng) if pool else []
-        points = fit_ensemble(records, n_bins, subsets, self.heuristic, self.seeds, self.n_jobs)
+        subsets = (
+            draw_feature_subsets(pool, self.n_estimators, self._n_features(len(pool)), rng)
+            if pool
+            else []
+        )
+        candidates = fit_ensemble(records, n_bins, subsets, self.heuristic, self.seeds, self.n_jobs)
         selection = select_rules(
-            points,
+            candidates,
             records,
             n_bins,
             alpha=float(self.alpha),
@@ -201,9 +219,17 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             min_local_support=float(self.min_local_support),
         )
         self.feature_subsets_ = subsets
-        self.n_candidates_ = int(points.shape[0])
+        self.n_candidates_ = len(candidates)
+        logger.info(
+            "%d learners gave %d candidate rules; %d passed the filter, %d selected (%.2f s)",
+            len(subsets),
+            len(candidates),
+            selection.n_filtered,
+            selection.indices.size,
+            time.perf_counter() - started,
+        )
         self.rules_ = RuleSet(
-            tuple(rules_from_points(points[selection.indices], discretization)),
+            tuple(rules_from_points(candidates.points[selection.indices], discretization)),
             target=self.target_name_,
             positive_class=self.classes_[1],
             negative_class=self.classes_[0],
@@ -224,7 +250,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             return n_usable
         if isinstance(self.max_features, numbers.Integral):
             return min(int(self.max_features), n_usable)
-        return max(1, int(round(self.max_features * n_usable)))
+        return max(1, round(self.max_features * n_usable))
 
     def _set_input_schema(self, X, frame: pd.DataFrame) -> None:
         self.n_features_in_ = frame.shape[1]
@@ -320,7 +346,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "discretization": self.discretization_.to_dict(),
             "feature_subsets": [list(s) for s in self.feature_subsets_],
             "n_candidates": self.n_candidates_,
-            "rules": [rule_to_dict(r, s) for r, s in zip(self.rules_, self.rules_.stats, strict=True)],
+            "rules": [
+                rule_to_dict(r, s) for r, s in zip(self.rules_, self.rules_.stats, strict=True)
+            ],
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -330,7 +358,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     @classmethod
     def from_dict(cls, data: dict) -> LibreClassifier:
         if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
-            raise ModelFormatError("Not a libre-flows model: the 'format' field is missing or wrong.")
+            raise ModelFormatError(
+                "Not a libre-flows model: the 'format' field is missing or wrong."
+            )
         version = data.get("format_version")
         if version != MODEL_FORMAT_VERSION:
             raise ModelFormatError(
@@ -351,7 +381,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             model.n_candidates_ = int(data["n_candidates"])
             parsed = [rule_from_dict(r) for r in data["rules"]]
         except (KeyError, TypeError) as exc:
-            raise ModelFormatError(f"Malformed libre-flows model: missing or bad field {exc}.") from None
+            raise ModelFormatError(
+                f"Malformed libre-flows model: missing or bad field {exc}."
+            ) from None
         model.rules_ = RuleSet(
             tuple(r for r, _ in parsed),
             target=model.target_name_,

@@ -23,7 +23,9 @@ def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
         if hasattr(X, "__array__") or isinstance(X, list | tuple):
             array = np.asarray(X)
         else:
-            raise DataError(f"X must be a pandas DataFrame or a 2-D array-like; got {type(X).__name__}.")
+            raise DataError(
+                f"X must be a pandas DataFrame or a 2-D array-like; got {type(X).__name__}."
+            )
         if array.ndim != 2:
             raise DataError(
                 f"X must be 2-D (rows x features); got an array with shape {array.shape}. "
@@ -43,7 +45,8 @@ def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise DataError(
-            f"X has duplicate column names {duplicated}: rename them so every rule names one column."
+            f"X has duplicate column names {duplicated}: rename them so every rule names "
+            "one column."
         )
     if list(frame.columns) != names:
         frame = frame.set_axis(names, axis=1)
@@ -123,7 +126,7 @@ def _python_scalar(value):
 
 @dataclass(frozen=True)
 class Target:
-    """A binary target: ``positive`` is the boolean class mask, ``classes`` the labels [neg, pos]."""
+    """A binary target: ``positive`` is the class mask, ``classes`` the labels [neg, pos]."""
 
     positive: np.ndarray
     classes: np.ndarray
@@ -143,12 +146,14 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
         raise DataError(f"y must be 1-D (one label per row); got shape {values.shape}.")
     if n_rows is not None and values.shape[0] != n_rows:
         raise DataError(
-            f"X has {n_rows} rows but y has {values.shape[0]} labels: they must have the same length."
+            f"X has {n_rows} rows but y has {values.shape[0]} labels: they must have the same "
+            "length."
         )
     missing = pd.isna(pd.Series(values, dtype=object)).to_numpy()
     if missing.any():
         raise DataError(
-            f"y has {int(missing.sum())} missing label(s) (first at row {int(np.argmax(missing))}). "
+            f"y has {int(missing.sum())} missing label(s) "
+            f"(first at row {int(np.argmax(missing))}). "
             "Drop those rows or give them a label; LibreClassifier does not guess labels."
         )
     labels = pd.Series(values)
@@ -167,13 +172,16 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
     if positive_class is not None:
         if positive_class not in classes:
             raise ParameterError(
-                f"The 'positive_class' parameter of LibreClassifier is {positive_class!r}, which is "
+                "The 'positive_class' parameter of LibreClassifier is "
+                f"{positive_class!r}, which is "
                 f"not a label in y. Labels are: {classes!r}."
             )
         positive = (labels == positive_class).to_numpy()
         if len(classes) == 2:
             negative = classes[0] if classes[1] == positive_class else classes[1]
-            return Target(positive, np.array([negative, positive_class], dtype=object), positive_class)
+            return Target(
+                positive, np.array([negative, positive_class], dtype=object), positive_class
+            )
         return Target(positive, np.array([False, True], dtype=object), True)
     if len(classes) > 2:
         raise DataError(
@@ -189,7 +197,8 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
 def _default_positive(classes, counts):
     for candidate in classes:
         if candidate is True or (
-            isinstance(candidate, int | float | np.number) and not isinstance(candidate, bool)
+            isinstance(candidate, int | float | np.number)
+            and not isinstance(candidate, bool)
             and candidate == 1
         ):
             return candidate

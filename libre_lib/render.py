@@ -49,7 +49,8 @@ def rule_text(rule: Rule) -> str:
 
 
 def ruleset_text(ruleset: RuleSet) -> str:
-    then = f"THEN {ruleset.target} = {ruleset.positive_class} ELSE {ruleset.target} = {ruleset.negative_class}"
+    target = ruleset.target
+    then = f"THEN {target} = {ruleset.positive_class} ELSE {target} = {ruleset.negative_class}"
     if not ruleset.rules:
         return f"IF FALSE {then}"
     lines = [("IF " if i == 0 else "OR ") + rule_text(r) for i, r in enumerate(ruleset.rules)]
@@ -80,9 +81,9 @@ def condition_sql(condition: Condition) -> str:
         for interval in condition.intervals:
             bounds = []
             if interval.low != -math.inf:
-                bounds.append(f"{column} >= {repr(float(interval.low))}")
+                bounds.append(f"{column} >= {float(interval.low)!r}")
             if interval.high != math.inf:
-                bounds.append(f"{column} < {repr(float(interval.high))}")
+                bounds.append(f"{column} < {float(interval.high)!r}")
             parts.append(" AND ".join(bounds) if bounds else f"{column} IS NOT NULL")
     elif condition.categories:
         parts.append(f"{column} IN ({', '.join(sql_literal(c) for c in condition.categories)})")

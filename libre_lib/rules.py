@@ -186,10 +186,14 @@ def rule_from_point(point: np.ndarray, discretization: Discretization) -> Rule:
         if feature.kind == NUMERIC:
             edges = (-math.inf, *feature.cuts, math.inf)
             intervals = tuple(Interval(edges[b], edges[b + 1]) for b in values)
-            conditions.append(Condition(feature.name, NUMERIC, intervals=intervals, missing=missing))
+            conditions.append(
+                Condition(feature.name, NUMERIC, intervals=intervals, missing=missing)
+            )
         else:
             cats = tuple(feature.categories[b] for b in values)
-            conditions.append(Condition(feature.name, feature.kind, categories=cats, missing=missing))
+            conditions.append(
+                Condition(feature.name, feature.kind, categories=cats, missing=missing)
+            )
     return Rule(tuple(conditions))
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .encoding import DistinctRecords, offsets
+from .ensemble import Candidates
 from .rules import RuleStats
 
 _CELLS_PER_CHUNK = 1 << 24
@@ -122,7 +123,7 @@ def weighted_set_cover(
 
 
 def select_rules(
-    points: np.ndarray,
+    candidates: Candidates,
     records: DistinctRecords,
     n_bins: np.ndarray,
     alpha: float = 0.7,
@@ -130,16 +131,16 @@ def select_rules(
     max_rules: int | None = None,
     min_local_support: float = 0.0,
 ) -> Selection:
-    """Filter the candidate points and choose the final rules by weighted set cover."""
+    """Filter the candidates and choose the final rules by weighted set cover."""
     n_pos = float(records.positive_weight.sum())
     n_neg = float(records.negative_weight.sum())
-    if points.shape[0] == 0:
+    if len(candidates) == 0:
         return Selection(np.zeros(0, dtype=np.int64), (), 0, 0)
-    pos, neg = candidate_counts(points, records, n_bins)
+    points, pos, neg = candidates.points, candidates.positives, candidates.negatives
     generality = (~points).sum(axis=1)
     ranked = rank_candidates(pos, neg, generality, n_pos, n_neg, top_k, min_local_support)
     if ranked.size == 0:
-        return Selection(np.zeros(0, dtype=np.int64), (), points.shape[0], 0)
+        return Selection(np.zeros(0, dtype=np.int64), (), len(candidates), 0)
     cover = coverage(points[ranked], records.codes, n_bins)
     chosen, gains = weighted_set_cover(
         cover,
@@ -154,4 +155,4 @@ def select_rules(
         RuleStats(float(pos[i]), float(neg[i]), g[0], g[1])
         for i, g in zip(indices, gains, strict=True)
     )
-    return Selection(indices.astype(np.int64), stats, points.shape[0], int(ranked.size))
+    return Selection(indices.astype(np.int64), stats, len(candidates), int(ranked.size))

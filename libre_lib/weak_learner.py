@@ -60,7 +60,9 @@ def check_heuristic(heuristic: str) -> None:
 
 def check_seeds(seeds: str) -> None:
     if seeds not in SEEDING:
-        raise ParameterError(f"The 'seeds' parameter must be one of {SEEDING}. Got {seeds!r} instead.")
+        raise ParameterError(
+            f"The 'seeds' parameter must be one of {SEEDING}. Got {seeds!r} instead."
+        )
 
 
 @dataclass
@@ -170,13 +172,9 @@ def find_boundary(
     pos = _as_zero_sets(positives)
     neg = _Negatives.build(_as_zero_sets(negatives))
     if pos.n_bits != neg.zeros.n_bits:
-        raise ValueError(
-            f"positives have {pos.n_bits} bits but negatives have {neg.zeros.n_bits}"
-        )
+        raise ValueError(f"positives have {pos.n_bits} bits but negatives have {neg.zeros.n_bits}")
     n_bits = pos.n_bits
-    weight = (
-        np.ones(pos.n_rows) if positive_weight is None else np.asarray(positive_weight, float)
-    )
+    weight = np.ones(pos.n_rows) if positive_weight is None else np.asarray(positive_weight, float)
     d0 = pos.bit_weights(weight)  # |D+_i^0|
     s0 = d0.copy()  # |S_i^0|
     uncovered = np.ones(pos.n_rows, dtype=bool)

@@ -1,0 +1,27 @@
+# Two commands on a fresh machine:  `make demo` (main job) and `make test` (test suite).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint install clean
+
+demo: $(STAMP)
+	$(BIN)/python examples/quickstart.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
