@@ -15,13 +15,13 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from . import __version__
 from .discretization import Discretization, fit_discretization
-from .encoding import distinct_records
-from .ensemble import draw_feature_subsets, fit_ensemble
+from .encoding import DistinctRecords, distinct_records
+from .ensemble import Candidates, draw_feature_subsets, fit_ensemble
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError
-from .inputs import as_frame, binary_target, resolve_categorical
+from .inputs import Target, as_frame, binary_target, resolve_categorical
 from .render import rule_from_dict, rule_to_dict
 from .rules import RuleSet, rules_from_points
-from .selection import select_rules
+from .selection import Selection, select_rules
 from .weak_learner import HEURISTICS, SEEDING
 
 logger = logging.getLogger(__name__)
@@ -169,57 +169,33 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     # -- fitting ------------------------------------------------------------------------------
 
     def fit(self, X, y):
-        """Learn the rule set from ``X`` (DataFrame or array; numbers, strings, NaN) and ``y``."""
+        """Learn the rule set from ``X`` (DataFrame or array; numbers, strings, NaN) and ``y``.
+
+        The stages below are public so a pipeline can run (and cache) them one by one:
+        :meth:`discretize` → :meth:`encode` → :meth:`draw_subsets` → :func:`learn_subset` per
+        subset → :func:`union_candidates` → :meth:`select` → :meth:`assemble`.
+        """
         self._check_params()
         started = time.perf_counter()
         frame = as_frame(X)
-        self._set_input_schema(X, frame)
         target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
-        categorical = resolve_categorical(frame, self.categorical_features)
-        discretization = fit_discretization(
-            frame,
-            target.positive,
-            categorical,
-            chi2_threshold=float(self.chi2_threshold),
-            max_intervals=self.max_intervals,
-        )
-        self.discretization_ = discretization
-        self.classes_ = target.classes
-        self.positive_class_ = target.positive_class
-        self.target_name_ = _target_name(y)
-        if not discretization.features:
-            raise DataError("No usable feature: every column of X is constant or entirely missing.")
+        discretization = self.discretize(frame, target)
+        records = self.encode(frame, target, discretization)
+        subsets = self.draw_subsets(discretization)
         n_bins = discretization.n_bins
-        codes = discretization.transform(frame)
-        records = distinct_records(
-            codes, n_bins, target.positive.astype(float), (~target.positive).astype(float)
-        )
-        logger.info(
-            "discretized %d columns into %d bins (%d dropped); %d distinct records",
-            len(discretization.features),
-            int(n_bins.sum()),
-            len(discretization.dropped),
-            records.n_rows,
-        )
-        pool = [j for j, b in enumerate(n_bins) if b >= 2]
-        rng = check_random_state(self.random_state)
-        subsets = (
-            draw_feature_subsets(pool, self.n_estimators, self._n_features(len(pool)), rng)
-            if pool
-            else []
-        )
         candidates = fit_ensemble(records, n_bins, subsets, self.heuristic, self.seeds, self.n_jobs)
-        selection = select_rules(
+        selection = self.select(candidates, records, discretization)
+        self.assemble(
+            frame.columns,
+            target,
+            discretization,
+            subsets,
             candidates,
-            records,
-            n_bins,
-            alpha=float(self.alpha),
-            top_k=self.top_k,
-            max_rules=self.max_rules,
-            min_local_support=float(self.min_local_support),
+            selection,
+            target_name=_target_name(y),
+            feature_names=isinstance(X, pd.DataFrame)
+            and all(isinstance(c, str) for c in X.columns),
         )
-        self.feature_subsets_ = subsets
-        self.n_candidates_ = len(candidates)
         logger.info(
             "%d learners gave %d candidate rules; %d passed the filter, %d selected (%.2f s)",
             len(subsets),
@@ -228,9 +204,94 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             selection.indices.size,
             time.perf_counter() - started,
         )
+        return self
+
+    # -- the stages of fit --------------------------------------------------------------------
+
+    def discretize(self, frame: pd.DataFrame, target: Target) -> Discretization:
+        """ChiMerge / category bins of every column (constant columns dropped with a warning)."""
+        self._check_params()
+        discretization = fit_discretization(
+            frame,
+            target.positive,
+            resolve_categorical(frame, self.categorical_features),
+            chi2_threshold=float(self.chi2_threshold),
+            max_intervals=self.max_intervals,
+        )
+        if not discretization.features:
+            raise DataError("No usable feature: every column of X is constant or entirely missing.")
+        return discretization
+
+    @staticmethod
+    def encode(
+        frame: pd.DataFrame, target: Target, discretization: Discretization
+    ) -> DistinctRecords:
+        """Bin codes of the training rows, collapsed to distinct records with class weights."""
+        codes = discretization.transform(frame)
+        records = distinct_records(
+            codes,
+            discretization.n_bins,
+            target.positive.astype(float),
+            (~target.positive).astype(float),
+        )
+        logger.info(
+            "discretized %d columns into %d bins (%d dropped); %d distinct records",
+            len(discretization.features),
+            int(discretization.n_bins.sum()),
+            len(discretization.dropped),
+            records.n_rows,
+        )
+        return records
+
+    def draw_subsets(self, discretization: Discretization) -> list[tuple[int, ...]]:
+        """The learners' feature subsets, fixed up front from ``random_state``."""
+        pool = [j for j, b in enumerate(discretization.n_bins) if b >= 2]
+        if not pool:
+            return []
+        rng = check_random_state(self.random_state)
+        return draw_feature_subsets(pool, self.n_estimators, self._n_features(len(pool)), rng)
+
+    def select(
+        self, candidates: Candidates, records: DistinctRecords, discretization: Discretization
+    ) -> Selection:
+        """Local-support filter, top-K and weighted set cover (section 3.3)."""
+        return select_rules(
+            candidates,
+            records,
+            discretization.n_bins,
+            alpha=float(self.alpha),
+            top_k=self.top_k,
+            max_rules=self.max_rules,
+            min_local_support=float(self.min_local_support),
+        )
+
+    def assemble(
+        self,
+        columns,
+        target: Target,
+        discretization: Discretization,
+        subsets,
+        candidates: Candidates,
+        selection: Selection,
+        target_name: str = "y",
+        feature_names: bool = True,
+    ) -> LibreClassifier:
+        """Set the fitted state from the stages' outputs; returns ``self``."""
+        self.columns_ = [str(c) for c in columns]
+        self.n_features_in_ = len(self.columns_)
+        if feature_names:
+            self.feature_names_in_ = np.asarray(self.columns_, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.classes_ = target.classes
+        self.positive_class_ = target.positive_class
+        self.target_name_ = target_name
+        self.discretization_ = discretization
+        self.feature_subsets_ = [tuple(int(f) for f in s) for s in subsets]
+        self.n_candidates_ = len(candidates)
         self.rules_ = RuleSet(
             tuple(rules_from_points(candidates.points[selection.indices], discretization)),
-            target=self.target_name_,
+            target=target_name,
             positive_class=self.classes_[1],
             negative_class=self.classes_[0],
             stats=selection.stats,
@@ -251,14 +312,6 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(self.max_features, numbers.Integral):
             return min(int(self.max_features), n_usable)
         return max(1, round(self.max_features * n_usable))
-
-    def _set_input_schema(self, X, frame: pd.DataFrame) -> None:
-        self.n_features_in_ = frame.shape[1]
-        if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
-            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self.columns_ = list(frame.columns)
 
     # -- prediction ---------------------------------------------------------------------------
 
