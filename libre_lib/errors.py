@@ -27,3 +27,7 @@ class ModelFormatError(LibreError):
 
 class LibreWarning(UserWarning):
     """The work continues, but something the user should know happened (e.g. a column dropped)."""
+
+
+class SpecError(LibreError):
+    """A pipeline spec is missing a key, has an unknown key or an invalid value."""

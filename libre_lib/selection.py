@@ -21,8 +21,6 @@ from .encoding import DistinctRecords, offsets
 from .ensemble import Candidates
 from .rules import RuleStats
 
-_CELLS_PER_CHUNK = 1 << 24
-
 
 def coverage(points: np.ndarray, codes: np.ndarray, n_bins: np.ndarray) -> np.ndarray:
     """Bool matrix (points x records): does point ``a`` cover record ``s`` (``a <= s``)?"""
@@ -36,20 +34,6 @@ def coverage(points: np.ndarray, codes: np.ndarray, n_bins: np.ndarray) -> np.nd
         padded = np.concatenate([block, block.any(axis=1, keepdims=True)], axis=1)
         covered &= ~padded[:, codes[:, f]]
     return covered
-
-
-def candidate_counts(
-    points: np.ndarray, records: DistinctRecords, n_bins: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted positives and negatives covered by each point, computed in memory-bounded chunks."""
-    pos = np.zeros(points.shape[0])
-    neg = np.zeros(points.shape[0])
-    step = max(1, _CELLS_PER_CHUNK // max(records.n_rows, 1))
-    for lo in range(0, points.shape[0], step):
-        cov = coverage(points[lo : lo + step], records.codes, n_bins)
-        pos[lo : lo + step] = cov @ records.positive_weight
-        neg[lo : lo + step] = cov @ records.negative_weight
-    return pos, neg
 
 
 @dataclass(frozen=True)
@@ -122,6 +106,48 @@ def weighted_set_cover(
     return chosen, gains
 
 
+def filter_candidates(
+    candidates: Candidates,
+    records: DistinctRecords,
+    top_k: int | None = 200,
+    min_local_support: float = 0.0,
+) -> np.ndarray:
+    """Indices of the candidates passing the local-support filter, best first, at most top_k."""
+    generality = (~candidates.points).sum(axis=1)
+    return rank_candidates(
+        candidates.positives,
+        candidates.negatives,
+        generality,
+        float(records.positive_weight.sum()),
+        float(records.negative_weight.sum()),
+        top_k,
+        min_local_support,
+    )
+
+
+def cover_candidates(
+    candidates: Candidates,
+    records: DistinctRecords,
+    n_bins: np.ndarray,
+    alpha: float = 0.7,
+    max_rules: int | None = None,
+) -> Selection:
+    """Weighted set cover over (already filtered and ranked) candidates."""
+    if len(candidates) == 0:
+        return Selection(np.zeros(0, dtype=np.int64), (), 0, 0)
+    generality = (~candidates.points).sum(axis=1)
+    cover = coverage(candidates.points, records.codes, n_bins)
+    chosen, gains = weighted_set_cover(
+        cover, records.positive_weight, records.negative_weight, generality, alpha, max_rules
+    )
+    indices = np.asarray(chosen, dtype=np.int64)
+    stats = tuple(
+        RuleStats(float(candidates.positives[i]), float(candidates.negatives[i]), g[0], g[1])
+        for i, g in zip(indices, gains, strict=True)
+    )
+    return Selection(indices, stats, len(candidates), len(candidates))
+
+
 def select_rules(
     candidates: Candidates,
     records: DistinctRecords,
@@ -131,28 +157,8 @@ def select_rules(
     max_rules: int | None = None,
     min_local_support: float = 0.0,
 ) -> Selection:
-    """Filter the candidates and choose the final rules by weighted set cover."""
-    n_pos = float(records.positive_weight.sum())
-    n_neg = float(records.negative_weight.sum())
-    if len(candidates) == 0:
-        return Selection(np.zeros(0, dtype=np.int64), (), 0, 0)
-    points, pos, neg = candidates.points, candidates.positives, candidates.negatives
-    generality = (~points).sum(axis=1)
-    ranked = rank_candidates(pos, neg, generality, n_pos, n_neg, top_k, min_local_support)
-    if ranked.size == 0:
-        return Selection(np.zeros(0, dtype=np.int64), (), len(candidates), 0)
-    cover = coverage(points[ranked], records.codes, n_bins)
-    chosen, gains = weighted_set_cover(
-        cover,
-        records.positive_weight,
-        records.negative_weight,
-        generality[ranked],
-        alpha,
-        max_rules,
-    )
-    indices = ranked[chosen]
-    stats = tuple(
-        RuleStats(float(pos[i]), float(neg[i]), g[0], g[1])
-        for i, g in zip(indices, gains, strict=True)
-    )
-    return Selection(indices.astype(np.int64), stats, len(candidates), int(ranked.size))
+    """Filter the candidates and choose the final rules by weighted set cover; the returned
+    indices refer to ``candidates``."""
+    ranked = filter_candidates(candidates, records, top_k, min_local_support)
+    chosen = cover_candidates(candidates.take(ranked), records, n_bins, alpha, max_rules)
+    return Selection(ranked[chosen.indices], chosen.stats, len(candidates), int(ranked.size))

@@ -1,0 +1,205 @@
+"""The declarative pipeline spec: one YAML file describes a training pipeline.
+
+Every section is a typed model that rejects unknown keys, so a typo fails fast with the key
+named. Model parameters default to :class:`~libre_lib.LibreClassifier`'s defaults.
+
+.. code-block:: yaml
+
+    name: pima                         # lowercase letters, digits, dashes
+    data: {path: ../../libre_lib/datasets/pima.csv}    # relative to this file, or a URL
+    target: {column: target, positive_class: "1", classes: ["0", "1"]}
+    expectations: {min_rows: 100, max_missing_fraction: 0.2}
+    model: {n_estimators: 20, alpha: 0.7, random_state: 0}
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import SpecError
+from .estimator import LibreClassifier
+
+Label = str | int | float | bool
+_URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DataSource(_Strict):
+    """Where the training data comes from: a CSV or Parquet file, local or an fsspec URL."""
+
+    path: str
+    format: Literal["auto", "csv", "parquet"] = "auto"
+    read_options: dict[str, Any] = Field(default_factory=dict)
+
+    def resolved_format(self) -> str:
+        if self.format != "auto":
+            return self.format
+        lowered = self.path.lower()
+        if lowered.endswith((".parquet", ".pq")):
+            return "parquet"
+        if lowered.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".txt")):
+            return "csv"
+        raise SpecError(
+            f"data.path {self.path!r} is neither .csv nor .parquet: set data.format to 'csv' or "
+            "'parquet'."
+        )
+
+    def is_url(self) -> bool:
+        return bool(_URL.match(self.path)) and not self.path.startswith("file://")
+
+
+class TargetSpec(_Strict):
+    column: str
+    positive_class: Label
+    classes: list[Label] | None = None
+
+
+class FeatureSpec(_Strict):
+    include: list[str] | None = None
+    exclude: list[str] = Field(default_factory=list)
+    categorical: list[str] | None = None
+
+
+class ColumnExpectation(_Strict):
+    min: float | None = None
+    max: float | None = None
+    values: list[Label] | None = None
+    max_missing_fraction: float | None = Field(default=None, ge=0, le=1)
+    dtype: Literal["numeric", "categorical"] | None = None
+
+
+class UserExpectation(_Strict):
+    """A Great Expectations expectation by its snake_case name, e.g.
+    ``{type: expect_column_values_to_be_between, kwargs: {column: age, min_value: 0}}``."""
+
+    type: str
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExpectationsSpec(_Strict):
+    min_rows: int = Field(default=1, ge=1)
+    max_missing_fraction: float = Field(default=1.0, ge=0, le=1)
+    columns: dict[str, ColumnExpectation] = Field(default_factory=dict)
+    extra: list[UserExpectation] = Field(default_factory=list)
+
+
+_DEFAULTS = {
+    name: p.default
+    for name, p in inspect.signature(LibreClassifier.__init__).parameters.items()
+    if name != "self"
+}
+
+
+class ModelSpec(_Strict):
+    """LibreClassifier parameters (the class's defaults when absent)."""
+
+    n_estimators: int = Field(default=_DEFAULTS["n_estimators"], ge=1)
+    max_features: int | float | None = _DEFAULTS["max_features"]
+    heuristic: Literal["H1", "H2"] = _DEFAULTS["heuristic"]
+    alpha: float = Field(default=_DEFAULTS["alpha"], ge=0, le=1)
+    chi2_threshold: float = Field(default=_DEFAULTS["chi2_threshold"], ge=0)
+    max_intervals: int | None = Field(default=_DEFAULTS["max_intervals"], ge=1)
+    top_k: int | None = Field(default=_DEFAULTS["top_k"], ge=1)
+    max_rules: int | None = Field(default=_DEFAULTS["max_rules"], ge=1)
+    min_local_support: float = Field(default=_DEFAULTS["min_local_support"], ge=0, le=1)
+    seeds: Literal["uncovered", "all"] = _DEFAULTS["seeds"]
+    random_state: int = 0
+
+
+class RunnerSpec(_Strict):
+    kind: Literal["thread", "dask"] = "thread"
+    max_workers: int | None = Field(default=None, ge=1)
+    address: str | None = None
+    n_workers: int = Field(default=2, ge=1)
+
+
+class ReportSpec(_Strict):
+    title: str | None = None
+    column_labels: dict[str, str] = Field(default_factory=dict)
+    target_label: str | None = None
+
+
+class PipelineSpec(_Strict):
+    """A whole training pipeline."""
+
+    name: str
+    description: str = ""
+    data: DataSource
+    target: TargetSpec
+    features: FeatureSpec = Field(default_factory=FeatureSpec)
+    expectations: ExpectationsSpec = Field(default_factory=ExpectationsSpec)
+    model: ModelSpec = Field(default_factory=ModelSpec)
+    holdout_fraction: float = Field(default=0.2, ge=0, lt=1)
+    split_seed: int = 0
+    store: str = ".libre-store"
+    runner: RunnerSpec = Field(default_factory=RunnerSpec)
+    report: ReportSpec = Field(default_factory=ReportSpec)
+    base_dir: str = Field(default=".", exclude=True)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,60}", value):
+            raise ValueError(
+                "must be lowercase letters, digits and dashes (it names Prefect artifacts)"
+            )
+        return value
+
+    def data_location(self) -> str:
+        """The data path, made absolute relative to the spec file when it is a local path."""
+        if self.data.is_url():
+            return self.data.path
+        path = Path(self.data.path.removeprefix("file://")).expanduser()
+        if not path.is_absolute():
+            path = Path(self.base_dir) / path
+        return str(path.resolve())
+
+    def estimator_params(self) -> dict[str, Any]:
+        """Keyword arguments for LibreClassifier."""
+        params = self.model.model_dump()
+        params["positive_class"] = self.target.positive_class
+        params["categorical_features"] = self.features.categorical
+        return params
+
+
+def load_spec(path: str | Path) -> PipelineSpec:
+    """Read and check a YAML spec; every problem becomes one :class:`SpecError` line."""
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(f"Spec file {str(path)!r} does not exist.")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise SpecError(f"Spec file {str(path)!r} is not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise SpecError(
+            f"Spec file {str(path)!r} must hold a mapping of keys, got {type(raw).__name__}."
+        )
+    return parse_spec(raw, base_dir=path.resolve().parent, source=str(path))
+
+
+def parse_spec(raw: dict, base_dir: str | Path = ".", source: str = "spec") -> PipelineSpec:
+    try:
+        spec = PipelineSpec.model_validate({**raw, "base_dir": str(base_dir)})
+    except ValidationError as exc:
+        raise SpecError(f"{source}: " + "; ".join(_describe(e) for e in exc.errors())) from None
+    spec.data.resolved_format()
+    return spec
+
+
+def _describe(error: dict) -> str:
+    where = ".".join(str(p) for p in error["loc"]) or "(top level)"
+    if error["type"] == "extra_forbidden":
+        return f"unknown key {where!r} (check its spelling; see docs/pipeline.md)"
+    if error["type"] == "missing":
+        return f"missing required key {where!r}"
+    return f"{where}: {error['msg']} (got {error.get('input')!r})"
