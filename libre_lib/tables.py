@@ -1,0 +1,141 @@
+"""Stage outputs as Arrow tables (for the Parquet artifact store) and back.
+
+Each table is readable on its own (feature names, bin ranges, rule texts), and carries what is
+needed for an exact round trip in a small JSON metadata entry.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pyarrow as pa
+
+from .discretization import NUMERIC, Discretization
+from .encoding import DistinctRecords
+from .ensemble import Candidates
+from .render import rule_text
+from .rules import rule_from_point
+from .selection import Selection
+
+WEIGHT_POS = "weight__positive"
+WEIGHT_NEG = "weight__negative"
+
+
+def discretization_table(discretization: Discretization) -> tuple[pa.Table, dict]:
+    """One row per (feature, bin): the interval or category each bin stands for."""
+    rows = {"feature": [], "kind": [], "bin": [], "low": [], "high": [], "category": []}
+    rows["missing"] = []
+    for feature in discretization.features:
+        edges = (-math.inf, *feature.cuts, math.inf)
+        for b in range(feature.n_bins):
+            is_missing = b == feature.missing_bin
+            rows["feature"].append(feature.name)
+            rows["kind"].append(feature.kind)
+            rows["bin"].append(b)
+            numeric_bin = feature.kind == NUMERIC and not is_missing
+            rows["low"].append(edges[b] if numeric_bin else None)
+            rows["high"].append(edges[b + 1] if numeric_bin else None)
+            category = None
+            if feature.kind != NUMERIC and not is_missing:
+                category = json.dumps(feature.categories[b], ensure_ascii=False)
+            rows["category"].append(category)
+            rows["missing"].append(is_missing)
+    table = pa.table(
+        {
+            **{k: rows[k] for k in ("feature", "kind", "bin")},
+            "low": pa.array(rows["low"], pa.float64()),
+            "high": pa.array(rows["high"], pa.float64()),
+            "category": pa.array(rows["category"], pa.string()),
+            "missing": pa.array(rows["missing"], pa.bool_()),
+        }
+    )
+    return table, {"discretization": discretization.to_dict()}
+
+
+def discretization_from_metadata(metadata: dict) -> Discretization:
+    return Discretization.from_dict(metadata["discretization"])
+
+
+def records_table(
+    records: DistinctRecords, discretization: Discretization
+) -> tuple[pa.Table, dict]:
+    """Distinct training records: one bin-code column per feature plus class weights."""
+    columns = {
+        f"bin__{name}": pa.array(records.codes[:, j].astype(np.int16))
+        for j, name in enumerate(discretization.names)
+    }
+    columns[WEIGHT_POS] = pa.array(records.positive_weight)
+    columns[WEIGHT_NEG] = pa.array(records.negative_weight)
+    return pa.table(columns), {"features": discretization.names}
+
+
+def records_from_table(table: pa.Table, metadata: dict) -> DistinctRecords:
+    names = metadata["features"]
+    codes = (
+        np.column_stack([table.column(f"bin__{n}").to_numpy().astype(np.int32) for n in names])
+        if names
+        else np.zeros((table.num_rows, 0), dtype=np.int32)
+    )
+    return DistinctRecords(
+        codes=np.ascontiguousarray(codes),
+        positive_weight=table.column(WEIGHT_POS).to_numpy().astype(float),
+        negative_weight=table.column(WEIGHT_NEG).to_numpy().astype(float),
+        inverse=np.zeros(0, dtype=np.int64),
+    )
+
+
+def candidates_table(
+    candidates: Candidates, discretization: Discretization, **extra_columns
+) -> tuple[pa.Table, dict]:
+    """Candidate rules: the lattice element (packed bits), its coverage and its text."""
+    n_bits = candidates.points.shape[1]
+    packed = np.packbits(candidates.points, axis=1)
+    columns = {
+        "rule": [rule_text(rule_from_point(p, discretization)) for p in candidates.points],
+        "positives": pa.array(candidates.positives),
+        "negatives": pa.array(candidates.negatives),
+        "point": pa.array([row.tobytes() for row in packed], pa.binary()),
+    }
+    for name, values in extra_columns.items():
+        columns[name] = pa.array(values)
+    return pa.table(columns), {"n_bits": n_bits}
+
+
+def candidates_from_table(table: pa.Table, metadata: dict) -> Candidates:
+    n_bits = int(metadata["n_bits"])
+    raw = table.column("point").to_pylist()
+    if raw:
+        packed = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(raw), -1)
+        points = np.unpackbits(packed, axis=1, count=n_bits).astype(bool)
+    else:
+        points = np.zeros((0, n_bits), dtype=bool)
+    return Candidates(
+        points,
+        table.column("positives").to_numpy().astype(float),
+        table.column("negatives").to_numpy().astype(float),
+    )
+
+
+def selection_table(
+    selection: Selection, candidates: Candidates, discretization: Discretization
+) -> tuple[pa.Table, dict]:
+    """The chosen rules in order with their training statistics."""
+    stats = selection.stats
+    table = pa.table(
+        {
+            "order": pa.array(np.arange(1, len(stats) + 1), pa.int64()),
+            "candidate": pa.array(selection.indices, pa.int64()),
+            "rule": [
+                rule_text(rule_from_point(candidates.points[i], discretization))
+                for i in selection.indices
+            ],
+            "positives": pa.array([s.positives for s in stats], pa.float64()),
+            "negatives": pa.array([s.negatives for s in stats], pa.float64()),
+            "new_positives": pa.array([s.new_positives for s in stats], pa.float64()),
+            "new_negatives": pa.array([s.new_negatives for s in stats], pa.float64()),
+            "precision": pa.array([s.precision for s in stats], pa.float64()),
+        }
+    )
+    return table, {}

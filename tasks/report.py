@@ -1,0 +1,99 @@
+"""Report task: holdout metrics, the stakeholder rule report (files and Prefect artifacts)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+from prefect import task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
+
+from libre_lib.artifacts import atomic_write_text
+from libre_lib.report import build_report, render_html, render_markdown
+from libre_lib.spec import PipelineSpec
+from libre_lib.validation import ValidationReport
+
+from .common import Stage, read_stage, run_stage, target_label
+from .learning import load_model, training_part
+
+
+def artifact_key(spec: PipelineSpec, what: str) -> str:
+    """Prefect artifact keys: lowercase letters, digits and dashes."""
+    return f"libre-{spec.name}-{what}"
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    return json.loads(frame.to_json(orient="records"))
+
+
+@task(name="report", cache_policy=NO_CACHE)
+def report(
+    spec: PipelineSpec,
+    store_root: str,
+    selection: Stage,
+    data: Stage,
+    split: Stage,
+    validation: Stage,
+    run_dir: str,
+    force: bool = False,
+) -> dict:
+    """Metrics on the holdout rows, report.md / report.html / model.json in the run folder,
+    and the markdown and table artifacts."""
+    model = load_model(store_root, selection)
+    X, y = training_part(spec, store_root, data, split, holdout=True)
+    note = ()
+    if len(X) == 0:
+        X, y = training_part(spec, store_root, data, split)
+        note = ("holdout_fraction is 0: the metrics below are on the training rows.",)
+    validation_report = ValidationReport.from_dict(read_stage(store_root, validation)[1]["report"])
+    n_train = int((~read_stage(store_root, split)[0].column("holdout").to_numpy()).sum())
+    rule_report = build_report(
+        model,
+        X,
+        y,
+        title=spec.report.title or f"Rule report: {spec.name}",
+        column_labels=spec.report.column_labels,
+        target_label=spec.report.target_label,
+        validation_summary=validation_report.summary(),
+        validation_success=validation_report.success,
+        data_description=(
+            f"{Path(spec.data.path).name}: {n_train} training rows, {len(X)} holdout rows; "
+            f"positive class {target_label(spec, spec.target.positive_class)!r}"
+        ),
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        notes=note,
+    )
+    markdown = render_markdown(rule_report)
+    folder = Path(run_dir)
+    atomic_write_text(folder / "report.md", markdown)
+    atomic_write_text(folder / "report.html", render_html(rule_report))
+    atomic_write_text(folder / "model.json", model.to_json())
+
+    def compute():
+        return rule_report.rules, {"metrics": dict(rule_report.metrics)}
+
+    stage = run_stage(
+        store_root,
+        "report",
+        {"spec": spec.report.model_dump()},
+        [selection, data, split, validation],
+        compute,
+        force,
+    )
+    create_markdown_artifact(
+        markdown, key=artifact_key(spec, "report"), description=f"LIBRE rule report for {spec.name}"
+    )
+    create_table_artifact(
+        _records(rule_report.rules),
+        key=artifact_key(spec, "rules"),
+        description="Per-rule statistics",
+    )
+    create_table_artifact(
+        [dict(rule_report.metrics)],
+        key=artifact_key(spec, "metrics"),
+        description="Holdout metrics",
+    )
+    return {"metrics": dict(rule_report.metrics), "report_stage": stage.ref.path}

@@ -1,0 +1,56 @@
+"""One Prefect test server for the whole flow-test session (starting one takes ~15 s)."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+
+SPECS = Path(__file__).resolve().parents[2] / "deployments" / "specs"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def prefect_backend():
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        with temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+            yield
+
+
+@pytest.fixture
+def spec_copy(tmp_path):
+    """Write a variant of a bundled spec into tmp_path (data path made absolute)."""
+    import yaml
+
+    def make(name: str = "haberman", **changes) -> Path:
+        raw = yaml.safe_load((SPECS / f"{name}.yaml").read_text())
+        raw["data"]["path"] = str((SPECS / raw["data"]["path"]).resolve())
+        raw["store"] = str(tmp_path / "store")
+        for dotted, value in changes.items():
+            node = raw
+            *parents, leaf = dotted.split("__")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = value
+        path = tmp_path / f"{name}-{len(list(tmp_path.glob('*.yaml')))}.yaml"
+        path.write_text(yaml.safe_dump(raw))
+        return path
+
+    return make
+
+
+@pytest.fixture
+def data_copy(tmp_path):
+    def make(name: str = "haberman.csv") -> Path:
+        source = SPECS.parents[1] / "libre_lib" / "datasets" / name
+        target = tmp_path / name
+        shutil.copy(source, target)
+        return target
+
+    return make

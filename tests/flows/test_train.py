@@ -1,0 +1,134 @@
+"""End-to-end runs of the training flow on a small bundled dataset (haberman, 10 learners)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from prefect.artifacts import Artifact
+
+from flows.train import train, train_flow
+from libre_lib import LibreClassifier
+from libre_lib.errors import DataValidationError
+
+
+def _stages(summary, name=None):
+    return [s for s in summary["stages"] if name is None or s["stage"] == name]
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """One trained pipeline shared by the tests that only read its outputs."""
+    import yaml
+
+    from tests.flows.conftest import SPECS
+
+    folder = tmp_path_factory.mktemp("pipeline")
+    raw = yaml.safe_load((SPECS / "haberman.yaml").read_text())
+    raw["data"]["path"] = str((SPECS / raw["data"]["path"]).resolve())
+    raw["store"] = str(folder / "store")
+    spec = folder / "haberman.yaml"
+    spec.write_text(yaml.safe_dump(raw))
+    return spec, train(spec), train(spec)
+
+
+def test_every_stage_writes_a_parquet_file_that_loads(first_run):
+    _, summary, _ = first_run
+    names = {s["stage"] for s in summary["stages"]}
+    assert {"dataset", "validation", "split", "discretize", "encode", "learner"} <= names
+    assert {"candidates", "selection"} <= names
+    assert len(_stages(summary, "learner")) >= 2
+    for stage in summary["stages"]:
+        frame = pd.read_parquet(stage["path"])
+        assert isinstance(frame, pd.DataFrame)
+        assert Path(stage["path"]).with_name(Path(stage["path"]).name + ".sha256").is_file()
+    assert summary["cache_hits"] == 0
+    run_dir = Path(summary["run_dir"])
+    for name in ("report.md", "report.html", "model.json", "run.json"):
+        assert (run_dir / name).is_file(), name
+
+
+def test_second_run_is_all_cache_hits_with_an_identical_model(first_run):
+    _, first, second = first_run
+    assert second["cache_hits"] == second["n_stages"]
+    assert all(s["cache_hit"] for s in second["stages"])
+    model_1 = json.loads(Path(first["model"]).read_text())
+    model_2 = json.loads(Path(second["model"]).read_text())
+    assert model_1["rules"] == model_2["rules"]
+
+
+def test_the_pipeline_model_equals_the_estimator_fitted_on_the_same_rows(first_run):
+    spec_path, summary, _ = first_run
+    from libre_lib.spec import load_spec
+
+    spec = load_spec(spec_path)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    data = pd.read_parquet(_stages(summary, "dataset")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    train_rows = data.loc[~holdout].reset_index(drop=True)
+    X, y = train_rows.drop(columns="target"), train_rows["target"]
+    params = spec.estimator_params()
+    direct = LibreClassifier(**params).fit(X, y)
+    assert direct.rules_ == model.rules_
+    np.testing.assert_array_equal(direct.predict(X), model.predict(X))
+
+
+def test_report_artifacts_are_published(first_run):
+    _, summary, _ = first_run
+    report = Artifact.get("libre-haberman-report")
+    assert report is not None and report.type == "markdown"
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    first_rule = str(model.rules_[0])
+    markdown = Path(summary["run_dir"], "report.md").read_text()
+    assert "positive lymph nodes" in markdown  # the spec's plain-language column label
+    assert first_rule.split(" ∈ ")[0].replace("positive_axillary_nodes", "") in report.data
+    assert Artifact.get("libre-haberman-rules").type == "table"
+    assert Artifact.get("libre-haberman-progress").data == 100
+
+
+def test_changing_alpha_reruns_only_selection_and_report(first_run, spec_copy):
+    spec_path, _, _ = first_run
+    import yaml
+
+    raw = yaml.safe_load(spec_path.read_text())
+    raw["model"]["alpha"] = 0.9
+    changed = spec_path.with_name("haberman-alpha.yaml")
+    changed.write_text(yaml.safe_dump(raw))
+    summary = train(changed)
+    recomputed = {s["stage"] for s in summary["stages"] if not s["cache_hit"]}
+    assert recomputed == {"selection"}
+
+
+def test_a_corrupted_cache_file_is_recomputed(first_run):
+    spec_path, first, _ = first_run
+    learner = Path(_stages(first, "learner")[0]["path"])
+    data = learner.read_bytes()
+    learner.write_bytes(data[: len(data) // 2])
+    summary = train(spec_path)
+    hits = {s["path"]: s["cache_hit"] for s in summary["stages"]}
+    assert hits[str(learner)] is False
+    assert pd.read_parquet(learner).shape[0] >= 0
+    assert json.loads(Path(summary["model"]).read_text())["rules"] == json.loads(
+        Path(first["model"]).read_text()
+    )["rules"]
+
+
+def test_force_recomputes_every_stage(first_run):
+    spec_path, _, _ = first_run
+    summary = train(spec_path, force=True)
+    assert summary["cache_hits"] == 0
+
+
+def test_a_failed_expectation_fails_the_run_with_a_readable_message(spec_copy):
+    spec = spec_copy(expectations__columns={"age": {"min": 50, "max": 60}})
+    state = train_flow(str(spec), return_state=True)
+    assert state.is_failed()
+    with pytest.raises(DataValidationError, match="age"):
+        state.result()
+
+
+def test_undeclared_target_classes_fail_validation(spec_copy):
+    spec = spec_copy(target__classes=["1", "3"])
+    with pytest.raises(DataValidationError, match="target"):
+        train(spec)
