@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: demo test lint install clean
 
 demo: $(STAMP)
-	$(BIN)/python examples/quickstart.py
+	$(BIN)/libre train deployments/specs/pima.yaml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

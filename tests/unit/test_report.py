@@ -1,0 +1,449 @@
+"""Rule reports: the numbers against a direct computation, Markdown and self-contained HTML."""
+
+import ast
+import copy
+import math
+import re
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
+from sklearn.model_selection import train_test_split
+
+from libre_lib import LibreClassifier
+from libre_lib.discretization import CATEGORICAL, NUMERIC
+from libre_lib.report import (
+    RULE_TABLE_COLUMNS,
+    RuleReport,
+    build_report,
+    metrics,
+    plain_rule_text,
+    plain_ruleset_text,
+    render_html,
+    render_markdown,
+    rule_table,
+    truncation_curve,
+)
+from libre_lib.rules import Condition, Interval, Rule, RuleSet, RuleStats
+
+NASTY = 'a<b & "c"'
+
+
+@pytest.fixture(scope="module")
+def liver():
+    from libre_lib.datasets import load_dataset
+
+    X, y, info = load_dataset("liver")
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=0.3, random_state=0, stratify=y
+    )
+    model = LibreClassifier(random_state=0, positive_class=info.positive_class)
+    model.fit(X_train, y_train)
+    assert len(model.rules_) >= 2  # the tests below need a real rule set
+    return model, X_test.reset_index(drop=True), y_test.reset_index(drop=True), info
+
+
+@pytest.fixture(scope="module")
+def labels(liver):
+    model = liver[0]
+    return {model.rules_[0].features[0]: NASTY, "not_a_column": "ignored"}
+
+
+@pytest.fixture(scope="module")
+def report(liver, labels):
+    model, X, y, _ = liver
+    return build_report(
+        model,
+        X,
+        y,
+        title="Liver <disorders> & drinks",
+        column_labels=labels,
+        target_label="drinks per day",
+        validation_summary="3 of 3 checks passed\n- no missing target\n- <script>x</script>",
+        validation_success=True,
+        data_description="liver.csv, 241 training rows, 104 holdout rows",
+        generated_at="2025-01-01T00:00:00Z",
+        notes=("Split 70/30, stratified.", "1. starts like a list"),
+    )
+
+
+def empty_model(model: LibreClassifier) -> LibreClassifier:
+    empty = copy.deepcopy(model)
+    empty.rules_ = RuleSet(
+        (),
+        target=model.rules_.target,
+        positive_class=model.rules_.positive_class,
+        negative_class=model.rules_.negative_class,
+    )
+    return empty
+
+
+def truncated(model: LibreClassifier, k: int) -> LibreClassifier:
+    short = copy.deepcopy(model)
+    short.rules_ = RuleSet(
+        model.rules_.rules[:k],
+        target=model.rules_.target,
+        positive_class=model.rules_.positive_class,
+        negative_class=model.rules_.negative_class,
+        stats=model.rules_.stats[:k],
+    )
+    return short
+
+
+# --- numbers -----------------------------------------------------------------------------------
+
+
+def test_rule_table_matches_fired_rules(liver):
+    model, X, y, info = liver
+    table = rule_table(model, X, y)
+    fired = model.fired_rules(X)
+    positive = (y == info.positive_class).to_numpy()
+    k = len(model.rules_)
+
+    assert list(table.columns) == list(RULE_TABLE_COLUMNS)
+    assert table["rule"].tolist() == list(range(1, k + 1))
+    assert table["text"].tolist() == [str(r) for r in model.rules_]
+    assert table["atoms"].tolist() == [len(r) for r in model.rules_]
+    np.testing.assert_array_equal(table["covered"], fired.sum(axis=0))
+    np.testing.assert_array_equal(table["true_positives"], (fired & positive[:, None]).sum(axis=0))
+    np.testing.assert_array_equal(
+        table["false_positives"], (fired & ~positive[:, None]).sum(axis=0)
+    )
+    np.testing.assert_allclose(
+        table["precision"], table["true_positives"] / table["covered"].clip(lower=1)
+    )
+    np.testing.assert_allclose(table["recall"], table["true_positives"] / positive.sum())
+    stats = model.rules_.stats
+    np.testing.assert_allclose(table["train_support"], [s.positives + s.negatives for s in stats])
+    np.testing.assert_allclose(table["train_precision"], [s.precision for s in stats])
+
+    for j in range(k):
+        earlier = fired[:, :j].any(axis=1)
+        assert table["marginal_true_positives"][j] == np.sum(fired[:, j] & positive & ~earlier)
+    model_tp = np.sum((model.predict(X) == info.positive_class) & positive)
+    assert table["marginal_true_positives"].sum() == model_tp
+    assert table["marginal_true_positives"][0] == table["true_positives"][0]
+
+
+def test_metrics_agree_with_sklearn(liver):
+    model, X, y, info = liver
+    pred = model.predict(X)
+    pos = info.positive_class
+    got = metrics(model, X, y)
+    assert set(got) == {
+        "f1",
+        "precision",
+        "recall",
+        "accuracy",
+        "n_rows",
+        "n_positive",
+        "n_rules",
+        "avg_atoms",
+    }
+    assert got["f1"] == pytest.approx(f1_score(y, pred, pos_label=pos))
+    assert got["precision"] == pytest.approx(precision_score(y, pred, pos_label=pos))
+    assert got["recall"] == pytest.approx(recall_score(y, pred, pos_label=pos))
+    assert got["accuracy"] == pytest.approx(accuracy_score(y, pred))
+    assert got["n_rows"] == len(X)
+    assert got["n_positive"] == int((y == pos).sum())
+    assert got["n_rules"] == len(model.rules_)
+    assert got["avg_atoms"] == pytest.approx(model.rules_.n_atoms)
+    assert all(isinstance(got[k], int) for k in ("n_rows", "n_positive", "n_rules"))
+
+
+def test_truncation_curve(liver):
+    model, X, y, _ = liver
+    curve = truncation_curve(model, X, y)
+    k = len(model.rules_)
+    assert curve["n_rules"].tolist() == list(range(k + 1))
+
+    first = curve.iloc[0]
+    assert first["recall"] == 0 and first["covered"] == 0 and first["f1"] == 0
+
+    last = curve.iloc[-1]
+    whole = metrics(model, X, y)
+    for name in ("f1", "precision", "recall", "accuracy"):
+        assert last[name] == pytest.approx(whole[name])
+
+    for j in range(k + 1):  # each row is the model cut to its first j rules
+        cut = metrics(truncated(model, j), X, y)
+        for name in ("f1", "precision", "recall", "accuracy"):
+            assert curve[name][j] == pytest.approx(cut[name])
+    assert (np.diff(curve["recall"]) >= 0).all()
+    assert (np.diff(curve["covered"]) >= 0).all()
+
+
+def test_y_as_array_and_holdout_with_one_class(liver):
+    model, X, y, info = liver
+    assert rule_table(model, X, y.to_numpy()).equals(rule_table(model, X, y))
+    only_negative = (y != info.positive_class).to_numpy()
+    Xn, yn = X[only_negative], y[only_negative]
+    got = metrics(model, Xn, yn)
+    assert got["n_positive"] == 0 and got["recall"] == 0 and got["f1"] == 0
+    assert (rule_table(model, Xn, yn)["recall"] == 0).all()
+    with pytest.raises(ValueError, match="labels"):
+        metrics(model, X, y[:-1])
+
+
+# --- plain-language text -----------------------------------------------------------------------
+
+
+def test_plain_rule_text():
+    rule = Rule(
+        (
+            Condition("glu", NUMERIC, intervals=(Interval(158.0, math.inf),)),
+            Condition("sex", CATEGORICAL, categories=("f", "m"), missing=True),
+            Condition("bmi", NUMERIC, missing=True),
+        )
+    )
+    assert plain_rule_text(rule, None) == str(rule)
+    assert plain_rule_text(rule, {}) == str(rule)
+    assert plain_rule_text(rule, {"glu": "Glucose (mg/dL)", "bmi": NASTY}) == (
+        'Glucose (mg/dL) ∈ [158, max] AND sex ∈ {f, m} ∪ missing AND a<b & "c" is missing'
+    )
+    # Two columns with the same label still render (no Rule is rebuilt).
+    assert plain_rule_text(rule, {"glu": "x", "sex": "x"}).startswith("x ∈ [158, max] AND x ∈")
+    assert plain_rule_text(Rule(()), {"a": "b"}) == "TRUE"
+
+
+def test_plain_ruleset_text(liver, labels):
+    model = liver[0]
+    assert plain_ruleset_text(model.rules_) == str(model.rules_)
+    text = plain_ruleset_text(model.rules_, labels, "drinks")
+    lines = text.splitlines()
+    assert len(lines) == len(model.rules_) + 1
+    assert lines[0].startswith("IF ") and all(line.startswith("OR ") for line in lines[1:-1])
+    assert NASTY in text
+    pos, neg = model.rules_.positive_class, model.rules_.negative_class
+    assert lines[-1] == f"THEN drinks = {pos} ELSE drinks = {neg}"
+    assert plain_ruleset_text(empty_model(model).rules_) == (
+        f"IF FALSE THEN target = {pos} ELSE target = {neg}"
+    )
+
+
+# --- Markdown ----------------------------------------------------------------------------------
+
+
+def test_markdown_content(report, liver):
+    md = render_markdown(report)
+    model = liver[0]
+    assert md.startswith("# Liver \\<disorders\\> \\& drinks\n")
+    assert "## How to read this" in md
+    assert "```text\n" + report.ruleset_text + "\n```" in md
+    assert report.ruleset_text.splitlines()[-1].startswith("THEN drinks per day = ")
+    for heading in (
+        "## Rules one by one",
+        "## Holdout performance",
+        "## Keeping only the first rules",
+        "## Data validation",
+        "## Model parameters",
+        "## Notes",
+    ):
+        assert heading in md
+    assert "| \\# | Rule | Conditions |" in md
+    assert "| Rules kept | Rows flagged |" in md
+    assert "**Status: Passed**" in md
+    assert "- <script>x</script>" in md  # verbatim, inside the fenced summary
+    assert "| `random_state` | `0` |" in md
+    assert "- 1\\. starts like a list" in md
+    # Counts as integers, rates with three decimals.
+    row = report.rules.iloc[0]
+    assert f"| {row['covered']} | {row['true_positives']} | {row['false_positives']} | " in md
+    assert f"| {row['precision']:.3f} | {row['recall']:.3f} |" in md
+    assert f"| F1 score | {report.metrics['f1']:.3f} |" in md
+    assert len(report.rules) == len(model.rules_)
+
+
+def test_markdown_is_plain_gfm(report):
+    markdown_it = pytest.importorskip("markdown_it")
+    md = render_markdown(report)
+    parser = markdown_it.MarkdownIt("commonmark").enable("table")
+    tokens = parser.parse(md)
+    inline = [c for t in tokens if t.children for c in t.children]
+    assert not [t for t in tokens if t.type == "html_block"]
+    assert not [t for t in inline if t.type in ("html_inline", "link_open", "image")]
+    assert sum(t.type == "table_open" for t in tokens) == 4
+    rendered = parser.render(md)
+    n_rule_rows = len(report.rules) + 1
+    assert rendered.count("a&lt;b &amp; &quot;c&quot; ∈") >= 2  # fenced block and rule table
+    assert "<script>" not in rendered
+    first_table = rendered.split("<table>")[1]
+    assert first_table.count("<tr>") == n_rule_rows
+
+
+# --- HTML --------------------------------------------------------------------------------------
+
+
+class _Collector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs += attrs
+
+
+def test_html_self_contained_and_escaped(report):
+    page = render_html(report)
+    assert page.startswith("<!DOCTYPE html>")
+    assert page.count("<svg") == 2
+    assert "http://" not in page and "https://" not in page
+    assert "a&lt;b &amp; &quot;c&quot;" in page
+    assert NASTY not in page
+    assert "<script" not in page.replace("&lt;script&gt;", "")
+    assert "<title>Liver &lt;disorders&gt; &amp; drinks</title>" in page
+
+    collector = _Collector()
+    collector.feed(page)
+    assert "script" not in collector.tags and "link" not in collector.tags
+    assert "img" not in collector.tags and "iframe" not in collector.tags
+    assert not [v for k, v in collector.attrs if k in ("src", "href")]
+    assert collector.tags.count("table") == 4  # rules, metrics, curve, parameters
+    assert "polyline" in collector.tags and "rect" in collector.tags
+
+    for svg in re.findall(r"<svg.*?</svg>", page, flags=re.S):
+        root = ET.fromstring(svg)  # well-formed XML
+        assert root.find("title") is not None
+        assert any(el.tag == "text" for el in root.iter())
+
+
+def test_html_figures(report):
+    page = render_html(report)
+    bars, curve = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+    for row in report.rules.itertuples():
+        assert f">Rule {row.rule}</text>" in bars
+        assert f"{row.true_positives} correct · {row.false_positives} wrong" in bars
+    assert "Holdout rows matched by the rule" in bars
+    assert curve.count("<polyline") == 3
+    assert "Number of rules kept" in curve and "Score on holdout rows" in curve
+    for tick in ("0.0", "0.2", "0.4", "0.6", "0.8", "1.0"):
+        assert f">{tick}</text>" in curve
+    n_points = len(report.curve)
+    assert curve.count("<circle") == 3 * n_points
+    assert "F1 score" in curve and "Precision" in curve and "Recall" in curve
+
+
+def test_rendering_is_deterministic(liver, labels, report):
+    model, X, y, _ = liver
+    again = build_report(
+        model,
+        X,
+        y,
+        title=report.title,
+        column_labels=labels,
+        target_label="drinks per day",
+        validation_summary=report.validation_summary,
+        validation_success=True,
+        data_description=report.data_description,
+        generated_at=report.generated_at,
+        notes=report.notes,
+    )
+    assert render_markdown(report) == render_markdown(again) == render_markdown(report)
+    assert render_html(report) == render_html(again) == render_html(report)
+
+
+# --- edge cases --------------------------------------------------------------------------------
+
+
+def test_model_without_rules(liver):
+    model, X, y, _ = liver
+    empty = empty_model(model)
+    table = rule_table(empty, X, y)
+    assert table.empty and list(table.columns) == list(RULE_TABLE_COLUMNS)
+    got = metrics(empty, X, y)
+    assert got["n_rules"] == 0 and got["recall"] == 0 and got["f1"] == 0 and got["avg_atoms"] == 0
+    assert got["accuracy"] == pytest.approx(float((empty.predict(X) == y).mean()))
+    curve = truncation_curve(empty, X, y)
+    assert curve["n_rules"].tolist() == [0]
+
+    report = build_report(empty, X, y, title="No rules")
+    assert report.ruleset_text.startswith("IF FALSE THEN ")
+    md = render_markdown(report)
+    assert "The model has no rules" in md and "**Status: Not run**" in md
+    page = render_html(report)
+    assert page.count("<svg") == 2 and "No rules: nothing to show" in page
+    for svg in re.findall(r"<svg.*?</svg>", page, flags=re.S):
+        ET.fromstring(svg)
+
+
+def test_report_without_optional_parts_and_missing_stats():
+    rule = Rule((Condition("x", NUMERIC, intervals=(Interval(1.0, math.inf),)),))
+    rules = pd.DataFrame(
+        {
+            "rule": [1],
+            "text": [str(rule)],
+            "atoms": [1],
+            "train_support": [float("nan")],
+            "train_precision": [float("nan")],
+            "covered": [3],
+            "true_positives": [2],
+            "false_positives": [1],
+            "precision": [2 / 3],
+            "recall": [1.0],
+            "marginal_true_positives": [2],
+        }
+    )
+    curve = pd.DataFrame(
+        {
+            "n_rules": [0, 1],
+            "covered": [0, 3],
+            "true_positives": [0, 2],
+            "false_positives": [0, 1],
+            "precision": [0.0, 2 / 3],
+            "recall": [0.0, 1.0],
+            "f1": [0.0, 0.8],
+            "accuracy": [0.5, 0.75],
+        }
+    )
+    report = RuleReport(
+        title="t",
+        ruleset_text="IF x ∈ [1, max]\nTHEN y = 1 ELSE y = 0",
+        rules=rules,
+        metrics={"f1": 0.8, "custom | metric": 7},
+        curve=curve,
+        validation_success=False,
+    )
+    md = render_markdown(report)
+    assert "| – | – |" in md  # unknown training stats
+    assert "| custom \\| metric | 7 |" in md
+    assert "**Status: Failed**" in md and "No parameters recorded." in md
+    assert "## Notes" not in md
+    page = render_html(report)
+    assert 'class="badge fail"' in page and page.count("<svg") == 2
+
+
+def test_stats_none_gives_nan(liver):
+    model, X, y, _ = liver
+    blank = copy.deepcopy(model)
+    blank.rules_ = RuleSet(
+        model.rules_.rules,
+        target=model.rules_.target,
+        positive_class=model.rules_.positive_class,
+        negative_class=model.rules_.negative_class,
+        stats=tuple(None for _ in model.rules_),
+    )
+    table = rule_table(blank, X, y)
+    assert table["train_support"].isna().all() and table["train_precision"].isna().all()
+    assert table["covered"].tolist() == rule_table(model, X, y)["covered"].tolist()
+    assert isinstance(model.rules_.stats[0], RuleStats)
+
+
+def test_report_module_imports_only_stdlib_numpy_pandas_and_libre_lib():
+    import libre_lib.report as module
+
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            roots.add(node.module.split(".")[0])
+    allowed = set(sys.stdlib_module_names) | {"numpy", "pandas", "libre_lib"}
+    assert roots <= allowed, roots - allowed
