@@ -1,0 +1,440 @@
+"""The content-addressed Parquet store: keys, round trips, corruption, crashes, concurrency."""
+
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import pickle
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from libre_lib import LibreError, ParameterError, __version__
+from libre_lib.artifacts import (
+    ArtifactRef,
+    ArtifactStore,
+    atomic_write_bytes,
+    atomic_write_text,
+    fingerprint_bytes,
+    fingerprint_file,
+    fingerprint_json,
+    stage_key,
+)
+from libre_lib.errors import ArtifactError
+
+STAGE = "discretize"
+PARAMS = {"max_bins": 8, "alpha": 0.05, "columns": ["a", "b"]}
+INPUTS = ["0" * 64, "f" * 64]
+KEY = stage_key(STAGE, PARAMS, INPUTS, "1.0")
+
+
+def make_frame(n: int = 200, shift: int = 0) -> pd.DataFrame:
+    """A frame with int, float (with NaN), str and bool columns."""
+    ints = np.arange(n, dtype=np.int64) + shift
+    floats = np.linspace(0.0, 1.0, n)
+    floats[::7] = np.nan
+    return pd.DataFrame(
+        {
+            "i": ints,
+            "f": floats,
+            "s": pd.Series(ints).astype(str).radd("v"),
+            "b": ints % 3 == 0,
+        }
+    )
+
+
+def compute_with_counter(counter: list[int], frame: pd.DataFrame | None = None):
+    """A compute callable that counts its calls."""
+
+    def compute():
+        counter.append(1)
+        return (make_frame() if frame is None else frame), {"source": "unit-test"}
+
+    return compute
+
+
+def stage_dir_names(store: ArtifactStore, stage: str = STAGE) -> set[str]:
+    return {p.name for p in (store.root / stage).iterdir()}
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+
+def test_fingerprint_file_and_bytes_match_hashlib(tmp_path):
+    data = np.random.default_rng(0).bytes(3 * 1024 * 1024 + 17)  # several read chunks
+    path = tmp_path / "blob.bin"
+    path.write_bytes(data)
+    expected = hashlib.sha256(data).hexdigest()
+    assert fingerprint_file(path) == expected
+    assert fingerprint_file(str(path)) == expected
+    assert fingerprint_bytes(data) == expected
+
+
+def test_fingerprint_json_is_canonical_and_converts_numpy():
+    a = {"b": [1, 2.5, "é"], "a": {"y": None, "x": True}}
+    b = {"a": {"x": True, "y": None}, "b": [1, 2.5, "é"]}
+    assert fingerprint_json(a) == fingerprint_json(b)
+    assert fingerprint_json(a) != fingerprint_json({**a, "b": [2, 1]})
+    with_numpy = {"n": np.int64(3), "f": np.float32(0.5), "arr": np.array([1, 2]), "t": np.bool_(1)}
+    plain = {"n": 3, "f": 0.5, "arr": [1, 2], "t": True}
+    assert fingerprint_json(with_numpy) == fingerprint_json(plain)
+
+
+@pytest.mark.parametrize("bad", [{1, 2}, object(), b"bytes", pd.Timestamp("2020-01-01")])
+def test_fingerprint_json_rejects_unsupported_values_by_name(bad):
+    with pytest.raises(TypeError, match=type(bad).__name__):
+        fingerprint_json({"params": [bad]})
+
+
+def test_stage_key_is_stable_and_sensitive_to_every_part():
+    assert stage_key(STAGE, dict(reversed(PARAMS.items())), INPUTS, "1.0") == KEY
+    assert len(KEY) == 32 and int(KEY, 16) >= 0
+    variants = [
+        stage_key("encode", PARAMS, INPUTS, "1.0"),
+        stage_key(STAGE, {**PARAMS, "max_bins": 9}, INPUTS, "1.0"),
+        stage_key(STAGE, {**PARAMS, "extra": None}, INPUTS, "1.0"),
+        stage_key(STAGE, PARAMS, ["1" * 64, "f" * 64], "1.0"),
+        stage_key(STAGE, PARAMS, list(reversed(INPUTS)), "1.0"),
+        stage_key(STAGE, PARAMS, INPUTS[:1], "1.0"),
+        stage_key(STAGE, PARAMS, INPUTS, "1.1"),
+    ]
+    assert len({KEY, *variants}) == len(variants) + 1
+
+
+@pytest.mark.parametrize(
+    ("stage", "params", "inputs", "version"),
+    [
+        ("../up", {}, [], "1"),
+        ("", {}, [], "1"),
+        (STAGE, [1], [], "1"),
+        (STAGE, {}, "abc", "1"),
+        (STAGE, {}, [1], "1"),
+        (STAGE, {}, [], 1),
+    ],
+)
+def test_stage_key_rejects_bad_arguments(stage, params, inputs, version):
+    with pytest.raises(ParameterError):
+        stage_key(stage, params, inputs, version)
+
+
+# --------------------------------------------------------------------------- refs and errors
+
+
+def test_artifact_ref_round_trips_through_dict_json_and_pickle():
+    ref = ArtifactRef(STAGE, KEY, "/tmp/x.parquet", "a" * 64, 12)
+    assert ArtifactRef.from_dict(json.loads(json.dumps(ref.to_dict()))) == ref
+    assert pickle.loads(pickle.dumps(ref)) == ref
+    with pytest.raises(ArtifactError, match="n_rows"):
+        ArtifactRef.from_dict({k: v for k, v in ref.to_dict().items() if k != "n_rows"})
+
+
+def test_artifact_error_is_a_libre_error_and_an_os_error():
+    err = ArtifactError("boom")
+    assert isinstance(err, LibreError) and isinstance(err, OSError)
+    assert isinstance(err, ValueError) and str(err) == "boom"
+    assert str(pickle.loads(pickle.dumps(err))) == "boom"
+
+
+def test_store_rejects_urls_and_unsafe_names(tmp_path):
+    with pytest.raises(ParameterError, match="local"):
+        ArtifactStore("s3://bucket/cache")
+    store = ArtifactStore(tmp_path)
+    with pytest.raises(ParameterError):
+        store.path_for("../escape", KEY)
+    with pytest.raises(ParameterError):
+        store.write(STAGE, "a/b", make_frame())
+    with pytest.raises(ParameterError, match="reserved"):
+        store.write(STAGE, KEY, make_frame(), {"stage": "other"})
+
+
+# --------------------------------------------------------------------------- round trip
+
+
+def test_dataframe_round_trip_with_metadata(tmp_path):
+    store = ArtifactStore(str(tmp_path / "store"))  # str root, created lazily
+    assert not (tmp_path / "store").exists()
+    frame = make_frame().set_axis(np.arange(200) * 2)  # the index is not preserved
+    meta = {"source": "iris", "params": {"max_bins": np.int64(8), "cols": ["a"]}}
+    ref = store.write(STAGE, KEY, frame, meta)
+
+    assert ref.path == str(tmp_path / "store" / STAGE / f"{KEY}.parquet")
+    assert ref.n_rows == 200 and ref.sha256 == fingerprint_file(ref.path)
+    assert stage_dir_names(store) == {f"{KEY}.parquet", f"{KEY}.parquet.sha256"}
+    expected = frame.reset_index(drop=True)
+    pd.testing.assert_frame_equal(store.read_frame(ref), expected)
+    assert store.read(ref).num_rows == 200
+    assert store.metadata(ref) == {
+        "schema_version": "1",
+        "library_version": __version__,
+        "stage": STAGE,
+        "key": KEY,
+        "source": "iris",
+        "params": {"max_bins": 8, "cols": ["a"]},
+    }
+    sidecar = json.loads((tmp_path / "store" / STAGE / f"{KEY}.parquet.sha256").read_text())
+    assert sidecar["sha256"] == ref.sha256 and sidecar["size"] == os.path.getsize(ref.path)
+    assert "created" in sidecar
+    assert store.lookup(STAGE, KEY) == ref
+
+
+def test_artifact_is_a_plain_parquet_file(tmp_path):
+    store = ArtifactStore(tmp_path)
+    ref = store.write(STAGE, KEY, make_frame(), {"source": "iris"})
+    pd.testing.assert_frame_equal(pd.read_parquet(ref.path), make_frame())
+    table = pq.read_table(ref.path)
+    assert table.schema.metadata[b"libre.stage"] == b'"discretize"'
+    assert table.schema.metadata[b"libre.source"] == b'"iris"'
+    footer = pq.read_metadata(ref.path).metadata
+    assert json.loads(footer[b"libre.library_version"]) == __version__
+    assert json.loads(footer[b"libre.key"]) == KEY
+
+
+def test_arrow_table_input_and_empty_metadata(tmp_path):
+    store = ArtifactStore(tmp_path)
+    table = pa.table({"x": [1, 2, 3], "y": ["a", None, "c"]})
+    ref = store.write(STAGE, KEY, table)
+    assert store.read(ref).equals(table.replace_schema_metadata(store.read(ref).schema.metadata))
+    assert store.metadata(ref)["stage"] == STAGE
+
+
+# --------------------------------------------------------------------------- caching
+
+
+def test_get_or_compute_hits_and_force_recomputes(tmp_path):
+    store = ArtifactStore(tmp_path)
+    calls: list[int] = []
+    ref1, hit1 = store.get_or_compute(STAGE, PARAMS, INPUTS, compute_with_counter(calls))
+    ref2, hit2 = store.get_or_compute(STAGE, PARAMS, INPUTS, compute_with_counter(calls))
+    assert (hit1, hit2, len(calls)) == (False, True, 1)
+    assert ref1 == ref2 and ref1.key == stage_key(STAGE, PARAMS, INPUTS, __version__)
+    meta = store.metadata(ref1)
+    assert meta["params"] == PARAMS and meta["inputs"] == INPUTS
+    assert meta["stage_version"] == __version__ and meta["source"] == "unit-test"
+
+    ref3, hit3 = store.get_or_compute(
+        STAGE, PARAMS, INPUTS, compute_with_counter(calls, make_frame(shift=5)), force=True
+    )
+    assert (hit3, len(calls)) == (False, 2)
+    assert ref3.key == ref1.key and ref3.sha256 != ref1.sha256
+    pd.testing.assert_frame_equal(store.read_frame(ref3), make_frame(shift=5))
+
+    _, hit4 = store.get_or_compute(STAGE, PARAMS, INPUTS, compute_with_counter(calls), version="2")
+    assert (hit4, len(calls)) == (False, 3)
+
+
+def test_get_or_compute_rejects_a_bad_compute_result(tmp_path):
+    store = ArtifactStore(tmp_path)
+    with pytest.raises(ParameterError, match="must return"):
+        store.get_or_compute(STAGE, PARAMS, INPUTS, make_frame)
+
+
+# --------------------------------------------------------------------------- corruption
+
+
+def test_truncated_file_is_a_miss_and_is_recomputed(tmp_path, caplog):
+    store = ArtifactStore(tmp_path)
+    calls: list[int] = []
+    ref, _ = store.get_or_compute(STAGE, PARAMS, INPUTS, compute_with_counter(calls))
+    data = open(ref.path, "rb").read()
+    with open(ref.path, "wb") as handle:
+        handle.write(data[: len(data) // 2])
+
+    with caplog.at_level(logging.WARNING, logger="libre_lib.artifacts"):
+        assert store.lookup(ref.stage, ref.key) is None
+    assert ref.path in caplog.text and "truncated" in caplog.text
+    moved = {name for name in stage_dir_names(store) if ".corrupt-" in name}
+    assert {name.split(".corrupt-")[0] for name in moved} == {
+        f"{ref.key}.parquet",
+        f"{ref.key}.parquet.sha256",
+    }
+
+    ref2, hit = store.get_or_compute(STAGE, PARAMS, INPUTS, compute_with_counter(calls))
+    assert (hit, len(calls)) == (False, 2) and ref2 == ref
+    pd.testing.assert_frame_equal(store.read_frame(ref2), make_frame())
+    assert store.get_or_compute(STAGE, PARAMS, INPUTS, compute_with_counter(calls))[1] is True
+
+
+def test_flipped_byte_is_detected_by_lookup_and_read(tmp_path, caplog):
+    store = ArtifactStore(tmp_path)
+    ref = store.write(STAGE, KEY, make_frame())
+    data = bytearray(open(ref.path, "rb").read())
+    data[len(data) // 2] ^= 0xFF
+    with open(ref.path, "wb") as handle:
+        handle.write(data)
+
+    with pytest.raises(ArtifactError, match="--force") as excinfo:
+        store.read(ref)
+    assert ref.path in str(excinfo.value)
+    with caplog.at_level(logging.WARNING, logger="libre_lib.artifacts"):
+        assert store.lookup(STAGE, KEY) is None
+    assert "corrupt" in caplog.text and ref.path in caplog.text
+    with pytest.raises(ArtifactError, match="missing"):  # moved aside, never trusted
+        store.read(ref)
+
+
+@pytest.mark.parametrize("damage", ["delete", "garble", "wrong-size"])
+def test_missing_or_garbled_sidecar_is_a_miss(tmp_path, caplog, damage):
+    store = ArtifactStore(tmp_path)
+    ref = store.write(STAGE, KEY, make_frame())
+    sidecar = tmp_path / STAGE / f"{KEY}.parquet.sha256"
+    if damage == "delete":
+        sidecar.unlink()
+    elif damage == "garble":
+        sidecar.write_text("{not json")
+    else:
+        record = json.loads(sidecar.read_text())
+        sidecar.write_text(json.dumps({**record, "size": record["size"] + 1}))
+    with caplog.at_level(logging.WARNING, logger="libre_lib.artifacts"):
+        assert store.lookup(STAGE, KEY) is None
+    assert ref.path in caplog.text
+    assert store.write(STAGE, KEY, make_frame()) == ref
+    assert store.lookup(STAGE, KEY) == ref
+
+
+def test_lookup_of_an_unknown_key_is_a_silent_miss(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="libre_lib.artifacts"):
+        assert ArtifactStore(tmp_path).lookup(STAGE, KEY) is None
+    assert caplog.records == []
+    with pytest.raises(ArtifactError, match="missing"):
+        ArtifactStore(tmp_path).read(ArtifactRef(STAGE, KEY, "x", "0" * 64, 1))
+
+
+# --------------------------------------------------------------------------- crashes
+
+
+def failing_replace(monkeypatch, fail_on: int) -> None:
+    """Make the ``fail_on``-th call of os.replace raise, as a crash at that point would."""
+    real_replace = os.replace
+    calls = []
+
+    def replace(src, dst):
+        calls.append(dst)
+        if len(calls) == fail_on:
+            raise OSError("simulated crash")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def test_crash_before_rename_leaves_no_final_file(tmp_path, monkeypatch):
+    store = ArtifactStore(tmp_path)
+    failing_replace(monkeypatch, fail_on=1)
+    with pytest.raises(ArtifactError, match="simulated crash"):
+        store.write(STAGE, KEY, make_frame())
+    assert stage_dir_names(store) == set()  # no final file, no temp file
+    assert store.lookup(STAGE, KEY) is None
+
+    ref, hit = store.get_or_compute(STAGE, PARAMS, INPUTS, compute_with_counter([]))
+    assert hit is False and store.lookup(STAGE, ref.key) == ref
+    pd.testing.assert_frame_equal(store.read_frame(ref), make_frame())
+
+
+def test_crash_between_file_and_sidecar_is_not_trusted(tmp_path, monkeypatch):
+    store = ArtifactStore(tmp_path)
+    failing_replace(monkeypatch, fail_on=2)  # the Parquet rename works, the sidecar's fails
+    with pytest.raises(ArtifactError, match="simulated crash"):
+        store.write(STAGE, KEY, make_frame())
+    assert stage_dir_names(store) == {f"{KEY}.parquet"}
+    assert store.lookup(STAGE, KEY) is None
+    ref = store.write(STAGE, KEY, make_frame())
+    assert store.lookup(STAGE, KEY) == ref
+
+
+def test_stale_temp_files_are_ignored_and_cleaned_up(tmp_path):
+    store = ArtifactStore(tmp_path)
+    stage_dir = tmp_path / STAGE
+    stage_dir.mkdir()
+    stale = stage_dir / f".{KEY}.parquet.tmp-4242-{'a' * 32}"
+    fresh = stage_dir / f".{KEY}.parquet.tmp-4243-{'b' * 32}"
+    other = stage_dir / "notes.txt"
+    for path in (stale, fresh, other):
+        path.write_bytes(b"PAR1 half written")
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+
+    assert store.lookup(STAGE, KEY) is None
+    assert store.cleanup_temp(max_age_s=3600) == [stale]
+    assert stage_dir_names(store) == {fresh.name, other.name}
+    assert ArtifactStore(tmp_path / "absent").cleanup_temp() == []
+
+
+# --------------------------------------------------------------------------- atomic helpers
+
+
+def test_atomic_write_helpers(tmp_path):
+    target = tmp_path / "deep" / "er" / "model.json"
+    assert atomic_write_text(target, '{"a": "é"}') == target
+    assert target.read_text(encoding="utf-8") == '{"a": "é"}'
+    atomic_write_bytes(str(target), b"v2")
+    assert target.read_bytes() == b"v2"
+    assert os.listdir(target.parent) == ["model.json"]
+
+
+def test_write_file_stays_under_the_root(tmp_path):
+    store = ArtifactStore(tmp_path / "root")
+    path = store.write_file("reports/summary.md", "# Rules\n")
+    assert path == tmp_path / "root" / "reports" / "summary.md"
+    assert path.read_text() == "# Rules\n"
+    assert store.write_file("model.bin", b"\x00\x01").read_bytes() == b"\x00\x01"
+    for bad in ("../outside.txt", str(tmp_path / "abs.txt"), "."):
+        with pytest.raises(ParameterError):
+            store.write_file(bad, "x")
+
+
+# --------------------------------------------------------------------------- concurrency
+
+
+def concurrent_writer(root: str, barrier, rounds: int, shift: int = 0) -> None:
+    """Write the same key ``rounds`` times once every writer is ready (runs in a subprocess)."""
+    store = ArtifactStore(root)
+    frame = make_frame(5000, shift)
+    barrier.wait(timeout=120)
+    for _ in range(rounds):
+        store.write(STAGE, KEY, frame, {"source": "race"})
+
+
+def test_concurrent_threads_and_processes_leave_one_valid_file(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(6)
+    processes = [
+        ctx.Process(target=concurrent_writer, args=(str(tmp_path), barrier, 5)) for _ in range(2)
+    ]
+    for process in processes:
+        process.start()
+    with ThreadPoolExecutor(4) as pool:
+        futures = [pool.submit(concurrent_writer, str(tmp_path), barrier, 5) for _ in range(4)]
+        for future in futures:
+            future.result()
+    for process in processes:
+        process.join(timeout=120)
+        assert process.exitcode == 0
+
+    store = ArtifactStore(tmp_path)
+    assert stage_dir_names(store) == {f"{KEY}.parquet", f"{KEY}.parquet.sha256"}
+    ref = store.lookup(STAGE, KEY)
+    assert ref is not None and ref.n_rows == 5000
+    pd.testing.assert_frame_equal(store.read_frame(ref), make_frame(5000))
+
+
+def test_concurrent_writers_of_different_content_leave_a_matching_pair(tmp_path):
+    barrier = threading.Barrier(4)
+    with ThreadPoolExecutor(4) as pool:
+        futures = [
+            pool.submit(concurrent_writer, str(tmp_path), barrier, 10, shift) for shift in range(4)
+        ]
+        for future in futures:
+            future.result()
+    store = ArtifactStore(tmp_path)
+    ref = store.lookup(STAGE, KEY)
+    assert ref is not None
+    shift = int(store.read_frame(ref)["i"].iloc[0])
+    pd.testing.assert_frame_equal(store.read_frame(ref), make_frame(5000, shift))
+    assert stage_dir_names(store) == {f"{KEY}.parquet", f"{KEY}.parquet.sha256"}
