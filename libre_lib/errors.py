@@ -25,9 +25,26 @@ class ModelFormatError(LibreError):
     """A serialized model (JSON) is malformed or written by an incompatible version."""
 
 
+class ArtifactError(LibreError, OSError):
+    """A cached artifact cannot be written, found or trusted (missing, truncated, corrupt).
+
+    It is also an ``OSError`` so code that handles file-system failures catches it too.
+    """
+
+
 class LibreWarning(UserWarning):
     """The work continues, but something the user should know happened (e.g. a column dropped)."""
 
 
 class SpecError(LibreError):
     """A pipeline spec is missing a key, has an unknown key or an invalid value."""
+
+
+class DataValidationError(LibreError):
+    """The training data failed its declared validation rules (see ``libre_lib.validation``).
+
+    The message lists every failed expectation; ``report`` holds the full ``ValidationReport``
+    when the error was raised by ``raise_for_failures``.
+    """
+
+    report = None
