@@ -18,7 +18,7 @@ from .discretization import Discretization, fit_discretization
 from .encoding import DistinctRecords, distinct_records
 from .ensemble import Candidates, draw_feature_subsets, fit_ensemble
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError
-from .inputs import Target, as_frame, binary_target, resolve_categorical
+from .inputs import Target, as_frame, binary_target, label_array, resolve_categorical
 from .render import rule_from_dict, rule_to_dict
 from .rules import RuleSet, rules_from_points
 from .selection import Selection, select_rules
@@ -336,8 +336,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         frame = as_frame(X, feature_names=None)
         if frame.shape[1] != self.n_features_in_:
             raise SchemaError(
-                f"X has {frame.shape[1]} features, but LibreClassifier was fitted with "
-                f"{self.n_features_in_} features."
+                f"X has {frame.shape[1]} features, but LibreClassifier is expecting "
+                f"{self.n_features_in_} features as input."
             )
         if hasattr(self, "feature_names_in_"):
             warnings.warn(
@@ -350,7 +350,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     def fired_rules(self, X) -> np.ndarray:
         """Bool matrix (rows x rules): which rule fires on which row."""
-        return self.rules_.fired(self._frame_for_predict(X))
+        frame = self._frame_for_predict(X)
+        return self.rules_.fired(frame)
 
     def decision_function(self, X) -> np.ndarray:
         """Score of each row: the training precision of the most precise rule that fires on it,
@@ -422,7 +423,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             )
         try:
             model = cls(**data["params"])
-            model.classes_ = np.array(data["classes"], dtype=object)
+            model.classes_ = label_array(data["classes"])
             model.positive_class_ = data["positive_class"]
             model.target_name_ = data["target"]
             model.columns_ = list(data["columns"])

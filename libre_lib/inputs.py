@@ -19,6 +19,11 @@ def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
     """Return ``X`` as a DataFrame with unique string column names, rejecting unusable input."""
     if isinstance(X, pd.DataFrame):
         frame = X
+    elif hasattr(X, "tocsr") or hasattr(X, "sparse"):
+        raise DataError(
+            f"Sparse input ({type(X).__name__}) is not supported: LibreClassifier needs dense "
+            "columns. Convert with X.toarray() or pass a DataFrame."
+        )
     else:
         if hasattr(X, "__array__") or isinstance(X, list | tuple):
             array = np.asarray(X)
@@ -29,7 +34,7 @@ def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
         if array.ndim != 2:
             raise DataError(
                 f"X must be 2-D (rows x features); got an array with shape {array.shape}. "
-                "Reshape a single feature with X.reshape(-1, 1)."
+                "Reshape your data: X.reshape(-1, 1) for a single feature."
             )
         names = list(feature_names) if feature_names is not None else None
         if names is None:
@@ -38,7 +43,10 @@ def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
         if array.dtype == object:
             frame = frame.infer_objects()
     if frame.shape[1] == 0:
-        raise DataError("X has no columns: LibreClassifier needs at least one feature.")
+        raise DataError(
+            f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of 1 is "
+            "required: LibreClassifier needs at least one feature column."
+        )
     if frame.shape[0] == 0:
         raise DataError("X has no rows: LibreClassifier needs at least one record per class.")
     names = [str(c) for c in frame.columns]
@@ -95,6 +103,11 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features) -> list[bool]
 
 def numeric_values(series: pd.Series) -> np.ndarray:
     """A numeric column as float64 with NaN for missing; infinite values are refused."""
+    if pd.api.types.is_complex_dtype(series.dtype):
+        raise DataError(
+            f"Complex data not supported: column {series.name!r} holds complex numbers. Split "
+            "it into real and imaginary parts, or drop it."
+        )
     try:
         values = pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError) as exc:
@@ -124,6 +137,14 @@ def _python_scalar(value):
     return value
 
 
+def label_array(labels) -> np.ndarray:
+    """Labels as a plain numpy array (int, float, bool or str dtype when they allow it), so
+    predictions look like ``y`` to scikit-learn's metrics."""
+    labels = [_python_scalar(v) for v in labels]
+    array = np.array(labels)
+    return array if array.dtype != object else np.array(labels, dtype=object)
+
+
 @dataclass(frozen=True)
 class Target:
     """A binary target: ``positive`` is the class mask, ``classes`` the labels [neg, pos]."""
@@ -135,6 +156,11 @@ class Target:
 
 def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
     """Check ``y`` and map it to a positive mask. Labels keep their original values."""
+    if y is None:
+        raise DataError(
+            "LibreClassifier requires y to be passed, but the target y is None: pass one label "
+            "per row."
+        )
     if isinstance(y, pd.DataFrame):
         if y.shape[1] != 1:
             raise DataError(f"y must be one column of labels; got a DataFrame with {y.shape[1]}.")
@@ -166,9 +192,7 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
     except TypeError:
         classes = sorted(classes, key=str)
     if len(classes) < 2:
-        raise DataError(
-            f"y has a single class {classes!r}: a rule set needs examples of two classes."
-        )
+        raise DataError(f"y has one class ({classes!r}): a rule set needs examples of two classes.")
     if positive_class is not None:
         if positive_class not in classes:
             raise ParameterError(
@@ -179,19 +203,28 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
         positive = (labels == positive_class).to_numpy()
         if len(classes) == 2:
             negative = classes[0] if classes[1] == positive_class else classes[1]
-            return Target(
-                positive, np.array([negative, positive_class], dtype=object), positive_class
-            )
-        return Target(positive, np.array([False, True], dtype=object), True)
+            return Target(positive, label_array([negative, positive_class]), positive_class)
+        return Target(positive, label_array([False, True]), True)
+    if len(classes) > 2 and _continuous(classes):
+        raise DataError(
+            f"Unknown label type: continuous. y holds {len(classes)} distinct non-integer "
+            "numbers; LibreClassifier needs class labels (bin or threshold y first)."
+        )
     if len(classes) > 2:
         raise DataError(
-            f"y has {len(classes)} classes {classes[:10]!r}; LibreClassifier learns rules for one "
+            f"Only binary classification is supported: y has {len(classes)} classes "
+            f"{classes[:10]!r}; LibreClassifier learns rules for one "
             "positive class. Pass positive_class=<label> to learn that class against the rest."
         )
     chosen = _default_positive(classes, counts)
     negative = classes[0] if classes[1] == chosen else classes[1]
     positive = (labels == chosen).to_numpy()
-    return Target(positive, np.array([negative, chosen], dtype=object), chosen)
+    return Target(positive, label_array([negative, chosen]), chosen)
+
+
+def _continuous(classes) -> bool:
+    values = [c for c in classes if isinstance(c, float)]
+    return len(values) == len(classes) and any(not float(v).is_integer() for v in values)
 
 
 def _default_positive(classes, counts):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .discretization import NUMERIC
 from .errors import ModelFormatError
 from .rules import Condition, Interval, Rule, RuleSet, RuleStats
@@ -65,6 +67,8 @@ def sql_identifier(name: str) -> str:
 
 
 def sql_literal(value) -> str:
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):

@@ -92,7 +92,8 @@ def weighted_set_cover(
     while len(chosen) < limit and wp.sum() > 0:
         new_pos = matrix @ wp
         new_neg = matrix @ wn
-        gain = alpha * new_pos - (1.0 - alpha) * new_neg
+        # rounded so that exact ties (integer counts) are not decided by float noise
+        gain = np.round(alpha * new_pos - (1.0 - alpha) * new_neg, 9)
         gain[~available] = -np.inf
         best = int(np.lexsort((order_index, -generality, -gain))[0])
         if not gain[best] > 0:

@@ -109,9 +109,10 @@ def test_a_corrupted_cache_file_is_recomputed(first_run):
     hits = {s["path"]: s["cache_hit"] for s in summary["stages"]}
     assert hits[str(learner)] is False
     assert pd.read_parquet(learner).shape[0] >= 0
-    assert json.loads(Path(summary["model"]).read_text())["rules"] == json.loads(
-        Path(first["model"]).read_text()
-    )["rules"]
+    assert (
+        json.loads(Path(summary["model"]).read_text())["rules"]
+        == json.loads(Path(first["model"]).read_text())["rules"]
+    )
 
 
 def test_force_recomputes_every_stage(first_run):

@@ -1,0 +1,331 @@
+"""ChiMerge with pre-binning and an interval cap, missing bins, categorical bins."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from libre_lib.discretization import (
+    CATEGORICAL,
+    NUMERIC,
+    Discretization,
+    FeatureBins,
+    chi2_adjacent,
+    chimerge_cuts,
+    fit_discretization,
+)
+from libre_lib.errors import DataError, LibreWarning, ParameterError
+from libre_lib.inputs import resolve_categorical
+
+# --- chi-square of adjacent intervals ------------------------------------------------------
+
+
+def test_chi2_adjacent_hand_computed():
+    # rows are intervals, columns (negatives, positives); for the 2x2 table [[a, b], [c, d]]
+    # chi2 = N (ad - bc)^2 / ((a+b)(c+d)(a+c)(b+d)), and 0 when a marginal is 0.
+    counts = np.array([[2, 0], [0, 2], [1, 1], [1, 1], [3, 1], [1, 3], [2, 0], [3, 0]], dtype=float)
+    expected = [
+        4 * (2 * 2 - 0) ** 2 / (2 * 2 * 2 * 2),  # 4.0: pure and different
+        4 * (0 * 1 - 2 * 1) ** 2 / (2 * 2 * 1 * 3),  # 16/12
+        0.0,  # identical distributions
+        6 * (1 * 1 - 1 * 3) ** 2 / (2 * 4 * 4 * 2),  # 24/64
+        8 * (3 * 3 - 1 * 1) ** 2 / (4 * 4 * 4 * 4),  # 2.0
+        6 * (1 * 0 - 3 * 2) ** 2 / (4 * 2 * 3 * 3),  # 3.0
+        0.0,  # both intervals pure negative: the positives marginal is 0
+    ]
+    np.testing.assert_allclose(chi2_adjacent(counts), expected)
+    np.testing.assert_allclose(expected[:2] + expected[3:6], [4, 4 / 3, 0.375, 2, 3])
+
+
+def test_chi2_adjacent_zero_marginals_give_zero_without_warnings():
+    counts = np.array([[0, 0], [1, 1], [0, 0], [5, 0], [0, 0]], dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert chi2_adjacent(counts).tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_chi2_adjacent_of_a_single_interval_is_empty():
+    assert chi2_adjacent(np.array([[3.0, 4.0]])).shape == (0,)
+
+
+# --- ChiMerge ------------------------------------------------------------------------------
+
+VALUES_1_TO_8 = np.arange(1.0, 9.0)
+LABELS_4_4 = np.array([0, 0, 0, 0, 1, 1, 1, 1], dtype=bool)
+
+
+def test_chimerge_one_cut_between_the_two_classes():
+    # Pure neighbours of the same class have chi2 = 0 and merge first, then (j, 0) vs (0, 1)
+    # pairs grow: the last pair [1, 5) vs [5, 9) = (4, 0) vs (0, 4) has chi2 = 8 >= 4.6.
+    assert chimerge_cuts(VALUES_1_TO_8, LABELS_4_4, threshold=4.6).tolist() == [5.0]
+
+
+def test_chimerge_threshold_zero_merges_nothing():
+    # chi2 < 0 never holds: even pure-but-different neighbours (chi2 = 2) stay apart, and so do
+    # pure neighbours of the same class (chi2 = 0, not < 0).
+    assert chimerge_cuts(VALUES_1_TO_8, LABELS_4_4, threshold=0).tolist() == [
+        2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0,
+    ]  # fmt: skip
+
+
+def test_chimerge_high_threshold_merges_everything():
+    assert chimerge_cuts(VALUES_1_TO_8, LABELS_4_4, threshold=100.0).tolist() == []
+
+
+def test_chimerge_cuts_are_smallest_values_of_the_right_interval():
+    values = np.array([10.0, 10.0, 3.5, 3.5, 7.25, 7.25, 7.25, 3.5])
+    positive = np.array([1, 1, 0, 0, 1, 1, 1, 0], dtype=bool)
+    assert chimerge_cuts(values, positive, threshold=4.6).tolist() == [7.25]
+
+
+def test_chimerge_degenerate_inputs():
+    assert chimerge_cuts(np.empty(0), np.empty(0, dtype=bool), 4.6).tolist() == []
+    assert chimerge_cuts(np.full(5, 2.0), np.array([0, 1, 0, 1, 1], bool), 0).tolist() == []
+
+
+def _three_value_data(first, second, third, copies=1):
+    """Values 1, 2, 3 with (negatives, positives) counts per value."""
+    values, labels = [], []
+    for v, (neg, pos) in zip((1.0, 2.0, 3.0), (first, second, third), strict=True):
+        values += [v] * (neg + pos) * copies
+        labels += ([False] * neg + [True] * pos) * copies
+    return np.array(values), np.array(labels)
+
+
+def test_interval_cap_merges_the_lowest_chi2_pair_even_above_threshold():
+    # 1: (10, 0), 2: (0, 10), 3: (5, 5). chi2(1|2) = 20, chi2(2|3) = 20*50^2/7500 = 6.67: both
+    # are above 4.6, so plain ChiMerge keeps 3 intervals; the cap of 2 merges the lower pair.
+    values, positive = _three_value_data((10, 0), (0, 10), (5, 5))
+    assert chimerge_cuts(values, positive, 4.6).tolist() == [2.0, 3.0]
+    assert chimerge_cuts(values, positive, 4.6, max_intervals=2).tolist() == [2.0]
+    assert chimerge_cuts(values, positive, 4.6, max_intervals=1).tolist() == []
+
+
+def test_interval_cap_picks_the_lowest_pair_not_the_last_one():
+    # Mirror image: now the (5, 5) interval is first, so the pair 1|2 is the lowest.
+    values, positive = _three_value_data((5, 5), (0, 10), (10, 0))
+    assert chimerge_cuts(values, positive, 4.6).tolist() == [2.0, 3.0]
+    assert chimerge_cuts(values, positive, 4.6, max_intervals=2).tolist() == [3.0]
+
+
+def test_interval_cap_above_the_number_of_intervals_changes_nothing():
+    values, positive = _three_value_data((10, 0), (0, 10), (5, 5))
+    assert chimerge_cuts(values, positive, 4.6, max_intervals=3).tolist() == [2.0, 3.0]
+
+
+def test_prebinning_large_noisy_feature():
+    rng = np.random.RandomState(0)
+    values = rng.normal(size=100_000).round(4)
+    positive = rng.rand(values.size) < 1 / (1 + np.exp(-2 * values))
+    assert np.unique(values).size > 256
+    cuts = chimerge_cuts(values, positive, threshold=4.6, max_intervals=8, max_prebins=256)
+    assert 1 <= len(cuts) <= 7
+    assert np.all(np.diff(cuts) > 0)
+    assert set(cuts.tolist()) <= set(values.tolist())
+
+
+def test_prebinning_keeps_a_heavy_value_apart_from_its_neighbours():
+    # 90 zeros (negatives) and the values 1..10 (positives): 11 distinct values > 8 pre-bins.
+    # Without pre-binning ChiMerge cuts at 1; pre-binning must not lose that cut.
+    values = np.r_[np.zeros(90), np.arange(1.0, 11.0)]
+    assert chimerge_cuts(values, values > 0, 4.6).tolist() == [1.0]
+    assert chimerge_cuts(values, values > 0, 4.6, max_prebins=8).tolist() == [1.0]
+
+
+def test_prebinning_with_a_frequent_zero_and_default_settings():
+    # 4000 zeros and 1000 distinct values 1..1000 (6 rows each); positive iff 1 <= x < 51.
+    values = np.r_[np.zeros(4000), np.repeat(np.arange(1.0, 1001.0), 6)]
+    positive = (values >= 1) & (values < 51)
+    assert chimerge_cuts(values, positive, 4.6, 8, max_prebins=10**6).tolist() == [1.0, 51.0]
+    assert chimerge_cuts(values, positive, 4.6, 8)[0] == 1.0
+
+
+def test_prebinning_bounds_the_number_of_intervals_without_merging():
+    # threshold 0 and no cap: the result is exactly the pre-bins (10 values in 5 groups of 2).
+    values = np.arange(10.0)
+    positive = np.arange(10) % 2 == 0
+    assert chimerge_cuts(values, positive, 0, None, max_prebins=5).tolist() == [2, 4, 6, 8]
+    assert len(chimerge_cuts(values, positive, 0, None, max_prebins=9)) == 8
+
+
+# --- fit_discretization ----------------------------------------------------------------------
+
+
+def fit(frame, positive, categorical=None, **kwargs):
+    flags = resolve_categorical(frame, categorical)
+    return fit_discretization(frame, np.asarray(positive, dtype=bool), flags, **kwargs)
+
+
+def test_missing_values_get_their_own_bin():
+    frame = pd.DataFrame({"x": [1.0, 2.0, np.nan, 8.0, 9.0, np.nan] * 3})
+    positive = [0, 0, 1, 1, 1, 1] * 3
+    disc = fit(frame, positive, chi2_threshold=0.0, max_intervals=None)
+    (bins,) = disc.features
+    assert bins.kind == NUMERIC
+    assert bins.has_missing
+    assert bins.cuts == (2.0, 8.0, 9.0)
+    assert bins.n_value_bins == 4
+    assert bins.missing_bin == 4
+    assert bins.n_bins == 5
+    codes = disc.transform(frame)[:, 0]
+    assert codes[:6].tolist() == [0, 1, 4, 2, 3, 4]
+
+
+def test_no_missing_bin_when_training_has_no_missing_values():
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]})
+    disc = fit(frame, [0, 0, 1, 1], chi2_threshold=0.0, max_intervals=None)
+    (bins,) = disc.features
+    assert not bins.has_missing
+    assert bins.missing_bin is None
+    assert bins.codes(pd.Series([np.nan, 2.5], name="x")).tolist() == [-1, 1]
+
+
+def test_numbers_beyond_the_training_range_fall_in_the_open_end_intervals():
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]})
+    disc = fit(frame, [0, 0, 1, 1], chi2_threshold=0.0, max_intervals=None)
+    codes = disc.features[0].codes(pd.Series([-1e9, 0.0, 2.0, 4.0, 4.5, 1e9], name="x"))
+    assert codes.tolist() == [0, 0, 1, 3, 3, 3]
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series(["b", "a", "c", "a", "b", "c"], dtype=object),
+        pd.Series(["b", "a", "c", "a", "b", "c"], dtype="string"),
+        pd.Series(["b", "a", "c", "a", "b", "c"], dtype="str"),
+        pd.Series(pd.Categorical(["b", "a", "c", "a", "b", "c"], categories=["c", "b", "a", "z"])),
+    ],
+    ids=["object", "string", "str", "category"],
+)
+def test_string_like_columns_get_one_bin_per_category(column):
+    frame = pd.DataFrame({"s": column})
+    disc = fit(frame, [1, 0, 0, 0, 1, 0])
+    (bins,) = disc.features
+    assert bins.kind == CATEGORICAL
+    # sorted categories seen in training (the unused category "z" gets no bin)
+    assert bins.categories == ("a", "b", "c")
+    assert not bins.has_missing
+    assert disc.transform(frame)[:, 0].tolist() == [1, 0, 2, 0, 1, 2]
+
+
+def test_bool_column_is_categorical():
+    frame = pd.DataFrame({"flag": [True, False, True, False]})
+    disc = fit(frame, [1, 0, 1, 0])
+    assert disc.features[0].kind == CATEGORICAL
+    assert disc.features[0].categories == (False, True)
+    assert disc.transform(frame)[:, 0].tolist() == [1, 0, 1, 0]
+
+
+def test_categorical_features_forces_a_numeric_column_to_categories():
+    frame = pd.DataFrame({"code": [30, 10, 20, 10, 30, 20], "x": [1.0, 2, 3, 4, 5, 6]})
+    disc = fit(frame, [1, 0, 0, 0, 1, 0], categorical=["code"], chi2_threshold=0.0)
+    code, x = disc.features
+    assert code.kind == CATEGORICAL
+    assert code.categories == (10, 20, 30)
+    assert x.kind == NUMERIC
+    assert disc.transform(frame)[:, 0].tolist() == [2, 0, 1, 0, 2, 1]
+
+
+def test_categorical_missing_values_get_a_bin():
+    frame = pd.DataFrame({"s": ["a", None, "b", np.nan, "a", "b"]})
+    disc = fit(frame, [1, 1, 0, 1, 0, 0])
+    (bins,) = disc.features
+    assert bins.categories == ("a", "b")
+    assert bins.has_missing
+    assert bins.missing_bin == 2
+    assert disc.transform(frame)[:, 0].tolist() == [0, 2, 1, 2, 0, 1]
+
+
+def test_unseen_category_and_unexpected_missing_get_code_minus_one():
+    frame = pd.DataFrame({"s": ["a", "b", "a", "b"]})
+    disc = fit(frame, [1, 0, 1, 0])
+    codes = disc.features[0].codes(pd.Series(["b", "zzz", None, "a", np.nan], name="s"))
+    assert codes.tolist() == [1, -1, -1, 0, -1]
+
+
+def test_unseen_category_with_a_missing_bin_is_still_minus_one():
+    frame = pd.DataFrame({"s": ["a", "b", None, "b"]})
+    disc = fit(frame, [1, 0, 1, 0])
+    codes = disc.features[0].codes(pd.Series(["zzz", None], name="s"))
+    assert codes.tolist() == [-1, 2]
+
+
+def test_constant_and_all_missing_columns_are_dropped_with_a_warning():
+    frame = pd.DataFrame(
+        {
+            "constant": [7.0] * 4,
+            "empty": [np.nan] * 4,
+            "empty_text": pd.Series([None] * 4, dtype=object),
+            "same_text": ["k"] * 4,
+            "x": [1.0, 2.0, 3.0, 4.0],
+        }
+    )
+    with pytest.warns(LibreWarning) as record:
+        disc = fit(frame, [0, 0, 1, 1], categorical=["empty_text"])
+    messages = [str(w.message) for w in record]
+    assert any("'constant'" in m and "single value" in m for m in messages)
+    assert any("'empty'" in m and "all values are missing" in m for m in messages)
+    assert any("'empty_text'" in m and "all values are missing" in m for m in messages)
+    assert any("'same_text'" in m and "single value" in m for m in messages)
+    assert disc.dropped == ("constant", "empty", "empty_text", "same_text")
+    assert disc.names == ["x"]
+
+
+def test_single_value_plus_missing_is_kept():
+    # "7 or missing" still separates records: a value bin and a missing bin.
+    frame = pd.DataFrame({"x": [7.0, np.nan, 7.0, np.nan]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)
+        disc = fit(frame, [1, 0, 1, 0])
+    assert disc.features[0].n_bins == 2
+    assert disc.transform(frame)[:, 0].tolist() == [0, 1, 0, 1]
+
+
+def test_numeric_column_with_text_is_refused_naming_the_column():
+    frame = pd.DataFrame({"age": pd.Series([1, "x", 3], dtype=object)})
+    with pytest.raises(DataError, match="Column 'age' should be numeric"):
+        fit_discretization(frame, np.array([1, 0, 1], bool), [False])
+
+
+def test_infinite_values_are_refused_naming_the_column():
+    frame = pd.DataFrame({"load": [1.0, np.inf, 3.0, -np.inf]})
+    with pytest.raises(DataError, match="Column 'load' holds 2 infinite value"):
+        fit(frame, [1, 0, 1, 0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"chi2_threshold": -1.0}, "'chi2_threshold' parameter"),
+        ({"chi2_threshold": float("nan")}, "'chi2_threshold' parameter"),
+        ({"max_intervals": 0}, "'max_intervals' parameter"),
+    ],
+)
+def test_invalid_parameters(kwargs, message):
+    frame = pd.DataFrame({"x": [1.0, 2.0]})
+    with pytest.raises(ParameterError, match=message):
+        fit(frame, [0, 1], **kwargs)
+
+
+def test_discretization_dict_round_trip():
+    disc = Discretization(
+        (
+            FeatureBins("CPU", NUMERIC, cuts=(81.0, 95.0), has_missing=True),
+            FeatureBins("os", CATEGORICAL, categories=("linux", "windows")),
+        ),
+        dropped=("host",),
+    )
+    again = Discretization.from_dict(disc.to_dict())
+    assert again == disc
+    assert again.n_bins.tolist() == [4, 2]
+
+
+def test_speck_removal_merges_tiny_intervals_when_asked():
+    # 1 000 negatives over 0..99 and 9 positives at 500: without a floor the positives keep
+    # their own interval (the imbalanced case), with a 1 % floor they are merged away.
+    values = np.r_[np.linspace(0, 99, 1000), np.full(9, 500.0)]
+    positive = np.r_[np.zeros(1000, bool), np.ones(9, bool)]
+    assert list(chimerge_cuts(values, positive, 4.6, max_intervals=3)) == [500.0]
+    merged = chimerge_cuts(values, positive, 4.6, max_intervals=3, min_fraction=0.01)
+    assert 500.0 not in list(merged)

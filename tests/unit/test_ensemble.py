@@ -1,0 +1,96 @@
+"""The ensemble (paper, section 3.2): random feature subsets, learners, union of their points."""
+
+import numpy as np
+
+from libre_lib.encoding import ZeroSets, distinct_records
+from libre_lib.ensemble import (
+    Candidates,
+    covered_counts,
+    draw_feature_subsets,
+    fit_ensemble,
+    learn_subset,
+    subset_bits,
+    union_candidates,
+)
+from libre_lib.selection import coverage
+
+
+def test_subset_sizes_cycle_down_from_max_features_without_repeats():
+    rng = np.random.RandomState(0)
+    subsets = draw_feature_subsets(list(range(10)), 8, 3, rng)
+    assert [len(s) for s in subsets] == [3, 2, 1, 3, 2, 1, 3, 2]
+    assert all(list(s) == sorted(s) for s in subsets)
+    assert all(set(s) <= set(range(10)) for s in subsets)
+
+
+def test_subsets_are_drawn_from_the_pool_and_repeats_are_skipped():
+    subsets = draw_feature_subsets([4, 7], 10, 5, np.random.RandomState(1))
+    # sizes 2, 1, 2, 1, ...: only (4, 7), (4,) and (7,) exist
+    assert sorted(subsets) == [(4,), (4, 7), (7,)]
+    assert len(set(subsets)) == len(subsets)
+
+
+def test_subsets_depend_only_on_the_seed():
+    a = draw_feature_subsets(list(range(12)), 20, 5, np.random.RandomState(42))
+    b = draw_feature_subsets(list(range(12)), 20, 5, np.random.RandomState(42))
+    assert a == b
+
+
+def test_subset_bits():
+    n_bins = np.array([3, 2, 4])
+    assert subset_bits(n_bins, [0, 2]).tolist() == [0, 1, 2, 5, 6, 7, 8]
+    assert subset_bits(n_bins, [1]).tolist() == [3, 4]
+
+
+def random_records(seed=0, n=300, n_bins=(3, 2, 4, 2)):
+    rng = np.random.RandomState(seed)
+    n_bins = np.array(n_bins)
+    codes = np.column_stack([rng.randint(0, b, n) for b in n_bins])
+    positive = (codes[:, 0] == 2) | ((codes[:, 2] >= 2) & (rng.rand(n) < 0.7))
+    return distinct_records(codes, n_bins, positive * 1.0, (~positive) * 1.0), n_bins
+
+
+def test_learner_points_leave_unseen_features_free_and_count_like_the_full_space():
+    records, n_bins = random_records()
+    candidates = learn_subset(records, n_bins, [0, 2])
+    assert len(candidates) >= 1
+    assert not candidates.points[:, subset_bits(n_bins, [1, 3])].any()
+    # coverage counted on the learner's projected records equals coverage in the full space
+    cover = coverage(candidates.points, records.codes, n_bins)
+    np.testing.assert_allclose(candidates.positives, cover @ records.positive_weight)
+    np.testing.assert_allclose(candidates.negatives, cover @ records.negative_weight)
+
+
+def test_covered_counts_with_weights():
+    n_bins = np.array([2, 2])
+    records = ZeroSets.from_codes(np.array([[0, 0], [0, 1], [1, 1]]), n_bins)
+    points = np.array([[0, 1, 0, 0], [0, 0, 1, 0], [1, 1, 0, 0]], dtype=bool)
+    pos, neg = covered_counts(points, records, np.array([2.0, 1.0, 0.0]), np.array([0, 0, 5.0]))
+    assert pos.tolist() == [3.0, 1.0, 0.0]
+    assert neg.tolist() == [0.0, 5.0, 0.0]
+
+
+def test_union_keeps_first_appearance_and_drops_duplicates():
+    a = Candidates(np.array([[1, 0], [0, 1]], dtype=bool), np.array([1.0, 2.0]), np.zeros(2))
+    b = Candidates(np.array([[1, 1], [1, 0]], dtype=bool), np.array([3.0, 1.0]), np.zeros(2))
+    union = union_candidates([a, Candidates.empty(2), b], 2)
+    assert union.points.astype(int).tolist() == [[1, 0], [0, 1], [1, 1]]
+    assert union.positives.tolist() == [1.0, 2.0, 3.0]
+    assert len(union_candidates([], 2)) == 0
+
+
+def test_fit_ensemble_threads_give_the_same_union():
+    records, n_bins = random_records(seed=3)
+    subsets = draw_feature_subsets(range(4), 12, 3, np.random.RandomState(0))
+    serial = fit_ensemble(records, n_bins, subsets)
+    threaded = fit_ensemble(records, n_bins, subsets, n_jobs=2)
+    np.testing.assert_array_equal(serial.points, threaded.points)
+    np.testing.assert_array_equal(serial.positives, threaded.positives)
+    assert len(np.unique(serial.points, axis=0)) == len(serial)
+
+
+def test_a_learner_without_positives_gives_nothing():
+    n_bins = np.array([2, 2])
+    codes = np.array([[0, 0], [1, 1]])
+    records = distinct_records(codes, n_bins, np.zeros(2), np.ones(2))
+    assert len(learn_subset(records, n_bins, [0, 1])) == 0

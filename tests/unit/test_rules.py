@@ -1,0 +1,225 @@
+"""Rules as value objects and the mapping from boundary points back to rules."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from libre_lib.discretization import CATEGORICAL, NUMERIC, Discretization, FeatureBins
+from libre_lib.rules import (
+    Condition,
+    Interval,
+    Rule,
+    RuleSet,
+    RuleStats,
+    rule_from_point,
+    rules_from_points,
+)
+
+INF = math.inf
+
+# The appendix example: CPU in [0, 81), [81, 95), [95, max]; MEM in [0, 85), [85, max].
+APPENDIX = Discretization(
+    (FeatureBins("CPU", NUMERIC, cuts=(81.0, 95.0)), FeatureBins("MEM", NUMERIC, cuts=(85.0,)))
+)
+
+
+def point(text: str) -> np.ndarray:
+    return np.array([c == "1" for c in text.replace(" ", "")], dtype=bool)
+
+
+# --- Interval / Condition canonical form ---------------------------------------------------
+
+
+def test_interval_contains_is_half_open():
+    interval = Interval(81.0, 95.0)
+    values = np.array([80.99, 81.0, 94.99, 95.0, np.nan])
+    assert interval.contains(values).tolist() == [False, True, True, False, False]
+
+
+def test_empty_interval_is_refused():
+    with pytest.raises(ValueError, match="empty interval"):
+        Interval(3.0, 3.0)
+
+
+def test_condition_merges_adjacent_and_overlapping_intervals_in_order():
+    condition = Condition(
+        "x",
+        NUMERIC,
+        intervals=(Interval(5.0, 6.0), Interval(1.0, 2.0), Interval(-INF, 1.0), Interval(5.5, 7)),
+    )
+    assert condition.intervals == (Interval(-INF, 2.0), Interval(5.0, 7.0))
+
+
+def test_condition_sorts_and_deduplicates_categories():
+    condition = Condition("os", CATEGORICAL, categories=("windows", "linux", "mac", "linux"))
+    assert condition.categories == ("linux", "mac", "windows")
+
+
+def test_condition_sorts_mixed_type_categories_deterministically():
+    condition = Condition("c", CATEGORICAL, categories=("b", 2, "a", 1))
+    assert condition.categories == (1, 2, "a", "b")
+
+
+def test_condition_allowing_nothing_is_refused():
+    with pytest.raises(ValueError, match="condition on 'x' allows nothing"):
+        Condition("x", NUMERIC)
+
+
+def test_equal_rules_are_equal_and_hash_alike():
+    a = Rule(
+        (
+            Condition("CPU", NUMERIC, intervals=(Interval(81.0, 95.0), Interval(95.0, INF))),
+            Condition("os", CATEGORICAL, categories=("b", "a")),
+        )
+    )
+    b = Rule(
+        (
+            Condition("CPU", NUMERIC, intervals=(Interval(81.0, INF),)),
+            Condition("os", CATEGORICAL, categories=("a", "b")),
+        )
+    )
+    assert a == b
+    assert hash(a) == hash(b)
+    assert len({a, b}) == 1
+    assert a != Rule((Condition("CPU", NUMERIC, intervals=(Interval(81.0, INF),)),))
+
+
+def test_rule_with_two_conditions_on_one_feature_is_refused():
+    c = Condition("x", NUMERIC, intervals=(Interval(0.0, 1.0),))
+    with pytest.raises(ValueError, match="one condition per feature"):
+        Rule((c, c))
+
+
+def test_ruleset_equality_ignores_stats():
+    rule = Rule((Condition("x", NUMERIC, intervals=(Interval(0.0, 1.0),)),))
+    with_stats = RuleSet((rule,), stats=(RuleStats(3, 1, 3, 1),))
+    assert with_stats == RuleSet((rule,))
+    assert with_stats != RuleSet((rule,), positive_class="yes")
+
+
+def test_rule_stats_precision():
+    assert RuleStats(3.0, 1.0, 2.0, 0.0).precision == 0.75
+    assert RuleStats(0.0, 0.0, 0.0, 0.0).precision == 0.0
+
+
+def test_ruleset_len_iter_and_n_atoms():
+    r1 = Rule((Condition("x", NUMERIC, intervals=(Interval(0.0, 1.0),)),))
+    r2 = Rule(
+        (
+            Condition("x", NUMERIC, intervals=(Interval(0.0, 1.0),)),
+            Condition("y", NUMERIC, missing=True),
+        )
+    )
+    rules = RuleSet((r1, r2))
+    assert len(rules) == 2
+    assert list(rules) == [r1, r2]
+    assert rules[1] is r2
+    assert rules.n_atoms == 1.5
+    assert RuleSet(()).n_atoms == 0.0
+
+
+# --- rule_from_point -------------------------------------------------------------------------
+
+
+def test_appendix_point_11000_is_cpu_at_least_95():
+    rule = rule_from_point(point("110 00"), APPENDIX)
+    assert rule == Rule((Condition("CPU", NUMERIC, intervals=(Interval(95.0, INF),)),))
+    assert str(rule) == "CPU ∈ [95, max]"
+
+
+def test_appendix_point_10010_merges_cpu_intervals():
+    rule = rule_from_point(point("100 10"), APPENDIX)
+    assert rule == Rule(
+        (
+            Condition("CPU", NUMERIC, intervals=(Interval(81.0, INF),)),
+            Condition("MEM", NUMERIC, intervals=(Interval(85.0, INF),)),
+        )
+    )
+    assert str(rule) == "CPU ∈ [81, max] AND MEM ∈ [85, max]"
+
+
+def test_paper_section_3_1_point_01_100():
+    # "01 100" -> "f1 in [0, 40) and f2 in [30, 100]" (our intervals are open at the ends)
+    disc = Discretization(
+        (FeatureBins("f1", NUMERIC, cuts=(40.0,)), FeatureBins("f2", NUMERIC, cuts=(30.0, 60.0)))
+    )
+    rule = rule_from_point(point("01 100"), disc)
+    assert str(rule) == "f1 ∈ [min, 40) AND f2 ∈ [30, max]"
+
+
+def test_unconstrained_features_get_no_condition():
+    assert rule_from_point(point("000 00"), APPENDIX) == Rule(())
+    assert str(rule_from_point(point("000 00"), APPENDIX)) == "TRUE"
+    assert rule_from_point(point("000 01"), APPENDIX).features == ["MEM"]
+
+
+MISSING = Discretization(
+    (
+        FeatureBins("age", NUMERIC, cuts=(40.0,), has_missing=True),  # bits: <40, >=40, missing
+        FeatureBins("os", CATEGORICAL, categories=("linux", "mac", "win"), has_missing=True),
+    )
+)
+
+
+def test_missing_bin_allowed_with_values():
+    rule = rule_from_point(point("100 0000"), MISSING)
+    (age,) = rule.conditions
+    assert age.intervals == (Interval(40.0, INF),)
+    assert age.missing
+    assert str(rule) == "age ∈ [40, max] ∪ missing"
+
+
+def test_missing_only():
+    rule = rule_from_point(point("110 0000"), MISSING)
+    assert str(rule) == "age is missing"
+    rule = rule_from_point(point("000 1110"), MISSING)
+    assert str(rule) == "os is missing"
+
+
+def test_all_values_but_not_missing():
+    rule = rule_from_point(point("001 0001"), MISSING)
+    assert str(rule) == "age ∈ [min, max] AND os ∈ {linux, mac, win}"
+
+
+def test_categorical_condition_from_point():
+    rule = rule_from_point(point("000 0100"), MISSING)
+    assert rule == Rule((Condition("os", CATEGORICAL, categories=("linux", "win"), missing=True),))
+    assert str(rule) == "os ∈ {linux, win} ∪ missing"
+
+
+def test_rules_from_points():
+    rules = rules_from_points([point("110 00"), point("100 10")], APPENDIX)
+    assert [str(r) for r in rules] == ["CPU ∈ [95, max]", "CPU ∈ [81, max] AND MEM ∈ [85, max]"]
+
+
+# --- evaluation on raw columns ---------------------------------------------------------------
+
+
+def test_rule_evaluation_on_raw_values_matches_the_appendix_table():
+    frame = pd.DataFrame(
+        {"CPU": [95, 80, 81, 10, 10, 82, 85, 81], "MEM": [10, 10, 85, 85, 10, 10, 10, 10]}
+    )
+    rules = RuleSet(tuple(rules_from_points([point("110 00"), point("100 10")], APPENDIX)))
+    fired = rules.fired(frame)
+    assert fired[:, 0].tolist() == [True, False, False, False, False, False, False, False]
+    assert fired[:, 1].tolist() == [False, False, True, False, False, False, False, False]
+
+
+def test_condition_evaluation_with_missing_and_unseen_values():
+    age = Condition("age", NUMERIC, intervals=(Interval(40.0, INF),), missing=True)
+    assert age.evaluate(pd.Series([10.0, 40.0, np.nan, 1e9])).tolist() == [False, True, True, True]
+    strict = Condition("age", NUMERIC, intervals=(Interval(40.0, INF),))
+    assert strict.evaluate(pd.Series([np.nan, 50.0])).tolist() == [False, True]
+    os_ = Condition("os", CATEGORICAL, categories=("linux",))
+    values = pd.Series(["linux", "beos", None, np.nan], dtype=object)
+    assert os_.evaluate(values).tolist() == [True, False, False, False]
+    only_missing = Condition("os", CATEGORICAL, missing=True)
+    assert only_missing.evaluate(values).tolist() == [False, False, True, True]
+
+
+def test_empty_rule_fires_everywhere_and_empty_ruleset_nowhere():
+    frame = pd.DataFrame({"x": [1.0, 2.0]})
+    assert Rule(()).evaluate(frame).tolist() == [True, True]
+    assert RuleSet(()).fired(frame).shape == (2, 0)

@@ -1,0 +1,259 @@
+"""Producing the final boundary (paper, section 3.3): local-support filter and set cover."""
+
+import numpy as np
+
+from libre_lib.encoding import ZeroSets, distinct_records
+from libre_lib.ensemble import Candidates, covered_counts
+from libre_lib.selection import (
+    cover_candidates,
+    coverage,
+    filter_candidates,
+    rank_candidates,
+    select_rules,
+    weighted_set_cover,
+)
+
+# --- coverage --------------------------------------------------------------------------------
+
+
+def test_coverage_of_codes():
+    n_bins = np.array([3, 2])
+    points = np.array([[1, 1, 0, 0, 0], [1, 0, 0, 1, 0], [0, 0, 0, 0, 0]], dtype=bool)
+    codes = np.array([[2, 0], [1, 1], [0, 0], [-1, 1], [2, -1]])
+    expected = [
+        [True, False, False, False, True],  # CPU in bin 3; -1 in MEM is fine (MEM is free)
+        [False, True, False, False, False],  # CPU in bins 2-3 and MEM in bin 2
+        [True, True, True, True, True],  # the always-true element
+    ]
+    assert coverage(points, codes, n_bins).tolist() == expected
+
+
+# --- rank_candidates -------------------------------------------------------------------------
+
+
+def test_rank_candidates_filter_and_order():
+    # 10 positives, 20 negatives.
+    #            lsup+  lsup-  exclusiveness
+    # 0: 5, 2    0.5    0.1    0.833
+    # 1: 2, 8    0.2    0.4    filtered (lsup+ < lsup-)
+    # 2: 5, 10   0.5    0.5    filtered (lsup+ = lsup-, not strictly greater)
+    # 3: 1, 0    0.1    0.0    1.0
+    # 4: 5, 2    as 0 but more general
+    # 5: 4, 0    0.4    0.0    1.0, more local support than 3
+    # 6: 5, 2    as 0, same generality: index decides
+    # 7: 0, 0    filtered (covers no positive)
+    pos = np.array([5, 2, 5, 1, 5, 4, 5, 0], dtype=float)
+    neg = np.array([2, 8, 10, 0, 2, 0, 2, 0], dtype=float)
+    generality = np.array([3, 3, 3, 3, 4, 3, 3, 9])
+    ranked = rank_candidates(pos, neg, generality, 10, 20, top_k=None, min_local_support=0.0)
+    assert ranked.tolist() == [5, 3, 4, 0, 6]
+    top = rank_candidates(pos, neg, generality, 10, 20, top_k=2, min_local_support=0.0)
+    assert top.tolist() == [5, 3]
+    # min_local_support is inclusive: 0.4 keeps candidate 5 (lsup+ = 0.4), drops 3 (0.1)
+    supported = rank_candidates(pos, neg, generality, 10, 20, top_k=None, min_local_support=0.4)
+    assert supported.tolist() == [5, 4, 0, 6]
+
+
+def test_rank_candidates_nothing_passes():
+    pos = np.array([1.0, 0.0])
+    neg = np.array([5.0, 1.0])
+    ranked = rank_candidates(pos, neg, np.array([1, 1]), 10, 10, None, 0.0)
+    assert ranked.tolist() == []
+
+
+# --- weighted_set_cover ----------------------------------------------------------------------
+
+# Records: p0 p1 p2 p3 (positives) n0 n1 (negatives), unit weights.
+POS_W = np.array([1, 1, 1, 1, 0, 0], dtype=float)
+NEG_W = np.array([0, 0, 0, 0, 1, 1], dtype=float)
+
+
+def cover_of(*rows: str) -> np.ndarray:
+    return np.array([[c == "1" for c in r] for r in rows], dtype=bool)
+
+
+def test_alpha_trades_positives_against_negatives():
+    cover = cover_of(
+        "111011",  # A: 3 positives, 2 negatives
+        "110000",  # B: 2 positives, 0 negatives
+    )
+    generality = np.array([1, 1])
+    # alpha 0.7: A = 2.1 - 0.6 = 1.5 beats B = 1.4
+    chosen, gains = weighted_set_cover(cover, POS_W, NEG_W, generality, alpha=0.7)
+    assert chosen[0] == 0
+    assert gains[0] == (3.0, 2.0)
+    # alpha 0.5: A = 1.5 - 1.0 = 0.5 loses to B = 1.0; A then adds p2 against n0, n1: 0.5 - 1 < 0
+    chosen, gains = weighted_set_cover(cover, POS_W, NEG_W, generality, alpha=0.5)
+    assert chosen == [1]
+    assert gains == [(2.0, 0.0)]
+
+
+def test_ties_go_to_the_more_general_candidate_then_the_lower_index():
+    cover = cover_of("110000", "110000", "110000")
+    chosen, _ = weighted_set_cover(cover, POS_W, NEG_W, np.array([2, 5, 5]), alpha=0.7)
+    assert chosen == [1]
+    chosen, _ = weighted_set_cover(cover, POS_W, NEG_W, np.array([5, 5, 5]), alpha=0.7)
+    assert chosen == [0]
+
+
+def test_equal_gains_in_exact_arithmetic_are_ties():
+    # 5 positives then 7 negatives. A covers p0; B covers p1-p4 and all 7 negatives and is
+    # more general. At alpha = 0.7 both gain exactly 7/10: B must come first.
+    pos_w = np.array([1.0] * 5 + [0.0] * 7)
+    neg_w = 1.0 - pos_w
+    a = np.arange(12) == 0
+    b = np.arange(12) >= 1
+    chosen, _ = weighted_set_cover(np.array([a, b]), pos_w, neg_w, np.array([2, 5]), alpha=0.7)
+    assert chosen[0] == 1
+
+
+def test_stops_when_no_candidate_has_a_positive_gain():
+    cover = cover_of(
+        "100011",  # A: 1 positive, 2 negatives
+        "000100",  # B: 1 positive
+    )
+    # alpha 0.7: B = 0.7 first, then A = 0.7 - 0.6 = 0.1 > 0 is still worth taking
+    chosen, gains = weighted_set_cover(cover, POS_W, NEG_W, np.ones(2), alpha=0.7)
+    assert chosen == [1, 0]
+    assert gains == [(1.0, 0.0), (1.0, 2.0)]
+    # alpha 0.5: A = 0.5 - 1.0 < 0, so the cover stops after B although p0 is uncovered
+    chosen, gains = weighted_set_cover(cover, POS_W, NEG_W, np.ones(2), alpha=0.5)
+    assert chosen == [1]
+
+
+def test_zero_gain_is_not_taken():
+    cover = cover_of("100010")  # 1 positive, 1 negative: 0.5 * 1 - 0.5 * 1 = 0
+    chosen, gains = weighted_set_cover(cover, POS_W, NEG_W, np.ones(1), alpha=0.5)
+    assert chosen == []
+    assert gains == []
+
+
+def test_stops_when_every_positive_is_covered():
+    cover = cover_of("111100", "100000")
+    chosen, gains = weighted_set_cover(cover, POS_W, NEG_W, np.ones(2), alpha=0.7)
+    assert chosen == [0]
+    assert gains == [(4.0, 0.0)]
+
+
+def test_max_rules_caps_the_number_of_rules():
+    cover = cover_of("100000", "010000", "001000", "000100")
+    chosen, _ = weighted_set_cover(cover, POS_W, NEG_W, np.ones(4), alpha=0.7, max_rules=2)
+    assert chosen == [0, 1]
+
+
+def test_gains_count_only_records_not_yet_covered():
+    cover = cover_of(
+        "111010",  # 3 positives, 1 negative: 2.1 - 0.3 = 1.8
+        "001101",  # 2 positives, 1 negative: 1.4 - 0.3; after the first, p2 is gone: p3, n1
+        "101010",  # entirely inside the first: 0 new records
+    )
+    chosen, gains = weighted_set_cover(cover, POS_W, NEG_W, np.ones(3), alpha=0.7)
+    assert chosen == [0, 1]
+    assert gains == [(3.0, 1.0), (1.0, 1.0)]
+
+
+def test_weights_are_multiplicities():
+    # distinct records with weights: candidate 1 covers one heavy positive.
+    cover = cover_of("1100", "0010")
+    pos_w = np.array([1.0, 1.0, 5.0, 0.0])
+    neg_w = np.array([0.0, 0.0, 0.0, 3.0])
+    chosen, gains = weighted_set_cover(cover, pos_w, neg_w, np.ones(2), alpha=0.7)
+    assert chosen == [1, 0]
+    assert gains == [(5.0, 0.0), (2.0, 0.0)]
+
+
+def test_cover_of_nothing():
+    chosen, gains = weighted_set_cover(
+        np.zeros((2, 6), dtype=bool), POS_W, NEG_W, np.ones(2), alpha=0.7
+    )
+    assert (chosen, gains) == ([], [])
+
+
+# --- select_rules ----------------------------------------------------------------------------
+
+# Two features of 2 bins. Distinct records (codes -> pos/neg weights):
+#   (0, 0): 3 pos, (0, 1): 1 pos 1 neg, (1, 0): 4 neg, (1, 1): 1 pos
+N_BINS = np.array([2, 2])
+RECORDS = distinct_records(
+    np.array([[0, 0], [0, 1], [1, 0], [1, 1]]),
+    N_BINS,
+    np.array([3.0, 1.0, 0.0, 1.0]),
+    np.array([0.0, 1.0, 4.0, 0.0]),
+)
+POINTS = np.array(
+    [
+        [0, 1, 0, 0],  # f0 = 0: 4 pos 1 neg
+        [0, 0, 1, 0],  # f1 = 1: 2 pos 1 neg
+        [1, 0, 1, 0],  # f0 = 1 and f1 = 1: 1 pos
+        [0, 0, 0, 0],  # always true: 5 pos 5 neg -> filtered (lsup+ = lsup-)
+    ],
+    dtype=bool,
+)
+
+
+def candidates_of(points: np.ndarray) -> Candidates:
+    pos, neg = covered_counts(
+        points,
+        ZeroSets.from_codes(RECORDS.codes, N_BINS),
+        RECORDS.positive_weight,
+        RECORDS.negative_weight,
+    )
+    return Candidates(points, pos, neg)
+
+
+def test_covered_counts_agree_with_coverage():
+    candidates = candidates_of(POINTS)
+    assert candidates.positives.tolist() == [4.0, 2.0, 1.0, 5.0]
+    assert candidates.negatives.tolist() == [1.0, 1.0, 0.0, 5.0]
+    cover = coverage(POINTS, RECORDS.codes, N_BINS)
+    assert (cover @ RECORDS.positive_weight).tolist() == candidates.positives.tolist()
+    assert (cover @ RECORDS.negative_weight).tolist() == candidates.negatives.tolist()
+
+
+def test_select_rules_statistics():
+    selection = select_rules(candidates_of(POINTS), RECORDS, N_BINS, alpha=0.7)
+    assert selection.n_candidates == 4
+    assert selection.n_filtered == 3
+    # after f0 = 0, only (1, 1) is left to gain: candidates 1 and 2 both add 1 positive and
+    # candidate 1 is more general (3 zeros against 2)
+    assert selection.indices.tolist() == [0, 1]
+    first, second = selection.stats
+    assert (first.positives, first.negatives, first.new_positives, first.new_negatives) == (
+        4.0, 1.0, 4.0, 1.0,
+    )  # fmt: skip
+    assert first.precision == 0.8
+    # totals on the whole training set, but only the marginal gain as "new"
+    assert (second.positives, second.negatives, second.new_positives, second.new_negatives) == (
+        2.0, 1.0, 1.0, 0.0,
+    )  # fmt: skip
+    assert second.precision == 2 / 3
+
+
+def test_filter_then_cover_stages():
+    candidates = candidates_of(POINTS)
+    # exclusiveness: 2 -> 0.2/(0.2+0) = 1, 0 -> 0.8/(0.8+0.2), 1 -> 0.4/(0.4+0.2); 3 is out
+    ranked = filter_candidates(candidates, RECORDS, top_k=None)
+    assert ranked.tolist() == [2, 0, 1]
+    assert filter_candidates(candidates, RECORDS, top_k=2).tolist() == [2, 0]
+    # min_local_support = 0.4 keeps 0 (lsup+ 0.8) and 1 (0.4), not 2 (0.2)
+    assert filter_candidates(candidates, RECORDS, top_k=None, min_local_support=0.4).tolist() == [
+        0, 1,
+    ]  # fmt: skip
+    covered = cover_candidates(candidates.take(ranked), RECORDS, N_BINS, alpha=0.7)
+    assert covered.indices.tolist() == [1, 2]  # positions in the ranked list: 0 then 1
+    assert ranked[covered.indices].tolist() == [0, 1]
+
+
+def test_max_rules_in_select_rules():
+    selection = select_rules(candidates_of(POINTS), RECORDS, N_BINS, alpha=0.7, max_rules=1)
+    assert selection.indices.tolist() == [0]
+
+
+def test_select_rules_without_candidates():
+    empty = select_rules(Candidates.empty(4), RECORDS, N_BINS)
+    assert empty.indices.tolist() == []
+    assert (empty.n_candidates, empty.n_filtered) == (0, 0)
+    only_negatives = candidates_of(np.array([[0, 1, 1, 0], [0, 0, 0, 0]], dtype=bool))
+    bad = select_rules(only_negatives, RECORDS, N_BINS)  # (1, 0) only, and the trivial rule
+    assert bad.indices.tolist() == []
+    assert (bad.n_candidates, bad.n_filtered) == (2, 0)
