@@ -7,7 +7,9 @@ libre report .libre-store/runs/pima/<run>
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -24,10 +26,76 @@ app = typer.Typer(
     help="Learn interpretable IF/OR rule sets (LIBRE) with Prefect pipelines.",
 )
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 SpecArg = Annotated[Path, typer.Argument(help="Pipeline spec (YAML).", show_default=False)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")]
+
+
+class _ConsoleFilter(logging.Filter):
+    """Keep Prefect's console to warnings and errors, without tracebacks (the CLI prints its
+    own progress and one clear error line; --debug shows everything)."""
+
+    RUN_LOGGERS = (
+        "prefect.task_runs",
+        "prefect.flow_runs",
+        "prefect.task_engine",
+        "prefect.flow_engine",
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith(self.RUN_LOGGERS):
+            return False  # run outcomes: the CLI reports them itself, in one line
+        record.exc_info = None
+        record.exc_text = None
+        return record.levelno >= logging.WARNING
+
+
+class _StageProgress(logging.Handler):
+    """Turns the stage log lines of the pipeline's tasks into a live status line."""
+
+    def __init__(self, status) -> None:
+        super().__init__(level=logging.INFO)
+        self.status = status
+        self.learners = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        words = record.getMessage().split()
+        if len(words) >= 3 and words[0] == "stage":
+            if words[1] == "learner":
+                self.learners += 1
+                self.status.update(f"weak learners finished: {self.learners}")
+            else:
+                self.status.update(f"{words[1]}: {' '.join(words[2:4])}")
+
+
+@contextlib.contextmanager
+def _pipeline_console(debug: bool, message: str):
+    """A status line during the run; Prefect's console quiet unless --debug."""
+    from prefect.logging import configuration
+
+    if not configuration.PROCESS_LOGGING_CONFIG:
+        configuration.setup_logging()  # Prefect would do it at the first run; we filter it
+    handlers = [
+        h
+        for name in ("", "prefect")
+        for h in logging.getLogger(name).handlers
+        if isinstance(h, logging.StreamHandler)
+    ]
+    quiet = _ConsoleFilter()
+    if not debug:
+        for handler in handlers:
+            handler.addFilter(quiet)
+    with console.status(message) as status:
+        progress = _StageProgress(status)
+        task_logger = logging.getLogger("prefect.task_runs")
+        task_logger.addHandler(progress)
+        try:
+            yield
+        finally:
+            task_logger.removeHandler(progress)
+            for handler in handlers:
+                handler.removeFilter(quiet)
 
 
 def _fail(exc: BaseException, debug: bool) -> None:
@@ -69,7 +137,8 @@ def train(
         from flows.train import train as run_train
 
         preflight(spec)
-        summary = run_train(spec, force=force, store=str(store) if store else None)
+        with _pipeline_console(debug, "starting Prefect (embedded server) and the pipeline"):
+            summary = run_train(spec, force=force, store=str(store) if store else None)
     except _user_errors() as exc:
         _fail(exc, debug)
         return
@@ -108,9 +177,12 @@ def _print_summary(summary: dict, seconds: float) -> None:
 def validate(spec: SpecArg, debug: Debug = False) -> None:
     """Check SPEC and validate its data with the declared expectations."""
     try:
+        from flows.train import preflight
         from flows.validate import validate as run_validate
 
-        report = run_validate(spec)
+        preflight(spec)
+        with _pipeline_console(debug, "validating the data"):
+            report = run_validate(spec)
     except _user_errors() as exc:
         _fail(exc, debug)
         return

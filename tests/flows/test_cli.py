@@ -1,0 +1,82 @@
+"""The `libre` command: bad input gives one clear line and a non-zero exit, no traceback."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from flows.cli import app
+
+runner = CliRunner()
+
+
+def _run(*args):
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+def _store_is_clean(store: Path) -> bool:
+    """Nothing half-written: no temp files, every Parquet file has its checksum sidecar."""
+    if not store.exists():
+        return True
+    temps = [p for p in store.rglob("*") if ".tmp" in p.name]
+    parquet = list(store.rglob("*.parquet"))
+    return not temps and all(p.with_name(p.name + ".sha256").is_file() for p in parquet)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda raw: raw.pop("target"), "missing required key 'target'"),
+        (lambda raw: raw.update(colour="blue"), "unknown key 'colour'"),
+        (lambda raw: raw["model"].update(alpha=2), "model.alpha"),
+        (lambda raw: raw["data"].update(path="nowhere.csv"), "does not exist"),
+        (lambda raw: raw["data"].update(path="data.json"), "neither .csv nor .parquet"),
+    ],
+    ids=["missing-key", "unknown-key", "bad-value", "no-data-file", "not-csv-or-parquet"],
+)
+def test_spec_problems_exit_non_zero_with_one_line(spec_copy, tmp_path, change, message):
+    spec = spec_copy()
+    raw = yaml.safe_load(spec.read_text())
+    change(raw)
+    spec.write_text(yaml.safe_dump(raw))
+    code, output = _run("train", spec)
+    assert code == 1
+    assert message in output
+    assert "Traceback" not in output
+    assert _store_is_clean(tmp_path / "store")
+
+
+def test_a_missing_spec_file_is_reported(tmp_path):
+    code, output = _run("train", tmp_path / "absent.yaml")
+    assert code == 1 and "does not exist" in output and "Traceback" not in output
+
+
+def test_data_problems_exit_non_zero_with_one_line(spec_copy, data_copy, tmp_path):
+    data = data_copy()
+    spec = spec_copy(data__path=str(data), target__column="survived")
+    code, output = _run("train", spec)
+    assert code == 1
+    assert "target column 'survived' is not in the data" in output
+    assert "Traceback" not in output
+
+    data.write_text("")
+    code, output = _run("train", spec_copy(data__path=str(data)))
+    assert code == 1 and "is empty" in output and "Traceback" not in output
+    assert _store_is_clean(tmp_path / "store")
+
+
+def test_validate_and_report_commands(spec_copy, tmp_path):
+    spec = spec_copy()
+    code, output = _run("validate", spec)
+    assert code == 0, output
+    assert "data valid" in output
+
+    code, output = _run("train", spec)
+    assert code == 0, output
+    run_dir = next((tmp_path / "store" / "runs" / "haberman").iterdir())
+    code, output = _run("report", run_dir)
+    assert code == 0 and "Rule set" in output
+    code, output = _run("report", tmp_path / "not-a-run")
+    assert code == 1 and "does not exist" in output
