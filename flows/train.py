@@ -24,9 +24,17 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from libre_lib.artifacts import atomic_write_text
 from libre_lib.errors import DataError
 from libre_lib.spec import PipelineSpec, load_spec
-from tasks.common import Stage, log
+from tasks.common import Stage, log, lookup_stage
 from tasks.data import load_data, split_data, validate_data
-from tasks.learning import discretize, encode, feature_subsets, learn, select, union_filter
+from tasks.learning import (
+    discretize,
+    encode,
+    feature_subsets,
+    learn,
+    learner_params,
+    select,
+    union_filter,
+)
 from tasks.report import artifact_key, report
 
 
@@ -40,17 +48,33 @@ def _run_dir(root: str, spec: PipelineSpec) -> Path:
 
 
 def _learn_all(spec, root, records, bins, subsets, force) -> list[Stage]:
-    """Map one task per learner; a progress artifact follows them."""
+    """Map one task per learner whose output is not in the store yet (cached learners are not
+    resubmitted); a progress artifact follows them."""
+    learners: list[Stage | None] = [
+        None if force else lookup_stage(root, "learner", learner_params(spec, s), [records, bins])
+        for s in subsets
+    ]
+    todo = [i for i, stage in enumerate(learners) if stage is None]
+    done = len(subsets) - len(todo)
+    if done:
+        log().info("stage learner    cache hit  %d of %d learners", done, len(subsets))
     progress = create_progress_artifact(
-        0.0, key=artifact_key(spec, "progress"), description="weak learners finished"
+        100.0 * done / max(len(subsets), 1),
+        key=artifact_key(spec, "progress"),
+        description="weak learners finished",
     )
     futures = learn.map(
-        unmapped(spec), unmapped(root), unmapped(records), unmapped(bins), subsets, unmapped(force)
+        unmapped(spec),
+        unmapped(root),
+        unmapped(records),
+        unmapped(bins),
+        [subsets[i] for i in todo],
+        unmapped(force),
     )
-    learners = []
-    for done, future in enumerate(futures, start=1):
-        learners.append(future.result())
-        update_progress_artifact(progress, 100.0 * done / max(len(futures), 1))
+    for i, future in zip(todo, futures, strict=True):
+        learners[i] = future.result()
+        done += 1
+        update_progress_artifact(progress, 100.0 * done / max(len(subsets), 1))
     return learners
 
 

@@ -87,17 +87,24 @@ def records_from_table(table: pa.Table, metadata: dict) -> DistinctRecords:
 
 
 def candidates_table(
-    candidates: Candidates, discretization: Discretization, **extra_columns
+    candidates: Candidates, discretization: Discretization, with_text: bool = True, **extra_columns
 ) -> tuple[pa.Table, dict]:
-    """Candidate rules: the lattice element (packed bits), its coverage and its text."""
-    n_bits = candidates.points.shape[1]
-    packed = np.packbits(candidates.points, axis=1)
-    columns = {
-        "rule": [rule_text(rule_from_point(p, discretization)) for p in candidates.points],
-        "positives": pa.array(candidates.positives),
-        "negatives": pa.array(candidates.negatives),
-        "point": pa.array([row.tobytes() for row in packed], pa.binary()),
-    }
+    """Candidate rules: the lattice element (packed bits), its coverage and, if asked, its
+    text (rendering costs ~0.1 ms a rule, so the per-learner tables skip it)."""
+    n, n_bits = candidates.points.shape
+    packed = np.ascontiguousarray(np.packbits(candidates.points, axis=1))
+    width = max(packed.shape[1], 1)
+    if packed.shape[1] == 0:
+        packed = np.zeros((n, 1), dtype=np.uint8)
+    points = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), n, [None, pa.py_buffer(packed.tobytes())]
+    )
+    columns = {}
+    if with_text:
+        columns["rule"] = [rule_text(rule_from_point(p, discretization)) for p in candidates.points]
+    columns["positives"] = pa.array(candidates.positives, pa.float64())
+    columns["negatives"] = pa.array(candidates.negatives, pa.float64())
+    columns["point"] = points
     for name, values in extra_columns.items():
         columns[name] = pa.array(values)
     return pa.table(columns), {"n_bits": n_bits}
@@ -105,9 +112,13 @@ def candidates_table(
 
 def candidates_from_table(table: pa.Table, metadata: dict) -> Candidates:
     n_bits = int(metadata["n_bits"])
-    raw = table.column("point").to_pylist()
-    if raw:
-        packed = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(raw), -1)
+    column = table.column("point").combine_chunks()
+    n = len(column)
+    if n:
+        width = column.type.byte_width
+        data = np.frombuffer(column.buffers()[1], dtype=np.uint8)
+        start = column.offset * width
+        packed = data[start : start + n * width].reshape(n, width)
         points = np.unpackbits(packed, axis=1, count=n_bits).astype(bool)
     else:
         points = np.zeros((0, n_bits), dtype=bool)

@@ -11,7 +11,7 @@ from prefect.exceptions import MissingContextError
 from prefect.logging import get_run_logger
 
 from libre_lib import __version__
-from libre_lib.artifacts import ArtifactRef, ArtifactStore
+from libre_lib.artifacts import ArtifactRef, ArtifactStore, stage_key
 from libre_lib.spec import PipelineSpec
 
 STAGE_VERSION = f"{__version__}+1"
@@ -46,6 +46,13 @@ def run_stage(store_root: str, stage: str, params: dict, inputs: list[Stage], co
     )
     log().info("stage %-10s %s  %s", stage, "cache hit" if hit else "computed ", ref.path)
     return Stage(stage, ref, hit)
+
+
+def lookup_stage(store_root: str, stage: str, params: dict, inputs: list[Stage]) -> Stage | None:
+    """The stage's artifact if it is already in the store (and verifies), else None."""
+    key = stage_key(stage, params, [s.key for s in inputs], STAGE_VERSION)
+    ref = ArtifactStore(store_root).lookup(stage, key)
+    return None if ref is None else Stage(stage, ref, True)
 
 
 @lru_cache(maxsize=32)

@@ -89,10 +89,14 @@ def feature_subsets(spec: PipelineSpec, store_root: str, bins: Stage) -> list[li
     return [list(s) for s in subsets]
 
 
+def learner_params(spec: PipelineSpec, subset: list[int]) -> dict:
+    return {"heuristic": spec.model.heuristic, "seeds": spec.model.seeds, "subset": subset}
+
+
 @task(name="learn", cache_policy=NO_CACHE)
 def learn(spec, store_root, records: Stage, bins: Stage, subset: list[int], force=False) -> Stage:
     """One weak learner (FindBoundary) on one feature subset."""
-    params = {"heuristic": spec.model.heuristic, "seeds": spec.model.seeds, "subset": subset}
+    params = learner_params(spec, subset)
 
     def compute():
         discretization = load_discretization(store_root, bins)
@@ -103,7 +107,7 @@ def learn(spec, store_root, records: Stage, bins: Stage, subset: list[int], forc
             spec.model.heuristic,
             spec.model.seeds,
         )
-        return candidates_table(candidates, discretization)
+        return candidates_table(candidates, discretization, with_text=False)
 
     return run_stage(store_root, "learner", params, [records, bins], compute, force)
 

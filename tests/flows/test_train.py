@@ -12,6 +12,8 @@ from flows.train import train, train_flow
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataValidationError
 
+SPECS = Path(__file__).resolve().parents[2] / "deployments" / "specs"
+
 
 def _stages(summary, name=None):
     return [s for s in summary["stages"] if name is None or s["stage"] == name]
@@ -21,8 +23,6 @@ def _stages(summary, name=None):
 def first_run(tmp_path_factory):
     """One trained pipeline shared by the tests that only read its outputs."""
     import yaml
-
-    from tests.flows.conftest import SPECS
 
     folder = tmp_path_factory.mktemp("pipeline")
     raw = yaml.safe_load((SPECS / "haberman.yaml").read_text())
