@@ -22,7 +22,7 @@ from prefect.context import get_run_context
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from libre_lib.artifacts import atomic_write_text
-from libre_lib.errors import DataError
+from libre_lib.errors import DataError, SpecError
 from libre_lib.spec import PipelineSpec, load_spec
 from tasks.common import Stage, log, lookup_stage
 from tasks.data import load_data, split_data, validate_data
@@ -131,7 +131,18 @@ def preflight(spec_path: str | os.PathLike) -> PipelineSpec:
     return spec
 
 
+def task_runner(spec: PipelineSpec):
+    """The task runner the spec asks for (threads by default: numpy learners scale on them)."""
+    if spec.runner.kind != "thread":
+        raise SpecError(
+            f"runner.kind {spec.runner.kind!r} is not available in this release; use 'thread' "
+            "(the default). Distributed execution on Dask is planned."
+        )
+    return ThreadPoolTaskRunner(max_workers=spec.runner.max_workers or os.cpu_count() or 2)
+
+
 def train(spec_path: str | os.PathLike, force: bool = False, store: str | None = None) -> dict:
     """Run the training flow for a spec file (Prefect's default embedded setup if no server)."""
-    preflight(spec_path)
-    return train_flow(str(spec_path), force=force, store=store)
+    spec = preflight(spec_path)
+    flow_run = train_flow.with_options(task_runner=task_runner(spec))
+    return flow_run(str(spec_path), force=force, store=store)

@@ -11,7 +11,7 @@ from prefect.exceptions import MissingContextError
 from prefect.logging import get_run_logger
 
 from libre_lib import __version__
-from libre_lib.artifacts import ArtifactRef, ArtifactStore, stage_key
+from libre_lib.artifacts import ArtifactRef, ArtifactStore, fingerprint_json, stage_key
 from libre_lib.spec import PipelineSpec
 
 STAGE_VERSION = f"{__version__}+1"
@@ -38,11 +38,34 @@ class Stage:
         return self.ref.key
 
 
-def run_stage(store_root: str, stage: str, params: dict, inputs: list[Stage], compute, force: bool):
-    """Look the stage up in the store; compute and write it on a miss."""
+def spec_hash(spec: PipelineSpec) -> str:
+    return fingerprint_json(spec.model_dump(mode="json"))
+
+
+def run_stage(
+    spec: PipelineSpec,
+    store_root: str,
+    stage: str,
+    params: dict,
+    inputs: list[Stage],
+    compute,
+    force: bool,
+):
+    """Look the stage up in the store; compute and write it on a miss. The writing spec's hash
+    goes into the file's metadata (provenance), not into the key."""
+
+    def compute_with_provenance():
+        table, metadata = compute()
+        return table, {**metadata, "spec_hash": spec_hash(spec), "pipeline": spec.name}
+
     store = ArtifactStore(store_root)
     ref, hit = store.get_or_compute(
-        stage, params, [s.key for s in inputs], compute, version=STAGE_VERSION, force=force
+        stage,
+        params,
+        [s.key for s in inputs],
+        compute_with_provenance,
+        version=STAGE_VERSION,
+        force=force,
     )
     log().info("stage %-10s %s  %s", stage, "cache hit" if hit else "computed ", ref.path)
     return Stage(stage, ref, hit)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 from prefect import task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from sklearn.model_selection import train_test_split
 
@@ -58,7 +61,7 @@ def load_data(spec: PipelineSpec, store_root: str, force: bool = False) -> Stage
         return frame, {"source": location, "source_sha256": fingerprint}
 
     source = Stage("source", _source_ref(fingerprint), True)
-    return run_stage(store_root, "dataset", params, [source], compute, force)
+    return run_stage(spec, store_root, "dataset", params, [source], compute, force)
 
 
 def _source_ref(fingerprint: str):
@@ -91,6 +94,28 @@ def validation_rules(spec: PipelineSpec) -> ValidationRules:
     )
 
 
+def _publish_validation(spec: PipelineSpec, report: ValidationReport) -> None:
+    """The validation result as Prefect artifacts (also when it fails the run)."""
+    status = "passed" if report.success else "FAILED"
+    failures = report.failures()
+    lines = [
+        f"# Data validation: {spec.name}",
+        "",
+        f"**{status}**: {len(report.results) - len(failures)} of {len(report.results)} "
+        f"expectations met on {report.n_rows} rows.",
+    ]
+    if failures:
+        lines += ["", "```text", report.summary(), "```"]
+    create_markdown_artifact(
+        "\n".join(lines), key=f"libre-{spec.name}-validation", description="Data validation"
+    )
+    create_table_artifact(
+        json.loads(report.to_frame().to_json(orient="records")),
+        key=f"libre-{spec.name}-expectations",
+        description="One row per expectation",
+    )
+
+
 @task(name="validate", cache_policy=NO_CACHE)
 def validate_data(spec: PipelineSpec, store_root: str, data: Stage, force: bool = False) -> Stage:
     """Run the spec's expectations; the result is stored, and a failure fails the run."""
@@ -100,10 +125,14 @@ def validate_data(spec: PipelineSpec, store_root: str, data: Stage, force: bool 
         report = validate_frame(read_frame(store_root, data), rules)
         return report.to_frame(), {"report": report.to_dict()}
 
-    stage = run_stage(
-        store_root, "validation", spec.expectations.model_dump(), [data], compute, force
-    )
+    params = {
+        "expectations": spec.expectations.model_dump(mode="json"),
+        "target": spec.target.model_dump(mode="json"),
+        "include": spec.features.include,
+    }
+    stage = run_stage(spec, store_root, "validation", params, [data], compute, force)
     report = ValidationReport.from_dict(read_stage(store_root, stage)[1]["report"])
+    _publish_validation(spec, report)
     log().info(
         "data validation %s (%d expectations)",
         "passed" if report.success else "FAILED",
@@ -139,4 +168,4 @@ def split_data(spec: PipelineSpec, store_root: str, data: Stage, force: bool = F
             holdout[test] = True
         return pa.table({"holdout": holdout}), {}
 
-    return run_stage(store_root, "split", params, [data], compute, force)
+    return run_stage(spec, store_root, "split", params, [data], compute, force)

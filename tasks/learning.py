@@ -58,7 +58,7 @@ def discretize(spec, store_root: str, data: Stage, split: Stage, force: bool = F
         X, y = training_part(spec, store_root, data, split)
         return discretization_table(_estimator(spec).discretize(X, _target(spec, y)))
 
-    return run_stage(store_root, "discretize", params, [data, split], compute, force)
+    return run_stage(spec, store_root, "discretize", params, [data, split], compute, force)
 
 
 def load_discretization(store_root: str, stage: Stage):
@@ -75,7 +75,7 @@ def encode(spec, store_root, data: Stage, split: Stage, bins: Stage, force=False
         records = LibreClassifier.encode(X, _target(spec, y), discretization)
         return records_table(records, discretization)
 
-    return run_stage(store_root, "encode", {}, [data, split, bins], compute, force)
+    return run_stage(spec, store_root, "encode", {}, [data, split, bins], compute, force)
 
 
 def load_records(store_root: str, stage: Stage):
@@ -109,7 +109,7 @@ def learn(spec, store_root, records: Stage, bins: Stage, subset: list[int], forc
         )
         return candidates_table(candidates, discretization, with_text=False)
 
-    return run_stage(store_root, "learner", params, [records, bins], compute, force)
+    return run_stage(spec, store_root, "learner", params, [records, bins], compute, force)
 
 
 @task(name="union-filter", cache_policy=NO_CACHE)
@@ -136,7 +136,7 @@ def union_filter(spec, store_root, learners: list[Stage], records: Stage, bins: 
         )
         return table, {**metadata, "n_union": len(union)}
 
-    return run_stage(store_root, "candidates", params, [*learners, records], compute, force)
+    return run_stage(spec, store_root, "candidates", params, [*learners, records], compute, force)
 
 
 @task(name="set-cover", cache_policy=NO_CACHE)
@@ -182,7 +182,13 @@ def select(
         return out, {"model": model.to_dict()}
 
     return run_stage(
-        store_root, "selection", params, [candidates, records, bins, data, split], compute, force
+        spec,
+        store_root,
+        "selection",
+        params,
+        [candidates, records, bins, data, split],
+        compute,
+        force,
     )
 
 

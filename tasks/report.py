@@ -76,6 +76,7 @@ def report(
         return rule_report.rules, {"metrics": dict(rule_report.metrics)}
 
     stage = run_stage(
+        spec,
         store_root,
         "report",
         {"spec": spec.report.model_dump()},

@@ -80,3 +80,8 @@ def test_validate_and_report_commands(spec_copy, tmp_path):
     assert code == 0 and "Rule set" in output
     code, output = _run("report", tmp_path / "not-a-run")
     assert code == 1 and "does not exist" in output
+
+
+def test_an_unavailable_runner_is_refused_before_prefect_starts(spec_copy):
+    code, output = _run("train", spec_copy(runner={"kind": "dask"}))
+    assert code == 1 and "runner.kind 'dask' is not available" in output

@@ -133,3 +133,22 @@ def test_undeclared_target_classes_fail_validation(spec_copy):
     spec = spec_copy(target__classes=["1", "3"])
     with pytest.raises(DataValidationError, match="target"):
         train(spec)
+
+
+def test_stage_files_carry_provenance_metadata(first_run):
+    import pyarrow.parquet as pq
+
+    _, summary, _ = first_run
+    for stage in summary["stages"]:
+        meta = pq.read_schema(stage["path"]).metadata
+        for key in (b"libre.schema_version", b"libre.library_version", b"libre.spec_hash"):
+            assert key in meta, (stage["stage"], key)
+        assert json.loads(meta[b"libre.key"]) == stage["key"]
+
+
+def test_validation_result_is_published_even_when_it_fails(spec_copy):
+    spec = spec_copy(expectations__min_rows=10_000)
+    with pytest.raises(DataValidationError, match="10000"):
+        train(spec)
+    published = Artifact.get("libre-haberman-validation")
+    assert published is not None and "FAILED" in published.data
