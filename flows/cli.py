@@ -209,6 +209,43 @@ def report(
         console.print(f"\nHTML report: [green]{data.get('report')}[/]")
 
 
+@app.command()
+def notify(spec: SpecArg, debug: Debug = False) -> None:
+    """Emit the "dataset updated" event for SPEC's pipeline (starts its triggered deployment)."""
+    try:
+        from flows.deploy import notify as emit
+
+        event = emit(spec)
+    except _user_errors() as exc:
+        _fail(exc, debug)
+        return
+    if event is None:
+        _fail(RuntimeError("Prefect did not emit the event (is an API server reachable?)"), debug)
+        return
+    console.print(f"emitted [cyan]{event.event}[/] for {event.resource.id} ({event.id})")
+
+
+@app.command()
+def serve(
+    specs: Annotated[list[Path], typer.Argument(help="Pipeline specs to serve.")],
+    limit: Annotated[int | None, typer.Option(help="Max concurrent runs.")] = None,
+    debug: Debug = False,
+) -> None:
+    """Serve the nightly, on-demand and on-new-data deployments of SPECS in this process
+    (schedules and event triggers active; Ctrl-C to stop). For a work pool instead, run
+    `prefect deploy --prefect-file deployments/prefect.yaml --all` (docs/operations.md)."""
+    try:
+        from flows.deploy import serve as run_serve
+
+        for spec in specs:
+            from flows.train import preflight
+
+            preflight(spec)
+        run_serve(*specs, limit=limit)
+    except _user_errors() as exc:
+        _fail(exc, debug)
+
+
 def main() -> None:  # pragma: no cover - console entry point
     sys.exit(app())
 

@@ -122,6 +122,32 @@ class RunnerSpec(_Strict):
     n_workers: int = Field(default=2, ge=1)
 
 
+class ScheduleSpec(_Strict):
+    """When the production deployment retrains (cron, with an explicit timezone)."""
+
+    cron: str = "0 3 * * *"
+    timezone: str = "UTC"
+    active: bool = True
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        if len(value.split()) != 5:
+            raise ValueError("must be a 5-field cron expression, e.g. '0 3 * * *'")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("must be an IANA timezone such as 'UTC' or 'Europe/Paris'") from None
+        return value
+
+
 class ReportSpec(_Strict):
     title: str | None = None
     column_labels: dict[str, str] = Field(default_factory=dict)
@@ -142,6 +168,7 @@ class PipelineSpec(_Strict):
     split_seed: int = 0
     store: str = ".libre-store"
     runner: RunnerSpec = Field(default_factory=RunnerSpec)
+    schedule: ScheduleSpec = Field(default_factory=ScheduleSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
     base_dir: str = Field(default=".", exclude=True)
 
