@@ -84,6 +84,8 @@ def train_flow(spec_path: str, force: bool = False, store: str | None = None) ->
     started = time.perf_counter()
     spec = load_spec(spec_path)
     root = str(Path(store or spec.store).resolve())
+    if spec.runner.kind == "dask":
+        _share_api_with_workers()
     data = load_data(spec, root, force)
     validation = validate_data(spec, root, data, force)
     split = split_data(spec, root, data, force)
@@ -132,13 +134,38 @@ def preflight(spec_path: str | os.PathLike) -> PipelineSpec:
 
 
 def task_runner(spec: PipelineSpec):
-    """The task runner the spec asks for (threads by default: numpy learners scale on them)."""
-    if spec.runner.kind != "thread":
+    """The task runner the spec asks for: threads by default (numpy learners scale on them),
+    or Dask through prefect-dask (a local cluster, or an existing scheduler by address)."""
+    runner = spec.runner
+    if runner.kind == "thread":
+        return ThreadPoolTaskRunner(max_workers=runner.max_workers or os.cpu_count() or 2)
+    try:
+        from prefect_dask import DaskTaskRunner
+    except ImportError:
         raise SpecError(
-            f"runner.kind {spec.runner.kind!r} is not available in this release; use 'thread' "
-            "(the default). Distributed execution on Dask is planned."
-        )
-    return ThreadPoolTaskRunner(max_workers=spec.runner.max_workers or os.cpu_count() or 2)
+            "runner.kind 'dask' needs prefect-dask: pip install 'libre-flows[dask]'."
+        ) from None
+    if runner.address:
+        return DaskTaskRunner(address=runner.address)
+    return DaskTaskRunner(
+        cluster_kwargs={
+            "n_workers": runner.n_workers,
+            "threads_per_worker": runner.max_workers or 1,
+            "processes": True,
+            "dashboard_address": None,
+        }
+    )
+
+
+def _share_api_with_workers() -> None:
+    """Dask workers are other processes: without PREFECT_API_URL each would start its own
+    temporary Prefect server. Point them at this run's server before the cluster starts."""
+    if os.environ.get("PREFECT_API_URL"):
+        return
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        os.environ["PREFECT_API_URL"] = str(client.api_url).rstrip("/")
 
 
 def train(spec_path: str | os.PathLike, force: bool = False, store: str | None = None) -> dict:

@@ -1,0 +1,163 @@
+"""``libre models``: the model registry's versions and champions.
+
+libre models list pima [--store DIR]
+libre models show pima [VERSION|champion] [--store DIR]
+
+Mounted by ``flows.cli`` as ``app.add_typer(models_app, name="models")``. Needs no Prefect.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+models_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="List and inspect registered model versions and the champion of each pipeline.",
+)
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)
+
+DEFAULT_STORE = Path(".libre-store")
+PipelineArg = Annotated[str, typer.Argument(help="Pipeline name (the spec's `name`).")]
+StoreOpt = Annotated[Path, typer.Option("--store", help="Store root holding models/<pipeline>/.")]
+
+STATUS_STYLE = {
+    "champion": "bold green",
+    "challenger-rejected": "red",
+    "retired": "dim",
+    "candidate": "yellow",
+}
+
+
+def _fail(exc: BaseException) -> None:
+    """One clear line on stderr, exit code 1."""
+    message = str(exc).strip().splitlines() or [type(exc).__name__]
+    errors.print(f"[bold red]error:[/] {message[0]}", highlight=False, markup=True)
+    raise typer.Exit(code=1)
+
+
+def _registry(store: Path):
+    from libre_lib.registry import ModelRegistry
+
+    return ModelRegistry(store)
+
+
+def _rate(value) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if math.isnan(number) else f"{number:.3f}"
+
+
+def _count(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return "–"
+    try:
+        return str(int(value))
+    except (TypeError, ValueError):
+        return "–"
+
+
+@models_app.command("list")
+def list_versions(pipeline: PipelineArg, store: StoreOpt = DEFAULT_STORE) -> None:
+    """Every version of PIPELINE, oldest first; the champion is marked with ★."""
+    from libre_lib.errors import LibreError
+
+    try:
+        registry = _registry(store)
+        versions = registry.versions(pipeline)
+    except (LibreError, OSError) as exc:
+        _fail(exc)
+        return
+    if not versions:
+        known = registry.pipelines()
+        hint = f" Pipelines with models: {', '.join(known)}." if known else ""
+        _fail(LookupError(f"No model versions of {pipeline!r} under {store / 'models'}.{hint}"))
+        return
+    table = Table(title=f"models of {pipeline}", show_edge=False)
+    for column, justify in (
+        ("", "left"),
+        ("version", "left"),
+        ("created", "left"),
+        ("status", "left"),
+        ("f1", "right"),
+        ("rules", "right"),
+        ("reason", "left"),
+    ):
+        table.add_column(column, justify=justify, overflow="fold")
+    for version in versions:
+        style = STATUS_STYLE.get(version.status, "")
+        table.add_row(
+            "★" if version.is_champion else "",
+            version.version,
+            version.created_at,
+            f"[{style}]{version.status}[/]" if style else version.status,
+            _rate(version.metrics.get("f1")),
+            _count(version.metrics.get("n_rules")),
+            version.reason,
+        )
+    console.print(table)
+
+
+@models_app.command("show")
+def show_version(
+    pipeline: PipelineArg,
+    version: Annotated[
+        str, typer.Argument(help="A version id (e.g. v0003-1a2b3c4d) or `champion`.")
+    ] = "champion",
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Metadata and rules of one version of PIPELINE (default: the champion)."""
+    from libre_lib.errors import LibreError
+
+    try:
+        registry = _registry(store)
+        entry = registry.get(pipeline, version)
+        model = registry.load_model(pipeline, entry.version)
+    except (LibreError, OSError) as exc:
+        _fail(exc)
+        return
+    star = " ★ champion" if entry.is_champion else ""
+    console.print(f"[bold]{pipeline} {entry.version}[/]{star}", highlight=False)
+    meta = Table(show_header=False, show_edge=False, box=None, pad_edge=False)
+    meta.add_column(style="bold")
+    meta.add_column(overflow="fold")
+    validation = entry.validation
+    if validation.get("success") is True:
+        checked = validation.get("n_expectations")
+        valid = "passed" + (f" ({checked} expectations)" if checked is not None else "")
+    else:
+        valid = f"failed ({validation.get('n_failed', '?')} expectation(s) not met)"
+    rows = [
+        ("status", entry.status),
+        ("reason", entry.reason or "–"),
+        ("created", entry.created_at),
+        ("decided", entry.decided_at or "–"),
+        ("run id", entry.run_id),
+        ("data", entry.data_fingerprint),
+        ("spec hash", entry.spec_hash),
+        ("model sha256", entry.model_sha256),
+        ("validation", valid),
+        ("path", str(entry.path)),
+    ]
+    for key, value in rows:
+        meta.add_row(key, str(value))
+    console.print(meta, highlight=False)
+    if entry.metrics:
+        metrics = Table(title="holdout metrics", show_edge=False)
+        metrics.add_column("metric")
+        metrics.add_column("value", justify="right")
+        for name, value in entry.metrics.items():
+            shown = _rate(value) if isinstance(value, float) else str(value)
+            metrics.add_row(str(name), shown)
+        console.print(metrics)
+    console.print("[bold]rules[/]")
+    console.print(str(model.rules_), markup=False, highlight=False)
