@@ -1,0 +1,770 @@
+"""A file-based model registry: every training run registers a version; a champion is served.
+
+Layout under the store root::
+
+    <root>/models/<pipeline>/
+        champion.json              the champion pointer (names one complete version folder)
+        .lock                      exclusive lock of the pipeline's registry (flock)
+        v0001-1a2b3c4d/            one folder per version, never changed after creation ...
+            model.json             ... except version.json's decision fields (atomic rewrites)
+            spec.json
+            version.json           metadata: ids, hashes, metrics, validation, status, reason
+
+Version ids are ``v<number>-<first 8 hex of the model's sha256>``, numbered 1, 2, 3 … per
+pipeline (four digits at least; :meth:`ModelRegistry.versions` sorts by the number, so v10000
+comes after v9999). The number is allocated under the lock, so concurrent registrations, from
+threads or processes, get distinct ids and none is lost.
+
+Crash safety:
+
+* a version folder is built under a hidden temp name (``.tmp-…``), its files fsynced, then
+  ``os.rename``-d into place: a version folder either exists complete or not at all (a crash
+  leaves at most a temp folder, which listings ignore and :meth:`ModelRegistry.cleanup_temp`
+  removes);
+* the champion pointer is replaced atomically (temp file, fsync, ``os.replace``) and only
+  after the folder it names is in place, so it never names a missing or partial version;
+* the pointer is the single source of truth for "champion". A promotion writes the pointer
+  first, then the new and old versions' statuses; a status "champion" in a version the pointer
+  does not name is read as "retired" (a crash between those writes) and repaired by the next
+  promotion.
+
+Statuses: ``candidate`` (registered, not decided yet), ``champion``, ``challenger-rejected``,
+``retired`` (was champion, replaced). Promotion rule (:meth:`ModelRegistry.decide`): a version
+is promoted iff its data validation passed and there is no champion yet or its metric is at
+least the champion's minus ``tolerance``. Metrics must be "higher is better" (f1, precision,
+recall, accuracy).
+
+Scope as in :mod:`libre_lib.artifacts`: local file systems with POSIX ``flock``. Without
+``fcntl`` (Windows) an ``O_EXCL`` lock file is used instead; a process killed while holding it
+leaves the file behind, and the error names it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .artifacts import atomic_write_text, canonical_json, fingerprint_bytes
+from .diff import ChampionChanges, diff_rules, metric_deltas
+from .errors import LibreError, ModelFormatError
+from .estimator import LibreClassifier
+
+try:  # POSIX only; see the module docstring.
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+__all__ = [
+    "CANDIDATE",
+    "CHAMPION",
+    "REJECTED",
+    "RETIRED",
+    "ModelRegistry",
+    "ModelVersion",
+    "PromotionDecision",
+    "RegistryError",
+    "validation_record",
+]
+
+logger = logging.getLogger(__name__)
+
+CANDIDATE = "candidate"
+CHAMPION = "champion"
+REJECTED = "challenger-rejected"
+RETIRED = "retired"
+STATUSES = (CANDIDATE, CHAMPION, REJECTED, RETIRED)
+
+REGISTRY_FORMAT = "libre-flows/model-version"
+REGISTRY_FORMAT_VERSION = 1
+MODEL_FILE = "model.json"
+SPEC_FILE = "spec.json"
+VERSION_FILE = "version.json"
+CHAMPION_FILE = "champion.json"
+LOCK_FILE = ".lock"
+TEMP_PREFIX = ".tmp-"
+LOCK_TIMEOUT_S = 60.0
+FLOAT_SLACK = 1e-12  # "not worse" must not fail on float noise (0.58 - 0.02 != 0.56)
+
+_PIPELINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_VERSION = re.compile(r"v(\d{4,})-([0-9a-f]{8})")
+
+
+class RegistryError(LibreError):
+    """A model version or pipeline is unknown, or the registry cannot be read or written."""
+
+
+# --------------------------------------------------------------------------- value objects
+
+
+@dataclass(frozen=True)
+class ModelVersion:
+    """One registered model version: where it is and what is known about it."""
+
+    version: str
+    pipeline: str
+    number: int
+    path: Path
+    created_at: str
+    run_id: str
+    data_fingerprint: str
+    spec_hash: str
+    model_sha256: str
+    metrics: dict[str, Any] = field(default_factory=dict)
+    validation: dict[str, Any] = field(default_factory=dict)
+    status: str = CANDIDATE
+    reason: str = ""
+    decided_at: str | None = None
+    library_version: str = __version__
+
+    @property
+    def is_champion(self) -> bool:
+        return self.status == CHAMPION
+
+    @property
+    def validation_passed(self) -> bool:
+        return self.validation.get("success") is True
+
+    @property
+    def model_path(self) -> Path:
+        return self.path / MODEL_FILE
+
+    def metric(self, name: str) -> float | None:
+        """The metric as a float, None if absent or not a number."""
+        value = self.metrics.get(name)
+        if isinstance(value, bool) or value is None:
+            return None
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return None
+        return None if math.isnan(number) else number
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready metadata (``path`` as a string)."""
+        out = asdict(self)
+        out["path"] = str(self.path)
+        return out
+
+    @classmethod
+    def _from_record(cls, record: Mapping[str, Any], path: Path) -> ModelVersion:
+        try:
+            return cls(
+                version=str(record["version"]),
+                pipeline=str(record["pipeline"]),
+                number=int(record["number"]),
+                path=path,
+                created_at=str(record["created_at"]),
+                run_id=str(record["run_id"]),
+                data_fingerprint=str(record["data_fingerprint"]),
+                spec_hash=str(record["spec_hash"]),
+                model_sha256=str(record["model_sha256"]),
+                metrics=dict(record.get("metrics") or {}),
+                validation=dict(record.get("validation") or {}),
+                status=str(record.get("status", CANDIDATE)),
+                reason=str(record.get("reason", "")),
+                decided_at=record.get("decided_at"),
+                library_version=str(record.get("library_version", "")),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RegistryError(
+                f"{path / VERSION_FILE} is not a model-version record (missing or bad {exc})."
+            ) from None
+
+    def _record(self) -> dict[str, Any]:
+        record = self.to_dict()
+        del record["path"]
+        return {"format": REGISTRY_FORMAT, "format_version": REGISTRY_FORMAT_VERSION, **record}
+
+
+@dataclass(frozen=True)
+class PromotionDecision:
+    """The outcome of :meth:`ModelRegistry.decide` / :meth:`ModelRegistry.promote`.
+
+    ``previous`` is the champion the version was compared with (None if there was none);
+    ``delta`` is the version's metric minus the champion's (None without a champion).
+    """
+
+    promoted: bool
+    reason: str
+    previous: ModelVersion | None
+    delta: float | None
+    version: str = ""
+    metric: str = "f1"
+    tolerance: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "promoted": self.promoted,
+            "reason": self.reason,
+            "previous": self.previous.version if self.previous is not None else None,
+            "delta": self.delta,
+            "version": self.version,
+            "metric": self.metric,
+            "tolerance": self.tolerance,
+        }
+
+
+def validation_record(report: Any) -> dict[str, Any]:
+    """The ``validation`` dict :meth:`ModelRegistry.register` wants, from a
+    ``libre_lib.validation.ValidationReport`` (or anything with ``success``, ``n_rows``,
+    ``results`` and ``failures()``): success, n_failed, n_expectations, n_rows, summary."""
+    failures = report.failures()
+    return {
+        "success": bool(report.success),
+        "n_failed": len(failures),
+        "n_expectations": len(report.results),
+        "n_rows": int(report.n_rows),
+        "failed": [getattr(r, "expectation", str(r)) for r in failures],
+        "summary": report.summary(),
+    }
+
+
+# --------------------------------------------------------------------------- file helpers
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _check_pipeline(pipeline: object) -> str:
+    if not isinstance(pipeline, str) or not _PIPELINE.fullmatch(pipeline):
+        raise RegistryError(
+            f"Pipeline name {pipeline!r} is not valid: use 1-128 letters, digits, '_', '.' or "
+            "'-', starting with a letter or digit."
+        )
+    return pipeline
+
+
+def _write_new_file(path: Path, data: bytes) -> None:
+    """Create ``path`` (must not exist) with ``data``, fsynced."""
+    with open(path, "xb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - file systems without directory fsync
+        pass
+    finally:
+        os.close(fd)
+
+
+def _json_text(obj: Any) -> str:
+    canonical_json(obj)  # raises TypeError naming a value JSON cannot encode
+    return json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def _read_json(path: Path, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RegistryError(f"Cannot read {what} {path}: {exc}.") from None
+    if not isinstance(data, dict):
+        raise RegistryError(f"{what.capitalize()} {path} does not hold a JSON object.")
+    return data
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+class ModelRegistry:
+    """Model versions of every pipeline under ``<root>/models`` (see the module docstring)."""
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root)
+        self.models = self.root / "models"
+
+    def __repr__(self) -> str:
+        return f"ModelRegistry({str(self.root)!r})"
+
+    # ------------------------------------------------------------------ paths and locking
+
+    def pipeline_dir(self, pipeline: str) -> Path:
+        return self.models / _check_pipeline(pipeline)
+
+    def pipelines(self) -> list[str]:
+        """Pipelines with at least one version, by name."""
+        if not self.models.is_dir():
+            return []
+        return sorted(
+            p.name for p in self.models.iterdir() if p.is_dir() and _PIPELINE.fullmatch(p.name)
+        )
+
+    @contextlib.contextmanager
+    def _lock(self, pipeline: str) -> Iterator[None]:
+        """Exclusive lock of one pipeline's registry (threads and processes alike)."""
+        directory = self.pipeline_dir(pipeline)
+        directory.mkdir(parents=True, exist_ok=True)
+        if fcntl is None:  # pragma: no cover - Windows
+            with _exclusive_file_lock(directory / (LOCK_FILE + ".excl"), pipeline):
+                yield
+            return
+        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    # ------------------------------------------------------------------ registering
+
+    def register(
+        self,
+        pipeline: str,
+        model_json: str,
+        *,
+        spec: Mapping[str, Any],
+        metrics: Mapping[str, Any],
+        validation: Mapping[str, Any],
+        data_fingerprint: str,
+        spec_hash: str,
+        run_id: str,
+        created_at: str | None = None,
+    ) -> ModelVersion:
+        """Store a trained model as the pipeline's next version (status ``candidate``).
+
+        ``model_json`` is ``LibreClassifier.to_json()`` (checked to load); ``validation`` must
+        hold a boolean ``success`` (see :func:`validation_record`). Call :meth:`promote` next.
+        """
+        _check_pipeline(pipeline)
+        if not isinstance(model_json, str):
+            raise RegistryError(
+                f"model_json must be the str of LibreClassifier.to_json(); got "
+                f"{type(model_json).__name__}."
+            )
+        try:
+            LibreClassifier.from_json(model_json)
+        except ModelFormatError as exc:
+            raise RegistryError(f"Cannot register {pipeline!r}: {exc}") from None
+        if not isinstance(validation, Mapping) or not isinstance(validation.get("success"), bool):
+            raise RegistryError(
+                "validation must be a dict with a boolean 'success' (use validation_record(report))"
+                f"; got {validation!r}."
+            )
+        if not isinstance(metrics, Mapping):
+            raise RegistryError(f"metrics must be a dict; got {type(metrics).__name__}.")
+        for name, value in (("data_fingerprint", data_fingerprint), ("spec_hash", spec_hash)):
+            if not isinstance(value, str) or not value:
+                raise RegistryError(f"{name} must be a non-empty str; got {value!r}.")
+        payload = model_json.encode("utf-8")
+        model_sha256 = fingerprint_bytes(payload)
+        try:
+            spec_text = _json_text(dict(spec))
+            metrics_copy = json.loads(_json_text(dict(metrics)))
+            validation_copy = json.loads(_json_text(dict(validation)))
+        except TypeError as exc:
+            raise RegistryError(f"Cannot register {pipeline!r}: {exc}") from None
+
+        directory = self.pipeline_dir(pipeline)
+        try:
+            with self._lock(pipeline):
+                number = self._next_number(directory)
+                version_id = f"v{number:04d}-{model_sha256[:8]}"
+                final = directory / version_id
+                version = ModelVersion(
+                    version=version_id,
+                    pipeline=pipeline,
+                    number=number,
+                    path=final,
+                    created_at=created_at or _now(),
+                    run_id=str(run_id),
+                    data_fingerprint=data_fingerprint,
+                    spec_hash=spec_hash,
+                    model_sha256=model_sha256,
+                    metrics=metrics_copy,
+                    validation=validation_copy,
+                )
+                temp = directory / f"{TEMP_PREFIX}{version_id}-{os.getpid()}-{uuid.uuid4().hex}"
+                temp.mkdir()
+                try:
+                    _write_new_file(temp / MODEL_FILE, payload)
+                    _write_new_file(temp / SPEC_FILE, spec_text.encode("utf-8"))
+                    _write_new_file(
+                        temp / VERSION_FILE, _json_text(version._record()).encode("utf-8")
+                    )
+                    _fsync_dir(temp)
+                    os.rename(temp, final)
+                except BaseException:
+                    shutil.rmtree(temp, ignore_errors=True)
+                    raise
+                _fsync_dir(directory)
+        except OSError as exc:
+            raise RegistryError(
+                f"Could not register a version of {pipeline!r} under {directory}: {exc}. Check "
+                "free disk space and write permission; no partial version was left."
+            ) from exc
+        logger.info("registered %s/%s (%s)", pipeline, version_id, final)
+        return version
+
+    @staticmethod
+    def _next_number(directory: Path) -> int:
+        numbers = [
+            int(match.group(1))
+            for entry in directory.iterdir()
+            if (match := _VERSION.fullmatch(entry.name))
+        ]
+        return max(numbers, default=0) + 1
+
+    # ------------------------------------------------------------------ reading
+
+    def _pointer(self, pipeline: str) -> dict[str, Any] | None:
+        path = self.pipeline_dir(pipeline) / CHAMPION_FILE
+        try:
+            pointer = _read_json(path, "champion pointer")
+        except FileNotFoundError:
+            return None
+        if not isinstance(pointer.get("version"), str):
+            raise RegistryError(f"Champion pointer {path} does not name a version.")
+        return pointer
+
+    def _load(self, pipeline: str, path: Path, champion_id: str | None) -> ModelVersion:
+        version = ModelVersion._from_record(_read_json(path / VERSION_FILE, "version record"), path)
+        if version.version != path.name or version.pipeline != pipeline:
+            raise RegistryError(
+                f"{path / VERSION_FILE} describes {version.pipeline}/{version.version}, not "
+                f"{pipeline}/{path.name}; was the folder renamed or copied?"
+            )
+        status = version.status
+        if version.version == champion_id:
+            status = CHAMPION
+        elif status == CHAMPION:  # the pointer moved on; the status update did not finish
+            status = RETIRED
+        if status != version.status:
+            version = replace(version, status=status)
+        return version
+
+    def versions(self, pipeline: str) -> list[ModelVersion]:
+        """Every complete version of the pipeline, oldest (lowest number) first."""
+        directory = self.pipeline_dir(pipeline)
+        if not directory.is_dir():
+            return []
+        pointer = self._pointer(pipeline)
+        champion_id = pointer["version"] if pointer else None
+        found = []
+        for entry in directory.iterdir():
+            match = _VERSION.fullmatch(entry.name)
+            if not match or not entry.is_dir():
+                continue
+            try:
+                found.append(self._load(pipeline, entry, champion_id))
+            except (RegistryError, FileNotFoundError) as exc:
+                logger.warning("Skipping model version folder %s: %s", entry, exc)
+        return sorted(found, key=lambda v: v.number)
+
+    def get(self, pipeline: str, version: str) -> ModelVersion:
+        """One version by id (``"champion"`` for the current champion)."""
+        if version == CHAMPION:
+            champion = self.champion(pipeline)
+            if champion is None:
+                raise RegistryError(self._no_champion_message(pipeline))
+            return champion
+        directory = self.pipeline_dir(pipeline)
+        if isinstance(version, str) and _VERSION.fullmatch(version):
+            path = directory / version
+            if (path / VERSION_FILE).is_file():
+                pointer = self._pointer(pipeline)
+                return self._load(pipeline, path, pointer["version"] if pointer else None)
+        known = [v.version for v in self.versions(pipeline)]
+        listing = ", ".join(known) if known else "none yet"
+        raise RegistryError(
+            f"Pipeline {pipeline!r} has no model version {version!r}. Known versions: {listing}."
+        )
+
+    def champion(self, pipeline: str) -> ModelVersion | None:
+        """The current champion, or None before the first promotion."""
+        pointer = self._pointer(pipeline)
+        if pointer is None:
+            return None
+        name = pointer["version"]
+        path = self.pipeline_dir(pipeline) / name
+        if not _VERSION.fullmatch(name) or not (path / VERSION_FILE).is_file():
+            raise RegistryError(
+                f"The champion pointer of {pipeline!r} names {name!r}, which is not a complete "
+                f"version folder under {path.parent}; restore the folder or promote another "
+                "version."
+            )
+        return self._load(pipeline, path, name)
+
+    def _no_champion_message(self, pipeline: str) -> str:
+        known = [v.version for v in self.versions(pipeline)]
+        if not known:
+            return f"Pipeline {pipeline!r} has no registered model versions yet."
+        return (
+            f"Pipeline {pipeline!r} has no champion yet (no version was promoted). Known "
+            f"versions: {', '.join(known)}."
+        )
+
+    def model_json(self, pipeline: str, version: str = CHAMPION) -> str:
+        """The stored ``model.json`` text, checked against the recorded sha256."""
+        entry = self.get(pipeline, version)
+        try:
+            payload = entry.model_path.read_bytes()
+        except OSError as exc:
+            raise RegistryError(f"Cannot read the model of {entry.version}: {exc}.") from None
+        if fingerprint_bytes(payload) != entry.model_sha256:
+            raise RegistryError(
+                f"{entry.model_path} does not match the sha256 recorded for {entry.version}; "
+                "the file was changed or corrupted after registration."
+            )
+        return payload.decode("utf-8")
+
+    def load_model(self, pipeline: str, version: str = CHAMPION) -> LibreClassifier:
+        """The fitted classifier of a version (default: the champion)."""
+        return LibreClassifier.from_json(self.model_json(pipeline, version))
+
+    def spec(self, pipeline: str, version: str = CHAMPION) -> dict[str, Any]:
+        """The spec dict the version was trained from."""
+        entry = self.get(pipeline, version)
+        return _read_json(entry.path / SPEC_FILE, "spec")
+
+    # ------------------------------------------------------------------ promotion
+
+    def decide(
+        self, pipeline: str, version: str, *, tolerance: float = 0.0, metric: str = "f1"
+    ) -> PromotionDecision:
+        """Whether ``version`` should become champion (nothing is written).
+
+        Promoted iff its validation passed and there is no champion yet or
+        ``metric >= champion's metric - tolerance``. Deciding on the champion itself keeps it.
+        """
+        candidate = self.get(pipeline, version)
+        return self._decide(candidate, self.champion(pipeline), tolerance, metric)
+
+    @staticmethod
+    def _decide(
+        candidate: ModelVersion,
+        champion: ModelVersion | None,
+        tolerance: float,
+        metric: str,
+    ) -> PromotionDecision:
+        if (
+            isinstance(tolerance, bool)
+            or not isinstance(tolerance, int | float)
+            or not math.isfinite(tolerance)
+            or tolerance < 0
+        ):
+            raise RegistryError(f"tolerance must be a finite number >= 0; got {tolerance!r}.")
+        tolerance = float(tolerance)
+
+        def decision(promoted: bool, reason: str, delta: float | None = None):
+            return PromotionDecision(
+                promoted, reason, champion, delta, candidate.version, metric, tolerance
+            )
+
+        name = candidate.version
+        if champion is not None and champion.version == name:
+            return decision(True, f"{name} is already the champion.", 0.0)
+        if not candidate.validation_passed:
+            failed = candidate.validation.get("n_failed")
+            detail = f" ({failed} expectation(s) failed)" if failed else ""
+            return decision(
+                False, f"data validation failed{detail}; a model is never promoted on bad data"
+            )
+        value = candidate.metric(metric)
+        if value is None:
+            return decision(False, f"holdout {metric} is missing or not a number")
+        if champion is None:
+            return decision(
+                True,
+                f"first version with passing validation (holdout {metric} "
+                f"{value:.3f}); no champion yet",
+            )
+        best = champion.metric(metric)
+        if best is None:
+            return decision(
+                True,
+                f"the champion {champion.version} has no holdout {metric} to compare with; "
+                f"holdout {metric} {value:.3f}",
+            )
+        delta = value - best
+        if value + FLOAT_SLACK >= best - tolerance:
+            tol = f" minus tolerance {tolerance:g}" if tolerance else ""
+            return decision(
+                True,
+                f"holdout {metric} {value:.3f} is not below the champion {champion.version}'s "
+                f"{best:.3f}{tol} (change {delta:+.3f})",
+                delta,
+            )
+        tol = f" minus tolerance {tolerance:g}" if tolerance else ""
+        return decision(
+            False,
+            f"holdout {metric} {value:.3f} is below the champion {champion.version}'s "
+            f"{best:.3f}{tol} (change {delta:+.3f})",
+            delta,
+        )
+
+    def promote(
+        self, pipeline: str, version: str, *, tolerance: float = 0.0, metric: str = "f1"
+    ) -> PromotionDecision:
+        """Decide on ``version`` and record the outcome, under the pipeline's lock.
+
+        Promoted: the champion pointer is replaced (the commit point), then the version's
+        status becomes ``champion`` and the old champion's ``retired``. Not promoted: the
+        version's status becomes ``challenger-rejected`` with the reason; the champion stays.
+        """
+        with self._lock(pipeline):
+            candidate = self.get(pipeline, version)
+            champion = self.champion(pipeline)
+            decision = self._decide(candidate, champion, tolerance, metric)
+            stamp = _now()
+            try:
+                if not decision.promoted:
+                    self._set_status(candidate, REJECTED, decision.reason, stamp)
+                elif champion is None or champion.version != candidate.version:
+                    self._write_pointer(pipeline, candidate, champion, decision.reason, stamp)
+                    self._set_status(candidate, CHAMPION, decision.reason, stamp)
+                    if champion is not None:
+                        self._set_status(
+                            champion, RETIRED, f"replaced by {candidate.version}", stamp
+                        )
+                self._repair(pipeline)
+            except OSError as exc:
+                raise RegistryError(
+                    f"Could not record the decision on {pipeline}/{version}: {exc}."
+                ) from exc
+        logger.info(
+            "%s/%s %s: %s",
+            pipeline,
+            version,
+            "promoted" if decision.promoted else "not promoted",
+            decision.reason,
+        )
+        return decision
+
+    def _write_pointer(
+        self,
+        pipeline: str,
+        new: ModelVersion,
+        old: ModelVersion | None,
+        reason: str,
+        stamp: str,
+    ) -> None:
+        if not (new.path / VERSION_FILE).is_file() or not new.model_path.is_file():
+            raise RegistryError(f"Refusing to point the champion at incomplete {new.path}.")
+        previous = self._pointer(pipeline) or {}
+        history = list(previous.get("history", []))
+        history.append({"version": new.version, "promoted_at": stamp, "reason": reason})
+        pointer = {
+            "pipeline": pipeline,
+            "version": new.version,
+            "model_sha256": new.model_sha256,
+            "promoted_at": stamp,
+            "reason": reason,
+            "previous": old.version if old is not None else None,
+            "history": history,
+        }
+        atomic_write_text(self.pipeline_dir(pipeline) / CHAMPION_FILE, _json_text(pointer))
+
+    def _set_status(self, entry: ModelVersion, status: str, reason: str, stamp: str) -> None:
+        updated = replace(entry, status=status, reason=reason, decided_at=stamp)
+        atomic_write_text(entry.path / VERSION_FILE, _json_text(updated._record()))
+
+    def _repair(self, pipeline: str) -> None:
+        """Write the statuses a crashed promotion left stale (stored vs. pointer-derived)."""
+        directory = self.pipeline_dir(pipeline)
+        for entry in self.versions(pipeline):
+            stored = _read_json(entry.path / VERSION_FILE, "version record").get("status")
+            if stored != entry.status:
+                champion = self._pointer(pipeline) or {}
+                reason = (
+                    entry.reason
+                    if entry.status == CHAMPION
+                    else f"replaced by {champion.get('version', 'another version')}"
+                )
+                self._set_status(entry, entry.status, reason, entry.decided_at or _now())
+                logger.info("repaired the status of %s/%s", directory.name, entry.version)
+
+    def history(self, pipeline: str) -> list[dict[str, Any]]:
+        """Every promotion so far, oldest first: version, promoted_at, reason."""
+        pointer = self._pointer(pipeline)
+        return list(pointer.get("history", [])) if pointer else []
+
+    # ------------------------------------------------------------------ comparing
+
+    def changes(
+        self,
+        pipeline: str,
+        old: str | ModelVersion | None,
+        new: str | ModelVersion,
+        decision: PromotionDecision | None = None,
+    ) -> ChampionChanges | None:
+        """Rules and metrics of ``new`` against ``old`` (e.g. the champion before promoting);
+        None when there is no ``old``. Feeds the report's "Changes since the champion"."""
+        if old is None:
+            return None
+        old_v = old if isinstance(old, ModelVersion) else self.get(pipeline, old)
+        new_v = new if isinstance(new, ModelVersion) else self.get(pipeline, new)
+        old_rules = self.load_model(pipeline, old_v.version).rules_
+        new_rules = self.load_model(pipeline, new_v.version).rules_
+        sentence = None
+        if decision is not None:
+            outcome = "became the champion" if decision.promoted else "was not promoted"
+            sentence = f"{new_v.version} {outcome}: {decision.reason}."
+        return ChampionChanges(
+            old_version=old_v.version,
+            new_version=new_v.version,
+            diff=diff_rules(old_rules, new_rules),
+            deltas=metric_deltas(old_v.metrics, new_v.metrics),
+            decision=sentence,
+        )
+
+    # ------------------------------------------------------------------ housekeeping
+
+    def cleanup_temp(self, pipeline: str, max_age_s: float = 3600) -> list[Path]:
+        """Remove temp folders older than ``max_age_s`` left by crashed registrations."""
+        directory = self.pipeline_dir(pipeline)
+        if not directory.is_dir():
+            return []
+        cutoff = time.time() - max_age_s
+        removed = []
+        for entry in directory.iterdir():
+            if entry.name.startswith(TEMP_PREFIX) and entry.is_dir():
+                with contextlib.suppress(FileNotFoundError):
+                    if entry.stat().st_mtime < cutoff:
+                        shutil.rmtree(entry, ignore_errors=True)
+                        removed.append(entry)
+        return removed
+
+
+@contextlib.contextmanager
+def _exclusive_file_lock(path: Path, pipeline: str) -> Iterator[None]:  # pragma: no cover
+    """Fallback lock without ``flock``: create ``path`` with ``O_EXCL``, poll while it exists."""
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            break
+        except FileExistsError:
+            if time.monotonic() > deadline:
+                raise RegistryError(
+                    f"The registry of {pipeline!r} stayed locked for {LOCK_TIMEOUT_S:.0f} s. If "
+                    f"no other training run is active, delete {path}."
+                ) from None
+            time.sleep(0.05)
+    try:
+        yield
+    finally:
+        os.close(fd)
+        path.unlink(missing_ok=True)

@@ -1,0 +1,698 @@
+"""The model registry: versions, concurrent registration, promotion, crash safety, the CLI."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import libre_lib.artifacts as artifacts_module
+import libre_lib.registry as registry_module
+from flows.cli_models import models_app
+from libre_lib import LibreClassifier
+from libre_lib.errors import LibreError
+from libre_lib.registry import (
+    CANDIDATE,
+    CHAMPION,
+    REJECTED,
+    RETIRED,
+    ModelRegistry,
+    ModelVersion,
+    RegistryError,
+    validation_record,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+PIPE = "haberman"
+PASSED = {"success": True, "n_failed": 0, "n_expectations": 5}
+FAILED = {"success": False, "n_failed": 2, "n_expectations": 5}
+
+
+@pytest.fixture(scope="module")
+def data():
+    from libre_lib.datasets import load_dataset
+
+    X, y, info = load_dataset("haberman")
+    return X, y, info
+
+
+@pytest.fixture(scope="module")
+def models(data):
+    """Three fitted models with different rules."""
+    X, y, info = data
+    out = []
+    for seed, alpha in ((0, 0.7), (1, 0.9), (2, 0.5)):
+        model = LibreClassifier(
+            n_estimators=5, random_state=seed, alpha=alpha, positive_class=info.positive_class
+        )
+        out.append(model.fit(X, y))
+    return out
+
+
+@pytest.fixture
+def registry(tmp_path):
+    return ModelRegistry(tmp_path / "store")
+
+
+def register(registry, model, f1=0.6, validation=PASSED, pipeline=PIPE, **extra):
+    return registry.register(
+        pipeline,
+        model.to_json(),
+        spec={"name": pipeline, "model": {"alpha": model.alpha}},
+        metrics={"f1": f1, "precision": 0.5, "recall": 0.7, "n_rules": len(model.rules_)},
+        validation=validation,
+        data_fingerprint="d" * 64,
+        spec_hash="s" * 64,
+        run_id=extra.pop("run_id", "run-1"),
+        **extra,
+    )
+
+
+def statuses(registry, pipeline=PIPE):
+    return {v.version: v.status for v in registry.versions(pipeline)}
+
+
+def stored_status(version: ModelVersion) -> str:
+    return json.loads((version.path / "version.json").read_text())["status"]
+
+
+# --- registering ---------------------------------------------------------------------------------
+
+
+def test_register_writes_a_complete_version_folder(registry, models):
+    model = models[0]
+    version = register(registry, model, created_at="2025-01-01T00:00:00+00:00")
+    assert version.version.startswith("v0001-") and len(version.version) == 14
+    assert version.number == 1 and version.status == CANDIDATE and version.reason == ""
+    assert version.version[6:] == version.model_sha256[:8]
+    folder = registry.root / "models" / PIPE / version.version
+    assert version.path == folder
+    assert sorted(p.name for p in folder.iterdir()) == ["model.json", "spec.json", "version.json"]
+    assert (folder / "model.json").read_text() == model.to_json()
+    assert json.loads((folder / "spec.json").read_text()) == {"name": PIPE, "model": {"alpha": 0.7}}
+    record = json.loads((folder / "version.json").read_text())
+    assert record["version"] == version.version and record["pipeline"] == PIPE
+    assert record["created_at"] == "2025-01-01T00:00:00+00:00"
+    assert record["metrics"]["f1"] == 0.6 and record["validation"] == PASSED
+    assert record["run_id"] == "run-1" and record["status"] == CANDIDATE
+    assert registry.get(PIPE, version.version) == version
+    assert version.to_dict()["path"] == str(folder)
+    json.dumps(version.to_dict())
+    assert registry.champion(PIPE) is None
+    assert not [p for p in folder.parent.iterdir() if p.name.startswith(".tmp-")]
+    assert registry.spec(PIPE, version.version)["model"] == {"alpha": 0.7}
+
+
+def test_versions_are_ordered_oldest_first(registry, models):
+    ids = [register(registry, models[i % 3], run_id=f"r{i}").version for i in range(5)]
+    listed = registry.versions(PIPE)
+    assert [v.version for v in listed] == ids
+    assert [v.number for v in listed] == [1, 2, 3, 4, 5]
+    assert ids == sorted(ids)
+    assert [v.run_id for v in listed] == [f"r{i}" for i in range(5)]
+    assert registry.pipelines() == [PIPE]
+    assert registry.versions("other") == []
+
+
+def test_numbers_past_9999_still_sort_by_number(registry, models):
+    first = register(registry, models[0])
+    name = "v9999-" + first.version[6:]
+    record = json.loads((first.path / "version.json").read_text())
+    (first.path / "version.json").write_text(
+        json.dumps({**record, "version": name, "number": 9999})
+    )
+    os.rename(first.path, first.path.with_name(name))
+    following = register(registry, models[1])
+    assert following.version.startswith("v10000-")
+    assert [v.number for v in registry.versions(PIPE)] == [9999, 10000]
+
+
+def test_unknown_versions_and_bad_input(registry, models):
+    with pytest.raises(RegistryError, match="Known versions: none yet"):
+        registry.get(PIPE, "v0001-00000000")
+    first = register(registry, models[0])
+    with pytest.raises(RegistryError, match=f"no model version 'v0009-deadbeef'.*{first.version}"):
+        registry.get(PIPE, "v0009-deadbeef")
+    with pytest.raises(RegistryError, match="Known versions"):
+        registry.get(PIPE, "../../etc")
+    with pytest.raises(RegistryError, match="no champion yet"):
+        registry.get(PIPE, "champion")
+    with pytest.raises(RegistryError, match="no champion yet"):
+        registry.load_model(PIPE)
+    with pytest.raises(RegistryError, match="not valid"):
+        registry.versions("../escape")
+    with pytest.raises(RegistryError, match="not valid JSON"):
+        registry.register(
+            PIPE, "{", spec={}, metrics={}, validation=PASSED, data_fingerprint="d",
+            spec_hash="s", run_id="r",
+        )  # fmt: skip
+    with pytest.raises(RegistryError, match="boolean 'success'"):
+        register(registry, models[0], validation={"n_failed": 0})
+    with pytest.raises(RegistryError, match="Cannot encode"):
+        registry.register(
+            PIPE, models[0].to_json(), spec={}, metrics={"f1": object()}, validation=PASSED,
+            data_fingerprint="d", spec_hash="s", run_id="r",
+        )  # fmt: skip
+    assert issubclass(RegistryError, LibreError)
+    assert len(registry.versions(PIPE)) == 1
+
+
+def test_concurrent_registration_with_threads(registry, models):
+    payloads = [m.to_json() for m in models]
+    results, failures = [], []
+    barrier = threading.Barrier(8)
+
+    def work(worker):
+        barrier.wait()
+        try:
+            for i in range(3):
+                results.append(
+                    registry.register(
+                        PIPE,
+                        payloads[(worker + i) % 3],
+                        spec={},
+                        metrics={"f1": 0.5},
+                        validation=PASSED,
+                        data_fingerprint="d",
+                        spec_hash="s",
+                        run_id=f"{worker}-{i}",
+                    )
+                )
+        except Exception as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+    ids = [v.version for v in results]
+    assert len(set(ids)) == 24
+    listed = registry.versions(PIPE)
+    assert sorted(v.number for v in listed) == list(range(1, 25))
+    assert {v.run_id for v in listed} == {f"{w}-{i}" for w in range(8) for i in range(3)}
+
+
+WORKER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    import flows.cli_models, libre_lib.diff
+    from libre_lib.registry import ModelRegistry
+
+    root, model_path, go, name = sys.argv[1:5]
+    model_json = Path(model_path).read_text()
+    registry = ModelRegistry(root)
+    while not Path(go).exists():
+        time.sleep(0.005)
+    for i in range(10):
+        registry.register(
+            "haberman", model_json, spec={}, metrics={"f1": 0.5},
+            validation={"success": True}, data_fingerprint="d", spec_hash="s",
+            run_id=f"{name}-{i}",
+        )
+    print(",".join(m for m in sys.modules if m.split(".")[0] == "prefect"))
+    """
+)
+
+
+def test_concurrent_registration_with_two_processes(registry, models, tmp_path):
+    model_file = tmp_path / "model.json"
+    model_file.write_text(models[0].to_json())
+    go = tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(registry.root), str(model_file), str(go), name],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    go.touch()
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert out.strip() == ""  # the registry, diff and CLI modules never import prefect
+    listed = registry.versions(PIPE)
+    assert [v.number for v in listed] == list(range(1, 21))
+    assert len({v.version for v in listed}) == 20
+    assert {v.run_id for v in listed} == {f"{n}-{i}" for n in "ab" for i in range(10)}
+
+
+# --- promotion -----------------------------------------------------------------------------------
+
+
+def test_first_version_becomes_champion(registry, models):
+    version = register(registry, models[0], f1=0.4)
+    decision = registry.promote(PIPE, version.version)
+    assert decision.promoted and decision.previous is None and decision.delta is None
+    assert "no champion yet" in decision.reason
+    champion = registry.champion(PIPE)
+    assert champion.version == version.version and champion.status == CHAMPION
+    assert champion.reason == decision.reason and champion.decided_at
+    assert stored_status(champion) == CHAMPION
+    pointer = json.loads((registry.root / "models" / PIPE / "champion.json").read_text())
+    assert pointer["version"] == version.version and pointer["previous"] is None
+    assert pointer["model_sha256"] == version.model_sha256
+    assert registry.get(PIPE, "champion") == champion
+    assert [h["version"] for h in registry.history(PIPE)] == [version.version]
+
+
+def test_worse_than_tolerance_is_rejected_with_reason(registry, models):
+    champion = register(registry, models[0], f1=0.58)
+    registry.promote(PIPE, champion.version)
+    challenger = register(registry, models[1], f1=0.512)
+    decision = registry.promote(PIPE, challenger.version, tolerance=0.02)
+    assert not decision.promoted
+    assert decision.previous.version == champion.version
+    assert decision.delta == pytest.approx(-0.068)
+    assert decision.reason.startswith(
+        f"holdout f1 0.512 is below the champion {champion.version}'s 0.580 minus tolerance 0.02"
+    )
+    assert registry.champion(PIPE).version == champion.version
+    rejected = registry.get(PIPE, challenger.version)
+    assert rejected.status == REJECTED and rejected.reason == decision.reason
+    assert statuses(registry) == {champion.version: CHAMPION, challenger.version: REJECTED}
+    assert decision.to_dict()["previous"] == champion.version
+
+
+@pytest.mark.parametrize("f1", [0.57, 0.56, 0.58, 0.7])
+def test_within_tolerance_or_better_is_promoted(registry, models, f1):
+    old = register(registry, models[0], f1=0.58)
+    registry.promote(PIPE, old.version)
+    new = register(registry, models[1], f1=f1)
+    decision = registry.promote(PIPE, new.version, tolerance=0.02)
+    assert decision.promoted, decision.reason
+    assert decision.delta == pytest.approx(f1 - 0.58)
+    assert registry.champion(PIPE).version == new.version
+    assert statuses(registry) == {old.version: RETIRED, new.version: CHAMPION}
+    retired = registry.get(PIPE, old.version)
+    assert stored_status(retired) == RETIRED and retired.reason == f"replaced by {new.version}"
+    pointer = json.loads((registry.root / "models" / PIPE / "champion.json").read_text())
+    assert pointer["previous"] == old.version
+    assert [h["version"] for h in registry.history(PIPE)] == [old.version, new.version]
+
+
+def test_zero_tolerance_rejects_any_drop(registry, models):
+    registry.promote(PIPE, register(registry, models[0], f1=0.58).version)
+    decision = registry.promote(PIPE, register(registry, models[1], f1=0.579).version)
+    assert not decision.promoted and "minus tolerance" not in decision.reason
+
+
+def test_failed_validation_is_never_promoted(registry, models):
+    first = register(registry, models[0], f1=0.99, validation=FAILED)
+    decision = registry.promote(PIPE, first.version)
+    assert not decision.promoted and "data validation failed (2 expectation(s)" in decision.reason
+    assert registry.champion(PIPE) is None
+    assert registry.get(PIPE, first.version).status == REJECTED
+    champion = register(registry, models[1], f1=0.3)
+    assert registry.promote(PIPE, champion.version).promoted
+    better_but_invalid = register(registry, models[2], f1=0.99, validation=FAILED)
+    decision = registry.promote(PIPE, better_but_invalid.version, tolerance=1.0)
+    assert not decision.promoted
+    assert registry.champion(PIPE).version == champion.version
+
+
+def test_decide_writes_nothing_and_checks_input(registry, models):
+    old = register(registry, models[0], f1=0.5)
+    registry.promote(PIPE, old.version)
+    new = register(registry, models[1], f1=0.6)
+    before = {p: p.read_bytes() for p in registry.root.rglob("*.json")}
+    decision = registry.decide(PIPE, new.version)
+    assert decision.promoted and decision.delta == pytest.approx(0.1)
+    assert {p: p.read_bytes() for p in registry.root.rglob("*.json")} == before
+    for bad in (-0.1, float("nan"), float("inf"), True, "0.1"):
+        with pytest.raises(RegistryError, match="tolerance"):
+            registry.decide(PIPE, new.version, tolerance=bad)
+    decision = registry.decide(PIPE, new.version, metric="auc")
+    assert not decision.promoted and "auc is missing" in decision.reason
+    same = registry.promote(PIPE, old.version)
+    assert same.promoted and "already the champion" in same.reason
+    assert registry.champion(PIPE).version == old.version
+
+
+def test_a_rejected_version_can_be_promoted_later(registry, models):
+    """E.g. after the lead raises the tolerance or rolls back."""
+    old = register(registry, models[0], f1=0.6)
+    registry.promote(PIPE, old.version)
+    new = register(registry, models[1], f1=0.55)
+    assert not registry.promote(PIPE, new.version).promoted
+    assert registry.promote(PIPE, new.version, tolerance=0.1).promoted
+    assert statuses(registry) == {old.version: RETIRED, new.version: CHAMPION}
+    assert registry.promote(PIPE, old.version).promoted  # roll back: 0.6 >= 0.55
+    assert statuses(registry) == {old.version: CHAMPION, new.version: RETIRED}
+
+
+# --- crash safety --------------------------------------------------------------------------------
+
+
+class Crash(RuntimeError):
+    pass
+
+
+def crash_on_call(monkeypatch, target, name, n, when=lambda *a, **k: True):
+    """Make ``target.name`` raise Crash on its n-th matching call (1-based)."""
+    original = getattr(target, name)
+    calls = []
+
+    def wrapper(*args, **kwargs):
+        if when(*args, **kwargs):
+            calls.append(args)
+            if len(calls) == n:
+                raise Crash(f"simulated crash in {name} call {n}")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(target, name, wrapper)
+    return calls
+
+
+def assert_consistent(registry, allowed_champions):
+    """The invariant: the pointer names a complete folder of an allowed version, whose model
+    loads; at most one version reads as champion."""
+    champion = registry.champion(PIPE)
+    name = champion.version if champion else None
+    assert name in allowed_champions
+    listed = registry.versions(PIPE)
+    assert [v.version for v in listed if v.status == CHAMPION] == ([name] if name else [])
+    if champion is not None:
+        folder = champion.path
+        assert sorted(p.name for p in folder.iterdir()) == [
+            "model.json",
+            "spec.json",
+            "version.json",
+        ]
+        registry.load_model(PIPE)
+    for version in listed:
+        registry.load_model(PIPE, version.version)  # every listed version is complete
+
+
+@pytest.mark.parametrize(
+    "target, name, n",
+    [
+        ("registry", "_write_new_file", 1),
+        ("registry", "_write_new_file", 2),
+        ("registry", "_write_new_file", 3),
+        ("registry", "_fsync_dir", 1),
+        ("os", "rename", 1),
+    ],
+)
+def test_crash_while_registering_leaves_no_partial_version(
+    registry, models, monkeypatch, target, name, n
+):
+    old = register(registry, models[0])
+    registry.promote(PIPE, old.version)
+    module = registry_module if target == "registry" else registry_module.os
+    crash_on_call(monkeypatch, module, name, n)
+    with pytest.raises(Crash):
+        register(registry, models[1])
+    monkeypatch.undo()
+    assert [v.version for v in registry.versions(PIPE)] == [old.version]
+    assert_consistent(registry, {old.version})
+    folder = registry.root / "models" / PIPE
+    assert not [p for p in folder.iterdir() if p.name.startswith(".tmp-")]
+    again = register(registry, models[1])
+    assert again.number == 2
+
+
+def test_hard_crash_leaves_only_an_ignored_temp_folder(registry, models, monkeypatch):
+    old = register(registry, models[0])
+    registry.promote(PIPE, old.version)
+    # A killed process cannot clean up: no rmtree, and it dies at the rename.
+    monkeypatch.setattr(registry_module.shutil, "rmtree", lambda *a, **k: None)
+    crash_on_call(monkeypatch, registry_module.os, "rename", 1)
+    with pytest.raises(Crash):
+        register(registry, models[1])
+    monkeypatch.undo()
+    folder = registry.root / "models" / PIPE
+    temps = [p for p in folder.iterdir() if p.name.startswith(".tmp-")]
+    assert len(temps) == 1
+    assert [v.version for v in registry.versions(PIPE)] == [old.version]
+    assert_consistent(registry, {old.version})
+    assert register(registry, models[2]).number == 2
+    assert registry.cleanup_temp(PIPE, max_age_s=3600) == []  # too recent
+    assert registry.cleanup_temp(PIPE, max_age_s=-1) == temps
+    assert not temps[0].exists()
+
+
+def _is_registry_json(path, *args, **kwargs):
+    return str(path).endswith((".json",))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_crash_at_each_step_of_promotion(registry, models, monkeypatch, n):
+    """promote writes the pointer (1), the new version's status (2), the old one's (3)."""
+    old = register(registry, models[0], f1=0.5)
+    registry.promote(PIPE, old.version)
+    new = register(registry, models[1], f1=0.6)
+    calls = crash_on_call(monkeypatch, registry_module, "atomic_write_text", n)
+    with pytest.raises(Crash):
+        registry.promote(PIPE, new.version)
+    monkeypatch.undo()
+    assert [Path(c[0]).name for c in calls][:n] == [
+        "champion.json",
+        "version.json",
+        "version.json",
+    ][:n]
+    expected = old.version if n == 1 else new.version
+    assert registry.champion(PIPE).version == expected
+    assert_consistent(registry, {expected})
+    if n > 1:  # the old champion reads as retired even though its file still says champion
+        assert registry.get(PIPE, old.version).status == RETIRED
+    # Promoting again finishes the job and repairs the stored statuses.
+    assert registry.promote(PIPE, new.version).promoted
+    assert statuses(registry) == {old.version: RETIRED, new.version: CHAMPION}
+    assert stored_status(registry.get(PIPE, old.version)) == RETIRED
+    assert stored_status(registry.get(PIPE, new.version)) == CHAMPION
+
+
+def test_repair_on_the_next_promotion_of_another_version(registry, models, monkeypatch):
+    old = register(registry, models[0], f1=0.5)
+    registry.promote(PIPE, old.version)
+    new = register(registry, models[1], f1=0.6)
+    crash_on_call(monkeypatch, registry_module, "atomic_write_text", 2)
+    with pytest.raises(Crash):
+        registry.promote(PIPE, new.version)
+    monkeypatch.undo()
+    third = register(registry, models[2], f1=0.1)
+    assert not registry.promote(PIPE, third.version).promoted
+    assert stored_status(registry.get(PIPE, old.version)) == RETIRED
+    assert stored_status(registry.get(PIPE, new.version)) == CHAMPION
+
+
+@pytest.mark.parametrize("step", ["write", "fsync", "replace"])
+def test_crash_inside_the_pointer_write_keeps_the_old_pointer(registry, models, monkeypatch, step):
+    old = register(registry, models[0], f1=0.5)
+    registry.promote(PIPE, old.version)
+    pointer = registry.root / "models" / PIPE / "champion.json"
+    before = pointer.read_bytes()
+    new = register(registry, models[1], f1=0.6)
+    if step == "replace":
+        crash_on_call(monkeypatch, artifacts_module.os, "replace", 1)
+    elif step == "fsync":
+        crash_on_call(monkeypatch, artifacts_module.os, "fsync", 1)
+    else:
+
+        def broken_write(final, writer):
+            raise Crash("disk gone")
+
+        monkeypatch.setattr(artifacts_module, "_write_temp", broken_write)
+    with pytest.raises(Crash):
+        registry.promote(PIPE, new.version)
+    monkeypatch.undo()
+    assert pointer.read_bytes() == before
+    assert_consistent(registry, {old.version})
+    assert registry.get(PIPE, new.version).status == CANDIDATE
+    assert not [p for p in pointer.parent.iterdir() if ".tmp-" in p.name]
+
+
+def test_os_errors_become_registry_errors(registry, models, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(registry_module, "_write_new_file", full)
+    with pytest.raises(RegistryError, match=r"No space left on device.*no partial version"):
+        register(registry, models[0])
+    monkeypatch.undo()
+    version = register(registry, models[0])
+    monkeypatch.setattr(artifacts_module, "_write_temp", full)
+    with pytest.raises(RegistryError, match="Could not record the decision"):
+        registry.promote(PIPE, version.version)
+    monkeypatch.undo()
+    assert registry.champion(PIPE) is None
+
+
+def test_pointer_never_names_a_missing_or_partial_folder(registry, models, tmp_path):
+    old = register(registry, models[0])
+    registry.promote(PIPE, old.version)
+    new = register(registry, models[1])
+    # An incomplete folder (e.g. someone deleted model.json) is refused as a champion.
+    (new.path / "model.json").unlink()
+    with pytest.raises(RegistryError, match="incomplete"):
+        registry.promote(PIPE, new.version)
+    assert registry.champion(PIPE).version == old.version
+    # A champion folder removed by hand gives a clear error, not a half-loaded model.
+    os.rename(old.path, tmp_path / "moved")
+    with pytest.raises(RegistryError, match="not a complete version folder"):
+        registry.champion(PIPE)
+
+
+def test_tampered_model_is_refused(registry, models):
+    version = register(registry, models[0])
+    registry.promote(PIPE, version.version)
+    version.model_path.write_text(models[1].to_json())
+    with pytest.raises(RegistryError, match="does not match the sha256"):
+        registry.load_model(PIPE)
+
+
+# --- loading and comparing -----------------------------------------------------------------------
+
+
+def test_load_model_round_trip_predicts_like_the_original(registry, models, data):
+    X, _, _ = data
+    first = register(registry, models[0], f1=0.5)
+    second = register(registry, models[1], f1=0.4)
+    registry.promote(PIPE, first.version)
+    registry.promote(PIPE, second.version)
+    champion = registry.load_model(PIPE)
+    np.testing.assert_array_equal(champion.predict(X), models[0].predict(X))
+    assert str(champion.rules_) == str(models[0].rules_)
+    other = registry.load_model(PIPE, second.version)
+    np.testing.assert_array_equal(other.predict(X), models[1].predict(X))
+    np.testing.assert_array_equal(other.decision_function(X), models[1].decision_function(X))
+    assert registry.model_json(PIPE, second.version) == models[1].to_json()
+
+
+def test_changes_against_the_champion(registry, models):
+    old = register(registry, models[0], f1=0.5)
+    registry.promote(PIPE, old.version)
+    previous = registry.champion(PIPE)
+    new = register(registry, models[1], f1=0.55)
+    decision = registry.promote(PIPE, new.version)
+    changes = registry.changes(PIPE, previous, new, decision)
+    assert changes.old_version == old.version and changes.new_version == new.version
+    assert changes.deltas["f1"]["delta"] == pytest.approx(0.05)
+    assert changes.decision.startswith(f"{new.version} became the champion: holdout f1 0.550")
+    n_old, n_new = len(models[0].rules_), len(models[1].rules_)
+    counts = changes.diff.counts()
+    assert counts["removed"] + counts["changed"] + counts["unchanged"] == n_old
+    assert counts["added"] + counts["changed"] + counts["unchanged"] == n_new
+    assert registry.changes(PIPE, None, new) is None
+    same = registry.changes(PIPE, new.version, new.version)
+    assert same.diff.is_empty and same.decision is None
+
+
+def test_validation_record():
+    class Result:
+        def __init__(self, expectation, success):
+            self.expectation, self.success = expectation, success
+
+    class Report:
+        success = False
+        n_rows = 306
+        results = (Result("expect_a", True), Result("expect_b", False))
+
+        def failures(self):
+            return [r for r in self.results if not r.success]
+
+        def summary(self):
+            return "Data validation failed: 1 of 2"
+
+    assert validation_record(Report()) == {
+        "success": False,
+        "n_failed": 1,
+        "n_expectations": 2,
+        "n_rows": 306,
+        "failed": ["expect_b"],
+        "summary": "Data validation failed: 1 of 2",
+    }
+
+
+# --- the CLI -------------------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def populated(registry, models):
+    a = register(registry, models[0], f1=0.58, created_at="2025-01-01T00:00:00+00:00")
+    registry.promote(PIPE, a.version)
+    b = register(registry, models[1], f1=0.5, created_at="2025-01-02T00:00:00+00:00")
+    registry.promote(PIPE, b.version, tolerance=0.02)
+    c = register(registry, models[2], f1=0.6, created_at="2025-01-03T00:00:00+00:00")
+    registry.promote(PIPE, c.version)
+    return registry, (a, b, c)
+
+
+def test_cli_list(populated):
+    registry, (a, b, c) = populated
+    result = runner.invoke(
+        models_app, ["list", PIPE, "--store", str(registry.root)], env={"COLUMNS": "250"}
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    first_id = re.compile(r"v\d{4}-[0-9a-f]{8}")
+    row = {
+        v.version: next(
+            line for line in lines if (m := first_id.search(line)) and m[0] == v.version
+        )
+        for v in (a, b, c)
+    }
+    assert "retired" in row[a.version] and "★" not in row[a.version]
+    assert "challenger-rejected" in row[b.version] and "0.500" in row[b.version]
+    assert "is below the champion" in row[b.version]
+    assert "★" in row[c.version] and "champion" in row[c.version] and "0.600" in row[c.version]
+    assert "2025-01-03T00:00:00+00:00" in row[c.version]
+    assert lines.index(row[a.version]) < lines.index(row[b.version]) < lines.index(row[c.version])
+
+
+def test_cli_show(populated, models):
+    registry, (_, b, c) = populated
+    result = runner.invoke(models_app, ["show", PIPE, "--store", str(registry.root)])
+    assert result.exit_code == 0, result.output
+    assert f"{PIPE} {c.version} ★ champion" in result.output
+    assert str(models[2].rules_) in result.output
+    assert c.model_sha256 in result.output and "passed (5 expectations)" in result.output
+    result = runner.invoke(models_app, ["show", PIPE, b.version, "--store", str(registry.root)])
+    assert result.exit_code == 0, result.output
+    assert "challenger-rejected" in result.output and "★" not in result.output
+    assert str(models[1].rules_) in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["show", PIPE, "v0042-00000000"], "has no model version 'v0042-00000000'"),
+        (["list", "nothing"], "No model versions of 'nothing'"),
+        (["show", "nothing"], "has no registered model versions yet"),
+        (["show", "bad/name"], "is not valid"),
+    ],
+)
+def test_cli_errors_are_one_line(populated, args, message):
+    registry, _ = populated
+    result = runner.invoke(models_app, [*args, "--store", str(registry.root)])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert message in result.stderr
+    assert result.stderr.strip().startswith("error:")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_cli_default_store(populated, monkeypatch):
+    registry, (_, _, c) = populated
+    monkeypatch.chdir(registry.root.parent)
+    os.rename(registry.root, registry.root.parent / ".libre-store")
+    result = runner.invoke(models_app, ["show", PIPE, "champion"])
+    assert result.exit_code == 0, result.output
+    assert c.version in result.output
