@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .diff import ChampionChanges, diff_blocks
 from .estimator import LibreClassifier
 from .render import condition_text
 from .rules import Rule, RuleSet
@@ -248,6 +249,8 @@ class RuleReport:
     data_description: str = ""
     generated_at: str = ""
     notes: tuple[str, ...] = ()
+    changes: ChampionChanges | None = None
+    """Optional "Changes since the champion" section (see :meth:`ModelRegistry.changes`)."""
 
 
 def build_report(
@@ -263,8 +266,15 @@ def build_report(
     data_description: str = "",
     generated_at: str = "",
     notes: Sequence[str] = (),
+    changes: ChampionChanges | None = None,
 ) -> RuleReport:
-    """Compute the tables of a fitted model on holdout data and bundle them for rendering."""
+    """Compute the tables of a fitted model on holdout data and bundle them for rendering.
+
+    ``changes`` adds the "Changes since the champion" section; it uses ``column_labels``
+    unless it carries its own.
+    """
+    if changes is not None and changes.column_labels is None and column_labels:
+        changes = dataclasses.replace(changes, column_labels=dict(column_labels))
     return RuleReport(
         title=title,
         ruleset_text=plain_ruleset_text(model.rules_, column_labels, target_label),
@@ -277,6 +287,7 @@ def build_report(
         data_description=data_description,
         generated_at=generated_at,
         notes=tuple(str(n) for n in notes),
+        changes=changes,
     )
 
 
@@ -435,6 +446,44 @@ def _frame_rows(frame: pd.DataFrame, spec) -> tuple[list[str], list[list[str]], 
     return headers, rows, numeric
 
 
+CHANGES_HEADING = "Changes since the champion"
+
+
+def _changes_intro(changes: ChampionChanges) -> list[str]:
+    intro = [
+        f"This report is about {changes.new_version}. It is compared with "
+        f"{changes.old_version}, the model in production (the champion) when it was trained."
+    ]
+    if changes.decision:
+        intro.append(changes.decision)
+    return intro
+
+
+def _changes_blocks(changes: ChampionChanges):
+    return diff_blocks(
+        changes.diff,
+        changes.deltas,
+        changes.old_version,
+        changes.new_version,
+        changes.column_labels,
+    )
+
+
+def _changes_markdown(changes: ChampionChanges) -> list[str]:
+    out = [f"## {CHANGES_HEADING}"]
+    out += [_md_block(line) for line in _changes_intro(changes)]
+    for kind, content in _changes_blocks(changes):
+        if kind == "p":
+            out.append(_md_block(content))
+        elif kind == "h":
+            out.append(f"### {_md(content)}")
+        elif kind == "list":
+            out.append("\n".join(f"- {_md(item)}" for item in content))
+        else:
+            out.append(_md_table(*content))
+    return out
+
+
 def render_markdown(report: RuleReport) -> str:
     """GitHub-flavoured Markdown without any HTML (usable as a Prefect markdown artifact)."""
     out = [f"# {_md(report.title)}"]
@@ -460,6 +509,9 @@ def render_markdown(report: RuleReport) -> str:
 
     out.append("## Holdout performance")
     out.append(_md_table(("Measure", "Value"), _metric_rows(report.metrics), (False, True)))
+
+    if report.changes is not None:
+        out += _changes_markdown(report.changes)
 
     out.append("## Keeping only the first rules")
     out.append(
@@ -750,6 +802,9 @@ svg.figure { max-width: 100%; height: auto; }
 .badge.fail { background: #fde8e4; color: #a3290f; }
 .badge.na { background: #eceef2; color: #4b5263; }
 .empty { color: #5b6272; font-style: italic; }
+h3 { font-size: 16px; margin: 20px 0 6px; }
+ul.rules li { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  font-size: 13px; }
 """
 
 
@@ -795,6 +850,26 @@ def _cards(values: Mapping[str, object]) -> str:
                 f'<div class="name">{_h(name)}</div></div>'
             )
     return f'<div class="cards">{"".join(cards)}</div>' if cards else ""
+
+
+def _changes_html(changes: ChampionChanges) -> list[str]:
+    out = [f"<h2>{_h(CHANGES_HEADING)}</h2>"]
+    out += [f"<p>{_h(line)}</p>" for line in _changes_intro(changes)]
+    for kind, content in _changes_blocks(changes):
+        if kind == "p":
+            out.append(f"<p>{_h(content)}</p>")
+        elif kind == "h":
+            out.append(f"<h3>{_h(content)}</h3>")
+        elif kind == "list":
+            out.append(
+                '<ul class="rules">' + "".join(f"<li>{_h(item)}</li>" for item in content) + "</ul>"
+            )
+        else:
+            headers, rows, numeric = content
+            classes = ["rule-text" if h in ("Before", "After") else "" for h in headers]
+            wide = "Before" in headers
+            out.append(_html_table(headers, rows, numeric, classes, wide=wide))
+    return out
 
 
 def render_html(report: RuleReport) -> str:
@@ -847,6 +922,9 @@ def render_html(report: RuleReport) -> str:
 
     out.append("<h2>Holdout performance</h2>")
     out.append(_html_table(("Measure", "Value"), _metric_rows(report.metrics), (False, True)))
+
+    if report.changes is not None:
+        out += _changes_html(report.changes)
 
     out.append("<h2>Keeping only the first rules</h2>")
     out.append(

@@ -447,3 +447,108 @@ def test_report_module_imports_only_stdlib_numpy_pandas_and_libre_lib():
             roots.add(node.module.split(".")[0])
     allowed = set(sys.stdlib_module_names) | {"numpy", "pandas", "libre_lib"}
     assert roots <= allowed, roots - allowed
+
+
+# --- changes since the champion ----------------------------------------------------------------
+
+
+def _changes(model, decision=None, labels=None):
+    from libre_lib.diff import ChampionChanges, diff_rules, metric_deltas
+
+    moved = Rule((Condition("x", NUMERIC, intervals=(Interval(3.0, math.inf),)),))
+    old = RuleSet(
+        (Rule((Condition("x", NUMERIC, intervals=(Interval(1.0, math.inf),)),)), model.rules_[0]),
+        target=model.rules_.target,
+        positive_class=model.rules_.positive_class,
+        negative_class=model.rules_.negative_class,
+    )
+    new = RuleSet(
+        (moved, *model.rules_.rules),
+        target=model.rules_.target,
+        positive_class=model.rules_.positive_class,
+        negative_class=model.rules_.negative_class,
+    )
+    return ChampionChanges(
+        "v0003-11111111",
+        "v0004-22222222",
+        diff_rules(old, new),
+        metric_deltas({"f1": 0.58, "n_rules": 2}, {"f1": 0.612, "n_rules": len(new)}),
+        decision,
+        labels,
+    )
+
+
+def test_report_without_changes_is_unchanged(report):
+    assert report.changes is None
+    assert "Changes since the champion" not in render_markdown(report)
+    assert "Changes since the champion" not in render_html(report)
+
+
+def test_changes_section_in_markdown_and_html(liver, labels, report):
+    model, X, y, _ = liver
+    decision = "v0004-22222222 became the champion: holdout f1 0.612 is not below 0.580."
+    with_changes = build_report(
+        model,
+        X,
+        y,
+        title=report.title,
+        column_labels=labels,
+        target_label="drinks per day",
+        generated_at=report.generated_at,
+        changes=_changes(model, decision),
+    )
+    assert with_changes.changes.column_labels == labels  # the report's labels are passed on
+    md = render_markdown(with_changes)
+    section = md.split("## Changes since the champion\n", 1)[1].split("\n## ", 1)[0]
+    assert md.index("## Holdout performance") < md.index("## Changes since the champion")
+    assert md.index("## Changes since the champion") < md.index("## Keeping only the first")
+    assert "compared with v0003-11111111, the model in production (the champion)" in section
+    assert decision in section
+    assert "### Rules changed: before → after" in section
+    assert "x ∈ \\[1, max\\] → x ∈ \\[3, max\\]" in section
+    assert "### Rules added" in section and "### Rules removed" not in section
+    assert "1 rule stayed the same." in section
+    assert "| F1 score | 0.580 | 0.612 | ▲ +0.032 |" in section
+    added = [line for line in section.splitlines() if line.startswith("- ")]
+    assert len(added) == len(model.rules_) - 1
+
+    markdown_it = pytest.importorskip("markdown_it")
+    parser = markdown_it.MarkdownIt("commonmark").enable("table")
+    tokens = parser.parse(md)
+    assert not [t for t in tokens if t.type == "html_block"]
+    assert sum(t.type == "table_open" for t in tokens) == 4 + 2  # rules changed, scores
+
+    page = render_html(with_changes)
+    assert "<h2>Changes since the champion</h2>" in page
+    assert "<h3>Rules changed: before → after</h3>" in page
+    assert "▲ +0.032" in page and "v0004-22222222 became the champion" in page
+    assert NASTY not in page
+    collector = _Collector()
+    collector.feed(page)
+    assert collector.tags.count("table") == 4 + 2
+    assert "script" not in collector.tags
+    assert render_html(with_changes) == page  # deterministic
+
+
+def test_changes_section_when_the_rules_are_identical(liver):
+    from libre_lib.diff import ChampionChanges, diff_rules, metric_deltas
+
+    model, X, y, _ = liver
+    same = ChampionChanges(
+        "v0001-aaaaaaaa",
+        "v0002-bbbbbbbb",
+        diff_rules(model.rules_, model.rules_),
+        metric_deltas({"f1": 0.5}, {"f1": 0.5}),
+    )
+    report = RuleReport(
+        title="t",
+        ruleset_text=str(model.rules_),
+        rules=rule_table(model, X, y),
+        metrics=metrics(model, X, y),
+        curve=truncation_curve(model, X, y),
+        changes=same,
+    )
+    md = render_markdown(report)
+    assert "v0002-bbbbbbbb has exactly the same rules as v0001-aaaaaaaa." in md
+    assert "### Rules" not in md and "| F1 score | 0.500 | 0.500 | = no change |" in md
+    assert "exactly the same rules" in render_html(report)
