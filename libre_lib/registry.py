@@ -446,13 +446,13 @@ class ModelRegistry:
                 f"{path / VERSION_FILE} describes {version.pipeline}/{version.version}, not "
                 f"{pipeline}/{path.name}; was the folder renamed or copied?"
             )
-        status = version.status
-        if version.version == champion_id:
-            status = CHAMPION
-        elif status == CHAMPION:  # the pointer moved on; the status update did not finish
-            status = RETIRED
-        if status != version.status:
-            version = replace(version, status=status)
+        if version.version == champion_id and version.status != CHAMPION:
+            # Promoted, but the crash came before the status update: the pointer has the reason.
+            pointer = self._pointer(pipeline) or {}
+            version = replace(version, status=CHAMPION, reason=str(pointer.get("reason", "")))
+        elif version.version != champion_id and version.status == CHAMPION:
+            # The pointer moved on, but the crash came before this status update.
+            version = replace(version, status=RETIRED, reason=f"replaced by {champion_id}")
         return version
 
     def versions(self, pipeline: str) -> list[ModelVersion]:
@@ -686,14 +686,8 @@ class ModelRegistry:
         directory = self.pipeline_dir(pipeline)
         for entry in self.versions(pipeline):
             stored = _read_json(entry.path / VERSION_FILE, "version record").get("status")
-            if stored != entry.status:
-                champion = self._pointer(pipeline) or {}
-                reason = (
-                    entry.reason
-                    if entry.status == CHAMPION
-                    else f"replaced by {champion.get('version', 'another version')}"
-                )
-                self._set_status(entry, entry.status, reason, entry.decided_at or _now())
+            if stored != entry.status:  # _load derived the status from the pointer
+                self._set_status(entry, entry.status, entry.reason, entry.decided_at or _now())
                 logger.info("repaired the status of %s/%s", directory.name, entry.version)
 
     def history(self, pipeline: str) -> list[dict[str, Any]]:

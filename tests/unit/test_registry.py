@@ -467,8 +467,13 @@ def test_crash_at_each_step_of_promotion(registry, models, monkeypatch, n):
     expected = old.version if n == 1 else new.version
     assert registry.champion(PIPE).version == expected
     assert_consistent(registry, {expected})
+    if n == 2:  # the new version reads as champion though its file still says candidate
+        assert stored_status(registry.get(PIPE, new.version)) == CANDIDATE
+        assert registry.get(PIPE, new.version).reason.startswith("holdout f1 0.600 is not below")
     if n > 1:  # the old champion reads as retired even though its file still says champion
-        assert registry.get(PIPE, old.version).status == RETIRED
+        assert stored_status(registry.get(PIPE, old.version)) == CHAMPION
+        retired = registry.get(PIPE, old.version)
+        assert retired.status == RETIRED and retired.reason == f"replaced by {new.version}"
     # Promoting again finishes the job and repairs the stored statuses.
     assert registry.promote(PIPE, new.version).promoted
     assert statuses(registry) == {old.version: RETIRED, new.version: CHAMPION}
@@ -696,3 +701,20 @@ def test_cli_default_store(populated, monkeypatch):
     result = runner.invoke(models_app, ["show", PIPE, "champion"])
     assert result.exit_code == 0, result.output
     assert c.version in result.output
+
+
+def test_cli_mounts_as_a_sub_app(populated):
+    import typer
+
+    registry, (_, _, c) = populated
+    app = typer.Typer()
+
+    @app.command()
+    def other() -> None:  # a second command, as in flows.cli
+        pass
+
+    app.add_typer(models_app, name="models")
+    result = runner.invoke(app, ["models", "show", PIPE, "--store", str(registry.root)])
+    assert result.exit_code == 0, result.output
+    assert c.version in result.output
+    assert "list" in runner.invoke(app, ["models", "--help"]).output
