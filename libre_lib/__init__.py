@@ -17,6 +17,7 @@ from .errors import (
 )
 from .estimator import LibreClassifier
 from .rules import Condition, Interval, Rule, RuleSet, RuleStats
+from .search import LibreSearchCV
 
 __all__ = [
     "Condition",
@@ -24,6 +25,7 @@ __all__ = [
     "Interval",
     "LibreClassifier",
     "LibreError",
+    "LibreSearchCV",
     "LibreWarning",
     "ModelFormatError",
     "ParameterError",

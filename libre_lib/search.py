@@ -1,0 +1,440 @@
+"""``LibreSearchCV``: LIBRE tuned by an inner stratified cross-validation on the training data.
+
+The paper (Mita et al. 2020, section 4, "Parameter Tuning") tunes LIBRE over
+
+* the number of weak learners ``n_estimators`` in {5, 20, 50} (each on up to 5 features),
+* the FindBoundaryPoint heuristic in {H1, H2},
+* the set-cover weight ``alpha`` in {.5, .7, .9},
+* the ChiMerge threshold ``chi2_threshold`` in {6, 4.6, 4},
+
+54 combinations. ``LibreSearchCV`` evaluates exactly that grid (or any grid you pass) with an
+inner stratified k-fold on the data given to :meth:`LibreSearchCV.fit`, picks the combination
+with the best mean validation score (F1 of the positive class by default) and refits it on all
+of that data.
+
+**Why it is cheap.** The grid is evaluated exactly (every combination is scored as if
+``LibreClassifier(**params).fit`` had been called on the inner training fold), but the work
+shared between combinations is done once per fold, using LibreClassifier's public stages:
+
+* one discretization per ``(chi2_threshold, max_intervals)``; thresholds that give the same bins
+  (frequent on large data, where ``max_intervals`` caps every numeric column) share all that
+  follows;
+* one weak learner per distinct feature subset: the subsets of ``n_estimators=5`` and ``20``
+  are the first ones drawn for ``n_estimators=50`` (same seed), so their candidate sets are
+  unions of learners already run;
+* ``alpha`` (and ``top_k``, ``max_rules``, ``min_local_support``) only change the selection
+  stage, which reuses the candidates.
+
+On the paper grid this costs about two ensemble fits (H1 and H2) of 50 learners plus
+18 selections per fold, instead of 54 full fits. The equivalence with plain fits is pinned by a
+unit test.
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from .ensemble import learn_subset, union_candidates
+from .errors import LibreWarning, ParameterError
+from .estimator import LibreClassifier
+from .inputs import as_frame, binary_target
+
+logger = logging.getLogger(__name__)
+
+#: The paper's grid (section 4, "Parameter Tuning"); ``max_features`` stays at 5 ("each weak
+#: learner uses up to 5 features"), every other parameter at LibreClassifier's default.
+PAPER_GRID = {
+    "n_estimators": [5, 20, 50],
+    "heuristic": ["H1", "H2"],
+    "alpha": [0.5, 0.7, 0.9],
+    "chi2_threshold": [6.0, 4.6, 4.0],
+}
+
+# Parameters fixed by the search itself, never tuned.
+_FIXED = ("positive_class", "categorical_features", "random_state", "n_jobs")
+# Which stage each tunable parameter acts on.
+_DISCRETIZATION = ("chi2_threshold", "max_intervals")
+_LEARNERS = ("max_features", "heuristic", "seeds")
+_SELECTION = ("alpha", "top_k", "max_rules", "min_local_support")
+
+
+class LibreSearchCV(ClassifierMixin, BaseEstimator):
+    """LIBRE with its parameters chosen by an inner stratified cross-validation.
+
+    Parameters
+    ----------
+    param_grid : dict or list of dicts, default=None
+        LibreClassifier parameters to try (``ParameterGrid`` syntax). ``None`` is the paper's
+        54-point grid :data:`PAPER_GRID`. ``positive_class``, ``categorical_features``,
+        ``random_state`` and ``n_jobs`` cannot be tuned.
+    estimator : LibreClassifier or None, default=None
+        Holds the parameters that are not tuned (default: LibreClassifier's defaults).
+    max_rules : int or None, default=None
+        Cap on the number of rules of every candidate (``max_rules=3`` is the paper's
+        "LIBRE 3"); overrides ``estimator.max_rules``. Leave it None to tune ``max_rules`` in
+        ``param_grid``.
+    positive_class : label or None, default=None
+        The class the rules describe; overrides ``estimator.positive_class``. When None it is
+        resolved once on the training labels (as LibreClassifier does) and then fixed for every
+        inner fold, so a fold can never flip it.
+    categorical_features : list, bool mask or None, default=None
+        Extra categorical columns; overrides ``estimator.categorical_features`` when given.
+    scoring : "f1", str, callable or None, default="f1"
+        "f1" is the F1 score of the positive class (whatever its label). Any other value is
+        passed to ``sklearn.metrics.check_scoring`` (e.g. "accuracy", "balanced_accuracy" or a
+        scorer from ``make_scorer``).
+    cv : int or cross-validation splitter, default=5
+        An int gives ``StratifiedKFold(cv, shuffle=True)`` seeded from ``random_state``.
+    n_jobs : int or None, default=None
+        Processes for the inner CV (one task per fold and learner setting); the final refit
+        runs its learners in this many threads. Results do not depend on it.
+    random_state : int, RandomState or None, default=None
+        Seeds the inner folds and the learners' feature subsets. Every candidate and the final
+        refit use the same seed, so ``best_estimator_`` equals
+        ``LibreClassifier(random_state=seed, **best_params_)`` fitted on the same data (an int
+        ``random_state`` is used as that seed directly).
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The tuned parameters of the chosen combination (keys of the grid).
+    best_score_ : float
+        Its mean validation score. Exact ties are broken by the smaller mean number of rules,
+        then by grid order.
+    best_estimator_ : LibreClassifier
+        The chosen combination refitted on all the data given to ``fit``.
+    best_index_ : int
+        Index of the chosen combination in ``cv_results_``.
+    cv_results_ : dict of arrays
+        ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``,
+        ``std_test_score``, ``rank_test_score``, ``mean_n_rules``, ``mean_n_atoms``.
+    rules_, classes_, n_features_in_ : delegated to ``best_estimator_``.
+    n_splits_ : int
+        Number of inner folds.
+    refit_time_, search_time_ : float
+        Seconds spent on the final refit and on the inner CV.
+    """
+
+    def __init__(
+        self,
+        param_grid=None,
+        *,
+        estimator=None,
+        max_rules=None,
+        positive_class=None,
+        categorical_features=None,
+        scoring="f1",
+        cv=5,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.param_grid = param_grid
+        self.estimator = estimator
+        self.max_rules = max_rules
+        self.positive_class = positive_class
+        self.categorical_features = categorical_features
+        self.scoring = scoring
+        self.cv = cv
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    # -- candidates ---------------------------------------------------------------------------
+
+    def _base_params(self, positive_class) -> dict:
+        base = self.estimator if self.estimator is not None else LibreClassifier()
+        if not isinstance(base, LibreClassifier):
+            raise ParameterError(
+                "The 'estimator' parameter of LibreSearchCV must be a LibreClassifier or None. "
+                f"Got {type(base).__name__} instead."
+            )
+        params = base.get_params(deep=False)
+        if self.max_rules is not None:
+            params["max_rules"] = self.max_rules
+        if self.categorical_features is not None:
+            params["categorical_features"] = self.categorical_features
+        params["positive_class"] = positive_class
+        return params
+
+    def _candidates(self, base: dict) -> list[dict]:
+        grid = PAPER_GRID if self.param_grid is None else self.param_grid
+        try:
+            points = list(ParameterGrid(grid))
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"Invalid param_grid for LibreSearchCV: {exc}") from None
+        if not points:
+            raise ParameterError("The param_grid of LibreSearchCV is empty.")
+        for point in points:
+            unknown = sorted(set(point) - set(base))
+            if unknown:
+                raise ParameterError(
+                    f"param_grid names {unknown}, which are not LibreClassifier parameters. "
+                    f"Valid names: {sorted(set(base) - set(_FIXED))}."
+                )
+            fixed = sorted(set(point) & set(_FIXED))
+            if fixed:
+                raise ParameterError(
+                    f"param_grid may not tune {fixed}: set them on LibreSearchCV instead."
+                )
+            if "max_rules" in point and self.max_rules is not None:
+                raise ParameterError(
+                    "max_rules is both fixed (max_rules=...) and tuned (param_grid): pick one."
+                )
+        candidates = [{**base, **point} for point in points]
+        for params in candidates:
+            LibreClassifier(**params)._check_params()
+        self._tuned_names = sorted({k for point in points for k in point})
+        self._grid_points = points
+        return candidates
+
+    # -- fitting ------------------------------------------------------------------------------
+
+    def fit(self, X, y):
+        """Tune on ``X, y`` by inner CV, then refit the best combination on all of it."""
+        started = time.perf_counter()
+        frame = as_frame(X)
+        probe = LibreClassifier(
+            positive_class=self.positive_class
+            if self.positive_class is not None
+            else getattr(self.estimator, "positive_class", None)
+        )
+        target = binary_target(y, probe.positive_class, n_rows=frame.shape[0])
+        positive_label = target.positive_class
+        labels = _labels(y)
+        seed = _seed(self.random_state)
+        base = self._base_params(positive_label)
+        base["random_state"] = seed
+        base["n_jobs"] = None
+        candidates = self._candidates(base)
+
+        splitter = _splitter(self.cv, seed)
+        splits = list(splitter.split(frame, target.positive))
+        self.n_splits_ = len(splits)
+        scorer = None if self.scoring == "f1" else check_scoring(LibreClassifier(), self.scoring)
+
+        # one task per fold: the folds' discretizations and learners are shared by candidates
+        tasks = [(k, list(range(len(candidates)))) for k in range(len(splits))]
+        logger.info(
+            "LibreSearchCV: %d candidates x %d folds (%d tasks, n_jobs=%s) on %d rows",
+            len(candidates),
+            len(splits),
+            len(tasks),
+            self.n_jobs,
+            frame.shape[0],
+        )
+        scores = np.full((len(candidates), len(splits)), np.nan)
+        n_rules = np.zeros_like(scores)
+        n_atoms = np.zeros_like(scores)
+        jobs = (
+            delayed(_evaluate)(
+                frame, labels, target.positive, splits[k], [candidates[i] for i in idx], scorer
+            )
+            for k, idx in tasks
+        )
+        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
+        for done, ((k, idx), result) in enumerate(zip(tasks, parallel(jobs), strict=True), 1):
+            for i, (score, rules, atoms) in zip(idx, result["results"], strict=True):
+                scores[i, k], n_rules[i, k], n_atoms[i, k] = score, rules, atoms
+            logger.info(
+                "LibreSearchCV: task %d/%d (fold %d, %d candidates) done in %.1f s; "
+                "best fold score so far %.3f",
+                done,
+                len(tasks),
+                k + 1,
+                len(idx),
+                result["seconds"],
+                np.nanmax(scores[:, k]),
+            )
+        self.search_time_ = time.perf_counter() - started
+
+        mean = scores.mean(axis=1)
+        mean_rules = n_rules.mean(axis=1)
+        # best mean score; exact ties -> fewer rules -> grid order
+        order = np.lexsort((np.arange(len(candidates)), mean_rules, -mean))
+        best = int(order[0])
+        self.cv_results_ = self._results(scores, n_rules, n_atoms)
+        self.best_index_ = best
+        self.best_params_ = dict(self._grid_points[best])
+        self.best_score_ = float(mean[best])
+        logger.info(
+            "LibreSearchCV: best %s (mean score %.3f, %.1f rules) after %.1f s",
+            self.best_params_,
+            self.best_score_,
+            mean_rules[best],
+            self.search_time_,
+        )
+
+        refit_started = time.perf_counter()
+        self.best_estimator_ = LibreClassifier(**{**candidates[best], "n_jobs": self.n_jobs})
+        self.best_estimator_.fit(X, y)
+        self.refit_time_ = time.perf_counter() - refit_started
+        self.n_features_in_ = self.best_estimator_.n_features_in_
+        if hasattr(self.best_estimator_, "feature_names_in_"):
+            self.feature_names_in_ = self.best_estimator_.feature_names_in_
+        return self
+
+    def _results(self, scores, n_rules, n_atoms) -> dict:
+        mean = scores.mean(axis=1)
+        results: dict = {"params": [dict(p) for p in self._grid_points]}
+        for name in self._tuned_names:
+            results[f"param_{name}"] = np.ma.MaskedArray(
+                np.array([p.get(name) for p in self._grid_points], dtype=object),
+                mask=[name not in p for p in self._grid_points],
+            )
+        for k in range(scores.shape[1]):
+            results[f"split{k}_test_score"] = scores[:, k]
+        results["mean_test_score"] = mean
+        results["std_test_score"] = scores.std(axis=1)
+        # sklearn convention: equal means share the best rank
+        results["rank_test_score"] = (
+            pd.Series(mean).rank(method="min", ascending=False).to_numpy(dtype=np.int32)
+        )
+        results["mean_n_rules"] = n_rules.mean(axis=1)
+        results["mean_n_atoms"] = n_atoms.mean(axis=1)
+        return results
+
+    # -- delegation to the refitted model -----------------------------------------------------
+
+    @property
+    def rules_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.rules_
+
+    @property
+    def classes_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.classes_
+
+    def predict(self, X) -> np.ndarray:
+        """The positive label where a rule of the best model fires, the negative one elsewhere."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    def decision_function(self, X) -> np.ndarray:
+        """The best model's scores (precision of the most precise rule that fires, else 0)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+    def fired_rules(self, X) -> np.ndarray:
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.fired_rules(X)
+
+    def explain(self, X) -> pd.DataFrame:
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.explain(X)
+
+
+# -- the inner CV ---------------------------------------------------------------------------
+
+
+def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
+    """Score ``candidates`` (all with the same learner setting) on one train/validation split.
+
+    Runs LibreClassifier's stages with every shareable result cached; each candidate ends in
+    exactly the state ``LibreClassifier(**params).fit(train)`` would produce.
+    """
+    started = time.perf_counter()
+    train, test = split
+    X_train, X_test = frame.iloc[train], frame.iloc[test]
+    y_test = labels[test]
+    truth = positive[test]
+    target = None
+    disc_cache: dict = {}  # discretization params -> (id, discretization, records)
+    disc_ids: dict = {}  # discretization content -> id
+    learned: dict = {}  # (discretization id, learner setting, subset) -> Candidates
+    selected: dict = {}  # (discretization id, learner setting, subsets, selection) -> result
+    fired: dict = {}  # rule -> validation rows it fires on (Rule is a frozen value object)
+    out = []
+    for params in candidates:
+        clf = LibreClassifier(**params)
+        if target is None:
+            target = binary_target(labels[train], params["positive_class"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LibreWarning)
+            dkey = tuple(params[k] for k in _DISCRETIZATION)
+            if dkey not in disc_cache:
+                disc = clf.discretize(X_train, target)
+                content = repr(disc.to_dict())
+                if content not in disc_ids:
+                    disc_ids[content] = (len(disc_ids), disc, clf.encode(X_train, target, disc))
+                disc_cache[dkey] = disc_ids[content]
+            did, disc, records = disc_cache[dkey]
+            subsets = clf.draw_subsets(disc)
+            learner = tuple(params[k] for k in _LEARNERS)
+            skey = (did, learner, tuple(subsets), *(params[k] for k in _SELECTION))
+            if skey not in selected:
+                parts = []
+                for subset in subsets:
+                    lkey = (did, learner, subset)
+                    if lkey not in learned:
+                        learned[lkey] = learn_subset(
+                            records, disc.n_bins, subset, params["heuristic"], params["seeds"]
+                        )
+                    parts.append(learned[lkey])
+                union = union_candidates(parts, int(disc.n_bins.sum()))
+                selection = clf.select(union, records, disc)
+                clf.assemble(
+                    X_train.columns, target, disc, subsets, union, selection, feature_names=True
+                )
+                if scorer is None:
+                    # what clf.predict does (a rule fires -> positive), each rule evaluated once
+                    pred = np.zeros(len(test), dtype=bool)
+                    for rule in clf.rules_:
+                        if rule not in fired:
+                            fired[rule] = rule.evaluate(X_test)
+                        pred |= fired[rule]
+                    score = _f1(truth, pred)
+                else:
+                    score = float(scorer(clf, X_test, y_test))
+                selected[skey] = (score, len(clf.rules_), clf.rules_.n_atoms)
+        out.append(selected[skey])
+    return {"results": out, "seconds": time.perf_counter() - started}
+
+
+def _f1(truth: np.ndarray, pred: np.ndarray) -> float:
+    tp = float(np.sum(truth & pred))
+    denominator = float(truth.sum() + pred.sum())
+    return 2.0 * tp / denominator if denominator else 0.0
+
+
+def _labels(y) -> np.ndarray:
+    if isinstance(y, pd.DataFrame):
+        y = y.iloc[:, 0]
+    values = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+    return values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
+
+
+def _seed(random_state) -> int:
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _splitter(cv, seed: int):
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        if cv < 2:
+            raise ParameterError(f"The 'cv' parameter of LibreSearchCV must be >= 2. Got {cv}.")
+        return StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=seed)
+    return check_cv(cv, classifier=True)
+
+
+__all__ = ["PAPER_GRID", "LibreSearchCV"]

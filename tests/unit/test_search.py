@@ -1,0 +1,151 @@
+"""LibreSearchCV: inner CV on fit's data only, exact shared-work evaluation, sklearn API."""
+
+import warnings
+
+import numpy as np
+import pytest
+from joblib import parallel_config
+from sklearn.base import clone
+from sklearn.metrics import f1_score, make_scorer
+from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_score
+
+from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
+from libre_lib.datasets import load_dataset
+from libre_lib.search import PAPER_GRID
+
+SMALL_GRID = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "chi2_threshold": [6.0, 4.0]}
+
+
+@pytest.fixture(scope="module")
+def haberman():
+    return load_dataset("haberman")
+
+
+@pytest.fixture(scope="module")
+def tuned(haberman):
+    X, y, info = haberman
+    return LibreSearchCV(SMALL_GRID, positive_class=info.positive_class, cv=3, random_state=0).fit(
+        X, y
+    )
+
+
+def test_tunes_over_the_grid_and_refits_the_best(haberman, tuned):
+    X, y, info = haberman
+    assert tuned.best_params_ in list(ParameterGrid(SMALL_GRID))
+    assert tuned.best_params_ == tuned.cv_results_["params"][tuned.best_index_]
+    assert tuned.best_score_ == pytest.approx(tuned.cv_results_["mean_test_score"].max())
+    assert tuned.cv_results_["rank_test_score"][tuned.best_index_] == 1
+    assert len(tuned.cv_results_["params"]) == 8
+    assert tuned.n_splits_ == 3
+    # best_estimator_ is exactly LibreClassifier(best params, same seed) on all of X
+    plain = LibreClassifier(positive_class=info.positive_class, random_state=0)
+    plain.set_params(**tuned.best_params_).fit(X, y)
+    assert tuned.rules_ == plain.rules_
+    assert list(tuned.classes_) == list(plain.classes_)
+    np.testing.assert_array_equal(tuned.predict(X), plain.predict(X))
+    np.testing.assert_array_equal(tuned.decision_function(X), plain.decision_function(X))
+
+
+def test_shared_work_scores_equal_plain_fits(haberman, tuned):
+    """Every split score equals the F1 of LibreClassifier(**params).fit on that inner fold."""
+    X, y, info = haberman
+    positive = (y == info.positive_class).to_numpy()
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, positive))
+    for i, params in enumerate(tuned.cv_results_["params"]):
+        for k, (train, test) in enumerate(folds):
+            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LibreWarning)
+                clf.fit(X.iloc[train], y.iloc[train])
+            pred = clf.predict(X.iloc[test]) == info.positive_class
+            expected = f1_score(positive[test], pred, zero_division=0.0)
+            assert tuned.cv_results_[f"split{k}_test_score"][i] == pytest.approx(expected)
+
+
+def test_never_sees_rows_outside_fit(haberman, monkeypatch):
+    """Inside cross_val_score, every stage only ever sees the outer training rows."""
+    X, y, info = haberman
+    seen = []
+    original = LibreClassifier.discretize
+
+    def spy(self, frame, target):
+        seen.append(set(frame.index))
+        return original(self, frame, target)
+
+    monkeypatch.setattr(LibreClassifier, "discretize", spy)
+    outer = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y))
+    search = LibreSearchCV(
+        {"alpha": [0.5, 0.9]}, positive_class=info.positive_class, cv=2, random_state=0
+    )
+    scorer = make_scorer(f1_score, pos_label=info.positive_class)
+    scores = cross_val_score(search, X, y, cv=outer, scoring=scorer)
+    assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
+    assert seen
+    train_sets = [set(X.index[train]) for train, _ in outer]
+    for rows in seen:
+        assert any(rows <= train for train in train_sets)
+
+
+def test_clone_get_params_and_determinism(haberman, tuned):
+    X, y, _ = haberman
+    params = tuned.get_params()
+    assert params["param_grid"] == SMALL_GRID and params["random_state"] == 0
+    twin = clone(tuned)
+    assert not hasattr(twin, "best_estimator_")
+    twin.fit(X, y)
+    assert twin.best_params_ == tuned.best_params_
+    assert twin.rules_ == tuned.rules_
+    for key in ("mean_test_score", "mean_n_rules", "mean_n_atoms"):
+        np.testing.assert_array_equal(twin.cv_results_[key], tuned.cv_results_[key])
+
+
+def test_parallel_inner_cv_gives_the_same_result(haberman, tuned):
+    X, y, _ = haberman
+    with parallel_config(backend="threading"):  # the process backend's start-up is slow
+        parallel = clone(tuned).set_params(n_jobs=2).fit(X, y)
+    assert parallel.best_params_ == tuned.best_params_
+    np.testing.assert_array_equal(
+        parallel.cv_results_["mean_test_score"], tuned.cv_results_["mean_test_score"]
+    )
+
+
+def test_max_rules_passthrough_is_libre_3(haberman):
+    X, y, info = haberman
+    search = LibreSearchCV(
+        {"alpha": [0.7, 0.9]}, max_rules=1, positive_class=info.positive_class, random_state=0
+    ).fit(X, y)
+    assert search.best_estimator_.max_rules == 1
+    assert len(search.rules_) <= 1
+    assert np.all(search.cv_results_["mean_n_rules"] <= 1)
+
+
+def test_default_grid_is_the_papers():
+    assert LibreSearchCV().param_grid is None
+    assert len(ParameterGrid(PAPER_GRID)) == 54
+    assert PAPER_GRID["chi2_threshold"] == [6.0, 4.6, 4.0]
+
+
+def test_other_scorer_and_array_input(haberman):
+    X, y, _ = haberman
+    search = LibreSearchCV(
+        {"alpha": [0.5, 0.9]}, scoring="balanced_accuracy", cv=2, random_state=0
+    ).fit(X.to_numpy(), y.to_numpy())
+    assert search.best_params_["alpha"] in (0.5, 0.9)
+    assert search.predict(X.to_numpy()).shape == (len(X),)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"param_grid": {"gamma": [1]}},
+        {"param_grid": {"random_state": [0, 1]}},
+        {"param_grid": {"max_rules": [1, 3]}, "max_rules": 3},
+        {"param_grid": {"alpha": [2.0]}},
+        {"cv": 1},
+        {"estimator": object()},
+    ],
+)
+def test_bad_parameters_raise(haberman, kwargs):
+    X, y, _ = haberman
+    with pytest.raises(ParameterError):
+        LibreSearchCV(**kwargs).fit(X, y)
