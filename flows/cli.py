@@ -166,6 +166,10 @@ def _print_summary(summary: dict, seconds: float) -> None:
         f"recall {metrics.get('recall', float('nan')):.3f}  "
         f"rules {metrics.get('n_rules', 0)}"
     )
+    verdict = "[green]champion[/]" if summary.get("promoted") else "[yellow]not promoted[/]"
+    console.print(
+        f"model version {summary.get('model_version')}: {verdict} ({summary.get('promotion')})"
+    )
     console.print(f"report: [green]{summary['report']}[/]")
     console.print(f"model:  {summary['model']}")
     console.print(
@@ -244,6 +248,15 @@ def serve(
         run_serve(*specs, limit=limit)
     except _user_errors() as exc:
         _fail(exc, debug)
+
+
+def _mount_sub_apps() -> None:
+    from flows.cli_models import models_app
+
+    app.add_typer(models_app, name="models", help="List and show registered model versions.")
+
+
+_mount_sub_apps()
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -104,6 +104,9 @@ def train_flow(spec_path: str, force: bool = False, store: str | None = None) ->
         "report": str(run_dir / "report.html"),
         "model": str(run_dir / "model.json"),
         "metrics": outcome["metrics"],
+        "model_version": outcome["version"],
+        "promoted": outcome["promoted"],
+        "promotion": outcome["promotion"],
         "stages": [
             {"stage": s.name, "key": s.key, "path": s.ref.path, "cache_hit": s.hit} for s in stages
         ],

@@ -298,9 +298,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         )
         if not len(self.rules_):
             warnings.warn(
-                "No rule was learned: every candidate covered at least as many negatives as "
-                "positives (in local support). The model predicts the negative class everywhere; "
-                "try a lower chi2_threshold, more estimators or a higher alpha.",
+                "No rule was learned: no candidate passed the local-support filter with a "
+                "positive set-cover gain, so the model predicts the negative class everywhere. "
+                "Try a higher alpha, a lower min_local_support or chi2_threshold, or more "
+                "estimators.",
                 LibreWarning,
                 stacklevel=2,
             )

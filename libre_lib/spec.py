@@ -148,6 +148,14 @@ class ScheduleSpec(_Strict):
         return value
 
 
+class PromotionSpec(_Strict):
+    """When a newly trained version replaces the champion: its holdout ``metric`` must be at
+    least the champion's minus ``tolerance`` (and its data validation must have passed)."""
+
+    metric: Literal["f1", "precision", "recall", "accuracy"] = "f1"
+    tolerance: float = Field(default=0.0, ge=0, le=1)
+
+
 class ReportSpec(_Strict):
     title: str | None = None
     column_labels: dict[str, str] = Field(default_factory=dict)
@@ -169,6 +177,7 @@ class PipelineSpec(_Strict):
     store: str = ".libre-store"
     runner: RunnerSpec = Field(default_factory=RunnerSpec)
     schedule: ScheduleSpec = Field(default_factory=ScheduleSpec)
+    promotion: PromotionSpec = Field(default_factory=PromotionSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
     base_dir: str = Field(default=".", exclude=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,11 +13,12 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from libre_lib.artifacts import atomic_write_text
+from libre_lib.registry import ModelRegistry, validation_record
 from libre_lib.report import build_report, render_html, render_markdown
 from libre_lib.spec import PipelineSpec
 from libre_lib.validation import ValidationReport
 
-from .common import Stage, read_stage, run_stage, target_label
+from .common import Stage, log, read_stage, run_stage, spec_hash, target_label
 from .learning import load_model, training_part
 
 
@@ -66,6 +68,10 @@ def report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         notes=note,
     )
+    version, decision, changes = _register(
+        spec, store_root, model, rule_report, validation_report, data, Path(run_dir).name
+    )
+    rule_report = dataclasses.replace(rule_report, changes=changes)
     markdown = render_markdown(rule_report)
     folder = Path(run_dir)
     atomic_write_text(folder / "report.md", markdown)
@@ -97,4 +103,38 @@ def report(
         key=artifact_key(spec, "metrics"),
         description="Holdout metrics",
     )
-    return {"metrics": dict(rule_report.metrics), "report_stage": stage.ref.path}
+    return {
+        "metrics": dict(rule_report.metrics),
+        "report_stage": stage.ref.path,
+        "version": version.version,
+        "promoted": decision.promoted,
+        "promotion": decision.reason,
+    }
+
+
+def _register(spec, store_root, model, rule_report, validation_report, data: Stage, run_id):
+    """Register this run's model as a new version and promote it if it is not worse than the
+    champion (section "Model versions" of docs/operations.md)."""
+    registry = ModelRegistry(store_root)
+    previous = registry.champion(spec.name)
+    version = registry.register(
+        spec.name,
+        model.to_json(),
+        spec=spec.model_dump(mode="json"),
+        metrics=dict(rule_report.metrics),
+        validation=validation_record(validation_report),
+        data_fingerprint=data.ref.sha256,
+        spec_hash=spec_hash(spec),
+        run_id=run_id,
+    )
+    decision = registry.promote(
+        spec.name,
+        version.version,
+        tolerance=spec.promotion.tolerance,
+        metric=spec.promotion.metric,
+    )
+    log().info("model %s: %s", version.version, decision.reason)
+    changes = registry.changes(spec.name, previous, version, decision)
+    if changes is not None and spec.report.column_labels:
+        changes = dataclasses.replace(changes, column_labels=dict(spec.report.column_labels))
+    return version, decision, changes

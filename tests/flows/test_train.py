@@ -152,3 +152,21 @@ def test_validation_result_is_published_even_when_it_fails(spec_copy):
         train(spec)
     published = Artifact.get("libre-haberman-validation")
     assert published is not None and "FAILED" in published.data
+
+
+def test_every_run_registers_a_version_and_a_worse_model_is_not_promoted(spec_copy, tmp_path):
+    from libre_lib.registry import ModelRegistry
+
+    good = train(spec_copy())
+    assert good["promoted"] and good["model_version"].startswith("v0001")
+    worse = train(spec_copy(model={"alpha": 0.0, "random_state": 0, "n_estimators": 10}))
+    assert not worse["promoted"]
+    assert "below the champion" in worse["promotion"]
+    registry = ModelRegistry(tmp_path / "store")
+    assert [v.version for v in registry.versions("haberman")] == [
+        good["model_version"],
+        worse["model_version"],
+    ]
+    assert registry.champion("haberman").version == good["model_version"]
+    report = Path(worse["run_dir"], "report.md").read_text()
+    assert "Changes since the champion" in report

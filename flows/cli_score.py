@@ -1,0 +1,86 @@
+"""``libre score``: batch scoring from the command line.
+
+libre score runs/pima/<run>/model.json incoming/ scored/pima.parquet [--batch-rows N]
+
+``score_command`` is a plain typer command function; the main CLI mounts it with
+``app.command("score")(score_command)``. ``app`` here runs it standalone
+(``python -m flows.cli_score MODEL INPUTS OUTPUT``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flows.cli import Debug, _fail, _pipeline_console, _user_errors, console
+
+ModelArg = Annotated[
+    Path,
+    typer.Argument(help="The model's model.json (e.g. from `libre train`).", show_default=False),
+]
+InputsArg = Annotated[
+    Path,
+    typer.Argument(help="A CSV / Parquet file, or a directory of them.", show_default=False),
+]
+OutputArg = Annotated[
+    Path, typer.Argument(help="The Parquet file to write (atomically).", show_default=False)
+]
+BatchRows = Annotated[
+    int, typer.Option("--batch-rows", min=1, help="Rows per batch (bounds memory).")
+]
+
+
+def score_command(
+    model: ModelArg,
+    inputs: InputsArg,
+    output: OutputArg,
+    batch_rows: BatchRows = 100_000,
+    debug: Debug = False,
+) -> None:
+    """Score INPUTS with MODEL into OUTPUT: prediction, score, fired rules and explanation per
+    row; drift against the model's data contract is reported, broken data fails the run."""
+    try:
+        from flows.score import preflight
+        from flows.score import score as run_score
+
+        preflight(model, inputs, output)
+        console.print(f"[bold]libre[/] scoring {inputs} with {model}")
+        started = time.perf_counter()
+        with _pipeline_console(debug, "starting Prefect (embedded server) and the scoring"):
+            summary = run_score(model, inputs, output, batch_rows=batch_rows)
+    except _user_errors() as exc:
+        _fail(exc, debug)
+        return
+    _print_summary(summary, time.perf_counter() - started)
+
+
+def _print_summary(summary: dict, seconds: float) -> None:
+    console.print(
+        f"scored [bold]{summary['rows']:,}[/] rows in {summary['batches']} batch(es): "
+        f"{summary['rows_per_second']:,.0f} rows/s"
+    )
+    console.print(
+        f"predicted {summary['positive_class']!s}: {summary['n_positive']:,} "
+        f"({100.0 * summary['positive_rate']:.2f}%)",
+        highlight=False,
+    )
+    warnings = summary["warnings"]
+    if warnings:
+        console.print(f"[yellow]{len(warnings)} drift warning(s)[/] (rows were scored):")
+        for warning in warnings:
+            console.print(f"  [yellow]-[/] {warning['message']}", highlight=False)
+    else:
+        console.print("[green]no drift[/] against the model's data contract")
+    console.print(f"output: [green]{summary['output']}[/]")
+    console.print(f"report artifact: {summary.get('artifact')}; {seconds:.1f} s in total")
+
+
+app = typer.Typer(add_completion=False, help="Batch scoring with LIBRE rule models.")
+app.command("score")(score_command)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    typer.run(score_command)
