@@ -1,0 +1,780 @@
+"""Batch scoring with explanations, checked against the model's data contract.
+
+``score_frame(model, frame, contract)`` scores an in-memory DataFrame; ``score_files(model,
+inputs, output)`` streams CSV / Parquet files (a file, a list, or a directory) in record batches
+with ``pyarrow.dataset`` and writes one Parquet file atomically. Both add four columns:
+
+* ``prediction``: the positive label where some rule fires, else the negative label
+  (``model.predict``);
+* ``score``: the training precision of the most precise rule that fires, 0 when none fires
+  (``model.decision_function``);
+* ``fired_rules``: the indices (0-based, as in ``model.rules_`` and ``model.explain``) of the
+  rules that fire; a tuple per row in ``score_frame``, a ``list<int32>`` column in Parquet. The
+  rule report numbers rules from 1: rule index ``i`` is "Rule ``i + 1``" there;
+* ``explanation``: the texts of those rules joined by " OR ", empty when none fires.
+
+Errors of the contract (missing columns, wrong types) stop scoring with ``ContractViolation``.
+Drifted records are still scored, with the model's semantics: an unseen category, or a missing
+value in a feature without a missing bin, satisfies only the rules that do not test that
+feature; a number beyond the training range falls in the open first / last interval. The drift
+is counted in the returned ``ContractReport`` (one report over all batches).
+
+Memory is bounded by the batch size: the input is never loaded whole. CSV columns the model
+reads as numbers are parsed as float64 and text categories as strings (so ``"007"`` stays
+``"007"``); a value that is not a number raises ``ContractViolation`` naming the file, column
+and line. Empty CSV fields and the usual NA spellings (``NA``, ``NaN``, ``null``, ...) are
+missing values. Parquet row groups are read one at a time, so their size (not only
+``batch_rows``) bounds memory too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
+from .discretization import NUMERIC
+from .errors import DataError, ParameterError
+
+__all__ = [
+    "SCORE_COLUMNS",
+    "InputCheck",
+    "InputFile",
+    "ScoringSummary",
+    "check_inputs",
+    "find_contract",
+    "list_inputs",
+    "load_model",
+    "render_scoring_report",
+    "score_files",
+    "score_frame",
+]
+
+SCORE_COLUMNS = ("prediction", "score", "fired_rules", "explanation")
+DEFAULT_BATCH_ROWS = 100_000
+DEFAULT_SAMPLE_ROWS = 10_000
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".csv.lz4")
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+_CSV_BLOCK_BYTES = 4 << 20
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def load_model(path: str | os.PathLike):
+    """A ``LibreClassifier`` from its ``model.json``."""
+    from .estimator import LibreClassifier
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"Model file {str(path)!r} does not exist.")
+    return LibreClassifier.from_json(path.read_text(encoding="utf-8"))
+
+
+def find_contract(model_path: str | os.PathLike) -> DataContract | None:
+    """The contract saved with a model file: ``<stem>.contract.json`` or ``contract.json`` in
+    the model's folder; ``None`` when there is none."""
+    path = Path(model_path)
+    for candidate in (
+        path.with_name(f"{path.stem}.contract.json"),
+        path.with_name("contract.json"),
+    ):
+        if candidate.is_file():
+            return DataContract.load(candidate)
+    return None
+
+
+def _as_model(model):
+    if isinstance(model, str | os.PathLike):
+        return load_model(model)
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model, "rules_")
+    return model
+
+
+def _as_contract(model, contract) -> DataContract:
+    if contract is None:
+        return DataContract.from_model(model)
+    if isinstance(contract, DataContract):
+        return contract
+    if isinstance(contract, dict):
+        return DataContract.from_dict(contract)
+    if isinstance(contract, str | os.PathLike):
+        return DataContract.load(contract)
+    raise ParameterError(
+        f"contract must be a DataContract, its dict, a path or None; got {type(contract).__name__}."
+    )
+
+
+# --------------------------------------------------------------------------- scoring a frame
+
+
+@dataclass(frozen=True)
+class _Scores:
+    """The model's outputs on some rows; rows with the same fired rules share one pattern."""
+
+    fired: np.ndarray  # bool (rows x rules)
+    prediction: np.ndarray
+    score: np.ndarray
+    inverse: np.ndarray  # row -> pattern
+    patterns: list[tuple[int, ...]]
+    texts: list[str]
+
+
+def _rule_texts(model) -> list[str]:
+    return [str(rule) for rule in model.rules_]
+
+
+def _fired(model, frame: pd.DataFrame) -> np.ndarray:
+    """``model.fired_rules(frame)``, faster on large batches: a categorical condition is
+    evaluated (by the rule's own ``Condition.evaluate``) once per distinct value of its column,
+    then spread to the rows, instead of once per row. Conditions are elementwise, so the result
+    is the same; numeric conditions run on the rows as in the model."""
+    n_rows = len(frame)
+    fired = np.zeros((n_rows, len(model.rules_)), dtype=bool)
+    distinct: dict[str, tuple[np.ndarray, pd.Series]] = {}
+    for j, rule in enumerate(model.rules_):
+        hit = np.ones(n_rows, dtype=bool)
+        for condition in rule:
+            column = frame[condition.feature]
+            if condition.kind == NUMERIC:
+                hit &= condition.evaluate(column)
+                continue
+            if condition.feature not in distinct:
+                codes, uniques = pd.factorize(column, use_na_sentinel=True)
+                values = np.empty(len(uniques) + 1, dtype=object)
+                values[:-1] = np.asarray(uniques, dtype=object)
+                values[-1] = None  # code -1 (missing) picks this last entry
+                distinct[condition.feature] = (codes, pd.Series(values, dtype=object))
+            codes, values = distinct[condition.feature]
+            hit &= condition.evaluate(values)[codes]
+        fired[:, j] = hit
+    return fired
+
+
+def _score(model, frame: pd.DataFrame, texts: list[str]) -> _Scores:
+    fired = _fired(model, frame)
+    n_rows, n_rules = fired.shape
+    precision = np.array([s.precision for s in model.rules_.stats], dtype=float)
+    score = np.where(fired, precision, 0.0).max(axis=1) if n_rules else np.zeros(n_rows)
+    prediction = model.classes_[fired.any(axis=1).astype(np.intp)]
+    if n_rules == 0:
+        inverse, patterns = np.zeros(n_rows, dtype=np.intp), [()]
+    elif n_rules <= 62:
+        keys = fired.astype(np.int64) @ (np.int64(1) << np.arange(n_rules, dtype=np.int64))
+        inverse, uniques = pd.factorize(keys)
+        bits = np.arange(n_rules, dtype=np.int64)
+        patterns = [tuple(np.flatnonzero((int(k) >> bits) & 1).tolist()) for k in uniques]
+    else:
+        rows, inverse = np.unique(fired, axis=0, return_inverse=True)
+        patterns = [tuple(np.flatnonzero(r).tolist()) for r in rows]
+    pattern_texts = [" OR ".join(texts[i] for i in p) for p in patterns]
+    return _Scores(fired, prediction, score, np.asarray(inverse).ravel(), patterns, pattern_texts)
+
+
+def _check_no_clash(columns: Iterable) -> None:
+    clash = [c for c in SCORE_COLUMNS if c in {str(n) for n in columns}]
+    if clash:
+        raise DataError(
+            f"The input already has column(s) {clash}, which scoring adds: rename or drop them."
+        )
+
+
+def score_frame(
+    model, frame: pd.DataFrame, contract: DataContract | None = None
+) -> tuple[pd.DataFrame, ContractReport]:
+    """Score ``frame``; returns (a copy with the four score columns, the contract report).
+
+    ``model`` is a fitted ``LibreClassifier`` or the path of its ``model.json``; ``contract``
+    defaults to ``DataContract.from_model(model)`` (no training ranges: pass the contract saved
+    with the model to get every drift warning). Raises ``ContractViolation`` on errors.
+    """
+    model = _as_model(model)
+    contract = _as_contract(model, contract)
+    if not isinstance(frame, pd.DataFrame):
+        raise ParameterError(f"score_frame needs a pandas DataFrame; got {type(frame).__name__}.")
+    _check_no_clash(frame.columns)
+    report = contract.check(frame)
+    n_rows = len(frame)
+    if n_rows == 0:
+        empty = {
+            "prediction": pd.Series([], dtype=object),
+            "score": pd.Series([], dtype=float),
+            "fired_rules": pd.Series([], dtype=object),
+            "explanation": pd.Series([], dtype=object),
+        }
+        return frame.assign(**{k: v.set_axis(frame.index) for k, v in empty.items()}), report
+    scores = _score(model, frame, _rule_texts(model))
+    patterns = np.empty(len(scores.patterns), dtype=object)
+    patterns[:] = scores.patterns
+    texts = np.asarray(scores.texts, dtype=object)
+    scored = frame.assign(
+        prediction=scores.prediction,
+        score=scores.score,
+        fired_rules=patterns[scores.inverse],
+        explanation=texts[scores.inverse],
+    )
+    return scored, report
+
+
+# --------------------------------------------------------------------------- the inputs
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: Path
+    format: str  # "csv" or "parquet"
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+
+def _file_format(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    return None
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith((".", "_")) for part in path.relative_to(root).parts)
+
+
+def list_inputs(
+    inputs: str | os.PathLike | Sequence[str | os.PathLike], exclude: Iterable = ()
+) -> list[InputFile]:
+    """The CSV / Parquet files to score: a file, a list of files, or a directory (searched
+    recursively, sorted by path; names starting with '.' or '_' are skipped, like Spark's
+    ``_SUCCESS``). Paths in ``exclude`` (e.g. the output file) are left out."""
+    items = [inputs] if isinstance(inputs, str | os.PathLike) else list(inputs)
+    if not items:
+        raise DataError("No input file given.")
+    skip = {Path(p).resolve() for p in exclude}
+    files: list[InputFile] = []
+    for item in items:
+        path = Path(item)
+        if path.is_dir():
+            found = [
+                p
+                for p in sorted(path.rglob("*"))
+                if p.is_file() and _file_format(p) and not _hidden(p, path)
+            ]
+            found = [p for p in found if p.resolve() not in skip]
+            if not found:
+                raise DataError(
+                    f"Directory {str(path)!r} holds no CSV or Parquet file (looked for "
+                    f"{', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)})."
+                )
+            files += [InputFile(p, _file_format(p)) for p in found]
+        elif path.is_file():
+            kind = _file_format(path)
+            if kind is None:
+                raise DataError(
+                    f"Input {str(path)!r} is neither CSV nor Parquet (by its extension: "
+                    f"{', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)})."
+                )
+            if path.resolve() not in skip:
+                files.append(InputFile(path, kind))
+        else:
+            raise DataError(f"Input {str(path)!r} does not exist.")
+    unique = list({f.path.resolve(): f for f in files}.values())
+    if not unique:
+        raise DataError("No input file left to score (the output file is not an input).")
+    return unique
+
+
+class _Reader:
+    """Reads input files as Arrow record batches, with the contract's CSV column types."""
+
+    def __init__(self, contract: DataContract):
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+        import pyarrow.dataset as ds
+
+        types = {}
+        for column in contract.columns:
+            if column.kind == NUMERIC:
+                types[column.name] = pa.float64()
+            elif column.family == "string":
+                types[column.name] = pa.string()
+        self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
+        self.csv = ds.CsvFileFormat(
+            read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES),
+            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=True),
+        )
+
+    def dataset(self, file: InputFile):
+        import pyarrow.dataset as ds
+
+        fmt = self.csv if file.format == "csv" else "parquet"
+        with self.errors(file):
+            return ds.dataset(str(file.path), format=fmt)
+
+    def schema(self, file: InputFile):
+        return self.dataset(file).schema
+
+    def n_rows(self, file: InputFile) -> int | None:
+        if file.format != "parquet":
+            return None
+        with self.errors(file):
+            return self.dataset(file).count_rows()
+
+    def batches(self, file: InputFile, batch_rows: int) -> Iterator:
+        """Tables of exactly ``batch_rows`` rows (the last one of the file may be shorter),
+        with the file's own column types."""
+        import pyarrow as pa
+
+        dataset = self.dataset(file)
+        schema = dataset.schema
+        pending, n_pending = [], 0
+        with self.errors(file):
+            scanner = dataset.to_batches(
+                batch_size=batch_rows, batch_readahead=2, fragment_readahead=1
+            )
+            for batch in scanner:
+                if not batch.num_rows:
+                    continue
+                pending.append(batch)
+                n_pending += batch.num_rows
+                while n_pending >= batch_rows:
+                    table = pa.Table.from_batches(pending, schema=schema)
+                    yield table.slice(0, batch_rows)
+                    rest = table.slice(batch_rows)
+                    pending, n_pending = rest.to_batches(), rest.num_rows
+            if n_pending:
+                yield pa.Table.from_batches(pending, schema=schema)
+
+    @contextlib.contextmanager
+    def errors(self, file: InputFile):
+        """Turn Arrow's read errors into ours, naming the file (and column, for CSV)."""
+        import pyarrow as pa
+
+        try:
+            yield
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as exc:
+            raise self._error(file, exc) from None
+
+    def _error(self, file: InputFile, exc: BaseException) -> Exception:
+        message = str(exc).strip()
+        hit = re.search(
+            r"In CSV column #(\d+): Row #(\d+): CSV conversion error to (\w+): invalid value "
+            r"'(.*)'",
+            message,
+        )
+        if hit and file.format == "csv":
+            index, line, target, value = int(hit[1]), int(hit[2]), hit[3], hit[4]
+            header = _csv_header(file.path)
+            column = header[index] if index < len(header) else f"#{index}"
+            if column in self.numeric:
+                issue = ContractIssue(
+                    column,
+                    "wrong_type",
+                    "error",
+                    None,
+                    (value,),
+                    f"column {column!r}: expected numbers, found {value!r} (line {line})",
+                )
+                error = ContractViolation(
+                    f"Input data breaks the model's data contract in {file.name} "
+                    f"(1 problem(s)):\n  - {issue.message}"
+                )
+                error.report = ContractReport(0, (issue,))
+                return error
+            return DataError(
+                f"Could not read {file.name}: column {column!r} changes type at line {line} "
+                f"(value {value!r} is not {target}; the type was guessed from the first rows). "
+                "Write that column with one type, or convert the file to Parquet."
+            )
+        kind = "CSV" if file.format == "csv" else "Parquet"
+        return DataError(f"Could not read {file.name} as {kind}: {message}")
+
+
+def _csv_header(path: Path) -> list[str]:
+    import pyarrow as pa
+
+    try:
+        with pa.input_stream(str(path), compression="detect") as stream:
+            head = stream.read(1 << 20).decode("utf-8", errors="replace")
+    except (OSError, pa.ArrowException):
+        return []
+    rows = csv.reader(io.StringIO(head))
+    return next(rows, [])
+
+
+def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContract):
+    """The output schema of the input columns: every file must have the contract's columns.
+    Numeric model columns become float64 and text categories strings (after the contract has
+    checked each batch's values); other columns take the files' common type."""
+    import pyarrow as pa
+
+    schemas, problems = [], []
+    for file in files:
+        schema = reader.schema(file)
+        for issue in contract.missing_columns(schema.names):
+            problems.append(f"column {issue.column!r}: missing from {file.name}")
+        schemas.append(schema)
+    if problems:
+        raise ContractViolation(
+            f"Input data breaks the model's data contract ({len(problems)} problem(s)):\n"
+            + "\n".join(f"  - {p}" for p in problems)
+        )
+    fixed = {}
+    for column in contract.columns:
+        if column.kind == NUMERIC:
+            fixed[column.name] = pa.float64()
+        elif column.family == "string":
+            fixed[column.name] = pa.string()
+    loose = [pa.schema([f for f in schema if f.name not in fixed]) for schema in schemas]
+    try:
+        common = pa.unify_schemas(loose, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        hit = re.search(r"Field (\S+) has incompatible types: (.+)", str(exc))
+        detail = f"column {hit[1]!r} is {hit[2]}" if hit else str(exc)
+        raise DataError(
+            f"The input files disagree on a column's type ({detail}): write every file with "
+            "the same type per column."
+        ) from None
+    names = list(dict.fromkeys(name for schema in schemas for name in schema.names))
+    schema = pa.schema([pa.field(n, fixed[n]) if n in fixed else common.field(n) for n in names])
+    _check_no_clash(schema.names)
+    return schema
+
+
+def _conform(table, schema, file: InputFile):
+    """``table`` with ``schema``'s columns, order and types (absent columns as nulls)."""
+    import pyarrow as pa
+
+    arrays = []
+    for field_ in schema:
+        if field_.name not in table.column_names:
+            arrays.append(pa.nulls(table.num_rows, field_.type))
+            continue
+        column = table.column(field_.name)
+        if column.type != field_.type:
+            try:
+                column = column.cast(field_.type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+                raise DataError(
+                    f"Could not convert column {field_.name!r} of {file.name} from "
+                    f"{column.type} to {field_.type}: {exc}"
+                ) from None
+        arrays.append(column)
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+# --------------------------------------------------------------------------- scoring files
+
+
+@dataclass(frozen=True)
+class InputCheck:
+    """The outcome of ``check_inputs``: the files, and the contract report of their samples."""
+
+    files: tuple[str, ...]
+    columns: tuple[str, ...]
+    total_rows: int | None
+    sample: ContractReport
+
+    def to_dict(self) -> dict:
+        return {
+            "files": list(self.files),
+            "columns": list(self.columns),
+            "total_rows": self.total_rows,
+            "sample": self.sample.to_dict(),
+        }
+
+
+def check_inputs(
+    model,
+    inputs,
+    contract: DataContract | None = None,
+    *,
+    sample_rows: int = DEFAULT_SAMPLE_ROWS,
+    exclude: Iterable = (),
+) -> InputCheck:
+    """Check every input file's columns and the first ``sample_rows`` rows of each against the
+    contract before scoring anything; raises ``ContractViolation`` naming file, column and
+    problem. Cheap: Parquet footers, the first CSV block, one small batch per file."""
+    model = _as_model(model)
+    contract = _as_contract(model, contract)
+    _check_rows(sample_rows, "sample_rows")
+    files = list_inputs(inputs, exclude)
+    reader = _Reader(contract)
+    schema = _input_schema(reader, files, contract)
+    report = ContractReport(0, missing_rate_tolerance=contract.missing_rate_tolerance)
+    for file in files:
+        for table in reader.batches(file, sample_rows):
+            frame = table.select(contract.names).to_pandas()
+            part = contract.check(frame, raise_errors=False)
+            part.raise_for_errors(f"{file.name} (first {len(frame)} rows)")
+            report = report.merge(part)
+            break
+    counts = [reader.n_rows(f) for f in files]
+    total = None if any(c is None for c in counts) else int(sum(counts))
+    return InputCheck(tuple(f.name for f in files), tuple(schema.names), total, report)
+
+
+@dataclass(frozen=True)
+class ScoringSummary:
+    """What ``score_files`` did: rows, speed, drift (``report``), predictions per rule."""
+
+    output: str
+    files: tuple[str, ...]
+    rows: int
+    batches: int
+    seconds: float
+    n_positive: int
+    positive_class: object
+    rule_counts: tuple[int, ...]
+    rule_texts: tuple[str, ...]
+    report: ContractReport
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else math.inf
+
+    @property
+    def warnings(self) -> tuple[ContractIssue, ...]:
+        return self.report.warnings
+
+    def to_dict(self) -> dict:
+        positive = self.positive_class
+        if isinstance(positive, np.generic):
+            positive = positive.item()
+        return {
+            "output": self.output,
+            "files": list(self.files),
+            "rows": self.rows,
+            "batches": self.batches,
+            "seconds": round(self.seconds, 3),
+            "rows_per_second": round(self.rows_per_second, 1) if self.rows else 0.0,
+            "n_positive": self.n_positive,
+            "positive_rate": self.n_positive / self.rows if self.rows else 0.0,
+            "positive_class": positive,
+            "rules": [
+                {"index": i, "rule": t, "rows": n}
+                for i, (t, n) in enumerate(zip(self.rule_texts, self.rule_counts, strict=True))
+            ],
+            "warnings": [w.to_dict() for w in self.warnings],
+            "report": self.report.to_dict(),
+        }
+
+
+def _check_rows(value, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ParameterError(f"{what} must be a whole number >= 1; got {value!r}.")
+
+
+def _temp_path(final: Path) -> Path:
+    """A hidden temp name next to ``final`` (the artifact store's convention)."""
+    return final.with_name(f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex}")
+
+
+def _fsync(path: Path, directory: bool = False) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        if not directory:
+            raise
+    finally:
+        os.close(fd)
+
+
+def _score_columns(scores: _Scores, schema):
+    """The four score columns as Arrow arrays of the output schema's types."""
+    import pyarrow as pa
+
+    counts = scores.fired.sum(axis=1)
+    offsets = np.zeros(len(counts) + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    rule_index = np.nonzero(scores.fired)[1].astype(np.int32)
+    texts = pa.array(scores.texts, type=pa.string())
+    return [
+        pa.array(scores.prediction, type=schema.field("prediction").type),
+        pa.array(scores.score, type=pa.float64()),
+        pa.ListArray.from_arrays(pa.array(offsets), pa.array(rule_index)),
+        texts.take(pa.array(scores.inverse.astype(np.int32))),
+    ]
+
+
+def _label_type(model):
+    import pyarrow as pa
+
+    return pa.array(list(model.classes_)).type
+
+
+def score_files(
+    model,
+    inputs,
+    output_path: str | os.PathLike,
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    contract: DataContract | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> ScoringSummary:
+    """Score CSV / Parquet ``inputs`` (a file, a list, or a directory) in batches of
+    ``batch_rows`` and write every input column plus the four score columns to one Parquet
+    file at ``output_path``, atomically: a hidden temp file in the same folder is written and
+    renamed on success, and removed on any failure, so ``output_path`` is either the old file
+    or the complete new one. ``progress(rows_done, total_rows or None)`` is called after each
+    batch. Raises ``ContractViolation`` (nothing written) when a batch breaks the contract.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    started = time.perf_counter()
+    model = _as_model(model)
+    contract = _as_contract(model, contract)
+    _check_rows(batch_rows, "batch_rows")
+    output = Path(output_path)
+    if output.is_dir():
+        raise DataError(f"Output {str(output)!r} is a directory; give a .parquet file path.")
+    files = list_inputs(inputs, exclude=[output])
+    reader = _Reader(contract)
+    schema = _input_schema(reader, files, contract)
+    counts = [reader.n_rows(f) for f in files]
+    total = None if any(c is None for c in counts) else int(sum(counts))
+    out_schema = schema
+    for name, type_ in zip(
+        SCORE_COLUMNS,
+        (_label_type(model), pa.float64(), pa.list_(pa.int32()), pa.string()),
+        strict=True,
+    ):
+        out_schema = out_schema.append(pa.field(name, type_))
+
+    texts = _rule_texts(model)
+    rule_counts = np.zeros(len(texts), dtype=np.int64)
+    report = ContractReport(0, missing_rate_tolerance=contract.missing_rate_tolerance)
+    rows = batches = n_positive = 0
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temp = _temp_path(output)
+    writer = None
+    try:
+        writer = pq.ParquetWriter(str(temp), out_schema)
+        for file in files:
+            done = 0  # rows of this file
+            for table in reader.batches(file, batch_rows):
+                frame = table.select(contract.names).to_pandas()
+                part = contract.check(frame, raise_errors=False)
+                part.raise_for_errors(f"{file.name} (its rows {done + 1} to {done + len(frame)})")
+                done += len(frame)
+                scores = _score(model, frame, texts)
+                table = _conform(table, schema, file)
+                for name, column in zip(
+                    SCORE_COLUMNS, _score_columns(scores, out_schema), strict=True
+                ):
+                    table = table.append_column(name, column)
+                writer.write_table(table)
+                report = report.merge(part)
+                rule_counts += scores.fired.sum(axis=0)
+                n_positive += int(scores.fired.any(axis=1).sum())
+                rows += table.num_rows
+                batches += 1
+                if progress is not None:
+                    progress(rows, total)
+        writer.close()
+        writer = None
+        _fsync(temp)
+        os.replace(temp, output)
+        _fsync(output.parent, directory=True)
+    except BaseException:
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.close()
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
+        raise
+    return ScoringSummary(
+        output=str(output),
+        files=tuple(f.name for f in files),
+        rows=rows,
+        batches=batches,
+        seconds=time.perf_counter() - started,
+        n_positive=n_positive,
+        positive_class=model.classes_[1],
+        rule_counts=tuple(int(c) for c in rule_counts),
+        rule_texts=tuple(texts),
+        report=report,
+    )
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _cell(value) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def render_scoring_report(summary: dict, title: str = "Scoring report", model: str = "") -> str:
+    """A Markdown scoring report from ``ScoringSummary.to_dict()``: throughput, predictions,
+    rules fired and drift warnings."""
+    rows = summary["rows"]
+    lines = [f"# {title}", ""]
+    if model:
+        lines.append(f"- **model:** `{model}`")
+    files = summary["files"]
+    shown = ", ".join(f"`{f}`" for f in files[:5]) + (
+        f" and {len(files) - 5} more" if len(files) > 5 else ""
+    )
+    lines += [
+        f"- **inputs:** {len(files)} file(s): {shown}",
+        f"- **output:** `{summary['output']}`",
+        f"- **rows scored:** {rows:,} in {summary['batches']} batch(es), "
+        f"{summary['seconds']:.2f} s ({summary['rows_per_second']:,.0f} rows/s)",
+        f"- **predicted {summary['positive_class']!s}:** {summary['n_positive']:,} "
+        f"({100.0 * summary['positive_rate']:.2f}%)",
+        "",
+        "## Data contract",
+        "",
+    ]
+    warnings = summary["warnings"]
+    if not warnings:
+        lines.append(
+            "No drift: every value was seen in training, within the training ranges, "
+            "with missing rates as in training."
+        )
+    else:
+        lines += [
+            f"{len(warnings)} drift warning(s). Drifted rows were scored: an unseen category, "
+            "or a missing value in a feature without a missing bin, satisfies only the rules "
+            "that do not test that feature; a number beyond the training range falls in the "
+            "open first / last interval.",
+            "",
+            "| column | problem | rows | share | examples |",
+            "|---|---|---:|---:|---|",
+        ]
+        for w in warnings:
+            count = w["count"] or 0
+            share = f"{100.0 * count / rows:.3g}%" if rows else ""
+            examples = ", ".join(_cell(json.dumps(e)) for e in w["examples"])
+            lines.append(
+                f"| {_cell(w['column'])} | {w['problem']} | {count:,} | {share} | {examples} |"
+            )
+        lines += ["", "Details:", ""]
+        lines += [f"- {w['message']}" for w in warnings]
+    lines += ["", "## Rules fired", "", "| index | rule | rows | share |", "|---:|---|---:|---:|"]
+    for rule in summary["rules"]:
+        share = f"{100.0 * rule['rows'] / rows:.2f}%" if rows else ""
+        lines.append(f"| {rule['index']} | {_cell(rule['rule'])} | {rule['rows']:,} | {share} |")
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,319 @@
+"""Batch scoring: equal to the model's own outputs, drift semantics, streaming, atomic output."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from libre_lib import LibreClassifier, LibreError
+from libre_lib.contract import ContractViolation, DataContract
+from libre_lib.datasets import load_dataset
+from libre_lib.errors import DataError
+from libre_lib.scoring import (
+    SCORE_COLUMNS,
+    check_inputs,
+    find_contract,
+    list_inputs,
+    render_scoring_report,
+    score_files,
+    score_frame,
+)
+
+
+@pytest.fixture(scope="module")
+def credit():
+    X, y, info = load_dataset("credit_approval")
+    model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
+    return X, model, DataContract.from_model(model, X)
+
+
+def _fired_lists(model, frame):
+    return [tuple(np.flatnonzero(row).tolist()) for row in model.fired_rules(frame)]
+
+
+def _rules_testing(model, column):
+    return [j for j, rule in enumerate(model.rules_) if column in rule.features]
+
+
+# --- score_frame ------------------------------------------------------------------------------
+
+
+def test_scored_frame_equals_the_model_outputs(credit):
+    X, model, contract = credit
+    scored, report = score_frame(model, X, contract)
+    assert report.ok and not report.warnings
+    assert list(scored.columns) == [*X.columns, *SCORE_COLUMNS]
+    pd.testing.assert_frame_equal(scored[list(X.columns)], X)
+    np.testing.assert_array_equal(scored["prediction"].to_numpy(), model.predict(X))
+    np.testing.assert_array_equal(scored["score"].to_numpy(), model.decision_function(X))
+    assert scored["fired_rules"].tolist() == _fired_lists(model, X)
+    explained = model.explain(X)
+    assert scored["explanation"].tolist() == explained["explanation"].tolist()
+    assert [list(r) for r in scored["fired_rules"]] == explained["rules"].tolist()
+    none_fired = scored["fired_rules"].map(len) == 0
+    assert none_fired.any() and (scored.loc[none_fired, "explanation"] == "").all()
+    assert (scored.loc[none_fired, "score"] == 0).all()
+
+
+def test_score_frame_keeps_the_index_and_takes_a_model_path(credit, tmp_path):
+    X, model, contract = credit
+    path = tmp_path / "model.json"
+    path.write_text(model.to_json())
+    frame = X.iloc[::5].set_axis(X.index[::5] * 10)
+    scored, _ = score_frame(path, frame, contract)
+    assert scored.index.equals(frame.index)
+    np.testing.assert_array_equal(scored["prediction"].to_numpy(), model.predict(frame))
+
+
+def test_score_frame_refuses_broken_data(credit):
+    X, model, contract = credit
+    with pytest.raises(ContractViolation, match="column 'a9': missing"):
+        score_frame(model, X.drop(columns=["a9"]), contract)
+    with pytest.raises(DataError, match="prediction"):
+        score_frame(model, X.assign(prediction=1), contract)
+
+
+def test_drifted_rows_are_scored_with_the_documented_semantics(credit):
+    X, model, contract = credit
+    base = X.iloc[:200].reset_index(drop=True)
+    before = model.fired_rules(base)
+    categorical = next(
+        c.name
+        for c in contract.columns
+        if c.kind == "categorical" and _rules_testing(model, c.name)
+    )
+    no_missing_bin = next(
+        c.name for c in contract.columns if not c.has_missing_bin and _rules_testing(model, c.name)
+    )
+    for column, value in ((categorical, "never-seen"), (no_missing_bin, None)):
+        drifted = base.copy()
+        drifted[column] = drifted[column].astype(object)
+        drifted.loc[:, column] = value
+        scored, report = score_frame(model, drifted, contract)
+        fired = np.array(
+            [[j in row for j in range(len(model.rules_))] for row in scored["fired_rules"]]
+        )
+        tested = _rules_testing(model, column)
+        untested = [j for j in range(len(model.rules_)) if j not in tested]
+        assert not fired[:, tested].any()  # rules testing the column never fire on these rows
+        np.testing.assert_array_equal(fired[:, untested], before[:, untested])  # others as before
+        np.testing.assert_array_equal(scored["prediction"].to_numpy(), model.predict(drifted))
+        assert {w.column for w in report.warnings} == {column}
+    numeric = next(
+        c for c in contract.columns if c.kind == "numeric" and _rules_testing(model, c.name)
+    )
+    for beyond, edge in ((numeric.max * 10 + 1e6, numeric.max), (numeric.min - 1e6, numeric.min)):
+        scored, report = score_frame(model, base.assign(**{numeric.name: beyond}), contract)
+        at_edge = model.fired_rules(base.assign(**{numeric.name: edge}))
+        assert scored["fired_rules"].tolist() == [tuple(np.flatnonzero(r)) for r in at_edge]
+        assert report.warnings[0].problem == "out_of_range" and report.warnings[0].count == 200
+
+
+def test_an_empty_frame_scores_to_an_empty_frame(credit):
+    X, model, contract = credit
+    scored, report = score_frame(model, X.iloc[:0], contract)
+    assert len(scored) == 0 and list(scored.columns)[-4:] == list(SCORE_COLUMNS)
+    assert report.n_rows == 0
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+
+def _write_inputs(X: pd.DataFrame, folder):
+    """Three files (CSV, gzipped CSV, Parquet with small row groups) plus files to skip."""
+    frame = X.assign(customer_id=np.arange(len(X)))
+    (folder / "sub").mkdir(parents=True)
+    frame.iloc[:200].to_csv(folder / "a.csv", index=False)
+    frame.iloc[450:].to_csv(folder / "c.csv.gz", index=False)
+    frame.iloc[200:450].to_parquet(folder / "sub" / "b.parquet", row_group_size=60)
+    (folder / "_SUCCESS").write_text("")
+    (folder / "notes.txt").write_text("not data")
+    frame.iloc[:5].to_csv(folder / ".hidden.csv", index=False)
+    return frame
+
+
+def test_list_inputs_finds_csv_and_parquet_and_skips_the_rest(credit, tmp_path):
+    _write_inputs(credit[0], tmp_path / "in")
+    found = [f.path.relative_to(tmp_path / "in").as_posix() for f in list_inputs(tmp_path / "in")]
+    assert found == ["a.csv", "c.csv.gz", "sub/b.parquet"]
+    with pytest.raises(DataError, match="does not exist"):
+        list_inputs(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="no CSV or Parquet"):
+        list_inputs(tmp_path / "empty")
+    with pytest.raises(DataError, match="neither CSV nor Parquet"):
+        list_inputs(tmp_path / "in" / "notes.txt")
+
+
+def test_check_inputs_checks_columns_and_a_sample_of_every_file(credit, tmp_path):
+    X, model, contract = credit
+    _write_inputs(X, tmp_path / "in")
+    result = check_inputs(model, tmp_path / "in", contract, sample_rows=50)
+    assert len(result.files) == 3 and result.total_rows is None  # CSV row counts are unknown
+    assert result.sample.n_rows == 150 and result.sample.ok
+    pq_only = check_inputs(model, tmp_path / "in" / "sub", contract)
+    assert pq_only.total_rows == 250
+    X.iloc[:10].drop(columns=["a4"]).to_csv(tmp_path / "in" / "d.csv", index=False)
+    with pytest.raises(ContractViolation, match=r"column 'a4': missing from .*d\.csv"):
+        check_inputs(model, tmp_path / "in", contract)
+
+
+# --- score_files -------------------------------------------------------------------------------
+
+
+def test_streaming_a_directory_in_small_batches_equals_one_batch_and_the_model(credit, tmp_path):
+    X, model, contract = credit
+    frame = _write_inputs(X, tmp_path / "in")
+    seen = []
+    small = score_files(
+        model,
+        tmp_path / "in",
+        tmp_path / "small.parquet",
+        batch_rows=37,
+        contract=contract,
+        progress=lambda rows, total: seen.append((rows, total)),
+    )
+    one = score_files(
+        model, tmp_path / "in", tmp_path / "one.parquet", batch_rows=10_000, contract=contract
+    )
+    assert small.rows == one.rows == len(X)
+    assert small.batches == 6 + 7 + 7  # per file: ceil(200/37), ceil(240/37), ceil(250/37)
+    assert one.batches == 3
+    assert seen[-1] == (len(X), None) and len(seen) == small.batches
+    a = pq.read_table(tmp_path / "small.parquet")
+    b = pq.read_table(tmp_path / "one.parquet")
+    assert a.equals(b)
+    assert a.schema.field("fired_rules").type.value_type.bit_width == 32
+    out = a.to_pandas().set_index("customer_id").sort_index()
+    expected = frame.set_index("customer_id")
+    np.testing.assert_array_equal(out["prediction"].to_numpy(), model.predict(X))
+    np.testing.assert_array_equal(out["score"].to_numpy(), model.decision_function(X))
+    assert [tuple(r) for r in out["fired_rules"]] == _fired_lists(model, X)
+    assert out["explanation"].tolist() == model.explain(X)["explanation"].tolist()
+    pd.testing.assert_series_equal(out["a6"], expected["a6"].astype(out["a6"].dtype))
+    np.testing.assert_allclose(out["a2"].to_numpy(), expected["a2"].to_numpy())
+    assert small.n_positive == int((model.predict(X) == model.classes_[1]).sum())
+    assert list(small.rule_counts) == model.fired_rules(X).sum(axis=0).tolist()
+    assert json.loads(json.dumps(small.to_dict()))["rows"] == len(X)
+
+
+def test_drift_is_aggregated_over_batches_and_files(credit, tmp_path):
+    X, model, contract = credit
+    drifted = X.copy()
+    drifted.loc[::9, "a7"] = "unheard-of"
+    drifted.loc[::13, "a8"] = 1e6
+    (tmp_path / "in").mkdir()
+    drifted.iloc[:300].to_parquet(tmp_path / "in" / "part-0.parquet")
+    drifted.iloc[300:].to_parquet(tmp_path / "in" / "part-1.parquet")
+    summary = score_files(
+        model, tmp_path / "in", tmp_path / "out.parquet", batch_rows=64, contract=contract
+    )
+    expected = contract.check(drifted)
+    assert summary.report.to_dict() == expected.to_dict()
+    counts = {w.column: w.count for w in summary.warnings}
+    assert counts == {"a7": len(range(0, len(X), 9)), "a8": len(range(0, len(X), 13))}
+    out = pd.read_parquet(tmp_path / "out.parquet")
+    np.testing.assert_array_equal(out["prediction"].to_numpy(), model.predict(drifted))
+    markdown = render_scoring_report(summary.to_dict(), title="Scoring report: credit")
+    assert "unheard-of" in markdown and "| a8 | out_of_range |" in markdown
+
+
+def _no_temp_files(folder) -> bool:
+    return not [p for p in folder.rglob("*") if ".tmp-" in p.name]
+
+
+def test_a_failure_midway_leaves_no_partial_output(credit, tmp_path):
+    X, model, contract = credit
+    _write_inputs(X, tmp_path / "in")
+    output = tmp_path / "out" / "scored.parquet"
+    output.parent.mkdir()
+    output.write_bytes(b"previous complete file")
+
+    class Crash(Exception):
+        pass
+
+    def crash(rows, total):
+        if rows > 100:
+            raise Crash("disk on fire")
+
+    with pytest.raises(Crash):
+        score_files(
+            model, tmp_path / "in", output, batch_rows=50, contract=contract, progress=crash
+        )
+    assert output.read_bytes() == b"previous complete file"
+    assert _no_temp_files(tmp_path)
+    output.unlink()
+    with pytest.raises(Crash):
+        score_files(
+            model, tmp_path / "in", output, batch_rows=50, contract=contract, progress=crash
+        )
+    assert not output.exists() and _no_temp_files(tmp_path)
+
+
+def test_broken_data_in_a_later_file_fails_without_output(credit, tmp_path):
+    X, model, contract = credit
+    _write_inputs(X, tmp_path / "in")
+    bad = X.iloc[:30].assign(customer_id=0, a14=X["a14"].iloc[:30].astype(object))
+    bad.loc[25, "a14"] = "lots"
+    bad.to_csv(tmp_path / "in" / "z.csv", index=False)
+    output = tmp_path / "scored.parquet"
+    with pytest.raises(ContractViolation) as caught:
+        score_files(model, tmp_path / "in", output, batch_rows=50, contract=contract)
+    message = str(caught.value)
+    assert "z.csv" in message and "column 'a14': expected numbers, found 'lots'" in message
+    assert "line 27" in message
+    assert not output.exists() and _no_temp_files(tmp_path)
+    bad["a14"] = bad["a14"].map(lambda v: None if pd.isna(v) else str(v))  # text column
+    bad.to_parquet(tmp_path / "in" / "z.parquet")
+    (tmp_path / "in" / "z.csv").unlink()
+    with pytest.raises(
+        ContractViolation, match=r"(?s)z\.parquet \(its rows 1 to 30\).*column 'a14'"
+    ):
+        score_files(model, tmp_path / "in", output, batch_rows=50, contract=contract)
+    assert not output.exists() and _no_temp_files(tmp_path)
+
+
+def test_the_output_is_never_read_as_an_input(credit, tmp_path):
+    X, model, contract = credit
+    (tmp_path / "in").mkdir()
+    X.to_parquet(tmp_path / "in" / "data.parquet")
+    output = tmp_path / "in" / "scored.parquet"
+    for _ in range(2):
+        summary = score_files(model, tmp_path / "in", output, contract=contract)
+        assert summary.rows == len(X) and summary.files == (str(tmp_path / "in" / "data.parquet"),)
+
+
+def test_the_contract_saved_with_a_model_is_found(credit, tmp_path):
+    _, model, contract = credit
+    path = tmp_path / "model.json"
+    path.write_text(model.to_json())
+    assert find_contract(path) is None
+    contract.save(tmp_path / "contract.json")
+    assert find_contract(path) == contract
+
+
+@pytest.mark.parametrize("batch_rows", [0, -5, 2.5, True])
+def test_batch_rows_must_be_a_positive_whole_number(credit, tmp_path, batch_rows):
+    X, model, _ = credit
+    X.to_parquet(tmp_path / "x.parquet")
+    with pytest.raises(LibreError, match="batch_rows"):
+        score_files(model, tmp_path / "x.parquet", tmp_path / "o.parquet", batch_rows=batch_rows)
+
+
+@pytest.mark.parametrize("dtype", [object, "str", "category"])
+def test_rules_on_distinct_values_equal_the_model_on_every_row(credit, dtype):
+    """Scoring evaluates categorical conditions once per distinct value: same as the model."""
+    from libre_lib.scoring import _fired
+
+    X, model, _ = credit
+    rng = np.random.default_rng(3)
+    frame = X.sample(3000, replace=True, random_state=1).reset_index(drop=True)
+    for column in ("a4", "a6", "a7", "a9", "a10"):
+        values = frame[column].astype(object)
+        values[rng.random(len(frame)) < 0.1] = None
+        values[rng.random(len(frame)) < 0.05] = "unseen"
+        frame[column] = values if dtype is object else values.astype(dtype)
+    frame.loc[rng.random(len(frame)) < 0.1, "a2"] = np.nan
+    np.testing.assert_array_equal(_fired(model, frame), model.fired_rules(frame))
