@@ -315,20 +315,27 @@ class _Reader:
             elif column.family == "string":
                 types[column.name] = pa.string()
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
+        read = pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES)
         self.csv = ds.CsvFileFormat(
-            read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES),
+            read_options=read,
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=True),
         )
+        # Discovery infers every type, so a bad value cannot hide a missing column.
+        self.csv_discovery = ds.CsvFileFormat(
+            read_options=read, convert_options=pacsv.ConvertOptions(strings_can_be_null=True)
+        )
 
-    def dataset(self, file: InputFile):
+    def dataset(self, file: InputFile, discovery: bool = False):
         import pyarrow.dataset as ds
 
-        fmt = self.csv if file.format == "csv" else "parquet"
+        fmt = "parquet"
+        if file.format == "csv":
+            fmt = self.csv_discovery if discovery else self.csv
         with self.errors(file):
             return ds.dataset(str(file.path), format=fmt)
 
     def schema(self, file: InputFile):
-        return self.dataset(file).schema
+        return self.dataset(file, discovery=True).schema
 
     def n_rows(self, file: InputFile) -> int | None:
         if file.format != "parquet":

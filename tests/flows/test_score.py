@@ -1,0 +1,116 @@
+"""The scoring flow end to end (two flow runs): output, scoring report artifact, and a contract
+violation failing the run through the CLI with one clear message."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+from prefect.artifacts import Artifact
+from typer.testing import CliRunner
+
+from flows.cli_score import score_command
+from flows.score import score, scoring_name
+from libre_lib import LibreClassifier
+from libre_lib.contract import DataContract
+from libre_lib.datasets import load_dataset
+
+app = typer.Typer()
+app.command("score")(score_command)
+
+
+@app.command("other")
+def _other() -> None:  # a second command, so "score" is a sub-command as in `libre score`
+    """Placeholder."""
+
+
+@pytest.fixture(scope="module")
+def scoring(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("scoring")
+    X, y, info = load_dataset("credit_approval")
+    model = LibreClassifier(positive_class=info.positive_class, n_estimators=10, random_state=0)
+    model.fit(X, y)
+    run = folder / "runs" / "credit" / "20260101-000000-abcd1234"
+    run.mkdir(parents=True)
+    (run / "model.json").write_text(model.to_json())
+    DataContract.from_model(model, X).save(run / "contract.json")
+    drifted = X.assign(customer_id=np.arange(len(X)))
+    drifted.loc[::10, "a6"] = "brand-new"
+    inputs = folder / "incoming"
+    inputs.mkdir()
+    drifted.iloc[:400].to_csv(inputs / "day-1.csv", index=False)
+    drifted.iloc[400:].to_parquet(inputs / "day-2.parquet")
+    return X, model, run / "model.json", inputs, folder
+
+
+def test_scoring_flow_writes_the_output_and_a_scoring_report(scoring):
+    X, model, model_path, inputs, folder = scoring
+    output = folder / "scored" / "credit.parquet"
+    summary = score(model_path, inputs, output, batch_rows=128)
+    assert summary["rows"] == len(X) and summary["batches"] == 4 + 3
+    scored = pd.read_parquet(output).sort_values("customer_id")
+    np.testing.assert_array_equal(scored["prediction"].to_numpy(), model.predict(X))
+    assert (
+        summary["artifact"]
+        == "libre-credit-scoring"
+        == f"libre-{scoring_name(str(model_path))}-scoring"
+    )
+    (warning,) = summary["warnings"]
+    assert (warning["column"], warning["problem"], warning["count"]) == (
+        "a6",
+        "unseen_category",
+        len(range(0, len(X), 10)),
+    )
+    artifact = Artifact.get("libre-credit-scoring")
+    assert artifact is not None and artifact.type == "markdown"
+    assert "| a6 | unseen_category |" in artifact.data
+    assert "rows/s" in artifact.data and "saved with the model" in artifact.data
+
+
+def test_broken_data_fails_the_run_with_one_clear_message(scoring, tmp_path):
+    X, _, model_path, _, _ = scoring
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    bad = X.assign(a2=X["a2"].astype(object))
+    bad.loc[7, "a2"] = "forty"
+    bad.drop(columns=["a13"]).to_csv(broken / "batch.csv", index=False)
+    output = tmp_path / "scored.parquet"
+    result = CliRunner().invoke(app, ["score", str(model_path), str(broken), str(output)])
+    assert result.exit_code == 1
+    assert "error: Input data breaks the model's data contract" in result.output
+    assert "column 'a13': missing from" in result.output
+    assert "Traceback" not in result.output
+    assert not output.exists()
+    assert not [p for p in tmp_path.rglob("*") if ".tmp-" in p.name]
+
+
+@pytest.mark.parametrize(
+    ("what", "message"),
+    [("model", "does not exist"), ("inputs", "does not exist")],
+)
+def test_missing_files_are_reported_before_prefect_starts(scoring, tmp_path, what, message):
+    _, _, model_path, inputs, _ = scoring
+    args = {"model": model_path, "inputs": inputs}
+    args[what] = tmp_path / "absent"
+    result = CliRunner().invoke(
+        app, ["score", str(args["model"]), str(args["inputs"]), str(tmp_path / "o.parquet")]
+    )
+    assert result.exit_code == 1 and message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_artifact_names_follow_the_model_location():
+    assert scoring_name("/x/runs/Pima_v2/20260101-abc/model.json") == "pima-v2"
+    assert scoring_name("/models/churn/model.json") == "churn"
+    assert scoring_name("/models/churn.json") == "churn"
+    assert scoring_name(None, "Credit Approval") == "credit-approval"
+    assert scoring_name(None) == "model"
+
+
+def test_model_path_or_loader_is_required(tmp_path):
+    from libre_lib.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="model"):
+        score(None, tmp_path, tmp_path / "o.parquet")
+    assert Path(tmp_path).exists()
