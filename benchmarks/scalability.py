@@ -331,6 +331,8 @@ def measure(args) -> list[dict]:
     peer_over = {}  # (data family, peer) -> smallest n that ran out of time
     wittgenstein_ok = have_wittgenstein()
     for series, records in grid(args.quick, args.records):
+        if args.series and series.key not in args.series:
+            continue
         for n in records:
             s = Series(
                 series.key,
@@ -507,6 +509,7 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="small grid, about 2 minutes")
     parser.add_argument("--records", type=int, nargs="+", help="override the record counts")
+    parser.add_argument("--series", nargs="+", help="only these series (keys, e.g. learnable)")
     parser.add_argument("--budget", type=float, help="seconds for RIPPER / tree (default 300)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per LIBRE run")
     parser.add_argument("--no-peers", action="store_true", help="skip RIPPER and the tree")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from .errors import LibreWarning, ParameterError
 from .inputs import category_values, numeric_values
@@ -67,34 +68,77 @@ def chimerge_cuts(
     Interval ``k`` is ``[cuts[k-1], cuts[k])`` with open ends below the first and above the last
     cut; every cut is the smallest training value of the interval to its right.
     """
+    return _chimerge(values, positive, threshold, max_intervals, max_prebins, min_fraction)[0]
+
+
+def _value_counts(values: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values and their (negative, positive) counts, from two sorts and one
+    merge pass (no argsort, no scatter-add: both dominated the time on a million rows)."""
+    ordered = np.sort(values)
+    pos_values = np.sort(values[positive.astype(bool)])
+    return _count_sorted(ordered, pos_values)
+
+
+@njit(cache=True)
+def _count_sorted(ordered, pos_values):
+    n = ordered.size
+    n_distinct = 0
+    for i in range(n):
+        if i == 0 or ordered[i] != ordered[i - 1]:
+            n_distinct += 1
+    distinct = np.empty(n_distinct, dtype=ordered.dtype)
+    counts = np.zeros((n_distinct, 2))
+    k = -1
+    j = 0
+    for i in range(n):
+        if i == 0 or ordered[i] != ordered[i - 1]:
+            k += 1
+            distinct[k] = ordered[i]
+            # positives equal to this value (both arrays sorted, same values)
+            while j < pos_values.size and pos_values[j] < ordered[i]:
+                j += 1
+            start = j
+            while j < pos_values.size and pos_values[j] == ordered[i]:
+                j += 1
+            counts[k, 1] = j - start
+        counts[k, 0] += 1.0
+    for k in range(n_distinct):
+        counts[k, 0] -= counts[k, 1]
+    return distinct, counts
+
+
+def _chimerge(
+    values: np.ndarray,
+    positive: np.ndarray,
+    threshold: float,
+    max_intervals: int | None,
+    max_prebins: int,
+    min_fraction: float,
+) -> tuple[np.ndarray, int]:
+    """Cut points and the number of distinct values."""
     if values.size == 0:
-        return np.empty(0)
-    distinct, inverse = np.unique(values, return_inverse=True)
+        return np.empty(0), 0
+    distinct, counts = _value_counts(values, positive)
     if distinct.size == 1:
-        return np.empty(0)
-    counts = np.zeros((distinct.size, 2))
-    np.add.at(counts, (inverse, positive.astype(np.intp)), 1.0)
+        return np.empty(0), 1
     lefts = distinct
     if distinct.size > max_prebins:
         # Quantile pre-binning on the cumulative count of the sorted distinct values.
-        cumulative = np.cumsum(counts.sum(axis=1))
+        sizes = counts.sum(axis=1)
+        cumulative = np.cumsum(sizes)
         targets = np.linspace(0.0, cumulative[-1], max_prebins + 1)[1:-1]
-        group = np.zeros(distinct.size, dtype=np.intp)
         # a pre-bin ends at the value where a quantile is reached, so the values right after a
         # heavy value start a new pre-bin instead of being glued to it
         starts = np.searchsorted(cumulative, targets, side="left") + 1
         # a value heavier than a pre-bin gets a pre-bin of its own (at most max_prebins of them)
-        heavy = np.flatnonzero(counts.sum(axis=1) >= cumulative[-1] / max_prebins)
+        heavy = np.flatnonzero(sizes >= cumulative[-1] / max_prebins)
         starts = np.unique(np.concatenate([starts, heavy, heavy + 1]))
         starts = starts[(starts > 0) & (starts < distinct.size)]
-        group[starts] = 1
-        group = np.cumsum(group)
-        merged = np.zeros((group[-1] + 1, 2))
-        np.add.at(merged, group, counts)
-        counts = merged
-        lefts = distinct[np.concatenate(([0], starts))]
+        bounds = np.concatenate(([0], starts))
+        counts = np.add.reduceat(counts, bounds, axis=0)
+        lefts = distinct[bounds]
     counts, lefts = _merge(counts, lefts, threshold, max_intervals, min_fraction * values.size)
-    return lefts[1:].astype(np.float64)
+    return lefts[1:].astype(np.float64), int(distinct.size)
 
 
 def _merge(
@@ -116,9 +160,11 @@ def _merge(
     chi2 = chi2_adjacent(counts)
     cap = max_intervals if max_intervals is not None else math.inf
     while chi2.size:
-        sizes = counts.sum(axis=1)
-        small = int(np.argmin(sizes))
-        if sizes[small] < min_count:
+        small = 0
+        if min_count > 0:
+            sizes = counts.sum(axis=1)
+            small = int(np.argmin(sizes))
+        if min_count > 0 and sizes[small] < min_count:
             if small == 0:
                 j = 0
             elif small == chi2.size:
@@ -259,13 +305,18 @@ def fit_discretization(
         else:
             values = numeric_values(series)
             missing = np.isnan(values)
-            cuts = chimerge_cuts(
-                values[~missing], positive[~missing], chi2_threshold, max_intervals, max_prebins
+            present = values if not missing.any() else values[~missing]
+            cuts, n_distinct = _chimerge(
+                present,
+                positive if not missing.any() else positive[~missing],
+                chi2_threshold,
+                max_intervals,
+                max_prebins,
+                DEFAULT_MIN_FRACTION,
             )
             feature = FeatureBins(
                 name, NUMERIC, cuts=tuple(cuts.tolist()), has_missing=bool(missing.any())
             )
-            n_distinct = np.unique(values[~missing]).size
         if n_distinct == 0 or (n_distinct == 1 and not feature.has_missing):
             reason = "all values are missing" if n_distinct == 0 else "it has a single value"
             warnings.warn(

@@ -42,12 +42,15 @@ def point_to_allowed(point: np.ndarray) -> np.ndarray:
 class ZeroSets:
     """Zero positions of binary records in CSR form: row ``r`` has zeros at
     ``indices[indptr[r]:indptr[r + 1]]``. ``width`` is set when every row has the same number
-    of zeros (inverse one-hot data: one per feature), which enables reshaped fast paths."""
+    of zeros (inverse one-hot data: one per feature), which enables reshaped fast paths.
+    ``blocks`` (first bit of every feature, then ``n_bits``) is set for inverse one-hot data,
+    where every row has exactly one zero per block."""
 
     indptr: np.ndarray
     indices: np.ndarray
     n_bits: int
     width: int | None
+    blocks: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -81,7 +84,8 @@ class ZeroSets:
         n, m = codes.shape
         indices = (codes + offsets(n_bins)).ravel()
         indptr = np.arange(0, n * m + 1, m, dtype=np.int64) if m else np.zeros(n + 1, np.int64)
-        return cls(indptr, indices, int(n_bins.sum()), m)
+        blocks = np.concatenate((offsets(n_bins), [n_bins.sum()])).astype(np.int64) if m else None
+        return cls(indptr, indices, int(n_bins.sum()), m, blocks)
 
     def to_bits(self) -> np.ndarray:
         bits = np.ones((self.n_rows, self.n_bits), dtype=bool)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed
+from numba import njit
 
 from .encoding import DistinctRecords, ZeroSets, distinct_records, offsets
 from .weak_learner import find_boundary
@@ -76,7 +77,28 @@ def covered_counts(
     points: np.ndarray, records: ZeroSets, positive_weight: np.ndarray, negative_weight: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Weighted positives and negatives covered by each point (``a <= s``: no zero of ``s``
-    falls on a one of ``a``), in memory-bounded chunks."""
+    falls on a one of ``a``).
+
+    Inverse one-hot records (``records.blocks`` set) go through a compiled loop that only visits
+    the records in the point's allowed bins of its most selective feature; other layouts are
+    compared in memory-bounded chunks. (Sums are in a different order than a matrix product,
+    which is exact for integer weights such as record counts.)"""
+    points = np.asarray(points, dtype=bool)
+    if records.blocks is not None and records.n_rows and points.shape[0]:
+        order = np.argsort(records.indices, kind="stable")
+        counts = np.bincount(records.indices, minlength=records.n_bits)
+        ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        rows = np.repeat(np.arange(records.n_rows, dtype=np.int64), np.diff(records.indptr))
+        return _covered_counts_kernel(
+            np.ascontiguousarray(points),
+            records.indptr.astype(np.int64, copy=False),
+            records.indices.astype(np.int64, copy=False),
+            records.blocks.astype(np.int64, copy=False),
+            ptr,
+            rows[order],
+            np.asarray(positive_weight, dtype=np.float64),
+            np.asarray(negative_weight, dtype=np.float64),
+        )
     n, width = records.n_rows, records.width
     pos = np.empty(points.shape[0])
     neg = np.empty(points.shape[0])
@@ -86,6 +108,43 @@ def covered_counts(
         covered = ~points[lo : lo + step][:, zeros].any(axis=2)
         pos[lo : lo + step] = covered @ positive_weight
         neg[lo : lo + step] = covered @ negative_weight
+    return pos, neg
+
+
+@njit(cache=True)
+def _covered_counts_kernel(points, indptr, indices, blocks, bit_ptr, bit_rows, wpos, wneg):
+    n_points = points.shape[0]
+    pos = np.zeros(n_points)
+    neg = np.zeros(n_points)
+    for i in range(n_points):
+        point = points[i]
+        best_f = 0
+        best_size = -1
+        for f in range(blocks.size - 1):
+            size = 0
+            for b in range(blocks[f], blocks[f + 1]):
+                if not point[b]:
+                    size += bit_ptr[b + 1] - bit_ptr[b]
+            if best_size < 0 or size < best_size:
+                best_size = size
+                best_f = f
+        p = 0.0
+        q = 0.0
+        for b in range(blocks[best_f], blocks[best_f + 1]):
+            if point[b]:
+                continue
+            for t in range(bit_ptr[b], bit_ptr[b + 1]):
+                r = bit_rows[t]
+                inside = True
+                for k in range(indptr[r], indptr[r + 1]):
+                    if point[indices[k]]:
+                        inside = False
+                        break
+                if inside:
+                    p += wpos[r]
+                    q += wneg[r]
+        pos[i] = p
+        neg[i] = q
     return pos, neg
 
 

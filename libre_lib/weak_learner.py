@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from .encoding import ZeroSets
 from .errors import ParameterError
@@ -165,16 +166,72 @@ def find_boundary(
     positive from the negative records.
 
     ``positives`` / ``negatives`` are bit matrices (rows x bits) or :class:`ZeroSets`.
-    ``positive_weight`` gives the multiplicity of each (distinct) positive record.
+    ``positive_weight`` gives the multiplicity of each (distinct) positive record. With
+    ``trace`` the step-by-step numpy version runs and records its steps; otherwise the compiled
+    kernel below, which gives the same points.
     """
     check_heuristic(heuristic)
     check_seeds(seeds)
     pos = _as_zero_sets(positives)
-    neg = _Negatives.build(_as_zero_sets(negatives))
-    if pos.n_bits != neg.zeros.n_bits:
-        raise ValueError(f"positives have {pos.n_bits} bits but negatives have {neg.zeros.n_bits}")
-    n_bits = pos.n_bits
+    neg_zeros = _as_zero_sets(negatives)
+    if pos.n_bits != neg_zeros.n_bits:
+        raise ValueError(f"positives have {pos.n_bits} bits but negatives have {neg_zeros.n_bits}")
     weight = np.ones(pos.n_rows) if positive_weight is None else np.asarray(positive_weight, float)
+    if trace is None:
+        return _find_boundary_compiled(pos, neg_zeros, weight, heuristic, seeds)
+    return _find_boundary_numpy(pos, _Negatives.build(neg_zeros), weight, heuristic, seeds, trace)
+
+
+def _by_bit(zeros: ZeroSets) -> tuple[np.ndarray, np.ndarray]:
+    """Rows per zero bit (CSR, rows ascending within a bit)."""
+    order = np.argsort(zeros.indices, kind="stable")
+    counts = np.bincount(zeros.indices, minlength=zeros.n_bits)
+    ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    rows = np.repeat(np.arange(zeros.n_rows, dtype=np.int32), np.diff(zeros.indptr))
+    return ptr, rows[order]
+
+
+def _find_boundary_compiled(
+    pos: ZeroSets, neg: ZeroSets, weight: np.ndarray, heuristic: str, seeds: str
+) -> np.ndarray:
+    d0 = pos.bit_weights(weight)  # |D+_i^0|
+    order = np.lexsort((np.arange(pos.n_rows), -weight))
+    bit_ptr, bit_rows = _by_bit(neg)
+    blocks = pos.blocks if pos.blocks is not None else np.zeros(0, dtype=np.int64)
+    if blocks.size and seeds == "uncovered":
+        pos_bit_ptr, pos_bit_rows = _by_bit(pos)
+    else:
+        pos_bit_ptr, pos_bit_rows = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    return _find_boundary_kernel(
+        pos.n_bits,
+        pos.indptr.astype(np.int64, copy=False),
+        pos.indices.astype(np.int64, copy=False),
+        weight,
+        order.astype(np.int64, copy=False),
+        neg.indptr.astype(np.int64, copy=False),
+        neg.indices.astype(np.int64, copy=False),
+        bit_ptr,
+        bit_rows,
+        pos_bit_ptr,
+        pos_bit_rows,
+        np.asarray(blocks, dtype=np.int64),
+        d0.copy(),
+        d0,
+        heuristic == "H2",
+        seeds == "all",
+    )
+
+
+def _find_boundary_numpy(
+    pos: ZeroSets,
+    neg: _Negatives,
+    weight: np.ndarray,
+    heuristic: str,
+    seeds: str,
+    trace: list | None,
+) -> np.ndarray:
+    """The step-by-step version of Algorithm 1 (reference for the compiled kernel)."""
+    n_bits = pos.n_bits
     d0 = pos.bit_weights(weight)  # |D+_i^0|
     s0 = d0.copy()  # |S_i^0|
     uncovered = np.ones(pos.n_rows, dtype=bool)
@@ -209,3 +266,308 @@ def find_boundary(
 def pos_bit_weights_subset(pos: ZeroSets, rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """|S_i^0| contribution of the selected rows."""
     return pos.bit_weights(np.where(rows, weight, 0.0))
+
+
+# -- compiled kernel ---------------------------------------------------------------------------
+#
+# The same algorithm as ``find_boundary`` / ``find_boundary_point`` above, compiled with numba
+# and restructured for speed; it returns exactly the same points (tests compare both):
+#
+# * H1 is processed lazily. The keys (|S_i^0|, |D+_i^0|) are fixed during one seed, so the bits
+#   are visited once in that order, in groups of equal keys. A blocked bit stays blocked
+#   (distances only decrease), so it is enough to check a bit when its group comes up; only
+#   inside a group of ties are the exact distances of the members needed. Per bit that is one
+#   pass over the negatives with a 0 there (stopping at the first one at distance 1), instead of
+#   keeping the minimum of every bit up to date after every flip.
+# * H2 ranks by the distance first, so the minima are kept for every bit, updated from the
+#   negatives of the flipped bit as in the numpy version.
+# * Distances start from the negatives with a 0 at the seed's zeros (one pass per zero bit).
+# * Points are kept packed in 64-bit words for the redundancy checks. With seeds="uncovered" a
+#   new point can never be covered by an existing one (it would cover its seed, which is
+#   uncovered), so only the reverse check runs.
+# * The positives a new point covers are looked up from one feature block (inverse one-hot
+#   layout: every record has exactly one 0 per block) instead of scanning all positives.
+
+
+@njit(cache=True)
+def _distances(seed_lo, seed_hi, pos_indices, row_nnz, bit_ptr, bit_rows, distance):
+    distance[:] = row_nnz
+    for k in range(seed_lo, seed_hi):
+        z = pos_indices[k]
+        for t in range(bit_ptr[z], bit_ptr[z + 1]):
+            distance[bit_rows[t]] -= 1
+
+
+@njit(cache=True)
+def _slab_min(bit, bit_ptr, bit_rows, distance, stop_at_one):
+    lo, hi = bit_ptr[bit], bit_ptr[bit + 1]
+    if lo == hi:
+        return _UNDEFINED
+    best = _UNDEFINED
+    for t in range(lo, hi):
+        d = distance[bit_rows[t]]
+        if d < best:
+            best = d
+            if d <= 1 and stop_at_one:
+                return best
+    return best
+
+
+@njit(cache=True)
+def _flip(bit, bit_ptr, bit_rows, distance):
+    for t in range(bit_ptr[bit], bit_ptr[bit + 1]):
+        distance[bit_rows[t]] -= 1
+
+
+@njit(cache=True)
+def _point_h1(candidate, s0, d0, bit_ptr, bit_rows, distance, flipped):
+    """Lazy H1 (see above): marks the flipped bits; the point is candidate & ~flipped."""
+    bits = np.flatnonzero(candidate)
+    n = bits.size
+    if n == 0:
+        return
+    # order by s0 desc, d0 desc, bit asc (stable sorts of the ascending bits)
+    keys_s = -s0[bits]
+    keys_d = -d0[bits]
+    order = np.argsort(keys_d, kind="mergesort")
+    order = order[np.argsort(keys_s[order], kind="mergesort")]
+    alive = np.zeros(n, dtype=np.bool_)
+    g = 0
+    while g < n:
+        e = g + 1
+        while (
+            e < n
+            and s0[bits[order[e]]] == s0[bits[order[g]]]
+            and (d0[bits[order[e]]] == d0[bits[order[g]]])
+        ):
+            e += 1
+        if e == g + 1:
+            b = bits[order[g]]
+            if _slab_min(b, bit_ptr, bit_rows, distance, True) != 1:
+                flipped[b] = True
+                _flip(b, bit_ptr, bit_rows, distance)
+        else:
+            for j in range(g, e):
+                alive[j] = True
+            while True:
+                best = -1
+                best_dist = 0
+                for j in range(g, e):
+                    if not alive[j]:
+                        continue
+                    b = bits[order[j]]
+                    d = _slab_min(b, bit_ptr, bit_rows, distance, True)
+                    if d == 1:
+                        alive[j] = False  # blocked: kept
+                        continue
+                    if best < 0 or d > best_dist or (d == best_dist and b < bits[order[best]]):
+                        best = j
+                        best_dist = d
+                if best < 0:
+                    break
+                alive[best] = False
+                b = bits[order[best]]
+                flipped[b] = True
+                _flip(b, bit_ptr, bit_rows, distance)
+        g = e
+
+
+@njit(cache=True)
+def _point_h2(candidate, s0, d0, bit_ptr, bit_rows, neg_ptr, neg_indices, distance, flipped):
+    """H2 with the minimum distance of every bit kept up to date (as the numpy version)."""
+    n_bits = candidate.size
+    per_bit = np.empty(n_bits, dtype=np.int64)
+    for b in range(n_bits):
+        per_bit[b] = _slab_min(b, bit_ptr, bit_rows, distance, False)
+    cand = candidate.copy()
+    while True:
+        best = -1
+        for b in range(n_bits):
+            if not cand[b]:
+                continue
+            if per_bit[b] == 1:
+                cand[b] = False  # blocked: kept
+                continue
+            if best < 0:
+                best = b
+                continue
+            if per_bit[b] != per_bit[best]:
+                if per_bit[b] > per_bit[best]:
+                    best = b
+            elif s0[b] != s0[best]:
+                if s0[b] > s0[best]:
+                    best = b
+            elif d0[b] > d0[best]:
+                best = b
+        if best < 0:
+            break
+        cand[best] = False
+        flipped[best] = True
+        if per_bit[best] == _UNDEFINED:
+            continue
+        for t in range(bit_ptr[best], bit_ptr[best + 1]):
+            y = bit_rows[t]
+            distance[y] -= 1
+            d = distance[y]
+            for k in range(neg_ptr[y], neg_ptr[y + 1]):
+                z = neg_indices[k]
+                if d < per_bit[z]:
+                    per_bit[z] = d
+
+
+@njit(cache=True)
+def _covered_by(words, pos_ptr, pos_indices, row):
+    """Does the packed point (ones = excluded bits) cover positive ``row``?"""
+    for k in range(pos_ptr[row], pos_ptr[row + 1]):
+        z = pos_indices[k]
+        if (words[z >> 6] >> np.uint64(z & 63)) & np.uint64(1):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _find_boundary_kernel(
+    n_bits,
+    pos_ptr,
+    pos_indices,
+    weight,
+    order,
+    neg_ptr,
+    neg_indices,
+    bit_ptr,
+    bit_rows,
+    pos_bit_ptr,
+    pos_bit_rows,
+    blocks,
+    s0,
+    d0,
+    h2,
+    all_seeds,
+):
+    n_pos = pos_ptr.size - 1
+    n_neg = neg_ptr.size - 1
+    n_words = (n_bits + 63) // 64
+    row_nnz = np.empty(n_neg, dtype=np.int32)
+    for y in range(n_neg):
+        row_nnz[y] = neg_ptr[y + 1] - neg_ptr[y]
+    distance = np.empty(n_neg, dtype=np.int32)
+    uncovered = np.ones(n_pos, dtype=np.bool_)
+    capacity = 64
+    packed = np.zeros((capacity, n_words), dtype=np.uint64)
+    alive = np.zeros(capacity, dtype=np.bool_)
+    n_points = 0
+    candidate = np.empty(n_bits, dtype=np.bool_)
+    flipped = np.empty(n_bits, dtype=np.bool_)
+    words = np.empty(n_words, dtype=np.uint64)
+    total = np.zeros(n_bits)
+    touched = np.zeros(n_bits, dtype=np.bool_)
+    n_blocks = blocks.size - 1
+    for k in order:
+        if not all_seeds and not uncovered[k]:
+            continue
+        candidate[:] = True
+        for t in range(pos_ptr[k], pos_ptr[k + 1]):
+            candidate[pos_indices[t]] = False
+        flipped[:] = False
+        _distances(pos_ptr[k], pos_ptr[k + 1], pos_indices, row_nnz, bit_ptr, bit_rows, distance)
+        if h2:
+            _point_h2(candidate, s0, d0, bit_ptr, bit_rows, neg_ptr, neg_indices, distance, flipped)
+        else:
+            _point_h1(candidate, s0, d0, bit_ptr, bit_rows, distance, flipped)
+        words[:] = 0
+        empty = True
+        for b in range(n_bits):
+            if candidate[b] and not flipped[b]:
+                words[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+                empty = False
+        if empty:
+            continue  # an always-true element is no rule
+        if all_seeds:
+            dominated = False
+            for i in range(n_points):
+                if alive[i]:
+                    inside = True
+                    for w in range(n_words):
+                        if packed[i, w] & ~words[w]:
+                            inside = False
+                            break
+                    if inside:
+                        dominated = True
+                        break
+            if dominated:
+                continue  # an existing point already covers it
+        for i in range(n_points):
+            if alive[i]:
+                covers = True
+                for w in range(n_words):
+                    if words[w] & ~packed[i, w]:
+                        covers = False
+                        break
+                if covers:
+                    alive[i] = False  # the new point covers it
+        if n_points == capacity:
+            capacity *= 2
+            grown = np.zeros((capacity, n_words), dtype=np.uint64)
+            grown[:n_points] = packed[:n_points]
+            packed = grown
+            grown_alive = np.zeros(capacity, dtype=np.bool_)
+            grown_alive[:n_points] = alive[:n_points]
+            alive = grown_alive
+        packed[n_points] = words
+        alive[n_points] = True
+        n_points += 1
+        if all_seeds:
+            continue
+        # positives the new point covers, in row order (for the same float sums as numpy)
+        newly = np.zeros(0, dtype=np.int64)
+        if n_blocks > 0:
+            best_f = 0
+            best_size = -1
+            for f in range(n_blocks):
+                size = 0
+                for b in range(blocks[f], blocks[f + 1]):
+                    if not ((words[b >> 6] >> np.uint64(b & 63)) & np.uint64(1)):
+                        size += pos_bit_ptr[b + 1] - pos_bit_ptr[b]
+                if best_size < 0 or size < best_size:
+                    best_size = size
+                    best_f = f
+            found = np.empty(best_size, dtype=np.int64)
+            m = 0
+            for b in range(blocks[best_f], blocks[best_f + 1]):
+                if (words[b >> 6] >> np.uint64(b & 63)) & np.uint64(1):
+                    continue
+                for t in range(pos_bit_ptr[b], pos_bit_ptr[b + 1]):
+                    s = pos_bit_rows[t]
+                    if uncovered[s] and _covered_by(words, pos_ptr, pos_indices, s):
+                        found[m] = s
+                        m += 1
+            newly = np.sort(found[:m])
+        else:
+            found = np.empty(n_pos, dtype=np.int64)
+            m = 0
+            for s in range(n_pos):
+                if uncovered[s] and _covered_by(words, pos_ptr, pos_indices, s):
+                    found[m] = s
+                    m += 1
+            newly = found[:m]
+        if newly.size == 0:
+            continue
+        for s in newly:
+            uncovered[s] = False
+            for t in range(pos_ptr[s], pos_ptr[s + 1]):
+                z = pos_indices[t]
+                total[z] += weight[s]
+                touched[z] = True
+        for z in range(n_bits):
+            if touched[z]:
+                s0[z] = s0[z] - total[z]
+                total[z] = 0.0
+                touched[z] = False
+    out = np.zeros((n_points, n_bits), dtype=np.bool_)
+    m = 0
+    for i in range(n_points):
+        if alive[i]:
+            for b in range(n_bits):
+                out[m, b] = ((packed[i, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)) != 0
+            m += 1
+    return out[:m]
