@@ -42,12 +42,13 @@ PROGRESS_EVERY_S = 5.0
 
 
 def scoring_name(model_path: str | None, name: str | None = None) -> str:
-    """The name in the artifact key: ``name``, else the pipeline of a run folder
-    (``.../runs/<pipeline>/<run>/model.json``), else the model file's folder or stem."""
+    """The name in the artifact key: ``name``, else the pipeline of a run folder or registry
+    version (``.../runs/<pipeline>/<run>/model.json``, ``.../models/<pipeline>/<version>/
+    model.json``), else the model file's folder or stem."""
     if not name and model_path:
         path = Path(model_path)
         parts = path.parts
-        if len(parts) >= 4 and parts[-4] == "runs":
+        if len(parts) >= 4 and parts[-4] in ("runs", "models"):
             name = parts[-3]
         elif path.stem == "model" and path.parent.name:
             name = path.parent.name

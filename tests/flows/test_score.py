@@ -102,6 +102,7 @@ def test_missing_files_are_reported_before_prefect_starts(scoring, tmp_path, wha
 
 def test_artifact_names_follow_the_model_location():
     assert scoring_name("/x/runs/Pima_v2/20260101-abc/model.json") == "pima-v2"
+    assert scoring_name("/store/models/churn/v0003-1a2b3c4d/model.json") == "churn"
     assert scoring_name("/models/churn/model.json") == "churn"
     assert scoring_name("/models/churn.json") == "churn"
     assert scoring_name(None, "Credit Approval") == "credit-approval"
@@ -114,3 +115,26 @@ def test_model_path_or_loader_is_required(tmp_path):
     with pytest.raises(ParameterError, match="model"):
         score(None, tmp_path, tmp_path / "o.parquet")
     assert Path(tmp_path).exists()
+
+
+def test_a_model_loader_may_return_the_model_or_the_model_and_its_contract(scoring):
+    from flows.score import resolve_model
+
+    X, model, model_path, _, _ = scoring
+    contract = DataContract.from_model(model, X)
+    _, found, origin = resolve_model(None, lambda: (model, contract.to_dict()))
+    assert found == contract and origin == "the model loader"
+    loaded, found, origin = resolve_model(None, lambda: model)
+    assert loaded is model and found == DataContract.from_model(model)
+    assert "derived from the model alone" in origin
+    _, found, origin = resolve_model(str(model_path))
+    assert found == contract and origin == "saved with the model"
+    from flows.score import score_flow
+
+    def loader():
+        return model
+
+    checked = score_flow.validate_parameters(
+        {"model_path": None, "inputs": "in", "output": "out.parquet", "model_loader": loader}
+    )
+    assert checked["model_loader"] is loader
