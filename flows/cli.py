@@ -7,114 +7,23 @@ libre report .libre-store/runs/pima/<run>
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import sys
 import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
+
+from flows.cli_common import Debug, SpecArg, console, fail, pipeline_console, user_errors
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     help="Learn interpretable IF/OR rule sets (LIBRE) with Prefect pipelines.",
 )
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)
-
-SpecArg = Annotated[Path, typer.Argument(help="Pipeline spec (YAML).", show_default=False)]
-Debug = Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")]
-
-
-class _ConsoleFilter(logging.Filter):
-    """Keep Prefect's console to warnings and errors, without tracebacks (the CLI prints its
-    own progress and one clear error line; --debug shows everything)."""
-
-    RUN_LOGGERS = (
-        "prefect.task_runs",
-        "prefect.flow_runs",
-        "prefect.task_engine",
-        "prefect.flow_engine",
-    )
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.name.startswith(self.RUN_LOGGERS):
-            return False  # run outcomes: the CLI reports them itself, in one line
-        record.exc_info = None
-        record.exc_text = None
-        return record.levelno >= logging.WARNING
-
-
-class _StageProgress(logging.Handler):
-    """Turns the stage log lines of the pipeline's tasks into a live status line."""
-
-    def __init__(self, status) -> None:
-        super().__init__(level=logging.INFO)
-        self.status = status
-        self.learners = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        words = record.getMessage().split()
-        if len(words) >= 3 and words[0] == "stage":
-            if words[1] == "learner":
-                self.learners += 1
-                self.status.update(f"weak learners finished: {self.learners}")
-            else:
-                self.status.update(f"{words[1]}: {' '.join(words[2:4])}")
-
-
-@contextlib.contextmanager
-def _pipeline_console(debug: bool, message: str):
-    """A status line during the run; Prefect's console quiet unless --debug."""
-    from prefect.logging import configuration
-
-    if not configuration.PROCESS_LOGGING_CONFIG:
-        configuration.setup_logging()  # Prefect would do it at the first run; we filter it
-    handlers = [
-        h
-        for name in ("", "prefect")
-        for h in logging.getLogger(name).handlers
-        if isinstance(h, logging.StreamHandler)
-    ]
-    quiet = _ConsoleFilter()
-    if not debug:
-        for handler in handlers:
-            handler.addFilter(quiet)
-    with console.status(message) as status:
-        progress = _StageProgress(status)
-        task_logger = logging.getLogger("prefect.task_runs")
-        task_logger.addHandler(progress)
-        try:
-            yield
-        finally:
-            task_logger.removeHandler(progress)
-            for handler in handlers:
-                handler.removeFilter(quiet)
-
-
-def _fail(exc: BaseException, debug: bool) -> None:
-    """One clear message (multi-line for validation failures), no traceback unless --debug."""
-    if debug:
-        raise exc
-    from libre_lib.errors import LibreError
-
-    message = str(exc).strip().splitlines() or [type(exc).__name__]
-    if not isinstance(exc, LibreError | OSError):
-        message[0] = f"{type(exc).__name__}: {message[0]} (run with --debug for the traceback)"
-    errors.print(f"[bold red]error:[/] {message[0]}", highlight=False)
-    for line in message[1:]:
-        errors.print(f"  {line}", highlight=False)
-    raise typer.Exit(code=1)
-
-
-def _user_errors() -> tuple[type[BaseException], ...]:
-    return (Exception,)
 
 
 @app.command()
@@ -137,10 +46,10 @@ def train(
         from flows.train import train as run_train
 
         preflight(spec)
-        with _pipeline_console(debug, "starting Prefect (embedded server) and the pipeline"):
+        with pipeline_console(debug, "starting Prefect (embedded server) and the pipeline"):
             summary = run_train(spec, force=force, store=str(store) if store else None)
-    except _user_errors() as exc:
-        _fail(exc, debug)
+    except user_errors() as exc:
+        fail(exc, debug)
         return
     _print_summary(summary, time.perf_counter() - started)
 
@@ -185,10 +94,10 @@ def validate(spec: SpecArg, debug: Debug = False) -> None:
         from flows.validate import validate as run_validate
 
         preflight(spec)
-        with _pipeline_console(debug, "validating the data"):
+        with pipeline_console(debug, "validating the data"):
             report = run_validate(spec)
-    except _user_errors() as exc:
-        _fail(exc, debug)
+    except user_errors() as exc:
+        fail(exc, debug)
         return
     console.print(f"[green]data valid[/]: {len(report['results'])} expectations passed")
 
@@ -201,7 +110,7 @@ def report(
     """Print a finished run's rule report."""
     path = run_dir / "report.md"
     if not path.is_file():
-        _fail(
+        fail(
             FileNotFoundError(f"{path} does not exist: pass a run folder from `libre train`."),
             debug,
         )
@@ -220,11 +129,11 @@ def notify(spec: SpecArg, debug: Debug = False) -> None:
         from flows.deploy import notify as emit
 
         event = emit(spec)
-    except _user_errors() as exc:
-        _fail(exc, debug)
+    except user_errors() as exc:
+        fail(exc, debug)
         return
     if event is None:
-        _fail(RuntimeError("Prefect did not emit the event (is an API server reachable?)"), debug)
+        fail(RuntimeError("Prefect did not emit the event (is an API server reachable?)"), debug)
         return
     console.print(f"emitted [cyan]{event.event}[/] for {event.resource.id} ({event.id})")
 
@@ -246,14 +155,16 @@ def serve(
 
             preflight(spec)
         run_serve(*specs, limit=limit)
-    except _user_errors() as exc:
-        _fail(exc, debug)
+    except user_errors() as exc:
+        fail(exc, debug)
 
 
 def _mount_sub_apps() -> None:
     from flows.cli_models import models_app
+    from flows.cli_score import score_command
 
     app.add_typer(models_app, name="models", help="List and show registered model versions.")
+    app.command("score")(score_command)
 
 
 _mount_sub_apps()

@@ -9,18 +9,41 @@ libre score runs/pima/<run>/model.json incoming/ scored/pima.parquet [--batch-ro
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from flows.cli import Debug, _fail, _pipeline_console, _user_errors, console
+from flows.cli_common import Debug, console, fail, pipeline_console, user_errors
 
 ModelArg = Annotated[
     Path,
-    typer.Argument(help="The model's model.json (e.g. from `libre train`).", show_default=False),
+    typer.Argument(
+        help="A model.json (e.g. from `libre train`), or a registered version: PIPELINE (its "
+        "champion) or PIPELINE@VERSION.",
+        show_default=False,
+    ),
 ]
+StoreOpt = Annotated[
+    Path, typer.Option("--store", help="Store holding the model registry (for PIPELINE refs).")
+]
+_REF = re.compile(r"^(?P<pipeline>[a-z0-9][a-z0-9-]*)(?:@(?P<version>[\w-]+))?$")
+
+
+def resolve_model(model: Path, store: Path) -> Path:
+    """A model.json path as given, or the registered version a PIPELINE[@VERSION] names."""
+    match = _REF.match(str(model))
+    if model.exists() or match is None:
+        return model
+    from libre_lib.registry import ModelRegistry
+
+    registry = ModelRegistry(store)
+    version = registry.get(match["pipeline"], match["version"] or "champion")
+    return version.model_path
+
+
 InputsArg = Annotated[
     Path,
     typer.Argument(help="A CSV / Parquet file, or a directory of them.", show_default=False),
@@ -38,6 +61,7 @@ def score_command(
     inputs: InputsArg,
     output: OutputArg,
     batch_rows: BatchRows = 100_000,
+    store: StoreOpt = Path(".libre-store"),
     debug: Debug = False,
 ) -> None:
     """Score INPUTS with MODEL into OUTPUT: prediction, score, fired rules and explanation per
@@ -46,13 +70,14 @@ def score_command(
         from flows.score import preflight
         from flows.score import score as run_score
 
+        model = resolve_model(model, store)
         preflight(model, inputs, output)
         console.print(f"[bold]libre[/] scoring {inputs} with {model}")
         started = time.perf_counter()
-        with _pipeline_console(debug, "starting Prefect (embedded server) and the scoring"):
+        with pipeline_console(debug, "starting Prefect (embedded server) and the scoring"):
             summary = run_score(model, inputs, output, batch_rows=batch_rows)
-    except _user_errors() as exc:
-        _fail(exc, debug)
+    except user_errors() as exc:
+        fail(exc, debug)
         return
     _print_summary(summary, time.perf_counter() - started)
 

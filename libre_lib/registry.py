@@ -342,12 +342,19 @@ class ModelRegistry:
         spec_hash: str,
         run_id: str,
         created_at: str | None = None,
+        extra_files: Mapping[str, str] | None = None,
     ) -> ModelVersion:
         """Store a trained model as the pipeline's next version (status ``candidate``).
 
         ``model_json`` is ``LibreClassifier.to_json()`` (checked to load); ``validation`` must
-        hold a boolean ``success`` (see :func:`validation_record`). Call :meth:`promote` next.
+        hold a boolean ``success`` (see :func:`validation_record`). ``extra_files`` (name ->
+        text, e.g. the scoring data contract ``contract.json``) are stored in the same version
+        folder, written before it becomes visible. Call :meth:`promote` next.
         """
+        reserved = {MODEL_FILE, SPEC_FILE, VERSION_FILE}
+        for name in extra_files or {}:
+            if name in reserved or "/" in name or name.startswith("."):
+                raise RegistryError(f"extra file name {name!r} is reserved or not a plain name.")
         _check_pipeline(pipeline)
         if not isinstance(model_json, str):
             raise RegistryError(
@@ -404,6 +411,8 @@ class ModelRegistry:
                     _write_new_file(
                         temp / VERSION_FILE, _json_text(version._record()).encode("utf-8")
                     )
+                    for name, text in (extra_files or {}).items():
+                        _write_new_file(temp / name, text.encode("utf-8"))
                     _fsync_dir(temp)
                     os.rename(temp, final)
                 except BaseException:

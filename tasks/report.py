@@ -13,6 +13,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from libre_lib.artifacts import atomic_write_text
+from libre_lib.contract import DataContract
 from libre_lib.registry import ModelRegistry, validation_record
 from libre_lib.report import build_report, render_html, render_markdown
 from libre_lib.spec import PipelineSpec
@@ -68,8 +69,10 @@ def report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         notes=note,
     )
+    X_train, _ = training_part(spec, store_root, data, split)
+    contract = DataContract.from_model(model, X_train).to_json()
     version, decision, changes = _register(
-        spec, store_root, model, rule_report, validation_report, data, Path(run_dir).name
+        spec, store_root, model, rule_report, validation_report, data, Path(run_dir).name, contract
     )
     rule_report = dataclasses.replace(rule_report, changes=changes)
     markdown = render_markdown(rule_report)
@@ -77,6 +80,7 @@ def report(
     atomic_write_text(folder / "report.md", markdown)
     atomic_write_text(folder / "report.html", render_html(rule_report))
     atomic_write_text(folder / "model.json", model.to_json())
+    atomic_write_text(folder / "contract.json", contract)
 
     def compute():
         return rule_report.rules, {"metrics": dict(rule_report.metrics)}
@@ -112,7 +116,9 @@ def report(
     }
 
 
-def _register(spec, store_root, model, rule_report, validation_report, data: Stage, run_id):
+def _register(
+    spec, store_root, model, rule_report, validation_report, data: Stage, run_id, contract: str
+):
     """Register this run's model as a new version and promote it if it is not worse than the
     champion (section "Model versions" of docs/operations.md)."""
     registry = ModelRegistry(store_root)
@@ -126,6 +132,7 @@ def _register(spec, store_root, model, rule_report, validation_report, data: Sta
         data_fingerprint=data.ref.sha256,
         spec_hash=spec_hash(spec),
         run_id=run_id,
+        extra_files={"contract.json": contract},
     )
     decision = registry.promote(
         spec.name,

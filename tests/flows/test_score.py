@@ -138,3 +138,27 @@ def test_a_model_loader_may_return_the_model_or_the_model_and_its_contract(scori
         {"model_path": None, "inputs": "in", "output": "out.parquet", "model_loader": loader}
     )
     assert checked["model_loader"] is loader
+
+
+def test_score_a_registered_champion_by_pipeline_name(spec_copy, tmp_path):
+    """`libre score PIPELINE` scores with the registry's champion and its saved contract."""
+    from flows.cli import app
+    from flows.train import train
+    from libre_lib.registry import ModelRegistry
+
+    summary = train(spec_copy())
+    champion = ModelRegistry(tmp_path / "store").champion("haberman")
+    assert (champion.path / "contract.json").is_file()
+    assert (Path(summary["run_dir"]) / "contract.json").is_file()
+    data = Path(summary["stages"][0]["path"])  # the dataset artifact (Parquet)
+    output = tmp_path / "scored.parquet"
+    result = CliRunner().invoke(
+        app, ["score", "haberman", str(data), str(output), "--store", str(tmp_path / "store")]
+    )
+    assert result.exit_code == 0, result.output
+    scored = pd.read_parquet(output)
+    model = LibreClassifier.from_json(champion.model_path.read_text())
+    expected = model.predict(
+        scored.drop(columns=["prediction", "score", "fired_rules", "explanation", "target"])
+    )
+    np.testing.assert_array_equal(scored["prediction"].astype(str), expected.astype(str))

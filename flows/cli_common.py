@@ -1,0 +1,103 @@
+"""Console helpers shared by the `libre` commands: one-line errors, a live status line, and
+Prefect's console kept quiet unless --debug."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)
+
+SpecArg = Annotated[Path, typer.Argument(help="Pipeline spec (YAML).", show_default=False)]
+Debug = Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")]
+
+
+class ConsoleFilter(logging.Filter):
+    """Keep Prefect's console to warnings and errors, without tracebacks (the CLI prints its
+    own progress and one clear error line; --debug shows everything)."""
+
+    RUN_LOGGERS = (
+        "prefect.task_runs",
+        "prefect.flow_runs",
+        "prefect.task_engine",
+        "prefect.flow_engine",
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith(self.RUN_LOGGERS):
+            return False  # run outcomes: the CLI reports them itself, in one line
+        record.exc_info = None
+        record.exc_text = None
+        return record.levelno >= logging.WARNING
+
+
+class StageProgress(logging.Handler):
+    """Turns the stage log lines of the pipeline's tasks into a live status line."""
+
+    def __init__(self, status) -> None:
+        super().__init__(level=logging.INFO)
+        self.status = status
+        self.learners = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        words = record.getMessage().split()
+        if len(words) >= 3 and words[0] == "stage":
+            if words[1] == "learner":
+                self.learners += 1
+                self.status.update(f"weak learners finished: {self.learners}")
+            else:
+                self.status.update(f"{words[1]}: {' '.join(words[2:4])}")
+
+
+@contextlib.contextmanager
+def pipeline_console(debug: bool, message: str):
+    """A status line during the run; Prefect's console quiet unless --debug."""
+    from prefect.logging import configuration
+
+    if not configuration.PROCESS_LOGGING_CONFIG:
+        configuration.setup_logging()  # Prefect would do it at the first run; we filter it
+    handlers = [
+        h
+        for name in ("", "prefect")
+        for h in logging.getLogger(name).handlers
+        if isinstance(h, logging.StreamHandler)
+    ]
+    quiet = ConsoleFilter()
+    if not debug:
+        for handler in handlers:
+            handler.addFilter(quiet)
+    with console.status(message) as status:
+        progress = StageProgress(status)
+        task_logger = logging.getLogger("prefect.task_runs")
+        task_logger.addHandler(progress)
+        try:
+            yield
+        finally:
+            task_logger.removeHandler(progress)
+            for handler in handlers:
+                handler.removeFilter(quiet)
+
+
+def fail(exc: BaseException, debug: bool) -> None:
+    """One clear message (multi-line for validation failures), no traceback unless --debug."""
+    if debug:
+        raise exc
+    from libre_lib.errors import LibreError
+
+    message = str(exc).strip().splitlines() or [type(exc).__name__]
+    if not isinstance(exc, LibreError | OSError):
+        message[0] = f"{type(exc).__name__}: {message[0]} (run with --debug for the traceback)"
+    errors.print(f"[bold red]error:[/] {message[0]}", highlight=False)
+    for line in message[1:]:
+        errors.print(f"  {line}", highlight=False)
+    raise typer.Exit(code=1)
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    return (Exception,)
