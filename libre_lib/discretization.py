@@ -5,7 +5,8 @@ feature is cut into intervals by ChiMerge (Kerber 1992) with a chi-square thresh
 tunes it over {6, 4.6, 4}). Two additions make it usable on real data:
 
 * **Bounded pre-binning.** With more than ``max_prebins`` distinct values, the sorted values are
-  first grouped into ``max_prebins`` quantile bins, so merging costs O(max_prebins^2) whatever the
+  first grouped into at most ``max_prebins`` bins (quantile bins, plus one of its own for every
+  value heavier than a quantile bin), so merging costs O(max_prebins^2) whatever the
   number of rows and the whole step stays O(n log n) (one sort).
 * **Optional speck removal.** ``min_fraction > 0`` merges any interval holding less than that
   share of the values into its more similar neighbour first. It is off by default: measured on
@@ -123,22 +124,34 @@ def _chimerge(
         return np.empty(0), 1
     lefts = distinct
     if distinct.size > max_prebins:
-        # Quantile pre-binning on the cumulative count of the sorted distinct values.
-        sizes = counts.sum(axis=1)
-        cumulative = np.cumsum(sizes)
-        targets = np.linspace(0.0, cumulative[-1], max_prebins + 1)[1:-1]
-        # a pre-bin ends at the value where a quantile is reached, so the values right after a
-        # heavy value start a new pre-bin instead of being glued to it
-        starts = np.searchsorted(cumulative, targets, side="left") + 1
-        # a value heavier than a pre-bin gets a pre-bin of its own (at most max_prebins of them)
-        heavy = np.flatnonzero(sizes >= cumulative[-1] / max_prebins)
-        starts = np.unique(np.concatenate([starts, heavy, heavy + 1]))
+        starts = _prebin_starts(counts.sum(axis=1), max_prebins)
         starts = starts[(starts > 0) & (starts < distinct.size)]
         bounds = np.concatenate(([0], starts))
         counts = np.add.reduceat(counts, bounds, axis=0)
         lefts = distinct[bounds]
     counts, lefts = _merge(counts, lefts, threshold, max_intervals, min_fraction * values.size)
     return lefts[1:].astype(np.float64), int(distinct.size)
+
+
+def _prebin_starts(sizes: np.ndarray, max_prebins: int) -> np.ndarray:
+    """First distinct-value index of every pre-bin after the first (at most max_prebins bins).
+
+    Quantile bins on the cumulative count: a pre-bin ends at the value where a quantile is
+    reached (so a heavy value always ends one), and a value heavier than a quantile bin also
+    starts one, so it stands alone and the values around it are not glued to it. Each heavy
+    value can add one pre-bin, so the number of quantiles shrinks until the total fits.
+    """
+    cumulative = np.cumsum(sizes)
+    q = max_prebins
+    while True:
+        targets = np.linspace(0.0, cumulative[-1], q + 1)[1:-1]
+        ends = np.searchsorted(cumulative, targets, side="left") + 1
+        heavy = np.flatnonzero(sizes >= cumulative[-1] / q)
+        starts = np.unique(np.concatenate([ends, heavy]))
+        starts = starts[(starts > 0) & (starts < sizes.size)]
+        if starts.size < max_prebins or q == 1:
+            return starts
+        q -= starts.size + 1 - max_prebins
 
 
 def _merge(

@@ -18,7 +18,7 @@ import pandas as pd
 
 from .discretization import NUMERIC, Discretization
 from .encoding import offsets
-from .inputs import category_values, numeric_values
+from .inputs import numeric_values
 
 
 @dataclass(frozen=True, order=True)
@@ -72,11 +72,10 @@ class Condition:
             for interval in self.intervals:
                 hit |= interval.contains(values)
         else:
-            values, is_missing = category_values(column)
-            hit = np.zeros(values.shape, dtype=bool)
+            is_missing = column.isna().to_numpy()
+            hit = np.zeros(is_missing.shape, dtype=bool)
             if self.categories:
-                hit = pd.Index(list(self.categories), dtype=object).get_indexer(values) >= 0
-                hit &= ~is_missing
+                hit = column.isin(list(self.categories)).to_numpy(dtype=bool) & ~is_missing
         if self.missing:
             hit |= is_missing
         return hit
