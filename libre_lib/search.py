@@ -96,6 +96,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         scorer from ``make_scorer``).
     cv : int or cross-validation splitter, default=5
         An int gives ``StratifiedKFold(cv, shuffle=True)`` seeded from ``random_state``.
+    refit : bool, default=True
+        Refit the best combination on all the data (needed for ``predict``). With False only
+        the search results (``cv_results_``, ``best_params_``, ...) are set.
     n_jobs : int or None, default=None
         Processes for the inner CV (one task per fold and learner setting); the final refit
         runs its learners in this many threads. Results do not depend on it.
@@ -122,6 +125,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     rules_, classes_, n_features_in_ : delegated to ``best_estimator_``.
     n_splits_ : int
         Number of inner folds.
+    seed_ : int
+        The seed every candidate and the refit used.
     refit_time_, search_time_ : float
         Seconds spent on the final refit and on the inner CV.
     """
@@ -136,6 +141,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         categorical_features=None,
         scoring="f1",
         cv=5,
+        refit=True,
         n_jobs=None,
         random_state=None,
     ):
@@ -146,6 +152,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         self.categorical_features = categorical_features
         self.scoring = scoring
         self.cv = cv
+        self.refit = refit
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -220,7 +227,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         target = binary_target(y, probe.positive_class, n_rows=frame.shape[0])
         positive_label = target.positive_class
         labels = _labels(y)
-        seed = _seed(self.random_state)
+        seed = self.seed_ = _seed(self.random_state)
         base = self._base_params(positive_label)
         base["random_state"] = seed
         base["n_jobs"] = None
@@ -283,6 +290,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             self.search_time_,
         )
 
+        if not self.refit:
+            return self
         refit_started = time.perf_counter()
         self.best_estimator_ = LibreClassifier(**{**candidates[best], "n_jobs": self.n_jobs})
         self.best_estimator_.fit(X, y)

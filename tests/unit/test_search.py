@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from joblib import parallel_config
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 from sklearn.metrics import f1_score, make_scorer
 from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_score
 
@@ -117,6 +118,15 @@ def test_max_rules_passthrough_is_libre_3(haberman):
     assert search.best_estimator_.max_rules == 1
     assert len(search.rules_) <= 1
     assert np.all(search.cv_results_["mean_n_rules"] <= 1)
+
+
+def test_refit_false_keeps_only_the_search(haberman, tuned):
+    X, y, _ = haberman
+    search = clone(tuned).set_params(refit=False).fit(X, y)
+    assert search.best_params_ == tuned.best_params_ and search.seed_ == 0
+    assert not hasattr(search, "best_estimator_")
+    with pytest.raises(NotFittedError):
+        search.predict(X)
 
 
 def test_default_grid_is_the_papers():

@@ -1,0 +1,849 @@
+"""The paper's comparison (Mita et al. 2020, tables 2-3 and supplementary tables) on the bundled
+datasets: stratified 5-fold CV with the same folds for every method; F1 of the positive class,
+number of rules and average atoms per rule; tuning by inner CV on the training folds only.
+
+    python benchmarks/paper_table.py --quick                      # a few minutes
+    python benchmarks/paper_table.py --doc docs/benchmarks.md     # full run, writes "Quality"
+
+Methods: LIBRE tuned (LibreSearchCV over the paper's grid), LIBRE 3 (the same search with
+max_rules=3), LIBRE with defaults, DecisionTree and RandomForest (max_depth tuned), RIPPER
+(wittgenstein, k tuned), and the imodels rule models SkopeRules, RuleFit and BayesianRuleSet.
+LIBRE gets the raw columns (strings, NaN); the peers get imputation + one-hot encoding fitted
+on the training fold (BayesianRuleSet, which needs binary inputs, also gets quartile bins of the
+numeric columns). Every peer fit runs in a child process under a time budget; a fit that
+exceeds it is reported as "did not finish" (DNF) for that dataset.
+
+Counting conventions (the paper's, section 4): a condition on one feature - a range, or a set of
+categories, including several one-hot columns of the same original feature - is one atom.
+* LIBRE: rules of the rule set; atoms = conditions per rule.
+* DecisionTree: one rule per leaf predicting the positive class (root-to-leaf path); atoms =
+  distinct original features on the path.
+* RIPPER: rules of the positive-class rule set; atoms = distinct original features per rule.
+* SkopeRules: rules kept for its weighted vote; BayesianRuleSet: rules of the set.
+* RuleFit: terms with a non-zero coefficient (a linear term counts as a 1-atom rule).
+* RandomForest: a black box - no rule count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import multiprocessing as mp
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+import traceback
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import f1_score
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.tree import DecisionTreeClassifier
+
+from libre_lib import LibreClassifier, LibreSearchCV
+from libre_lib.datasets import dataset_names, load_dataset
+from libre_lib.search import PAPER_GRID
+
+logger = logging.getLogger("paper_table")
+
+# Published numbers: LIBRE and LIBRE 3 columns of the F1, #rules and #atoms tables (main paper
+# and supplementary material). (mean, std); None where the paper has no such dataset.
+PAPER = {
+    "adult": {"f1": (0.70, 0.01), "rules": (14.0, 2.1), "atoms": (7.8, 1.0),
+              "f1_3": (0.62, 0.01), "rules_3": (3.0, 0.0), "atoms_3": (6.5, 0.7)},
+    "australian": {"f1": (0.84, 0.03), "rules": (2.4, 1.4), "atoms": (4.4, 1.8),
+                   "f1_3": (0.84, 0.03), "rules_3": (2.2, 0.7), "atoms_3": (4.4, 1.3)},
+    "bank": {"f1": (0.55, 0.01), "rules": (15.0, 1.1), "atoms": (4.7, 0.5),
+             "f1_3": (0.44, 0.01), "rules_3": (2.0, 0.6), "atoms_3": (2.0, 0.1)},
+    "haberman": {"f1": (0.41, 0.04), "rules": (1.6, 0.8), "atoms": (2.1, 0.3),
+                 "f1_3": (0.41, 0.04), "rules_3": (1.6, 0.8), "atoms_3": (2.1, 0.3)},
+    "liver": {"f1": (0.60, 0.07), "rules": (3.4, 1.9), "atoms": (2.5, 1.0),
+              "f1_3": (0.63, 0.06), "rules_3": (2.8, 0.4), "atoms_3": (1.3, 0.4)},
+    "pima": {"f1": (0.64, 0.05), "rules": (1.6, 1.0), "atoms": (2.5, 0.7),
+             "f1_3": (0.64, 0.05), "rules_3": (1.6, 1.0), "atoms_3": (2.5, 0.7)},
+    "tictactoe": {"f1": (1.00, 0.00), "rules": (9.0, 1.1), "atoms": (3.8, 0.8),
+                  "f1_3": (0.68, 0.04), "rules_3": (3.0, 0.0), "atoms_3": (3.0, 0.0)},
+    "transfusion": {"f1": (0.49, 0.12), "rules": (1.2, 0.4), "atoms": (2.8, 0.7),
+                    "f1_3": (0.49, 0.12), "rules_3": (1.2, 0.4), "atoms_3": (2.8, 0.7)},
+}  # fmt: skip
+
+QUICK_DATASETS = ["haberman", "liver", "transfusion"]
+LARGE = 20_000  # rows; such datasets may get a smaller inner CV (--inner-cv-large)
+QUICK_GRID = {"n_estimators": [20], "alpha": [0.5, 0.7, 0.9], "chi2_threshold": [6.0, 4.0]}
+DEPTHS = [5, 10, 20, None]
+RIPPER_K = [1, 2, 3, 4, 5]
+RUNS = "_runs"  # key of the run log in the results file
+SETTINGS = "_settings"  # key of the settings every cached result was obtained with
+
+LIBRE_METHODS = ["LIBRE", "LIBRE 3", "LIBRE default"]
+PEER_METHODS = ["DT", "RF", "RIPPER", "Skope", "RuleFit", "BRS"]
+ALL_METHODS = LIBRE_METHODS + PEER_METHODS
+
+
+# -- preprocessing for the peers --------------------------------------------------------------
+
+
+class Prep(TransformerMixin, BaseEstimator):
+    """Median / most-frequent imputation and one-hot encoding, fitted on the training rows.
+
+    Output columns: numeric columns under their own name, then ``<col>_is_<k>`` for the k-th
+    training category of each categorical column (unseen categories: all zeros). With
+    ``numeric_bins`` the numeric columns are replaced by one-hot quantile bins
+    ``<col>_bin_<k>`` (for models that need binary inputs). ``origin_`` maps every output
+    column to its original feature (to count atoms).
+    """
+
+    def __init__(self, categorical=(), numeric_bins=None):
+        self.categorical = categorical
+        self.numeric_bins = numeric_bins
+
+    def fit(self, X, y=None):
+        cats = [c for c in X.columns if c in set(self.categorical)]
+        nums = [c for c in X.columns if c not in set(self.categorical)]
+        self.numeric_ = nums
+        self.medians_ = {c: float(pd.to_numeric(X[c]).median()) for c in nums}
+        self.categories_ = {}
+        for c in cats:
+            values = X[c].dropna().astype(str)
+            self.categories_[c] = (
+                sorted(values.unique()),
+                values.mode().iloc[0] if len(values) else "",
+            )
+        self.cuts_ = {}
+        if self.numeric_bins:
+            quantiles = np.linspace(0, 1, self.numeric_bins + 1)[1:-1]
+            for c in nums:
+                values = pd.to_numeric(X[c]).fillna(self.medians_[c]).to_numpy(float)
+                self.cuts_[c] = np.unique(np.quantile(values, quantiles))
+        self.origin_ = {}
+        for c in nums:
+            if self.numeric_bins:
+                for k in range(len(self.cuts_[c]) + 1):
+                    self.origin_[f"{c}_bin_{k}"] = c
+            else:
+                self.origin_[c] = c
+        for c, (levels, _) in self.categories_.items():
+            for k in range(len(levels)):
+                self.origin_[f"{c}_is_{k}"] = c
+        return self
+
+    def transform(self, X):
+        parts = {}
+        for c in self.numeric_:
+            values = pd.to_numeric(X[c]).fillna(self.medians_[c]).to_numpy(float)
+            if self.numeric_bins:
+                code = np.searchsorted(self.cuts_[c], values, side="right")
+                for k in range(len(self.cuts_[c]) + 1):
+                    parts[f"{c}_bin_{k}"] = (code == k).astype(float)
+            else:
+                parts[c] = values
+        for c, (levels, mode) in self.categories_.items():
+            values = X[c].astype(object).where(X[c].notna(), mode).astype(str).to_numpy()
+            for k, level in enumerate(levels):
+                parts[f"{c}_is_{k}"] = (values == level).astype(float)
+        return pd.DataFrame(parts, index=X.index)
+
+
+class Ripper(ClassifierMixin, BaseEstimator):
+    """wittgenstein's RIPPER behind the scikit-learn API (it has no __sklearn_tags__)."""
+
+    def __init__(self, k=2, random_state=None):
+        self.k = k
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        import wittgenstein as lw
+
+        self.model_ = lw.RIPPER(k=self.k, random_state=self.random_state)
+        self.model_.fit(pd.DataFrame(X), np.asarray(y).astype(int), pos_class=1)
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def predict(self, X):
+        return np.asarray(self.model_.predict(pd.DataFrame(X))).astype(int)
+
+
+# -- rule counting -----------------------------------------------------------------------------
+
+
+def tree_rules(tree, origin: list[str]) -> list[int]:
+    """Atoms (distinct original features) of each root-to-leaf path ending in a positive
+    leaf of a fitted sklearn tree."""
+    t = tree.tree_
+    out = []
+    stack = [(0, frozenset())]
+    while stack:
+        node, feats = stack.pop()
+        left, right = t.children_left[node], t.children_right[node]
+        if left == right:  # leaf
+            if np.argmax(t.value[node][0]) == 1:
+                out.append(len(feats))
+            continue
+        feats = feats | {origin[t.feature[node]]}
+        stack.append((left, feats))
+        stack.append((right, feats))
+    return out
+
+
+def imodels_rule_features(rule) -> set[str]:
+    """Features named in an imodels Rule (or its string)."""
+    if hasattr(rule, "agg_dict"):
+        return {feature for feature, _ in rule.agg_dict}
+    text = rule if isinstance(rule, str) else str(rule)
+    return {term.strip().split(" ")[0] for term in text.split(" and ")}
+
+
+def count(atoms: list[int]) -> tuple[int, float]:
+    return len(atoms), float(np.mean(atoms)) if atoms else 0.0
+
+
+# -- one fit of one method on one outer fold ---------------------------------------------------
+
+
+@dataclass
+class Config:
+    grid: dict | None
+    inner_cv: int
+    seed: int
+    n_jobs: int
+    inner_cv_large: int | None = None
+    ripper_k: list = field(default_factory=lambda: list(RIPPER_K))
+
+
+def run_method(method, X_train, y_train, X_test, info, cfg: Config) -> dict:
+    """Fit ``method`` on the training fold (tuning by inner CV there), predict the test fold."""
+    positive = info.positive_class
+    inner = StratifiedKFold(cfg.inner_cv, shuffle=True, random_state=cfg.seed)
+    started = time.perf_counter()
+    params = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "LIBRE default":
+            model = LibreClassifier(positive_class=positive, random_state=cfg.seed)
+            model.fit(X_train, y_train)
+            fit_s = time.perf_counter() - started
+            pred = model.predict(X_test) == positive
+            return _result(pred, len(model.rules_), model.rules_.n_atoms, fit_s, None)
+
+        y01 = (np.asarray(y_train) == positive).astype(int)
+        cats = list(info.categorical_columns)
+        prep = Prep(categorical=cats, numeric_bins=4 if method == "BRS" else None)
+        if method in ("DT", "RF"):
+            if method == "DT":
+                clf = DecisionTreeClassifier(random_state=cfg.seed)
+            else:
+                clf = RandomForestClassifier(
+                    n_estimators=100, random_state=cfg.seed, n_jobs=cfg.n_jobs
+                )
+            search = GridSearchCV(
+                Pipeline([("prep", prep), ("clf", clf)]),
+                {"clf__max_depth": DEPTHS},
+                cv=inner,
+                scoring="f1",
+            )
+        elif method == "RIPPER":
+            search = GridSearchCV(
+                Pipeline([("prep", prep), ("clf", Ripper(random_state=cfg.seed))]),
+                {"clf__k": cfg.ripper_k},
+                cv=inner,
+                scoring="f1",
+            )
+        else:
+            search = Pipeline([("prep", prep), ("clf", _imodels(method, cfg.seed))])
+        search.fit(X_train, y01)
+        fit_s = time.perf_counter() - started
+        pred = search.predict(X_test).astype(int) == 1
+        if isinstance(search, GridSearchCV):
+            params = {k.removeprefix("clf__"): v for k, v in search.best_params_.items()}
+            pipe = search.best_estimator_
+        else:
+            pipe = search
+        fitted_prep, model = pipe.named_steps["prep"], pipe.named_steps["clf"]
+        origin = fitted_prep.origin_
+        names = list(origin)
+        if method == "RF":
+            return _result(pred, None, None, fit_s, params)
+        if method == "DT":
+            atoms = tree_rules(model, [origin[n] for n in names])
+        elif method == "RIPPER":
+            atoms = [len({origin[c.feature] for c in r.conds}) for r in model.model_.ruleset_.rules]
+        elif method == "Skope":
+            atoms = [len({origin[f] for f in imodels_rule_features(r)}) for r in model.rules_]
+        elif method == "BRS":
+            atoms = [len({origin[i.removesuffix("_neg")] for i in r}) for r in model.rules_]
+        elif method == "RuleFit":
+            n_linear = len(model.coef) - len(model.rules_)
+            atoms = [1 for c in model.coef[:n_linear] if c != 0]
+            atoms += [
+                len({origin[f] for f in imodels_rule_features(r)})
+                for r, c in zip(model.rules_, model.coef[n_linear:], strict=True)
+                if c != 0
+            ]
+        n_rules, mean_atoms = count(atoms)
+        return _result(pred, n_rules, mean_atoms, fit_s, params)
+
+
+def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
+    """LIBRE tuned and LIBRE 3 from one inner CV.
+
+    One ``LibreSearchCV`` over the grid × ``max_rules`` ∈ {None, 3} scores every combination
+    exactly as two separate searches (``LibreSearchCV(grid)`` and ``LibreSearchCV(grid,
+    max_rules=3)``) would - same inner folds, same seed - while the discretizations and weak
+    learners, which do not depend on max_rules, are computed once. Each method then takes the
+    best combination of its half with LibreSearchCV's rule (best mean F1, then fewer rules,
+    then grid order) and refits it on the training fold. Each method's fit time is the shared
+    search plus its own refit.
+    """
+    positive = info.positive_class
+    grid = dict(PAPER_GRID if cfg.grid is None else cfg.grid)
+    started = time.perf_counter()
+    search = LibreSearchCV(
+        {**grid, "max_rules": [None, 3]},
+        positive_class=positive,
+        cv=StratifiedKFold(cfg.inner_cv, shuffle=True, random_state=cfg.seed),
+        refit=False,
+        n_jobs=cfg.n_jobs,
+        random_state=cfg.seed,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X_train, y_train)
+    shared = time.perf_counter() - started
+    res = search.cv_results_
+    mean, rules = res["mean_test_score"], res["mean_n_rules"]
+    out = {}
+    for method, cap in (("LIBRE", None), ("LIBRE 3", 3)):
+        idx = np.array([i for i, p in enumerate(res["params"]) if p["max_rules"] == cap])
+        best = int(idx[np.lexsort((idx, rules[idx], -mean[idx]))[0]])
+        params = {k: v for k, v in res["params"][best].items() if k != "max_rules"}
+        started = time.perf_counter()
+        model = LibreClassifier(
+            positive_class=positive, random_state=search.seed_, max_rules=cap, **params
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X_train, y_train)
+        fit_s = shared + time.perf_counter() - started
+        pred = model.predict(X_test) == positive
+        out[method] = _result(pred, len(model.rules_), model.rules_.n_atoms, fit_s, params)
+        out[method]["inner_f1"] = float(mean[best])
+    return out
+
+
+def _imodels(method, seed):
+    from imodels import BayesianRuleSetClassifier, RuleFitClassifier, SkopeRulesClassifier
+
+    if method == "Skope":
+        return SkopeRulesClassifier(random_state=seed)
+    if method == "RuleFit":
+        return RuleFitClassifier(random_state=seed)
+    if method == "BRS":
+        # the paper's BRS setting: 2 chains of 500 iterations; rules up to 3 items
+        return BayesianRuleSetClassifier(num_chains=2, num_iterations=500, maxlen=3)
+    raise ValueError(method)
+
+
+def _result(pred, n_rules, atoms, fit_s, params) -> dict:
+    return {
+        "pred": np.asarray(pred, dtype=bool),
+        "n_rules": n_rules,
+        "atoms": atoms,
+        "fit_s": fit_s,
+        "params": params,
+    }
+
+
+def _child(conn, method, X_train, y_train, X_test, info, cfg):
+    try:
+        conn.send(("ok", run_method(method, X_train, y_train, X_test, info, cfg)))
+    except BaseException as exc:
+        conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()[-1500:]}"))
+    finally:
+        conn.close()
+
+
+def run_with_budget(method, X_train, y_train, X_test, info, cfg, budget):
+    """Run one fit in a forked child process; ("timeout", None) if it exceeds ``budget`` s."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, method, X_train, y_train, X_test, info, cfg))
+    proc.start()
+    child.close()
+    if parent.poll(budget):
+        try:
+            status, payload = parent.recv()
+        except EOFError:
+            status, payload = "error", f"child died (exit code {proc.exitcode})"
+        proc.join()
+        return status, payload
+    proc.kill()
+    proc.join()
+    return "timeout", None
+
+
+# -- the experiment ----------------------------------------------------------------------------
+
+
+def evaluate(name, methods, cfg, budget, results, save):
+    X, y, info = load_dataset(name)
+    if len(X) > LARGE and cfg.inner_cv_large:
+        cfg = replace(cfg, inner_cv=cfg.inner_cv_large)
+    positive = (y == info.positive_class).to_numpy()
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=cfg.seed).split(X, positive))
+    pairs = {}  # fold -> results of run_libre_pair, shared by "LIBRE" and "LIBRE 3"
+    for method in methods:
+        key = f"{name}|{method}"
+        if key in results:
+            logger.info("%s: cached", key)
+            continue
+        entry = {
+            "dataset": name,
+            "method": method,
+            "status": "ok",
+            "inner_cv": cfg.inner_cv,
+            "folds": [],
+        }
+        for k, (train, test) in enumerate(folds):
+            X_train, y_train, X_test = X.iloc[train], y.iloc[train], X.iloc[test]
+            if method in ("LIBRE", "LIBRE 3"):
+                if k not in pairs:
+                    pairs[k] = run_libre_pair(X_train, y_train, X_test, info, cfg)
+                status, out = "ok", pairs[k][method]
+            elif method in LIBRE_METHODS:
+                status, out = "ok", run_method(method, X_train, y_train, X_test, info, cfg)
+            else:
+                status, out = run_with_budget(method, X_train, y_train, X_test, info, cfg, budget)
+            if status != "ok":
+                entry["status"] = "DNF" if status == "timeout" else "error"
+                entry["detail"] = f"fold {k + 1}: " + (
+                    f"exceeded the {budget:.0f} s budget" if out is None else out
+                )
+                logger.warning("%s: %s", key, entry["detail"].splitlines()[0])
+                break
+            f1 = f1_score(positive[test], out["pred"], zero_division=0.0)
+            entry["folds"].append(
+                {
+                    "f1": float(f1),
+                    "n_rules": out["n_rules"],
+                    "atoms": out["atoms"],
+                    "fit_s": out["fit_s"],
+                    "params": out["params"],
+                    "inner_f1": out.get("inner_f1"),
+                }
+            )
+            logger.info(
+                "%s fold %d: F1 %.3f, rules %s, atoms %s, fit %.1f s %s",
+                key,
+                k + 1,
+                f1,
+                out["n_rules"],
+                None if out["atoms"] is None else round(out["atoms"], 2),
+                out["fit_s"],
+                out["params"] or "",
+            )
+        results[key] = entry
+        save(results)
+
+
+def summarize(entry) -> dict:
+    if entry["status"] != "ok":
+        return {"status": entry["status"]}
+    folds = entry["folds"]
+    f1 = np.array([f["f1"] for f in folds])
+    out = {
+        "status": "ok",
+        "f1": f1.mean(),
+        "f1_std": f1.std(),
+        "fit_s": float(np.mean([f["fit_s"] for f in folds])),
+    }
+    if folds[0]["n_rules"] is not None:
+        rules = np.array([f["n_rules"] for f in folds], dtype=float)
+        atoms = np.array([f["atoms"] for f in folds], dtype=float)
+        out.update(rules=rules.mean(), rules_std=rules.std(), atoms=atoms.mean())
+    params = [json.dumps(f["params"], sort_keys=True) for f in folds if f["params"]]
+    if params:
+        out["params"] = Counter(params)
+    return out
+
+
+# -- markdown ----------------------------------------------------------------------------------
+
+
+def machine() -> dict:
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = "unknown"
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        ram = f"{kb / 1024**2:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "libre_lib"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        if dirty:
+            commit += " (libre_lib had uncommitted changes)"
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    versions = {}
+    for package in ("scikit-learn", "numpy", "pandas", "wittgenstein", "imodels"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "ram": ram,
+        "python": platform.python_version(),
+        "commit": commit,
+        "versions": versions,
+    }
+
+
+def _cell(s, what="f1", digits=2):
+    if s is None:
+        return "–"
+    if s["status"] != "ok":
+        return s["status"]
+    if what == "f1":
+        return f"{s['f1']:.{digits}f} ({s['f1_std']:.2f})"
+    if what not in s:
+        return "–"
+    if what == "rules":
+        return f"{s['rules']:.1f} ({s['rules_std']:.1f})"
+    if what == "atoms":
+        return f"{s['atoms']:.1f}"
+    return f"{s[what]:.1f}"
+
+
+def _paper(name, key):
+    value = PAPER.get(name, {}).get(key)
+    if value is None:
+        return "–"
+    return f"{value[0]:.2f} ({value[1]:.2f})" if key.startswith("f1") else f"{value[0]:.1f}"
+
+
+def ranks(stats, datasets, methods) -> tuple[dict, list]:
+    """Average F1 rank (1 = best, ties share the mean rank) over the datasets where every
+    method finished."""
+    common = [
+        d for d in datasets if all(stats.get((d, m), {}).get("status") == "ok" for m in methods)
+    ]
+    table = pd.DataFrame(
+        {m: [stats[(d, m)]["f1"] for d in common] for m in methods}, index=common, dtype=float
+    )
+    r = table.round(3).rank(axis=1, ascending=False, method="average")
+    return {m: (r[m].mean(), r[m].std(ddof=0)) for m in methods}, common
+
+
+def markdown(results, datasets, methods, meta) -> str:
+    entries = list(results.values())
+    stats = {(e["dataset"], e["method"]): summarize(e) for e in entries}
+    datasets = [d for d in datasets if any((d, m) in stats for m in methods)]
+    lines = [
+        "## Quality",
+        "",
+        "The paper's protocol (section 4): stratified 5-fold CV, the **same folds for every "
+        "method** (`StratifiedKFold(5, shuffle=True, random_state="
+        f"{meta['seed']})` on the positive-class mask); F1 of the positive class; number of "
+        "rules; average atoms per rule. Every tuned method is tuned by an inner "
+        f"{meta['inner_cv']}-fold stratified CV on the outer training fold only"
+        + (
+            f" ({meta['inner_cv_large']}-fold on datasets of more than {LARGE:,} rows)"
+            if meta["inner_cv_large"]
+            else ""
+        )
+        + " (F1 of the positive class); the test fold is never seen during tuning.",
+        "",
+        "Commands (results accumulate in one JSON file; each run skips what is cached):",
+        "",
+        *[
+            f"* `{r['command']}` – {r['wall_min']:.0f} min, load average at the end "
+            + "/".join(f"{v:.1f}" for v in (r["load_average"] or ()))
+            for r in meta["runs"]
+        ],
+        "",
+        f"Machine: {meta['machine']['cpu']}, {meta['machine']['cores']} cores, "
+        f"{meta['machine']['ram']} RAM; Python {meta['machine']['python']}, "
+        + ", ".join(f"{k} {v}" for k, v in meta["machine"]["versions"].items())
+        + f"; libre-flows commit {meta['machine']['commit']}.  ",
+        f"Per-fit time budget for the peers: {meta['budget']:.0f} s.",
+        "",
+        "Methods:",
+        "",
+        "* **LIBRE** – `LibreSearchCV()`: "
+        + (
+            "the paper's full grid, 54 points (n_estimators ∈ {5, 20, 50}, up to 5 features "
+            "per learner, H1/H2, alpha ∈ {.5, .7, .9}, chi2_threshold ∈ {6, 4.6, 4})"
+            if meta["grid"] is None
+            else f"the quick grid `{meta['grid']}`"
+        )
+        + "; other parameters at their defaults (max_intervals=3, top_k=200, "
+        "min_local_support=0.05); raw data, NaN left in place.",
+        "* **LIBRE 3** – the same search with `max_rules=3`. Both come from one inner CV over "
+        "the grid × max_rules ∈ {None, 3} (identical scores to two separate searches; the "
+        "learners are shared), so their fit times both include that joint search.",
+        "* **LIBRE default** – `LibreClassifier()` untuned.",
+        "* **DT**, **RF** – scikit-learn DecisionTree / RandomForest (100 trees), max_depth ∈ "
+        "{5, 10, 20, None} tuned.",
+        "* **RIPPER** – wittgenstein 0.3.5, k (optimization passes) ∈ "
+        f"{{{', '.join(map(str, meta['ripper_k']))}}} tuned, pruning on (its default).",
+        "* **Skope**, **RuleFit** – imodels defaults (not tuned). **BRS** – imodels "
+        "BayesianRuleSet, 2 chains × 500 iterations (the paper's setting), rules of up to 3 "
+        "items, on one-hot categories + quartile bins of numeric columns.",
+        "* Peers get median / most-frequent imputation and one-hot encoding, fitted on the "
+        "training fold. DNF = a fit exceeded the per-fit budget (the method is reported DNF "
+        "for that dataset, remaining folds skipped); `–` = not run.",
+        "",
+        "Counting conventions: a range or a set of categories on one original feature is one "
+        "atom (one-hot columns of the same feature merge). DT: one rule per leaf predicting the "
+        "positive class, atoms = distinct features on its root-to-leaf path. RuleFit: non-zero "
+        "terms (linear terms = 1-atom rules). Skope: the rules of its weighted vote. RF: no "
+        "rules.",
+        "",
+    ]
+    header = "| dataset | " + " | ".join(methods) + " | paper LIBRE | paper LIBRE 3 |"
+    sep = "|---" * (len(methods) + 3) + "|"
+    for title, what, pkeys in (
+        ("F1 of the positive class, mean (std) over the 5 outer folds", "f1", ("f1", "f1_3")),
+        ("Number of rules, mean (std)", "rules", ("rules", "rules_3")),
+        ("Average atoms per rule", "atoms", ("atoms", "atoms_3")),
+        ("Mean fit time per outer fold, seconds (including inner tuning)", "fit_s", None),
+    ):
+        lines += [f"### {title}", ""]
+        if pkeys is None:
+            lines += [
+                "| dataset | " + " | ".join(methods) + " |",
+                "|---" * (len(methods) + 1) + "|",
+            ]
+        else:
+            lines += [header, sep]
+        for d in datasets:
+            cells = [_cell(stats.get((d, m)), what) for m in methods]
+            row = f"| {d} | " + " | ".join(cells)
+            if pkeys is not None:
+                row += f" | {_paper(d, pkeys[0])} | {_paper(d, pkeys[1])}"
+            lines.append(row + " |")
+        if what == "f1":
+            rank, common = ranks(stats, datasets, methods)
+            if common:
+                lines.append(
+                    "| **avg rank** | "
+                    + " | ".join(f"{rank[m][0]:.1f} ({rank[m][1]:.1f})" for m in methods)
+                    + " | | |"
+                )
+                lines += [
+                    "",
+                    f"Average F1 rank over the {len(common)} datasets where every listed "
+                    f"method finished ({', '.join(common)}); 1 = best, F1 rounded to 3 "
+                    "decimals, ties share the mean rank.",
+                ]
+        lines.append("")
+
+    lines += ["### Tuned LIBRE against the paper", ""]
+    lines += [
+        "| dataset | F1 tuned | paper F1 | gap | #rules tuned | paper #rules | "
+        "F1 ≥ paper − 0.02 and #rules ≤ paper? | LIBRE 3 F1 | paper LIBRE 3 F1 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for d in datasets:
+        s, s3 = stats.get((d, "LIBRE")), stats.get((d, "LIBRE 3"))
+        if not s or s["status"] != "ok" or d not in PAPER:
+            continue
+        pf, pr = PAPER[d]["f1"][0], PAPER[d]["rules"][0]
+        ok = s["f1"] >= pf - 0.02 and s["rules"] <= pr
+        f3 = f"{s3['f1']:.2f}" if s3 and s3["status"] == "ok" else "–"
+        lines.append(
+            f"| {d} | {s['f1']:.3f} | {pf:.2f} | {s['f1'] - pf:+.3f} | {s['rules']:.1f} | "
+            f"{pr:.1f} | {'yes' if ok else 'no'} | {f3} | {PAPER[d]['f1_3'][0]:.2f} |"
+        )
+    lines += ["", "### Parameters chosen by the inner CV (LIBRE), per outer fold", ""]
+    for d in datasets:
+        s = stats.get((d, "LIBRE"))
+        if s and s.get("params"):
+            chosen = "; ".join(
+                f"{_short(p)} ×{n}" if n > 1 else _short(p) for p, n in s["params"].most_common()
+            )
+            lines.append(f"* {d}: {chosen}")
+    lines.append("")
+    notes = [e for e in entries if e["status"] != "ok" and e["method"] in methods]
+    if notes:
+        lines += ["### Did not finish / failed", ""]
+        for e in notes:
+            lines.append(f"* {e['dataset']} / {e['method']}: {e['status']} – "
+                         f"{e.get('detail', '').splitlines()[0]}")  # fmt: skip
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _short(params: str) -> str:
+    names = {"n_estimators": "E", "alpha": "α", "chi2_threshold": "χ²"}
+    p = json.loads(params)
+    return " ".join(
+        str(v) if k == "heuristic" else f"{names.get(k, k)}={v}" for k, v in sorted(p.items())
+    )
+
+
+KEEP = "<!-- analysis: kept by paper_table.py -->"
+
+
+def write_doc(path: Path, section: str) -> None:
+    """Replace the "## Quality" section of ``path`` (created with both headings if missing).
+    Text of the old section from the ``KEEP`` marker on (the hand-written analysis) is kept."""
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+    else:
+        text = "# Benchmarks\n\n## Quality\n\n## Speed and scale\n"
+    match = re.search(r"^## Quality\s*$", text, flags=re.M)
+    if match is None:
+        text = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
+    else:
+        nxt = re.search(r"^## ", text[match.end() :], flags=re.M)
+        end = match.end() + nxt.start() if nxt else len(text)
+        old = text[match.start() : end]
+        kept = old[old.index(KEEP) :].rstrip("\n") + "\n" if KEEP in old else ""
+        new = section.rstrip("\n") + "\n\n" + (kept + "\n" if kept else "")
+        text = text[: match.start()] + new + text[end:]
+    path.write_text(text, encoding="utf-8")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="3 small datasets, small grids, no BRS"
+    )
+    parser.add_argument("--datasets", nargs="+", default=None)
+    parser.add_argument("--methods", nargs="+", default=None, choices=ALL_METHODS)
+    parser.add_argument(
+        "--skip",
+        nargs="+",
+        default=[],
+        metavar="METHOD:DATASET",
+        help="method/dataset pairs not to run (reported as '–')",
+    )
+    parser.add_argument("--budget", type=float, default=300.0, help="seconds per peer fit")
+    parser.add_argument("--inner-cv", type=int, default=None, help="default 5 (quick: 3)")
+    parser.add_argument(
+        "--inner-cv-large",
+        type=int,
+        default=None,
+        help=f"inner folds for datasets of more than {LARGE} rows (default: --inner-cv)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--results", type=Path, default=Path("/tmp/paper_table_results.json"))
+    parser.add_argument("--fresh", action="store_true", help="ignore cached results")
+    parser.add_argument(
+        "--report-only", action="store_true", help="only print/write the report of the results"
+    )
+    parser.add_argument("--doc", type=Path, default=None, help="write the Quality section here")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr
+    )
+    logging.getLogger("libre_lib.estimator").setLevel(logging.WARNING)
+    started = time.perf_counter()
+    datasets = args.datasets or (QUICK_DATASETS if args.quick else dataset_names())
+    methods = args.methods or (
+        [m for m in ALL_METHODS if m != "BRS"] if args.quick else ALL_METHODS
+    )
+    cfg = Config(
+        grid=QUICK_GRID if args.quick else None,
+        inner_cv=args.inner_cv or (3 if args.quick else 5),
+        inner_cv_large=args.inner_cv_large,
+        seed=args.seed,
+        n_jobs=args.n_jobs,
+        ripper_k=[1, 2] if args.quick else list(RIPPER_K),
+    )
+    settings = {
+        "seed": cfg.seed,
+        "inner_cv": cfg.inner_cv,
+        "inner_cv_large": cfg.inner_cv_large,
+        "grid": cfg.grid,
+        "ripper_k": cfg.ripper_k,
+        "budget": args.budget,
+    }
+    results = {}
+    if args.results.exists() and not args.fresh:
+        results = json.loads(args.results.read_text())
+        if results.get(SETTINGS, settings) != settings:
+            parser.error(
+                f"{args.results} holds results obtained with other settings "
+                f"({results[SETTINGS]}); pass --fresh or another --results file."
+            )
+    results[SETTINGS] = settings
+
+    def save(res):
+        args.results.write_text(json.dumps(res, indent=1, default=_jsonable))
+
+    skip = {tuple(s.split(":", 1)) for s in args.skip}
+    for name in datasets if not args.report_only else []:
+        for method in methods:
+            if (method, name) in skip and f"{name}|{method}" not in results:
+                results[f"{name}|{method}"] = {
+                    "dataset": name,
+                    "method": method,
+                    "status": "skipped",
+                    "detail": "not run (--skip)",
+                    "folds": [],
+                }
+        chosen = [m for m in methods if (m, name) not in skip]
+        evaluate(name, chosen, cfg, args.budget, results, save)
+    if not args.report_only:
+        results.setdefault(RUNS, []).append(
+            {
+                "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
+                "wall_min": (time.perf_counter() - started) / 60,
+                "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+            }
+        )
+        save(results)
+    # the report covers everything in the results file, in the usual order
+    entries = {k: v for k, v in results.items() if not k.startswith("_")}
+    present_methods = [m for m in ALL_METHODS if any(e["method"] == m for e in entries.values())]
+    present_datasets = [
+        d for d in dataset_names() if any(e["dataset"] == d for e in entries.values())
+    ]
+    meta = {**settings, "runs": results.get(RUNS, []), "machine": machine()}
+    section = markdown(entries, present_datasets, present_methods, meta)
+    print(section)
+    if args.doc:
+        write_doc(args.doc, section)
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(type(value).__name__)
+
+
+if __name__ == "__main__":
+    main()
