@@ -80,7 +80,7 @@ def _value_counts(values: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray,
     return _count_sorted(ordered, pos_values)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_sorted(ordered, pos_values):
     n = ordered.size
     n_distinct = 0

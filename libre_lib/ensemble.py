@@ -111,7 +111,7 @@ def covered_counts(
     return pos, neg
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _covered_counts_kernel(points, indptr, indices, blocks, bit_ptr, bit_rows, wpos, wneg):
     n_points = points.shape[0]
     pos = np.zeros(n_points)

@@ -289,7 +289,7 @@ def pos_bit_weights_subset(pos: ZeroSets, rows: np.ndarray, weight: np.ndarray) 
 #   layout: every record has exactly one 0 per block) instead of scanning all positives.
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _distances(seed_lo, seed_hi, pos_indices, row_nnz, bit_ptr, bit_rows, distance):
     distance[:] = row_nnz
     for k in range(seed_lo, seed_hi):
@@ -298,7 +298,7 @@ def _distances(seed_lo, seed_hi, pos_indices, row_nnz, bit_ptr, bit_rows, distan
             distance[bit_rows[t]] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _slab_min(bit, bit_ptr, bit_rows, distance, stop_at_one):
     lo, hi = bit_ptr[bit], bit_ptr[bit + 1]
     if lo == hi:
@@ -313,13 +313,13 @@ def _slab_min(bit, bit_ptr, bit_rows, distance, stop_at_one):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _flip(bit, bit_ptr, bit_rows, distance):
     for t in range(bit_ptr[bit], bit_ptr[bit + 1]):
         distance[bit_rows[t]] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _point_h1(candidate, s0, d0, bit_ptr, bit_rows, distance, flipped):
     """Lazy H1 (see above): marks the flipped bits; the point is candidate & ~flipped."""
     bits = np.flatnonzero(candidate)
@@ -372,7 +372,7 @@ def _point_h1(candidate, s0, d0, bit_ptr, bit_rows, distance, flipped):
         g = e
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _point_h2(candidate, s0, d0, bit_ptr, bit_rows, neg_ptr, neg_indices, distance, flipped):
     """H2 with the minimum distance of every bit kept up to date (as the numpy version)."""
     n_bits = candidate.size
@@ -415,7 +415,7 @@ def _point_h2(candidate, s0, d0, bit_ptr, bit_rows, neg_ptr, neg_indices, distan
                     per_bit[z] = d
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _covered_by(words, pos_ptr, pos_indices, row):
     """Does the packed point (ones = excluded bits) cover positive ``row``?"""
     for k in range(pos_ptr[row], pos_ptr[row + 1]):
@@ -425,7 +425,7 @@ def _covered_by(words, pos_ptr, pos_indices, row):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _find_boundary_kernel(
     n_bits,
     pos_ptr,
