@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .artifacts import atomic_write_text, canonical_json, fingerprint_bytes
+from .artifacts import _fsync_dir, atomic_write_text, canonical_json, fingerprint_bytes
 from .diff import ChampionChanges, diff_rules, metric_deltas
 from .errors import LibreError, ModelFormatError
 from .estimator import LibreClassifier
@@ -254,19 +254,6 @@ def _write_new_file(path: Path, data: bytes) -> None:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - Windows
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover - file systems without directory fsync
-        pass
-    finally:
-        os.close(fd)
 
 
 def _json_text(obj: Any) -> str:
