@@ -479,6 +479,17 @@ def plot(rows: list[dict], path: Path) -> str | None:
     return str(path.relative_to(ROOT))
 
 
+def warm_up_note(rows: list[dict]) -> str:
+    times = sorted(r["warm_up"] for r in rows if isinstance(r.get("warm_up"), float))
+    if not times:
+        return "not measured"
+    median = times[len(times) // 2]
+    note = f"median {median:.1f} s, loading the cached kernels"
+    if times[-1] > 5 * median:
+        note += f"; up to {times[-1]:.0f} s when they were compiled anew"
+    return note
+
+
 def render(rows: list[dict], info: dict, command: str, image: str | None, args) -> str:
     mach = ", ".join(f"{k} {v}" for k, v in info.items())
     notes = [
@@ -491,9 +502,7 @@ def render(rows: list[dict], info: dict, command: str, image: str | None, args) 
         "10 features, `selection` = filter + weighted set cover of that learner's points, `fit` "
         "= `LibreClassifier(n_estimators=20, max_features=5, random_state=0).fit` (sequential). "
         "Each worker first fits a tiny model so that numba's compiled kernels are loaded "
-        "(`warm-up`, not counted: "
-        + ", ".join(sorted({fmt_s(r["warm_up"]) for r in rows if "warm_up" in r})[:3])
-        + " s here). "
+        f"(`warm-up`, not counted: {warm_up_note(rows)}). "
         f"Peers get {args.budget:.0f} s; a peer that ran out of time at some size is not re-run "
         "at larger sizes. `÷ fit` is the peer's time over LIBRE's full fit (> 1: LIBRE faster).",
         "",
@@ -536,6 +545,7 @@ def main() -> None:
     parser.add_argument("--no-peers", action="store_true", help="skip RIPPER and the tree")
     parser.add_argument("--no-doc", action="store_true", help="do not update docs/benchmarks.md")
     parser.add_argument("--json", type=Path, help="also write the raw rows here")
+    parser.add_argument("--from-json", type=Path, help="re-render the doc from a --json file")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -546,15 +556,20 @@ def main() -> None:
     if not have_wittgenstein():
         print("wittgenstein is not installed: RIPPER is skipped.", file=sys.stderr)
     command = "python benchmarks/scalability.py " + " ".join(sys.argv[1:])
-    info = machine()
     started = time.perf_counter()
-    rows = measure(args)
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        info, rows, command = saved["machine"], saved["rows"], saved.get("command", command)
+    else:
+        info = machine()
+        rows = measure(args)
     print(table(rows))
     print()
     print(paper_table(rows))
     print(f"\n({time.perf_counter() - started:.0f} s in all)", file=sys.stderr)
     if args.json:
-        args.json.write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
+        saved = {"machine": info, "rows": rows, "command": command}
+        args.json.write_text(json.dumps(saved, indent=1))
     if not args.no_doc:
         image = plot(rows, PLOT)
         write_doc(render(rows, info, command.strip(), image, args))
