@@ -70,9 +70,18 @@ def report(
         notes=note,
     )
     X_train, _ = training_part(spec, store_root, data, split)
-    contract = DataContract.from_model(model, X_train).to_json()
+    data_contract = DataContract.from_model(model, X_train)
+    contract = data_contract.to_json()
+    suite = json.dumps(data_contract.to_expectation_suite(f"libre-{spec.name}-contract"), indent=2)
     version, decision, changes = _register(
-        spec, store_root, model, rule_report, validation_report, data, Path(run_dir).name, contract
+        spec,
+        store_root,
+        model,
+        rule_report,
+        validation_report,
+        data,
+        Path(run_dir).name,
+        {"contract.json": contract, "expectations.json": suite},
     )
     rule_report = dataclasses.replace(rule_report, changes=changes)
     markdown = render_markdown(rule_report)
@@ -81,6 +90,7 @@ def report(
     atomic_write_text(folder / "report.html", render_html(rule_report))
     atomic_write_text(folder / "model.json", model.to_json())
     atomic_write_text(folder / "contract.json", contract)
+    atomic_write_text(folder / "expectations.json", suite)
 
     def compute():
         return rule_report.rules, {"metrics": dict(rule_report.metrics)}
@@ -117,7 +127,7 @@ def report(
 
 
 def _register(
-    spec, store_root, model, rule_report, validation_report, data: Stage, run_id, contract: str
+    spec, store_root, model, rule_report, validation_report, data: Stage, run_id, files: dict
 ):
     """Register this run's model as a new version and promote it if it is not worse than the
     champion (section "Model versions" of docs/operations.md)."""
@@ -132,7 +142,7 @@ def _register(
         data_fingerprint=data.ref.sha256,
         spec_hash=spec_hash(spec),
         run_id=run_id,
-        extra_files={"contract.json": contract},
+        extra_files=files,
     )
     decision = registry.promote(
         spec.name,

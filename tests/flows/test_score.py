@@ -1,6 +1,7 @@
 """The scoring flow end to end (two flow runs): output, scoring report artifact, and a contract
 violation failing the run through the CLI with one clear message."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -149,6 +150,8 @@ def test_score_a_registered_champion_by_pipeline_name(spec_copy, tmp_path):
     summary = train(spec_copy())
     champion = ModelRegistry(tmp_path / "store").champion("haberman")
     assert (champion.path / "contract.json").is_file()
+    suite = json.loads((champion.path / "expectations.json").read_text())
+    assert suite["expectations"] and suite["name"] == "libre-haberman-contract"
     assert (Path(summary["run_dir"]) / "contract.json").is_file()
     data = Path(summary["stages"][0]["path"])  # the dataset artifact (Parquet)
     output = tmp_path / "scored.parquet"
