@@ -30,6 +30,17 @@ MODEL_FORMAT = "libre-flows/model"
 MODEL_FORMAT_VERSION = 1
 
 
+def libre_tags(tags):
+    """scikit-learn tags of LIBRE estimators: raw DataFrames with strings, categories and NaN;
+    binary only."""
+    tags.input_tags.allow_nan = True
+    tags.input_tags.string = True
+    tags.input_tags.categorical = True
+    tags.classifier_tags.multi_class = False
+    tags.classifier_tags.poor_score = True
+    return tags
+
+
 class LibreClassifier(ClassifierMixin, BaseEstimator):
     """Learn a small set of IF-THEN rules for one positive class (LIBRE, Mita et al. 2020).
 
@@ -119,13 +130,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     # -- scikit-learn plumbing ----------------------------------------------------------------
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        tags.input_tags.categorical = True
-        tags.classifier_tags.multi_class = False
-        tags.classifier_tags.poor_score = True
-        return tags
+        return libre_tags(super().__sklearn_tags__())
 
     def _check_params(self) -> None:
         def fail(name, rule):

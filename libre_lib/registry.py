@@ -58,7 +58,7 @@ from typing import Any
 
 from . import __version__
 from .artifacts import _fsync_dir, atomic_write_text, canonical_json, fingerprint_bytes
-from .diff import ChampionChanges, diff_rules, metric_deltas
+from .diff import ChampionChanges, _number, diff_rules, metric_deltas
 from .errors import LibreError, ModelFormatError
 from .estimator import LibreClassifier
 
@@ -143,14 +143,7 @@ class ModelVersion:
 
     def metric(self, name: str) -> float | None:
         """The metric as a float, None if absent or not a number."""
-        value = self.metrics.get(name)
-        if isinstance(value, bool) or value is None:
-            return None
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            return None
-        return None if math.isnan(number) else number
+        return _number(self.metrics.get(name))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready metadata (``path`` as a string)."""

@@ -47,7 +47,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from .ensemble import learn_subset, union_candidates
 from .errors import LibreWarning, ParameterError
-from .estimator import LibreClassifier
+from .estimator import LibreClassifier, libre_tags
 from .inputs import as_frame, binary_target
 
 logger = logging.getLogger(__name__)
@@ -157,13 +157,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        tags.input_tags.categorical = True
-        tags.classifier_tags.multi_class = False
-        tags.classifier_tags.poor_score = True
-        return tags
+        return libre_tags(super().__sklearn_tags__())
 
     # -- candidates ---------------------------------------------------------------------------
 
