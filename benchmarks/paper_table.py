@@ -485,7 +485,7 @@ def summarize(entry) -> dict:
 # -- markdown ----------------------------------------------------------------------------------
 
 
-def machine() -> dict:
+def machine(commit: str | None = None) -> dict:
     cpu = platform.processor() or "unknown"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -501,6 +501,8 @@ def machine() -> dict:
     except (OSError, ValueError, IndexError):
         pass
     try:
+        if commit is not None:
+            raise OSError  # given on the command line
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
         ).stdout.strip()
@@ -513,7 +515,7 @@ def machine() -> dict:
         if dirty:
             commit += " (libre_lib had uncommitted changes)"
     except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+        commit = commit or "unknown"
     versions = {}
     for package in ("scikit-learn", "numpy", "pandas", "wittgenstein", "imodels"):
         try:
@@ -579,11 +581,11 @@ def markdown(results, datasets, methods, meta) -> str:
         "rules; average atoms per rule. Every tuned method is tuned by an inner "
         f"{meta['inner_cv']}-fold stratified CV on the outer training fold only"
         + (
-            f" ({meta['inner_cv_large']}-fold on datasets of more than {LARGE:,} rows)"
+            f" ({meta['inner_cv_large']}-fold on the datasets of more than {LARGE:,} rows)"
             if meta["inner_cv_large"]
             else ""
         )
-        + " (F1 of the positive class); the test fold is never seen during tuning.",
+        + ", scoring F1 of the positive class; the test fold is never seen during tuning.",
         "",
         "Commands (results accumulate in one JSON file; each run skips what is cached):",
         "",
@@ -626,12 +628,14 @@ def markdown(results, datasets, methods, meta) -> str:
         "to 3 items, on one-hot categories + quartile bins of numeric columns.",
         "* Peers get median / most-frequent imputation and one-hot encoding, fitted on the "
         "training fold. DNF = a fit exceeded the per-fit budget (the method is reported DNF "
-        "for that dataset, remaining folds skipped); `–` = not run.",
+        "for that dataset, remaining folds skipped); skipped = not started (see below); `–` = "
+        "not applicable (RF has no rules; no published number).",
         "",
         "Counting conventions: a range or a set of categories on one original feature is one "
         "atom (one-hot columns of the same feature merge). DT: one rule per leaf predicting the "
         "positive class, atoms = distinct features on its root-to-leaf path. RuleFit: non-zero "
-        "terms (linear terms = 1-atom rules). Skope: the rules of its weighted vote. RF: no "
+        "terms (linear terms = 1-atom rules). Skope / Skope any: all rules of the fitted model. "
+        "RF: no "
         "rules.",
         "",
     ]
@@ -725,7 +729,7 @@ def markdown(results, datasets, methods, meta) -> str:
     lines.append("")
     notes = [e for e in entries if e["status"] != "ok" and e["method"] in methods]
     if notes:
-        lines += ["### Did not finish / failed", ""]
+        lines += ["### Not run, did not finish or failed", ""]
         for e in notes:
             lines.append(f"* {e['dataset']} / {e['method']}: {e['status']} – "
                          f"{e.get('detail', '').splitlines()[0]}")  # fmt: skip
@@ -795,6 +799,9 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--report-only", action="store_true", help="only print/write the report of the results"
     )
+    parser.add_argument(
+        "--commit", default=None, help="commit the results came from (default: git HEAD here)"
+    )
     parser.add_argument("--doc", type=Path, default=None, help="write the Quality section here")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -863,7 +870,7 @@ def main(argv=None) -> None:
     present_datasets = [
         d for d in dataset_names() if any(e["dataset"] == d for e in entries.values())
     ]
-    meta = {**settings, "runs": results.get(RUNS, []), "machine": machine()}
+    meta = {**settings, "runs": results.get(RUNS, []), "machine": machine(args.commit)}
     section = markdown(entries, present_datasets, present_methods, meta)
     print(section)
     if args.doc:
