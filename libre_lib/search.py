@@ -25,9 +25,11 @@ shared between combinations is done once per fold, using LibreClassifier's publi
 * ``alpha`` (and ``top_k``, ``max_rules``, ``min_local_support``) only change the selection
   stage, which reuses the candidates.
 
-On the paper grid this costs about two ensemble fits (H1 and H2) of 50 learners plus
-18 selections per fold, instead of 54 full fits. The equivalence with plain fits is pinned by a
-unit test.
+On the paper grid a fold costs one ensemble of 50 learners per distinct discretization and
+heuristic (2 when the three thresholds give the same bins, at most 6) and one selection per
+distinct (discretization, heuristic, n_estimators, alpha), instead of 54 full fits; on adult
+(39k rows) a whole 3-fold search takes about 15 s on 2 cores. The equivalence with plain fits
+is pinned by a unit test.
 """
 
 from __future__ import annotations
