@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _machine import cpu_model, ram_gib
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import f1_score
@@ -486,20 +487,9 @@ def summarize(entry) -> dict:
 
 
 def machine(commit: str | None = None) -> dict:
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = "unknown"
-    try:
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        ram = f"{kb / 1024**2:.0f} GiB"
-    except (OSError, ValueError, IndexError):
-        pass
+    cpu = cpu_model()
+    gib = ram_gib()
+    ram = "unknown" if gib is None else f"{gib:.0f} GiB"
     try:
         if commit is not None:
             raise OSError  # given on the command line

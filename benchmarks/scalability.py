@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from _machine import cpu_model, ram_gib
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -257,21 +258,9 @@ def have_wittgenstein() -> bool:
 
 
 def machine() -> dict:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = "unknown"
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                ram = f"{int(line.split()[1]) / 1024**2:.1f} GiB"
-    except OSError:
-        pass
+    cpu = cpu_model()
+    gib = ram_gib()
+    ram = "unknown" if gib is None else f"{gib:.1f} GiB"
     import pandas
     import sklearn
 

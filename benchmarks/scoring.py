@@ -28,6 +28,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _machine import cpu_model, ram_gib
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "benchmarks.md"
@@ -190,20 +191,9 @@ def run_size(workdir: Path, model: Path, contract: Path, n_rows: int, batch_rows
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f", {kb / 2**20:.0f} GiB RAM"
-    except (OSError, ValueError, IndexError):
-        pass
+    cpu = cpu_model()
+    gib = ram_gib()
+    mem = "" if gib is None else f", {gib:.0f} GiB RAM"
     import pandas as pd
     import pyarrow as pa
 
