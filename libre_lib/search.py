@@ -51,6 +51,7 @@ from .ensemble import learn_subset, union_candidates
 from .errors import LibreWarning, ParameterError
 from .estimator import LibreClassifier, libre_tags
 from .inputs import as_frame, binary_target
+from .selection import Selection
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,13 @@ PAPER_GRID = {
     "alpha": [0.5, 0.7, 0.9],
     "chi2_threshold": [6.0, 4.6, 4.0],
 }
+
+#: Early stops of the weighted set cover tried by default ("use only the first k rules" of the
+#: cover; None: no early stop). Free to tune: every cap is a prefix of the uncapped cover.
+EARLY_STOP = [1, 2, 3, 5, 8, None]
+
+#: The default grid: the paper's grid times the early stop, 324 points.
+DEFAULT_GRID = {**PAPER_GRID, "max_rules": EARLY_STOP}
 
 # Parameters fixed by the search itself, never tuned.
 _FIXED = ("positive_class", "categorical_features", "random_state", "n_jobs")
@@ -142,6 +150,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         positive_class=None,
         categorical_features=None,
         scoring="f1",
+        score_tolerance=0.0,
         cv=5,
         refit=True,
         n_jobs=None,
@@ -153,6 +162,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         self.positive_class = positive_class
         self.categorical_features = categorical_features
         self.scoring = scoring
+        self.score_tolerance = score_tolerance
         self.cv = cv
         self.refit = refit
         self.n_jobs = n_jobs
@@ -179,7 +189,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         return params
 
     def _candidates(self, base: dict) -> list[dict]:
-        grid = PAPER_GRID if self.param_grid is None else self.param_grid
+        if self.param_grid is not None:
+            grid = self.param_grid
+        else:
+            grid = DEFAULT_GRID if self.max_rules is None else PAPER_GRID
         try:
             points = list(ParameterGrid(grid))
         except (TypeError, ValueError) as exc:
@@ -214,6 +227,12 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Tune on ``X, y`` by inner CV, then refit the best combination on all of it."""
         started = time.perf_counter()
+        tol = self.score_tolerance
+        if not (isinstance(tol, numbers.Real) and not isinstance(tol, bool) and tol >= 0):
+            raise ParameterError(
+                "The 'score_tolerance' parameter of LibreSearchCV must be a float >= 0. "
+                f"Got {tol!r} instead."
+            )
         frame = as_frame(X)
         probe = LibreClassifier(
             positive_class=self.positive_class
@@ -271,9 +290,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
         mean = scores.mean(axis=1)
         mean_rules = n_rules.mean(axis=1)
-        # best mean score; exact ties -> fewer rules -> grid order
-        order = np.lexsort((np.arange(len(candidates)), mean_rules, -mean))
-        best = int(order[0])
+        best = choose_candidate(mean, mean_rules, self.score_tolerance)
         self.cv_results_ = self._results(scores, n_rules, n_atoms)
         self.best_index_ = best
         self.best_params_ = dict(self._grid_points[best])
@@ -352,10 +369,13 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
 
 def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
-    """Score ``candidates`` (all with the same learner setting) on one train/validation split.
+    """Score ``candidates`` on one train/validation split.
 
     Runs LibreClassifier's stages with every shareable result cached; each candidate ends in
-    exactly the state ``LibreClassifier(**params).fit(train)`` would produce.
+    exactly the state ``LibreClassifier(**params).fit(train)`` would produce. Candidates that
+    differ only in ``max_rules`` share one set cover: the greedy cover capped at ``k`` rules
+    is the first ``k`` rules of the uncapped one, so it runs once (up to the largest cap of the
+    group) and every candidate is scored on its prefix.
     """
     started = time.perf_counter()
     train, test = split
@@ -366,8 +386,12 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
     disc_cache: dict = {}  # discretization params -> (id, discretization, records)
     disc_ids: dict = {}  # discretization content -> id
     learned: dict = {}  # (discretization id, learner setting, subset) -> Candidates
-    selected: dict = {}  # (discretization id, learner setting, subsets, selection) -> result
+    covers: dict = {}  # (discretization id, learner setting, subsets, selection) -> cover
     fired: dict = {}  # rule -> validation rows it fires on (Rule is a frozen value object)
+    selection_params = tuple(k for k in _SELECTION if k != "max_rules")
+    # one cover serves every cap up to the largest one asked for (None: uncapped)
+    caps = [params["max_rules"] for params in candidates]
+    largest = None if any(c is None for c in caps) else max(caps)
     out = []
     for params in candidates:
         clf = LibreClassifier(**params)
@@ -385,8 +409,8 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
             did, disc, records = disc_cache[dkey]
             subsets = clf.draw_subsets(disc)
             learner = tuple(params[k] for k in _LEARNERS)
-            skey = (did, learner, tuple(subsets), *(params[k] for k in _SELECTION))
-            if skey not in selected:
+            skey = (did, learner, tuple(subsets), *(params[k] for k in selection_params))
+            if skey not in covers:
                 parts = []
                 for subset in subsets:
                     lkey = (did, learner, subset)
@@ -396,9 +420,26 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                         )
                     parts.append(learned[lkey])
                 union = union_candidates(parts, int(disc.n_bins.sum()))
-                selection = clf.select(union, records, disc)
+                shared = clf.set_params(max_rules=largest)
+                selection = shared.select(union, records, disc)
+                covers[skey] = {"union": union, "selection": selection, "scores": {}}
+            cover = covers[skey]
+            n_chosen = cover["selection"].indices.size
+            k = n_chosen if params["max_rules"] is None else min(params["max_rules"], n_chosen)
+            if k not in cover["scores"]:
+                full = cover["selection"]
+                prefix = Selection(
+                    full.indices[:k], full.stats[:k], full.n_candidates, full.n_filtered
+                )
+                clf = LibreClassifier(**params)
                 clf.assemble(
-                    X_train.columns, target, disc, subsets, union, selection, feature_names=True
+                    X_train.columns,
+                    target,
+                    disc,
+                    subsets,
+                    cover["union"],
+                    prefix,
+                    feature_names=True,
                 )
                 if scorer is None:
                     # what clf.predict does (a rule fires -> positive), each rule evaluated once
@@ -410,9 +451,25 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                     score = _f1(truth, pred)
                 else:
                     score = float(scorer(clf, X_test, y_test))
-                selected[skey] = (score, len(clf.rules_), clf.rules_.n_atoms)
-        out.append(selected[skey])
+                cover["scores"][k] = (score, len(clf.rules_), clf.rules_.n_atoms)
+        out.append(cover["scores"][k])
     return {"results": out, "seconds": time.perf_counter() - started}
+
+
+def choose_candidate(mean_scores, mean_rules, score_tolerance=0.0) -> int:
+    """Index of the candidate LibreSearchCV picks: among those whose mean score is at least
+    the best mean score minus ``score_tolerance``, the one with the fewest mean rules, then the
+    best mean score, then the first in grid order. ``score_tolerance=0`` is "best mean score,
+    exact ties broken by fewer rules"."""
+    mean_scores = np.asarray(mean_scores, dtype=float)
+    mean_rules = np.asarray(mean_rules, dtype=float)
+    if mean_scores.size == 0:
+        raise ValueError("no candidate to choose from")
+    # rounded so that equal scores are not split by float noise
+    eligible = np.round(mean_scores, 9) >= np.round(np.max(mean_scores) - score_tolerance, 9)
+    index = np.flatnonzero(eligible)
+    order = np.lexsort((index, -mean_scores[index], mean_rules[index]))
+    return int(index[order[0]])
 
 
 def _f1(truth: np.ndarray, pred: np.ndarray) -> float:
@@ -442,4 +499,4 @@ def _splitter(cv, seed: int):
     return check_cv(cv, classifier=True)
 
 
-__all__ = ["PAPER_GRID", "LibreSearchCV"]
+__all__ = ["DEFAULT_GRID", "EARLY_STOP", "PAPER_GRID", "LibreSearchCV", "choose_candidate"]

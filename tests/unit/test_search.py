@@ -12,7 +12,7 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_sc
 
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
 from libre_lib.datasets import load_dataset
-from libre_lib.search import PAPER_GRID
+from libre_lib.search import DEFAULT_GRID, PAPER_GRID, choose_candidate
 
 SMALL_GRID = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "chi2_threshold": [6.0, 4.0]}
 
@@ -159,3 +159,79 @@ def test_bad_parameters_raise(haberman, kwargs):
     X, y, _ = haberman
     with pytest.raises(ParameterError):
         LibreSearchCV(**kwargs).fit(X, y)
+
+
+def test_max_rules_is_a_prefix_of_the_uncapped_cover():
+    """The greedy cover capped at k rules is the first k rules of the uncapped cover, which is
+    what lets the search score every early stop on one cover."""
+    X, y, info = load_dataset("pima")
+    for alpha in (0.5, 0.7):
+        full = LibreClassifier(positive_class=info.positive_class, alpha=alpha, random_state=0)
+        full.fit(X, y)
+        assert len(full.rules_) >= 2  # otherwise the check below says nothing
+        for k in range(1, len(full.rules_) + 2):
+            capped = LibreClassifier(
+                positive_class=info.positive_class, alpha=alpha, max_rules=k, random_state=0
+            ).fit(X, y)
+            assert capped.rules_.rules == full.rules_.rules[:k]
+            assert capped.rules_.stats == full.rules_.stats[:k]
+
+
+def test_early_stop_candidates_score_like_plain_fits(haberman):
+    """Candidates differing only in max_rules share one cover, and each is still scored exactly
+    as LibreClassifier(max_rules=k).fit on the inner fold."""
+    X, y, info = haberman
+    grid = {"alpha": [0.5, 0.9], "max_rules": [1, 2, None]}
+    search = LibreSearchCV(
+        grid, positive_class=info.positive_class, cv=3, random_state=0, refit=False
+    ).fit(X, y)
+    positive = (y == info.positive_class).to_numpy()
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, positive))
+    results = search.cv_results_
+    for i, params in enumerate(results["params"]):
+        for k, (train, test) in enumerate(folds):
+            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LibreWarning)
+                clf.fit(X.iloc[train], y.iloc[train])
+            pred = clf.predict(X.iloc[test]) == info.positive_class
+            expected = f1_score(positive[test], pred, zero_division=0.0)
+            assert results[f"split{k}_test_score"][i] == pytest.approx(expected)
+    capped = [p["max_rules"] for p in results["params"]]
+    for i, cap in enumerate(capped):
+        if cap is not None:
+            assert results["mean_n_rules"][i] <= cap
+
+
+def test_choose_candidate_prefers_fewer_rules_within_the_tolerance():
+    mean = np.array([0.60, 0.64, 0.63, 0.635, 0.50])
+    rules = np.array([1.0, 8.0, 2.0, 2.0, 1.0])
+    assert choose_candidate(mean, rules, 0.0) == 1  # plain best score
+    assert choose_candidate(mean, rules, 0.01) == 3  # fewest rules, then best score
+    assert choose_candidate(mean, rules, 0.05) == 0  # 1 rule, and better than the other one
+    # exact ties in score and rules: grid order
+    assert choose_candidate([0.5, 0.5], [2.0, 2.0], 0.0) == 0
+    # tolerance 0: equal scores -> fewer rules
+    assert choose_candidate([0.5, 0.5], [3.0, 2.0], 0.0) == 1
+
+
+def test_score_tolerance_picks_a_simpler_model_within_the_tolerance(haberman):
+    X, y, info = haberman
+    grid = {"alpha": [0.5, 0.7, 0.9], "max_rules": [1, 2, None]}
+    plain = LibreSearchCV(grid, positive_class=info.positive_class, cv=3, random_state=0)
+    plain.fit(X, y)
+    loose = clone(plain).set_params(score_tolerance=0.05).fit(X, y)
+    res = loose.cv_results_
+    best = res["mean_test_score"].max()
+    assert plain.best_score_ == pytest.approx(best)
+    assert loose.best_score_ >= best - 0.05 - 1e-9
+    within = res["mean_test_score"] >= best - 0.05 - 1e-9
+    assert res["mean_n_rules"][loose.best_index_] == res["mean_n_rules"][within].min()
+    assert len(loose.rules_) == len(loose.best_estimator_.rules_)
+
+
+def test_default_grid_adds_the_early_stop():
+    assert set(DEFAULT_GRID) == set(PAPER_GRID) | {"max_rules"}
+    assert None in DEFAULT_GRID["max_rules"]
+    for name, values in PAPER_GRID.items():
+        assert DEFAULT_GRID[name] == values
