@@ -385,6 +385,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
     target = None
     disc_cache: dict = {}  # discretization params -> (id, discretization, records)
     disc_ids: dict = {}  # discretization content -> id
+    drawn: dict = {}  # (discretization id, n_estimators, max_features, seed) -> subsets
     learned: dict = {}  # (discretization id, learner setting, subset) -> Candidates
     covers: dict = {}  # (discretization id, learner setting, subsets, selection) -> cover
     fired: dict = {}  # rule -> validation rows it fires on (Rule is a frozen value object)
@@ -407,7 +408,10 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                     disc_ids[content] = (len(disc_ids), disc, clf.encode(X_train, target, disc))
                 disc_cache[dkey] = disc_ids[content]
             did, disc, records = disc_cache[dkey]
-            subsets = clf.draw_subsets(disc)
+            draw = (did, params["n_estimators"], params["max_features"], params["random_state"])
+            if draw not in drawn:
+                drawn[draw] = clf.draw_subsets(disc)
+            subsets = drawn[draw]
             learner = tuple(params[k] for k in _LEARNERS)
             skey = (did, learner, tuple(subsets), *(params[k] for k in selection_params))
             if skey not in covers:
