@@ -24,22 +24,33 @@ logger = logging.getLogger(__name__)
 _CELLS_PER_CHUNK = 1 << 24
 
 
+SUBSET_SIZES = ("cycle", "fixed")
+
+
 def draw_feature_subsets(
-    pool: Sequence[int], n_estimators: int, max_features: int, rng: np.random.RandomState
+    pool: Sequence[int],
+    n_estimators: int,
+    max_features: int,
+    rng: np.random.RandomState,
+    sizes: str = "cycle",
 ) -> list[tuple[int, ...]]:
     """``n_estimators`` sorted random subsets of ``pool`` of *up to* ``max_features`` features
     (paper, Experiments: "each weak learner uses up to 5 features").
 
-    Sizes cycle ``max_features, max_features - 1, ..., 1, max_features, ...`` so the ensemble
-    mixes short, general rules with longer, specific ones and a single learner sees
-    ``max_features`` features. Repeated subsets are skipped.
+    ``sizes="cycle"``: sizes cycle ``max_features, max_features - 1, ..., 1, max_features,
+    ...`` so the ensemble mixes short, general rules with longer, specific ones.
+    ``sizes="fixed"``: every subset has ``max_features`` features (what concepts spanning that
+    many features, e.g. tic-tac-toe's lines, need). Either way the first ``n`` subsets drawn for
+    ``n_estimators=m > n`` are those drawn for ``n_estimators=n``. Repeated subsets are skipped.
     """
+    if sizes not in SUBSET_SIZES:
+        raise ValueError(f"sizes must be one of {SUBSET_SIZES}, got {sizes!r}")
     pool = np.asarray(pool, dtype=np.int64)
     top = min(max_features, pool.size)
     subsets: list[tuple[int, ...]] = []
     seen = set()
     for i in range(n_estimators):
-        size = top - i % top
+        size = top - i % top if sizes == "cycle" else top
         subset = tuple(sorted(int(f) for f in rng.choice(pool, size=size, replace=False)))
         if subset not in seen:
             seen.add(subset)

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from . import __version__
 from .discretization import Discretization, fit_discretization
 from .encoding import DistinctRecords, distinct_records
-from .ensemble import Candidates, draw_feature_subsets, fit_ensemble
+from .ensemble import SUBSET_SIZES, Candidates, draw_feature_subsets, fit_ensemble
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError
 from .inputs import Target, as_frame, binary_target, label_array, resolve_categorical
 from .render import rule_from_dict, rule_to_dict
@@ -51,8 +51,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         are run once.
     max_features : int, float or None, default=5
         Largest feature subset of a learner: a count, a fraction of the usable features, or
-        all of them. Subset sizes cycle from this maximum down to 1 (the paper's learners use
-        "up to 5 features"), mixing short general rules with longer specific ones.
+        all of them. See ``subset_sizes``.
+    subset_sizes : {"cycle", "fixed"}, default="cycle"
+        "cycle": subset sizes cycle from ``max_features`` down to 1 (the paper's learners use
+        "up to 5 features"), mixing short general rules with longer specific ones; "fixed":
+        every learner gets ``max_features`` features (needed when the concept spans that many
+        features jointly, as tic-tac-toe's lines do).
     heuristic : {"H1", "H2"}, default="H1"
         Bit-selection heuristic of FindBoundaryPoint (section 3.1): H1 favours fewer rules,
         H2 shorter ones.
@@ -99,6 +103,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self,
         n_estimators=50,
         max_features=5,
+        subset_sizes="cycle",
         heuristic="H1",
         alpha=0.7,
         chi2_threshold=4.6,
@@ -114,6 +119,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     ):
         self.n_estimators = n_estimators
         self.max_features = max_features
+        self.subset_sizes = subset_sizes
         self.heuristic = heuristic
         self.alpha = alpha
         self.chi2_threshold = chi2_threshold
@@ -150,6 +156,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         mf = self.max_features
         if not (mf is None or (is_int(mf) and mf >= 1) or (is_real(mf) and 0 < mf <= 1)):
             fail("max_features", "an int >= 1, a float in (0, 1] or None")
+        if self.subset_sizes not in SUBSET_SIZES:
+            fail("subset_sizes", f"one of {SUBSET_SIZES}")
         if self.heuristic not in HEURISTICS:
             fail("heuristic", f"one of {HEURISTICS}")
         if not (is_real(self.alpha) and 0 <= self.alpha <= 1):
@@ -254,7 +262,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         if not pool:
             return []
         rng = check_random_state(self.random_state)
-        return draw_feature_subsets(pool, self.n_estimators, self._n_features(len(pool)), rng)
+        return draw_feature_subsets(
+            pool, self.n_estimators, self._n_features(len(pool)), rng, self.subset_sizes
+        )
 
     def select(
         self, candidates: Candidates, records: DistinctRecords, discretization: Discretization

@@ -75,7 +75,7 @@ DEFAULT_GRID = {**PAPER_GRID, "max_rules": EARLY_STOP}
 _FIXED = ("positive_class", "categorical_features", "random_state", "n_jobs")
 # Which stage each tunable parameter acts on.
 _DISCRETIZATION = ("chi2_threshold", "max_intervals")
-_LEARNERS = ("max_features", "heuristic", "seeds")
+_LEARNERS = ("max_features", "subset_sizes", "heuristic", "seeds")
 _SELECTION = ("alpha", "top_k", "max_rules", "min_local_support")
 
 
@@ -408,7 +408,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                     disc_ids[content] = (len(disc_ids), disc, clf.encode(X_train, target, disc))
                 disc_cache[dkey] = disc_ids[content]
             did, disc, records = disc_cache[dkey]
-            draw = (did, params["n_estimators"], params["max_features"], params["random_state"])
+            draw = (did, params["n_estimators"], *(params[k] for k in _LEARNERS[:2]))
             if draw not in drawn:
                 drawn[draw] = clf.draw_subsets(disc)
             subsets = drawn[draw]

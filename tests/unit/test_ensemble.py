@@ -1,6 +1,7 @@
 """The ensemble (paper, section 3.2): random feature subsets, learners, union of their points."""
 
 import numpy as np
+import pytest
 
 from libre_lib.encoding import ZeroSets, distinct_records
 from libre_lib.ensemble import (
@@ -94,3 +95,18 @@ def test_a_learner_without_positives_gives_nothing():
     codes = np.array([[0, 0], [1, 1]])
     records = distinct_records(codes, n_bins, np.zeros(2), np.ones(2))
     assert len(learn_subset(records, n_bins, [0, 1])) == 0
+
+
+def test_fixed_subset_sizes_and_the_prefix_property():
+    pool = list(range(9))
+    fixed = draw_feature_subsets(pool, 20, 4, np.random.RandomState(3), sizes="fixed")
+    assert all(len(s) == 4 for s in fixed)
+    cycle = draw_feature_subsets(pool, 20, 4, np.random.RandomState(3))
+    assert sorted({len(s) for s in cycle}) == [1, 2, 3, 4]
+    # fewer estimators draw the first subsets of more estimators, for both policies
+    for sizes in ("cycle", "fixed"):
+        short = draw_feature_subsets(pool, 5, 4, np.random.RandomState(3), sizes=sizes)
+        long = draw_feature_subsets(pool, 20, 4, np.random.RandomState(3), sizes=sizes)
+        assert long[: len(short)] == short
+    with pytest.raises(ValueError):
+        draw_feature_subsets(pool, 5, 4, np.random.RandomState(3), sizes="random")

@@ -177,11 +177,17 @@ def test_max_rules_is_a_prefix_of_the_uncapped_cover():
             assert capped.rules_.stats == full.rules_.stats[:k]
 
 
-def test_early_stop_candidates_score_like_plain_fits(haberman):
-    """Candidates differing only in max_rules share one cover, and each is still scored exactly
-    as LibreClassifier(max_rules=k).fit on the inner fold."""
+@pytest.mark.parametrize(
+    "grid",
+    [
+        {"alpha": [0.5, 0.9], "max_rules": [1, 2, None]},
+        {"max_features": [2], "subset_sizes": ["cycle", "fixed"], "max_rules": [2, None]},
+    ],
+)
+def test_early_stop_and_subset_sizes_score_like_plain_fits(haberman, grid):
+    """Candidates differing only in max_rules share one cover, those differing in subset_sizes
+    draw their own subsets, and each is still scored exactly as the plain fit."""
     X, y, info = haberman
-    grid = {"alpha": [0.5, 0.9], "max_rules": [1, 2, None]}
     search = LibreSearchCV(
         grid, positive_class=info.positive_class, cv=3, random_state=0, refit=False
     ).fit(X, y)
