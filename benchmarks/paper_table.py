@@ -5,7 +5,7 @@ number of rules and average atoms per rule; tuning by inner CV on the training f
     python benchmarks/paper_table.py --quick                      # a few minutes
     python benchmarks/paper_table.py --doc docs/benchmarks.md     # full run, writes "Quality"
 
-Methods: LIBRE tuned (LibreSearchCV over the paper's grid), LIBRE 3 (the same search with
+Methods: LIBRE tuned (LibreSearchCV with its default grid), LIBRE 3 (the same search with
 max_rules=3), LIBRE with defaults, DecisionTree and RandomForest (max_depth tuned), RIPPER
 (wittgenstein, k tuned), and the imodels rule models SkopeRules, RuleFit and BayesianRuleSet.
 LIBRE gets the raw columns (strings, NaN); the peers get imputation + one-hot encoding fitted
@@ -56,7 +56,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from libre_lib import LibreClassifier, LibreSearchCV
 from libre_lib.datasets import dataset_names, load_dataset
-from libre_lib.search import PAPER_GRID
+from libre_lib.search import DEFAULT_GRID, EARLY_STOP, choose_candidate
 
 logger = logging.getLogger("paper_table")
 
@@ -303,19 +303,25 @@ def run_method(method, X_train, y_train, X_test, info, cfg: Config) -> dict:
 def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
     """LIBRE tuned and LIBRE 3 from one inner CV.
 
-    One ``LibreSearchCV`` over the grid × ``max_rules`` ∈ {None, 3} scores every combination
-    exactly as two separate searches (``LibreSearchCV(grid)`` and ``LibreSearchCV(grid,
-    max_rules=3)``) would - same inner folds, same seed - while the discretizations and weak
-    learners, which do not depend on max_rules, are computed once. Each method then takes the
-    best combination of its half with LibreSearchCV's rule (best mean F1, then fewer rules,
-    then grid order) and refits it on the training fold. Each method's fit time is the shared
-    search plus its own refit.
+    LIBRE is ``LibreSearchCV()`` (its default grid: the paper's grid times the early stop
+    ``max_rules``), LIBRE 3 is ``LibreSearchCV(max_rules=3)`` (the same grid with the cap fixed
+    at 3). One search over the grid with ``max_rules`` ∈ early stops ∪ {3} scores every
+    combination exactly as the two separate searches would - same inner folds, same seed -
+    while the discretizations, learners and set covers are computed once. Each method then
+    applies LibreSearchCV's choice rule (:func:`choose_candidate` with its default
+    ``score_tolerance``) to its own candidates and refits the choice on the training fold.
+    Each method's fit time is the shared search plus its own refit.
     """
     positive = info.positive_class
-    grid = dict(PAPER_GRID if cfg.grid is None else cfg.grid)
+    if cfg.grid is None:
+        grid = dict(DEFAULT_GRID)
+    else:
+        grid = {**cfg.grid, "max_rules": cfg.grid.get("max_rules", EARLY_STOP)}
+    stops = list(grid["max_rules"])
+    tolerance = LibreSearchCV().score_tolerance
     started = time.perf_counter()
     search = LibreSearchCV(
-        {**grid, "max_rules": [None, 3]},
+        {**grid, "max_rules": stops + ([] if 3 in stops else [3])},
         positive_class=positive,
         cv=StratifiedKFold(cfg.inner_cv, shuffle=True, random_state=cfg.seed),
         refit=False,
@@ -329,19 +335,19 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
     res = search.cv_results_
     mean, rules = res["mean_test_score"], res["mean_n_rules"]
     out = {}
-    for method, cap in (("LIBRE", None), ("LIBRE 3", 3)):
-        idx = np.array([i for i, p in enumerate(res["params"]) if p["max_rules"] == cap])
-        best = int(idx[np.lexsort((idx, rules[idx], -mean[idx]))[0]])
-        params = {k: v for k, v in res["params"][best].items() if k != "max_rules"}
+    for method, caps in (("LIBRE", stops), ("LIBRE 3", [3])):
+        idx = np.array([i for i, p in enumerate(res["params"]) if p["max_rules"] in caps])
+        best = int(idx[choose_candidate(mean[idx], rules[idx], tolerance)])
+        params = dict(res["params"][best])
         started = time.perf_counter()
-        model = LibreClassifier(
-            positive_class=positive, random_state=search.seed_, max_rules=cap, **params
-        )
+        model = LibreClassifier(positive_class=positive, random_state=search.seed_, **params)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model.fit(X_train, y_train)
         fit_s = shared + time.perf_counter() - started
         pred = model.predict(X_test) == positive
+        if method == "LIBRE 3":
+            params.pop("max_rules")
         out[method] = _result(pred, len(model.rules_), model.rules_.n_atoms, fit_s, params)
         out[method]["inner_f1"] = float(mean[best])
     return out
@@ -595,16 +601,21 @@ def markdown(results, datasets, methods, meta) -> str:
         "",
         "* **LIBRE** – `LibreSearchCV()`: "
         + (
-            "the paper's full grid, 54 points (n_estimators ∈ {5, 20, 50}, up to 5 features "
-            "per learner, H1/H2, alpha ∈ {.5, .7, .9}, chi2_threshold ∈ {6, 4.6, 4})"
+            "its default grid, 648 points: the paper's grid (n_estimators ∈ {5, 20, 50}, up "
+            "to 5 features per learner, H1/H2, alpha ∈ {.5, .7, .9}, chi2_threshold ∈ {6, 4.6, "
+            "4}) × the early stop max_rules ∈ {1, 2, 3, 5, 8, None} × subset_sizes ∈ {cycle, "
+            "fixed}"
             if meta["grid"] is None
-            else f"the quick grid `{meta['grid']}`"
+            else f"the quick grid `{meta['grid']}` × the early stop max_rules ∈ "
+            "{1, 2, 3, 5, 8, None}"
         )
-        + "; other parameters at their defaults (max_intervals=3, top_k=200, "
-        "min_local_support=0.05); raw data, NaN left in place.",
-        "* **LIBRE 3** – the same search with `max_rules=3`. Both come from one inner CV over "
-        "the grid × max_rules ∈ {None, 3} (identical scores to two separate searches; the "
-        "learners are shared), so their fit times both include that joint search.",
+        + "; choice: the fewest mean rules among the points within score_tolerance=0.01 of "
+        "the best mean inner F1; other parameters at their defaults (max_intervals=3, "
+        "top_k=200, min_local_support=0.05); raw data, NaN left in place.",
+        "* **LIBRE 3** – `LibreSearchCV(max_rules=3)`: the same grid with the cap fixed at 3 "
+        "and the same choice rule. Both come from one inner CV (identical scores to two "
+        "separate searches; the learners and set covers are shared), so their fit times both "
+        "include that joint search.",
         "* **LIBRE default** – `LibreClassifier()` untuned.",
         "* **DT**, **RF** – scikit-learn DecisionTree / RandomForest (100 trees), max_depth ∈ "
         "{5, 10, 20, None} tuned.",
@@ -728,7 +739,7 @@ def markdown(results, datasets, methods, meta) -> str:
 
 
 def _short(params: str) -> str:
-    names = {"n_estimators": "E", "alpha": "α", "chi2_threshold": "χ²"}
+    names = {"n_estimators": "E", "alpha": "α", "chi2_threshold": "χ²", "max_rules": "k"}
     p = json.loads(params)
     return " ".join(
         str(v) if k == "heuristic" else f"{names.get(k, k)}={v}" for k, v in sorted(p.items())

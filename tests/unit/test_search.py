@@ -34,8 +34,14 @@ def test_tunes_over_the_grid_and_refits_the_best(haberman, tuned):
     X, y, info = haberman
     assert tuned.best_params_ in list(ParameterGrid(SMALL_GRID))
     assert tuned.best_params_ == tuned.cv_results_["params"][tuned.best_index_]
-    assert tuned.best_score_ == pytest.approx(tuned.cv_results_["mean_test_score"].max())
-    assert tuned.cv_results_["rank_test_score"][tuned.best_index_] == 1
+    # the default choice: fewest mean rules within score_tolerance of the best mean score
+    mean = tuned.cv_results_["mean_test_score"]
+    rules = tuned.cv_results_["mean_n_rules"]
+    within = mean >= mean.max() - tuned.score_tolerance - 1e-9
+    assert tuned.score_tolerance == 0.01
+    assert tuned.best_score_ == pytest.approx(mean[tuned.best_index_])
+    assert within[tuned.best_index_]
+    assert rules[tuned.best_index_] == rules[within].min()
     assert len(tuned.cv_results_["params"]) == 8
     assert tuned.n_splits_ == 3
     # best_estimator_ is exactly LibreClassifier(best params, same seed) on all of X
@@ -152,6 +158,7 @@ def test_other_scorer_and_array_input(haberman):
         {"param_grid": {"max_rules": [1, 3]}, "max_rules": 3},
         {"param_grid": {"alpha": [2.0]}},
         {"cv": 1},
+        {"score_tolerance": -0.1},
         {"estimator": object()},
     ],
 )
@@ -224,8 +231,9 @@ def test_choose_candidate_prefers_fewer_rules_within_the_tolerance():
 def test_score_tolerance_picks_a_simpler_model_within_the_tolerance(haberman):
     X, y, info = haberman
     grid = {"alpha": [0.5, 0.7, 0.9], "max_rules": [1, 2, None]}
-    plain = LibreSearchCV(grid, positive_class=info.positive_class, cv=3, random_state=0)
-    plain.fit(X, y)
+    plain = LibreSearchCV(
+        grid, positive_class=info.positive_class, cv=3, random_state=0, score_tolerance=0.0
+    ).fit(X, y)
     loose = clone(plain).set_params(score_tolerance=0.05).fit(X, y)
     res = loose.cv_results_
     best = res["mean_test_score"].max()
@@ -236,8 +244,17 @@ def test_score_tolerance_picks_a_simpler_model_within_the_tolerance(haberman):
     assert len(loose.rules_) == len(loose.best_estimator_.rules_)
 
 
-def test_default_grid_adds_the_early_stop():
-    assert set(DEFAULT_GRID) == set(PAPER_GRID) | {"max_rules"}
+def test_default_grid_adds_the_early_stop_and_subset_sizes(haberman):
+    assert set(DEFAULT_GRID) == set(PAPER_GRID) | {"max_rules", "subset_sizes"}
     assert None in DEFAULT_GRID["max_rules"]
+    assert DEFAULT_GRID["subset_sizes"] == ["cycle", "fixed"]
+    assert len(ParameterGrid(DEFAULT_GRID)) == 54 * 2 * len(DEFAULT_GRID["max_rules"])
+    # with the cap fixed the default grid drops its max_rules axis
+    X, y, _ = haberman
+    capped = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False)
+    capped.fit(X, y)
+    assert len(capped.cv_results_["params"]) == 54 * 2
+    assert all("max_rules" not in p for p in capped.cv_results_["params"])
+    assert np.all(capped.cv_results_["mean_n_rules"] <= 2)
     for name, values in PAPER_GRID.items():
         assert DEFAULT_GRID[name] == values
