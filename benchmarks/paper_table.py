@@ -742,7 +742,8 @@ def _short(params: str) -> str:
     names = {"n_estimators": "E", "alpha": "α", "chi2_threshold": "χ²", "max_rules": "k"}
     p = json.loads(params)
     return " ".join(
-        str(v) if k == "heuristic" else f"{names.get(k, k)}={v}" for k, v in sorted(p.items())
+        str(v) if k in ("heuristic", "subset_sizes") else f"{names.get(k, k)}={v}"
+        for k, v in sorted(p.items())
     )
 
 
