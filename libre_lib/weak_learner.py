@@ -40,6 +40,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from .cells import (
+    cell_layout,
+    codes_of,
+    directory_levels,
+    find_boundary_cells,
+    positive_runs,
+    sorted_runs,
+)
 from .encoding import ZeroSets
 from .errors import ParameterError
 
@@ -195,7 +203,10 @@ def _find_boundary_compiled(
     pos: ZeroSets, neg: ZeroSets, weight: np.ndarray, heuristic: str, seeds: str
 ) -> np.ndarray:
     d0 = pos.bit_weights(weight)  # |D+_i^0|
-    order = np.lexsort((np.arange(pos.n_rows), -weight))
+    order = np.lexsort((np.arange(pos.n_rows), -weight)).astype(np.int64)
+    radix = _cell_radix(pos, neg) if heuristic == "H1" and seeds == "uncovered" else None
+    if radix is not None:
+        return _find_boundary_cells(pos, neg, weight, order, radix, d0)
     bit_ptr, bit_rows = _by_bit(neg)
     blocks = pos.blocks if pos.blocks is not None else np.zeros(0, dtype=np.int64)
     if blocks.size and seeds == "uncovered":
@@ -207,7 +218,7 @@ def _find_boundary_compiled(
         pos.indptr.astype(np.int64, copy=False),
         pos.indices.astype(np.int64, copy=False),
         weight,
-        order.astype(np.int64, copy=False),
+        order,
         neg.indptr.astype(np.int64, copy=False),
         neg.indices.astype(np.int64, copy=False),
         bit_ptr,
@@ -220,6 +231,36 @@ def _find_boundary_compiled(
         heuristic == "H2",
         seeds == "all",
     )
+
+
+def _find_boundary_cells(pos, neg, weight, order, radix, d0) -> np.ndarray:
+    """H1 with uncovered seeds on inverse one-hot records: the cell-key kernel
+    (:mod:`libre_lib.cells`), same points as the generic kernel."""
+    blocks = pos.blocks.astype(np.int64, copy=False)
+    m = blocks.size - 1
+    levels = directory_levels(blocks, neg.n_rows)
+    pos_codes = codes_of(pos, m)
+    return find_boundary_cells(
+        pos_codes,
+        weight,
+        order,
+        positive_runs(pos_codes, blocks, radix, levels),
+        sorted_runs(codes_of(neg, m), blocks, radix, levels),
+        blocks,
+        radix,
+        d0.copy(),
+        d0,
+    )
+
+
+def _cell_radix(pos: ZeroSets, neg: ZeroSets) -> np.ndarray | None:
+    """Cell-key radix when both sides are inverse one-hot records of the same grid and the
+    grid fits an int64 key (then :mod:`libre_lib.cells` runs), else None."""
+    if pos.blocks is None or pos.n_rows == 0:
+        return None
+    if neg.n_rows and (neg.blocks is None or not np.array_equal(neg.blocks, pos.blocks)):
+        return None
+    return cell_layout(pos.blocks)
 
 
 def _find_boundary_numpy(

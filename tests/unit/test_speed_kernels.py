@@ -8,6 +8,7 @@ value counting are compared with the plain numpy formulations they replaced.
 import numpy as np
 import pytest
 
+from libre_lib import weak_learner
 from libre_lib.discretization import _value_counts
 from libre_lib.encoding import ZeroSets, distinct_records
 from libre_lib.ensemble import covered_counts
@@ -64,6 +65,46 @@ def test_compiled_learner_with_imbalanced_classes():
     for heuristic in ("H1", "H2"):
         compiled, stepwise = both(pos, neg, weight, heuristic, "uncovered")
         np.testing.assert_array_equal(compiled, stepwise)
+
+
+def generic(pos, neg, weight, monkeypatch):
+    """The generic compiled kernel, bypassing the cell-key one."""
+    with monkeypatch.context() as patch:
+        patch.setattr(weak_learner, "_cell_radix", lambda *_: None)
+        return find_boundary(pos, neg, weight, "H1", "uncovered")
+
+
+@pytest.mark.parametrize(
+    ("n", "n_bins", "rate"),
+    [
+        (20000, [8] * 10, 0.5),  # sparse grid: long searches, few pruned runs
+        (20000, [3] * 10, 0.5),  # dense grid: directory levels cover most digits
+        (8000, [2, 9, 1, 4, 3, 7], 0.2),  # a one-bin feature, unequal bins, imbalance
+        (3000, [5] * 4, 0.9),  # few negatives
+        (4000, [40, 30], 0.5),  # two wide features
+    ],
+)
+def test_cell_kernel_matches_the_generic_kernel(n, n_bins, rate, monkeypatch):
+    rng = np.random.RandomState(n % 97)
+    pos, neg, weight = one_hot_problem(rng, n, np.asarray(n_bins), positive_rate=rate)
+    # integer weights in few values: many ties of the H1 keys, decided by distances
+    weight = np.minimum(weight, 2.0)
+    cells = find_boundary(pos, neg, weight, "H1", "uncovered")
+    assert cells.shape[0] > 0
+    np.testing.assert_array_equal(cells, generic(pos, neg, weight, monkeypatch))
+
+
+def test_cell_kernel_with_duplicate_positive_cells_and_no_negatives(monkeypatch):
+    n_bins = np.array([3, 4, 2])
+    codes = np.array([[0, 1, 1], [0, 1, 1], [2, 3, 0], [1, 0, 1]])
+    pos = ZeroSets.from_codes(codes, n_bins)
+    no_neg = ZeroSets.from_codes(np.zeros((0, 3), dtype=int), n_bins)
+    weight = np.array([1.0, 2.0, 1.0, 1.0])
+    assert find_boundary(pos, no_neg, weight).shape[0] == 0  # everything allowed: no rule
+    neg = ZeroSets.from_codes(np.array([[0, 1, 0], [2, 2, 0]]), n_bins)
+    np.testing.assert_array_equal(
+        find_boundary(pos, neg, weight), generic(pos, neg, weight, monkeypatch)
+    )
 
 
 def test_covered_counts_kernel_matches_the_dense_comparison():

@@ -1,0 +1,488 @@
+"""FindBoundary on inverse one-hot records seen as grid cells (paper, section 3.1, Alg. 1-2, H1).
+
+With inverse one-hot data every record is one cell of the grid of bins, and the current element
+``p`` of FindBoundaryPoint is a *box*: the bins it allows on each feature (its zeros). Flipping
+bit ``(f, v)`` (allowing bin ``v`` of feature ``f``) creates a conflict iff a negative lies in
+bin ``v`` of ``f`` and inside the box on every other feature.
+
+Each record gets an integer cell key (mixed radix, feature 0 most significant), and the
+negatives of every bin are kept sorted by key. The negatives of one bin whose first ``k``
+features take given bins then form one contiguous run, so "is there a negative of bin ``v`` of
+``f`` inside the box?" is a depth-first search that splits the run feature by feature into the
+allowed bins only (two binary searches per allowed bin), drops empty runs at once and checks
+short runs record by record. It visits only the non-empty prefixes of the box instead of every
+negative of the bin, and no per-negative distance is kept, so the cost of a seed no longer
+grows with the number of negatives. The positives a new point covers (and the older points it
+makes redundant: their seeds lie in its box) are found by the same search over all positives.
+
+This is the same algorithm as :func:`libre_lib.weak_learner.find_boundary` with ``H1`` and
+``seeds="uncovered"`` and returns exactly the same points (tests compare them); only the data
+structures differ. Inside a group of tied H1 keys the exact minimum distance of a bit is still
+needed; it is computed by scanning that bit's negatives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .encoding import ZeroSets
+
+_UNDEFINED = np.iinfo(np.int64).max // 4
+_MAX_KEY = 2**62
+_SHORT_RUN = 64
+_DIRECTORY = 1 << 16
+
+
+def cell_layout(blocks: np.ndarray) -> np.ndarray | None:
+    """Radix of every feature in the cell key ``sum(code_f * radix_f)`` (feature 0 most
+    significant), or None when the grid has too many cells for an int64 key."""
+    n_bins = np.diff(np.asarray(blocks, dtype=np.int64))
+    radix = np.ones(n_bins.size, dtype=np.int64)
+    span = 1
+    for f in range(n_bins.size - 1, -1, -1):
+        radix[f] = span
+        span *= int(n_bins[f])
+        if span >= _MAX_KEY:
+            return None
+    return radix
+
+
+def codes_of(zeros: ZeroSets, n_features: int) -> np.ndarray:
+    """Bin code per feature (rows x features) of inverse one-hot zero sets."""
+    if zeros.n_rows == 0:
+        return np.zeros((0, n_features), dtype=np.int32)
+    flat = zeros.indices.reshape(zeros.n_rows, n_features)
+    return (flat - zeros.blocks[:-1][None, :]).astype(np.int32)
+
+
+def code_dtype(blocks: np.ndarray):
+    """Smallest integer type holding every bin code."""
+    return np.uint8 if np.diff(blocks).max(initial=1) <= 256 else np.int32
+
+
+def cell_keys(codes: np.ndarray, radix: np.ndarray) -> np.ndarray:
+    """The cell key of every record (rows of bin codes)."""
+    if codes.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    return (codes.astype(np.int64) * radix[None, :]).sum(axis=1)
+
+
+def directory_levels(blocks: np.ndarray, n_records: int) -> int:
+    """How many leading features the directories resolve: the most whose bins multiply to no
+    more prefixes than a bit has records on average (a finer directory would mostly point at
+    empty runs), within ``_DIRECTORY`` prefixes per bit."""
+    n_bins = np.diff(np.asarray(blocks, dtype=np.int64))
+    per_bit = n_records * n_bins.size / max(int(n_bins.sum()), 1)
+    limit = min(_DIRECTORY, max(64, per_bit))
+    levels, size = 0, 1
+    while levels < n_bins.size - 1 and size * n_bins[levels] <= limit:
+        size *= int(n_bins[levels])
+        levels += 1
+    return levels
+
+
+def _directory(keys: np.ndarray, lo: int, radix: np.ndarray, blocks: np.ndarray, levels: int):
+    """Start (absolute position) of every prefix of the first ``levels`` digits in the sorted
+    ``keys``, then the end."""
+    if levels == 0:
+        return np.array([lo, lo + keys.size], dtype=np.int64)
+    size = int(np.prod(np.diff(blocks)[:levels]))
+    starts = np.arange(size + 1, dtype=np.int64) * radix[levels - 1]
+    return lo + np.searchsorted(keys, starts).astype(np.int64)
+
+
+def positive_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels: int):
+    """The positives sorted by cell key: (keys, rows, their codes, directory)."""
+    keys = cell_keys(codes, radix)
+    rows = np.argsort(keys, kind="stable").astype(np.int64)
+    keys = keys[rows]
+    sorted_codes = codes.astype(code_dtype(blocks))[rows]
+    return keys, rows, sorted_codes, _directory(keys, 0, radix, blocks, levels)
+
+
+def sorted_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels: int):
+    """Per bit (CSR over ``blocks``), the records with a zero there sorted by cell key, with
+    their codes (copied in that order, so runs are read contiguously) and each bit's
+    directory: (bit_ptr, bit_rows, bit_keys, bit_codes, directories, levels)."""
+    n, m = codes.shape
+    keys = cell_keys(codes, radix)
+    bits = (codes + blocks[:-1][None, :]).ravel()
+    rows = np.repeat(np.arange(n, dtype=np.int64), m)
+    order = np.lexsort((keys[rows], bits))
+    counts = np.bincount(bits, minlength=int(blocks[-1]))
+    ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    bit_rows = rows[order]
+    bit_keys = keys[bit_rows]
+    bit_codes = codes.astype(code_dtype(blocks))[bit_rows]
+    directories = np.stack(
+        [
+            _directory(bit_keys[ptr[b] : ptr[b + 1]], ptr[b], radix, blocks, levels)
+            for b in range(ptr.size - 1)
+        ]
+    )
+    return ptr, bit_rows, bit_keys, bit_codes, directories, levels
+
+
+@njit(cache=True, nogil=True)
+def _lower(keys, lo, hi, key):
+    """First position in ``keys[lo:hi]`` (sorted) whose key is >= ``key``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _push(stack, top, lo, hi, depth, prefix, left):
+    stack[top, 0] = lo
+    stack[top, 1] = hi
+    stack[top, 2] = depth
+    stack[top, 3] = prefix
+    stack[top, 4] = left
+    return top + 1
+
+
+@njit(cache=True, nogil=True)
+def _search(f, v, keys, rows, codes, lo, hi, budget, box, radix, directory, levels, stack, out):
+    """Records of ``rows[lo:hi]`` (sorted by cell ``keys``) that lie outside the box on at most
+    ``budget`` features other than ``f`` (``f = -1``: any feature; ``f >= 0``: every record is
+    in bin ``v`` of ``f``). Depth-first over the key digits, following only the bins that keep
+    the misses within the budget; runs of a few records are checked one by one. The first
+    ``levels`` digits are resolved by ``directory`` (start of every top-digit prefix) instead
+    of binary searches. With an empty ``out`` it stops at the first such record and returns its
+    position + 1 (0: none); otherwise it stores all of them in ``out`` and returns their
+    number."""
+    allowed, allowed_list, n_allowed = box
+    m = radix.size
+    collect = out.size > 0
+    found = 0
+    top = 0
+    if budget == 0 and levels > 0:
+        # every allowed prefix of the first ``levels`` digits, by odometer
+        unit = radix[levels - 1]
+        idx = np.zeros(levels, dtype=np.int64)
+        while True:
+            j = 0
+            for g in range(levels):
+                code = v if g == f else allowed_list[g, idx[g]]
+                j += code * (radix[g] // unit)
+            a, b = directory[j], directory[j + 1]
+            if b > a:
+                top = _push(stack, top, a, b, levels, j * unit, 0)
+            g = levels - 1
+            while g >= 0:
+                if g != f and idx[g] + 1 < n_allowed[g]:
+                    idx[g] += 1
+                    break
+                idx[g] = 0
+                g -= 1
+            if g < 0:
+                break
+    else:
+        top = _push(stack, top, lo, hi, 0, 0, budget)
+    while top > 0:
+        top -= 1
+        lo = stack[top, 0]
+        hi = stack[top, 1]
+        d = stack[top, 2]
+        prefix = stack[top, 3]
+        left = stack[top, 4]
+        if hi - lo <= _SHORT_RUN or d == m:
+            for t in range(lo, hi):
+                y = rows[t]
+                misses = 0
+                for g in range(d, m):
+                    if g != f and not allowed[g, codes[t, g]]:
+                        misses += 1
+                        if misses > left:
+                            break
+                if misses <= left:
+                    if not collect:
+                        return t + 1
+                    out[found] = y
+                    found += 1
+            continue
+        step = radix[d]
+        if d == f:  # every record of the run is in the bin being tested
+            top = _push(stack, top, lo, hi, d + 1, prefix + v * step, left)
+        elif left == 0:
+            for i in range(n_allowed[d]):
+                low_key = prefix + allowed_list[d, i] * step
+                a = _lower(keys, lo, hi, low_key)
+                if a < hi and keys[a] < low_key + step:
+                    top = _push(
+                        stack, top, a, _lower(keys, a, hi, low_key + step), d + 1, low_key, 0
+                    )
+        else:
+            a = lo
+            while a < hi:  # every bin present in the run, in key order
+                code = (keys[a] - prefix) // step
+                low_key = prefix + code * step
+                b = _lower(keys, a, hi, low_key + step)
+                top = _push(
+                    stack, top, a, b, d + 1, low_key, left if allowed[d, code] else left - 1
+                )
+                a = b
+    return found
+
+
+@njit(cache=True, nogil=True)
+def _slab_min_distance(f, lo, hi, codes, allowed, floor):
+    """min over the negatives of this bin of d(p, y) = 1 + #{g != f : y_g not allowed}; the
+    scan stops as soon as the minimum is known to be <= ``floor``."""
+    if lo == hi:
+        return _UNDEFINED
+    m = codes.shape[1]
+    best = _UNDEFINED
+    for t in range(lo, hi):
+        d = 1
+        for g in range(m):
+            if g != f and not allowed[g, codes[t, g]]:
+                d += 1
+                if d >= best:
+                    break
+        if d < best:
+            best = d
+            if d <= floor:
+                return best
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _check(f, b, v, runs, budget, box, radix, stack):
+    """Is a negative of bit ``b`` (bin ``v`` of ``f``) within ``budget`` misses of the box?"""
+    bit_ptr, bit_rows, bit_keys, codes, directory, levels = runs
+    lo, hi = bit_ptr[b], bit_ptr[b + 1]
+    if lo == hi:
+        return False
+    return (
+        _search(
+            f,
+            v,
+            bit_keys,
+            bit_rows,
+            codes,
+            lo,
+            hi,
+            budget,
+            box,
+            radix,
+            directory[b],
+            levels,
+            stack,
+            np.empty(0, dtype=np.int64),
+        )
+        > 0
+    )
+
+
+@njit(cache=True, nogil=True)
+def _min_distance(f, b, v, runs, box, radix, stack, floor):
+    """Exact min distance of an unblocked bit (>= 2), or a value <= ``floor`` once it is known
+    to be at most that: searches with 1 and 2 misses first, then scans the bin."""
+    bit_ptr, _, _, codes, _, _ = runs
+    if bit_ptr[b] == bit_ptr[b + 1]:
+        return _UNDEFINED
+    for budget in range(1, 3):
+        if _check(f, b, v, runs, budget, box, radix, stack):
+            return 1 + budget
+    return _slab_min_distance(f, bit_ptr[b], bit_ptr[b + 1], codes, box[0], floor)
+
+
+@njit(cache=True, nogil=True)
+def _allow(f, v, box):
+    allowed, allowed_list, n_allowed = box
+    allowed[f, v] = True
+    allowed_list[f, n_allowed[f]] = v
+    n_allowed[f] += 1
+
+
+@njit(cache=True, nogil=True)
+def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack):
+    """FindBoundaryPoint with H1 from the current box (the seed's cell): visits the candidate
+    bits in H1 order (|S0| desc, |D+0| desc, bit asc), flipping every bit that does not
+    conflict; ties of the keys are decided by the distances, as in the generic kernel."""
+    n = bits.size
+    order = np.argsort(-d0[bits], kind="mergesort")
+    order = order[np.argsort(-s0[bits][order], kind="mergesort")]
+    alive = np.zeros(n, dtype=np.bool_)
+    g = 0
+    while g < n:
+        e = g + 1
+        while (
+            e < n
+            and s0[bits[order[e]]] == s0[bits[order[g]]]
+            and d0[bits[order[e]]] == d0[bits[order[g]]]
+        ):
+            e += 1
+        if e == g + 1:
+            b = bits[order[g]]
+            f = bit_feature[b]
+            if not _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
+                _allow(f, b - blocks[f], box)
+        else:
+            for j in range(g, e):
+                alive[j] = True
+            while True:
+                best = -1
+                best_dist = 0
+                for j in range(g, e):
+                    if not alive[j]:
+                        continue
+                    b = bits[order[j]]
+                    f = bit_feature[b]
+                    if _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
+                        alive[j] = False  # blocked: kept
+                        continue
+                    # members come in ascending bit order: a later one must beat best_dist
+                    # strictly, so its search may stop at best_dist (it cannot win then)
+                    d = _min_distance(
+                        f, b, b - blocks[f], runs, box, radix, stack, best_dist if best >= 0 else 1
+                    )
+                    if best < 0 or d > best_dist or (d == best_dist and b < bits[order[best]]):
+                        best = j
+                        best_dist = d
+                if best < 0:
+                    break
+                alive[best] = False
+                b = bits[order[best]]
+                f = bit_feature[b]
+                _allow(f, b - blocks[f], box)
+        g = e
+
+
+@njit(cache=True, nogil=True)
+def _contains(outer_allowed, inner, blocks):
+    """Is the box of packed point ``inner`` (ones = excluded bins) inside ``outer_allowed``?"""
+    for f in range(blocks.size - 1):
+        for b in range(blocks[f], blocks[f + 1]):
+            excluded = (inner[b >> 6] >> np.uint64(b & 63)) & np.uint64(1)
+            if not excluded and not outer_allowed[f, b - blocks[f]]:
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def find_boundary_cells(pos_codes, weight, order, pos_runs, neg_runs, blocks, radix, s0, d0):
+    """Algorithm 1 with H1 and uncovered seeds; returns the boundary points (bool rows).
+    ``pos_runs`` = (keys, rows, directory) of the positives sorted by key; ``neg_runs`` = the
+    negatives per zero bit sorted by key (:func:`sorted_runs`)."""
+    n_pos, m = pos_codes.shape
+    n_bits = blocks[m]
+    n_words = (n_bits + 63) // 64
+    pos_keys, pos_rows, pos_sorted_codes, pos_directory = pos_runs
+    levels = neg_runs[5]
+    max_bins = 0
+    bit_feature = np.empty(n_bits, dtype=np.int64)
+    for f in range(m):
+        max_bins = max(max_bins, blocks[f + 1] - blocks[f])
+        for b in range(blocks[f], blocks[f + 1]):
+            bit_feature[b] = f
+    stack = np.empty((m * max_bins + pos_directory.size + 1, 5), dtype=np.int64)
+    box = (
+        np.zeros((m, max_bins), dtype=np.bool_),
+        np.zeros((m, max_bins), dtype=np.int64),
+        np.zeros(m, dtype=np.int64),
+    )
+    allowed, allowed_list, n_allowed = box
+    bits = np.empty(n_bits - m, dtype=np.int64)
+    uncovered = np.ones(n_pos, dtype=np.bool_)
+    point_of_row = np.full(n_pos, -1, dtype=np.int64)
+    capacity = 64
+    packed = np.zeros((capacity, n_words), dtype=np.uint64)
+    alive = np.zeros(capacity, dtype=np.bool_)
+    n_points = 0
+    words = np.empty(n_words, dtype=np.uint64)
+    inside = np.empty(max(n_pos, 1), dtype=np.int64)
+    total = np.zeros(n_bits)
+    touched = np.zeros(n_bits, dtype=np.bool_)
+    for k in order:
+        if not uncovered[k]:
+            continue
+        # the seed's cell is the starting box
+        for f in range(m):
+            for i in range(n_allowed[f]):
+                allowed[f, allowed_list[f, i]] = False
+            n_allowed[f] = 0
+            _allow(f, pos_codes[k, f], box)
+        c = 0
+        for f in range(m):
+            for b in range(blocks[f], blocks[f + 1]):
+                if b - blocks[f] != pos_codes[k, f]:
+                    bits[c] = b
+                    c += 1
+        _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack)
+        words[:] = 0
+        empty = True
+        for f in range(m):
+            for b in range(blocks[f], blocks[f + 1]):
+                if not allowed[f, b - blocks[f]]:
+                    words[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+                    empty = False
+        if empty:
+            continue  # an always-true element is no rule
+        if n_points == capacity:
+            capacity *= 2
+            grown = np.zeros((capacity, n_words), dtype=np.uint64)
+            grown[:n_points] = packed[:n_points]
+            packed = grown
+            grown_alive = np.zeros(capacity, dtype=np.bool_)
+            grown_alive[:n_points] = alive[:n_points]
+            alive = grown_alive
+        # positives in the new box: collect the uncovered ones; an older point whose seed is
+        # among them and whose box lies inside the new one becomes redundant
+        n_inside = _search(
+            -1,
+            0,
+            pos_keys,
+            pos_rows,
+            pos_sorted_codes,
+            0,
+            n_pos,
+            0,
+            box,
+            radix,
+            pos_directory,
+            levels,
+            stack,
+            inside,
+        )
+        n_new = 0
+        for t in range(n_inside):
+            row = inside[t]
+            i = point_of_row[row]
+            if i >= 0 and alive[i] and _contains(allowed, packed[i], blocks):
+                alive[i] = False
+            if uncovered[row]:
+                inside[n_new] = row
+                n_new += 1
+        packed[n_points] = words
+        alive[n_points] = True
+        point_of_row[k] = n_points
+        n_points += 1
+        if n_new == 0:
+            continue
+        newly = np.sort(inside[:n_new])  # row order: the same float sums as the generic code
+        for s in newly:
+            uncovered[s] = False
+            for f in range(m):
+                z = blocks[f] + pos_codes[s, f]
+                total[z] += weight[s]
+                touched[z] = True
+        for z in range(n_bits):
+            if touched[z]:
+                s0[z] = s0[z] - total[z]
+                total[z] = 0.0
+                touched[z] = False
+    out = np.zeros((n_points, n_bits), dtype=np.bool_)
+    m_out = 0
+    for i in range(n_points):
+        if alive[i]:
+            for b in range(n_bits):
+                out[m_out, b] = ((packed[i, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)) != 0
+            m_out += 1
+    return out[:m_out]
