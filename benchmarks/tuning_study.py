@@ -13,8 +13,12 @@ reported figure is a nested-CV estimate of "LibreSearchCV with that sub-grid and
 Comparing several rules on the same outer folds still means choosing among them with the test
 folds: treat small differences as noise and say so.
 
-    python benchmarks/tuning_study.py run --grid early --out /tmp/study_early.json
-    python benchmarks/tuning_study.py report /tmp/study_early.json
+    python benchmarks/tuning_study.py run --grid sizes --out /tmp/study_sizes.json
+    python benchmarks/tuning_study.py report /tmp/study_sizes.json
+
+Grids: ``early`` (paper grid x early stop 1..10), ``sizes`` (paper grid x early stop x
+subset_sizes; the default's superset), ``wide`` (+ max_intervals, min_local_support, top_k)
+and ``large`` (finding 3 on adult and bank). Results and their reading: docs/benchmarks.md.
 """
 
 from __future__ import annotations
