@@ -302,7 +302,45 @@ def _allow(f, v, box):
 
 
 @njit(cache=True, nogil=True)
-def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack):
+def _slab_weight(f, b, v, runs, row_weight, box, radix, stack, out):
+    """Weight of the records of bit ``b`` (bin ``v`` of ``f``) inside the box elsewhere."""
+    bit_ptr, bit_rows, bit_keys, codes, directory, levels = runs
+    lo, hi = bit_ptr[b], bit_ptr[b + 1]
+    if lo == hi:
+        return 0.0
+    n = _search(
+        f, v, bit_keys, bit_rows, codes, lo, hi, 0, box, radix, directory[b], levels, stack, out
+    )
+    total = 0.0
+    for i in range(n):
+        total += row_weight[out[i]]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _tolerated(f, b, v, runs, box, radix, stack, tol, commit=True):
+    """Tolerant conflict test: may bit ``b`` be flipped? ``tol`` = (tolerance, negative and
+    positive weight of the box, then the arrays it needs). With ``commit`` a passing flip adds
+    the slab's weights to the box's."""
+    tolerance, mass, pos_bit_runs, neg_weight, pos_weight, out = (
+        tol[0],
+        tol[1],
+        tol[2],
+        tol[3],
+        tol[4],
+        tol[5],
+    )
+    neg = _slab_weight(f, b, v, runs, neg_weight, box, radix, stack, out)
+    pos = _slab_weight(f, b, v, pos_bit_runs, pos_weight, box, radix, stack, out)
+    ok = mass[0] + neg <= tolerance * (mass[1] + pos)
+    if ok and commit:
+        mass[0] += neg
+        mass[1] += pos
+    return ok
+
+
+@njit(cache=True, nogil=True)
+def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol):
     """FindBoundaryPoint with H1 from the current box (the seed's cell): visits the candidate
     bits in H1 order (|S0| desc, |D+0| desc, bit asc), flipping every bit that does not
     conflict; ties of the keys are decided by the distances, as in the generic kernel."""
@@ -322,7 +360,10 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack):
         if e == g + 1:
             b = bits[order[g]]
             f = bit_feature[b]
-            if not _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
+            if tol[0] > 0.0:
+                if _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol):
+                    _allow(f, b - blocks[f], box)
+            elif not _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
                 _allow(f, b - blocks[f], box)
         else:
             for j in range(g, e):
@@ -335,14 +376,28 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack):
                         continue
                     b = bits[order[j]]
                     f = bit_feature[b]
-                    if _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
+                    if tol[0] > 0.0:
+                        if not _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol, False):
+                            alive[j] = False  # over the tolerance: kept
+                            continue
+                    elif _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
                         alive[j] = False  # blocked: kept
                         continue
                     # members come in ascending bit order: a later one must beat best_dist
                     # strictly, so its search may stop at best_dist (it cannot win then)
-                    d = _min_distance(
-                        f, b, b - blocks[f], runs, box, radix, stack, best_dist if best >= 0 else 1
-                    )
+                    if tol[0] > 0.0 and _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
+                        d = 1
+                    else:
+                        d = _min_distance(
+                            f,
+                            b,
+                            b - blocks[f],
+                            runs,
+                            box,
+                            radix,
+                            stack,
+                            best_dist if best >= 0 else 1,
+                        )
                     if best < 0 or d > best_dist or (d == best_dist and b < bits[order[best]]):
                         best = j
                         best_dist = d
@@ -351,6 +406,8 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack):
                 alive[best] = False
                 b = bits[order[best]]
                 f = bit_feature[b]
+                if tol[0] > 0.0:
+                    _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol)
                 _allow(f, b - blocks[f], box)
         g = e
 
@@ -367,10 +424,29 @@ def _contains(outer_allowed, inner, blocks):
 
 
 @njit(cache=True, nogil=True)
-def find_boundary_cells(pos_codes, weight, order, pos_runs, neg_runs, blocks, radix, s0, d0):
+def find_boundary_cells(
+    pos_codes,
+    weight,
+    order,
+    pos_runs,
+    neg_runs,
+    blocks,
+    radix,
+    s0,
+    d0,
+    tolerance,
+    pos_bit_runs,
+    neg_weight,
+):
     """Algorithm 1 with H1 and uncovered seeds; returns the boundary points (bool rows).
-    ``pos_runs`` = (keys, rows, directory) of the positives sorted by key; ``neg_runs`` = the
-    negatives per zero bit sorted by key (:func:`sorted_runs`)."""
+    ``pos_runs`` = (keys, rows, codes, directory) of the positives sorted by key; ``neg_runs``
+    = the negatives per zero bit sorted by key (:func:`sorted_runs`).
+
+    With ``tolerance > 0`` a flip conflicts only when the negative weight of the grown box
+    (records of the seed's own cell aside) would exceed ``tolerance`` times its positive
+    weight; ``pos_bit_runs`` (the positives per zero bit) and ``neg_weight`` serve that test.
+    ``tolerance = 0`` is the paper's conflict test.
+    """
     n_pos, m = pos_codes.shape
     n_bits = blocks[m]
     n_words = (n_bits + 63) // 64
@@ -398,6 +474,15 @@ def find_boundary_cells(pos_codes, weight, order, pos_runs, neg_runs, blocks, ra
     n_points = 0
     words = np.empty(n_words, dtype=np.uint64)
     inside = np.empty(max(n_pos, 1), dtype=np.int64)
+    mass = np.zeros(2)
+    tol = (
+        float(tolerance),
+        mass,
+        pos_bit_runs,
+        neg_weight,
+        weight,
+        np.empty(max(n_pos, neg_weight.size, 1), dtype=np.int64),
+    )
     total = np.zeros(n_bits)
     touched = np.zeros(n_bits, dtype=np.bool_)
     for k in order:
@@ -415,7 +500,9 @@ def find_boundary_cells(pos_codes, weight, order, pos_runs, neg_runs, blocks, ra
                 if b - blocks[f] != pos_codes[k, f]:
                     bits[c] = b
                     c += 1
-        _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack)
+        mass[0] = 0.0
+        mass[1] = weight[k]
+        _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack, tol)
         words[:] = 0
         empty = True
         for f in range(m):

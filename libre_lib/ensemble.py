@@ -165,10 +165,12 @@ def learn_subset(
     subset: Sequence[int],
     heuristic: str = "H1",
     seeds: str = "uncovered",
+    conflict_tolerance: float = 0.0,
 ) -> Candidates:
     """Boundary points of one weak learner on ``subset``, mapped to the full layout, with their
     training coverage (computed on the learner's distinct records: features outside the subset
-    are unconstrained, so coverage is the same as in the full space)."""
+    are unconstrained, so coverage is the same as in the full space). ``conflict_tolerance``:
+    see :func:`libre_lib.weak_learner.find_boundary` (0 = the paper's conflict test)."""
     subset = list(subset)
     sub_bins = n_bins[subset]
     projected = distinct_records(
@@ -184,6 +186,8 @@ def learn_subset(
         positive_weight=projected.positive_weight[is_pos],
         heuristic=heuristic,
         seeds=seeds,
+        conflict_tolerance=conflict_tolerance,
+        negative_weight=projected.negative_weight[is_neg],
     )
     pos, neg = covered_counts(
         points,
@@ -224,12 +228,14 @@ def fit_ensemble(
     heuristic: str = "H1",
     seeds: str = "uncovered",
     n_jobs: int | None = None,
+    conflict_tolerance: float = 0.0,
 ) -> Candidates:
     """Run one learner per subset (in parallel threads with ``n_jobs``) and union their points."""
+    args = (heuristic, seeds, conflict_tolerance)
     if n_jobs in (None, 1) or len(subsets) <= 1:
-        results = [learn_subset(records, n_bins, s, heuristic, seeds) for s in subsets]
+        results = [learn_subset(records, n_bins, s, *args) for s in subsets]
     else:
         results = Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(learn_subset)(records, n_bins, s, heuristic, seeds) for s in subsets
+            delayed(learn_subset)(records, n_bins, s, *args) for s in subsets
         )
     return union_candidates(results, int(n_bins.sum()))

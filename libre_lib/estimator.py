@@ -75,6 +75,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     seeds : {"uncovered", "all"}, default="uncovered"
         "uncovered": only positives not yet covered seed new boundary points (the paper's
         Algorithm 1); "all": every distinct positive seeds one (the authors' code).
+    conflict_tolerance : float >= 0, default=0.0
+        0 is the paper's learner: a boundary point covers no training negative of its
+        learner's projection (records identical to its seed aside). With a value > 0 (not in
+        the paper) a learner may keep generalizing while the negatives its point covers weigh
+        at most ``conflict_tolerance`` times the positives it covers: fewer, more general rules
+        on large noisy data. Needs ``heuristic="H1"`` and ``seeds="uncovered"``.
     positive_class : label or None, default=None
         The class the rules describe. Default: 1 or True if present, else the minority class.
         With more than two classes it is required and the rest form the negative class.
@@ -112,6 +118,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         max_rules=None,
         min_local_support=0.05,
         seeds="uncovered",
+        conflict_tolerance=0.0,
         positive_class=None,
         categorical_features=None,
         random_state=None,
@@ -128,6 +135,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.max_rules = max_rules
         self.min_local_support = min_local_support
         self.seeds = seeds
+        self.conflict_tolerance = conflict_tolerance
         self.positive_class = positive_class
         self.categorical_features = categorical_features
         self.random_state = random_state
@@ -176,6 +184,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             fail("min_local_support", "a float in [0, 1]")
         if self.seeds not in SEEDING:
             fail("seeds", f"one of {SEEDING}")
+        tolerance = self.conflict_tolerance
+        if not (is_real(tolerance) and tolerance >= 0):
+            fail("conflict_tolerance", "a float >= 0")
+        if tolerance > 0 and (self.heuristic != "H1" or self.seeds != "uncovered"):
+            fail(
+                "conflict_tolerance",
+                "0 unless heuristic='H1' and seeds='uncovered' (the tolerant learner exists "
+                "only for those)",
+            )
         if not (self.n_jobs is None or (is_int(self.n_jobs) and self.n_jobs != 0)):
             fail("n_jobs", "a non-zero int or None")
 
@@ -196,7 +213,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         records = self.encode(frame, target, discretization)
         subsets = self.draw_subsets(discretization)
         n_bins = discretization.n_bins
-        candidates = fit_ensemble(records, n_bins, subsets, self.heuristic, self.seeds, self.n_jobs)
+        candidates = fit_ensemble(
+            records,
+            n_bins,
+            subsets,
+            self.heuristic,
+            self.seeds,
+            self.n_jobs,
+            self.conflict_tolerance,
+        )
         selection = self.select(candidates, records, discretization)
         self.assemble(
             frame.columns,

@@ -88,7 +88,7 @@ DEFAULT_GRID = {**PAPER_GRID, "subset_sizes": ["cycle", "fixed"], "max_rules": E
 _FIXED = ("positive_class", "categorical_features", "random_state", "n_jobs")
 # Which stage each tunable parameter acts on.
 _DISCRETIZATION = ("chi2_threshold", "max_intervals")
-_LEARNERS = ("max_features", "subset_sizes", "heuristic", "seeds")
+_LEARNERS = ("max_features", "subset_sizes", "heuristic", "seeds", "conflict_tolerance")
 _SELECTION = ("alpha", "top_k", "max_rules", "min_local_support")
 
 
@@ -447,7 +447,12 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                     lkey = (did, learner, subset)
                     if lkey not in learned:
                         learned[lkey] = learn_subset(
-                            records, disc.n_bins, subset, params["heuristic"], params["seeds"]
+                            records,
+                            disc.n_bins,
+                            subset,
+                            params["heuristic"],
+                            params["seeds"],
+                            params["conflict_tolerance"],
                         )
                     parts.append(learned[lkey])
                 union = union_candidates(parts, int(disc.n_bins.sum()))

@@ -104,6 +104,7 @@ class ModelSpec(_Strict):
 
     n_estimators: int = Field(default=_DEFAULTS["n_estimators"], ge=1)
     max_features: int | float | None = _DEFAULTS["max_features"]
+    subset_sizes: Literal["cycle", "fixed"] = _DEFAULTS["subset_sizes"]
     heuristic: Literal["H1", "H2"] = _DEFAULTS["heuristic"]
     alpha: float = Field(default=_DEFAULTS["alpha"], ge=0, le=1)
     chi2_threshold: float = Field(default=_DEFAULTS["chi2_threshold"], ge=0)
@@ -112,6 +113,7 @@ class ModelSpec(_Strict):
     max_rules: int | None = Field(default=_DEFAULTS["max_rules"], ge=1)
     min_local_support: float = Field(default=_DEFAULTS["min_local_support"], ge=0, le=1)
     seeds: Literal["uncovered", "all"] = _DEFAULTS["seeds"]
+    conflict_tolerance: float = Field(default=_DEFAULTS["conflict_tolerance"], ge=0)
     random_state: int = 0
 
 

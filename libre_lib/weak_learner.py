@@ -169,22 +169,50 @@ def find_boundary(
     heuristic: str = "H1",
     seeds: str = "uncovered",
     trace: list | None = None,
+    conflict_tolerance: float = 0.0,
+    negative_weight: np.ndarray | None = None,
 ) -> np.ndarray:
     """Algorithm 1: the boundary points (bool matrix, one row per point) separating the
     positive from the negative records.
 
     ``positives`` / ``negatives`` are bit matrices (rows x bits) or :class:`ZeroSets`.
-    ``positive_weight`` gives the multiplicity of each (distinct) positive record. With
-    ``trace`` the step-by-step numpy version runs and records its steps; otherwise the compiled
-    kernel below, which gives the same points.
+    ``positive_weight`` / ``negative_weight`` give the multiplicity of each (distinct) record.
+    With ``trace`` the step-by-step numpy version runs and records its steps; otherwise the
+    compiled kernels, which give the same points.
+
+    ``conflict_tolerance`` > 0 relaxes the conflict test (not in the paper): a flip conflicts
+    only when the negative weight the grown element covers, records identical to the seed
+    aside, exceeds ``conflict_tolerance`` times the positive weight it covers. It needs
+    inverse one-hot records, H1 and ``seeds="uncovered"``.
     """
     check_heuristic(heuristic)
     check_seeds(seeds)
+    tolerance = float(conflict_tolerance)
+    if not tolerance >= 0:
+        raise ParameterError(
+            f"The 'conflict_tolerance' parameter must be >= 0. Got {conflict_tolerance!r} instead."
+        )
     pos = _as_zero_sets(positives)
     neg_zeros = _as_zero_sets(negatives)
     if pos.n_bits != neg_zeros.n_bits:
         raise ValueError(f"positives have {pos.n_bits} bits but negatives have {neg_zeros.n_bits}")
     weight = np.ones(pos.n_rows) if positive_weight is None else np.asarray(positive_weight, float)
+    if tolerance > 0:
+        radix = _cell_radix(pos, neg_zeros)
+        if heuristic != "H1" or seeds != "uncovered" or radix is None or trace is not None:
+            raise ParameterError(
+                "conflict_tolerance > 0 is implemented for heuristic='H1' with "
+                "seeds='uncovered' on inverse one-hot records (the estimator's learners); got "
+                f"heuristic={heuristic!r}, seeds={seeds!r}. Use conflict_tolerance=0 otherwise."
+            )
+        neg_weight = (
+            np.ones(neg_zeros.n_rows)
+            if negative_weight is None
+            else np.asarray(negative_weight, dtype=float)
+        )
+        d0 = pos.bit_weights(weight)
+        order = np.lexsort((np.arange(pos.n_rows), -weight)).astype(np.int64)
+        return _find_boundary_cells(pos, neg_zeros, weight, order, radix, d0, tolerance, neg_weight)
     if trace is None:
         return _find_boundary_compiled(pos, neg_zeros, weight, heuristic, seeds)
     return _find_boundary_numpy(pos, _Negatives.build(neg_zeros), weight, heuristic, seeds, trace)
@@ -233,13 +261,17 @@ def _find_boundary_compiled(
     )
 
 
-def _find_boundary_cells(pos, neg, weight, order, radix, d0) -> np.ndarray:
+def _find_boundary_cells(pos, neg, weight, order, radix, d0, tolerance=0.0, neg_weight=None):
     """H1 with uncovered seeds on inverse one-hot records: the cell-key kernel
     (:mod:`libre_lib.cells`), same points as the generic kernel."""
     blocks = pos.blocks.astype(np.int64, copy=False)
     m = blocks.size - 1
     levels = directory_levels(blocks, neg.n_rows)
     pos_codes = codes_of(pos, m)
+    tolerant = tolerance > 0
+    pos_bit_runs = sorted_runs(pos_codes if tolerant else pos_codes[:0], blocks, radix, levels)
+    if neg_weight is None or not tolerant:
+        neg_weight = np.zeros(neg.n_rows if tolerant else 0)
     return find_boundary_cells(
         pos_codes,
         weight,
@@ -250,6 +282,9 @@ def _find_boundary_cells(pos, neg, weight, order, radix, d0) -> np.ndarray:
         radix,
         d0.copy(),
         d0,
+        float(tolerance),
+        pos_bit_runs,
+        np.asarray(neg_weight, dtype=np.float64),
     )
 
 

@@ -90,7 +90,10 @@ def feature_subsets(spec: PipelineSpec, store_root: str, bins: Stage) -> list[li
 
 
 def learner_params(spec: PipelineSpec, subset: list[int]) -> dict:
-    return {"heuristic": spec.model.heuristic, "seeds": spec.model.seeds, "subset": subset}
+    params = {"heuristic": spec.model.heuristic, "seeds": spec.model.seeds, "subset": subset}
+    if spec.model.conflict_tolerance:  # absent at 0, so earlier cached learners stay valid
+        params["conflict_tolerance"] = spec.model.conflict_tolerance
+    return params
 
 
 @task(name="learn", cache_policy=NO_CACHE)
@@ -106,6 +109,7 @@ def learn(spec, store_root, records: Stage, bins: Stage, subset: list[int], forc
             subset,
             spec.model.heuristic,
             spec.model.seeds,
+            spec.model.conflict_tolerance,
         )
         return candidates_table(candidates, discretization, with_text=False)
 

@@ -1,0 +1,100 @@
+"""The tolerant conflict test (``conflict_tolerance`` > 0, not in the paper)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from libre_lib import LibreClassifier
+from libre_lib.encoding import ZeroSets, distinct_records
+from libre_lib.errors import ParameterError
+from libre_lib.search import LibreSearchCV
+from libre_lib.weak_learner import find_boundary
+
+
+def pure_cells_problem(seed, n=4000, n_bins=(4, 5, 3, 4), noise=0.15):
+    """Records whose cells are pure (one class per cell), with a noisy learnable label."""
+    rng = np.random.RandomState(seed)
+    n_bins = np.asarray(n_bins)
+    codes = np.column_stack([rng.randint(0, b, n) for b in n_bins])
+    records = distinct_records(codes, n_bins, np.ones(n), np.zeros(n))
+    cells = records.codes
+    label = (cells[:, 0] >= 2) & (cells[:, 1] <= 2)
+    label ^= rng.rand(cells.shape[0]) < noise
+    weight = records.positive_weight  # multiplicities
+    pos = ZeroSets.from_codes(cells[label], n_bins)
+    neg = ZeroSets.from_codes(cells[~label], n_bins)
+    return pos, neg, weight[label], weight[~label]
+
+
+def covered(points, zeros):
+    bits = zeros.to_bits()
+    return ~(points[:, None, :] & ~bits[None, :, :]).any(axis=2)
+
+
+@pytest.mark.parametrize("tolerance", [0.1, 0.5, 2.0])
+def test_points_respect_the_tolerance(tolerance):
+    pos, neg, wp, wn = pure_cells_problem(3)
+    points = find_boundary(
+        pos, neg, wp, "H1", "uncovered", conflict_tolerance=tolerance, negative_weight=wn
+    )
+    assert points.shape[0] > 0
+    covered_pos = covered(points, pos) @ wp
+    covered_neg = covered(points, neg) @ wn
+    assert np.all(covered_neg <= tolerance * covered_pos + 1e-9)
+    if tolerance < 1:
+        # every positive is covered by some point (Algorithm 1 still covers all positives);
+        # with a loose tolerance a seed may grow into the always-true element, which is no rule
+        assert covered(points, pos).any(axis=0).all()
+
+
+def test_exact_learner_covers_no_negative_and_tolerance_generalizes():
+    pos, neg, wp, wn = pure_cells_problem(5)
+    exact = find_boundary(pos, neg, wp)
+    assert not covered(exact, neg).any()
+    tolerant = find_boundary(pos, neg, wp, conflict_tolerance=0.5, negative_weight=wn)
+    assert covered(tolerant, neg).any()  # noise is absorbed ...
+    assert tolerant.shape[0] < exact.shape[0]  # ... by fewer, more general points
+
+
+def test_tolerance_is_validated():
+    pos, neg, wp, _ = pure_cells_problem(1, n=300)
+    with pytest.raises(ParameterError, match="conflict_tolerance"):
+        find_boundary(pos, neg, wp, "H2", conflict_tolerance=0.2)
+    with pytest.raises(ParameterError, match="conflict_tolerance"):
+        find_boundary(pos, neg, wp, conflict_tolerance=-1)
+    X = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7})
+    y = (X["a"] > 20).astype(int)
+    with pytest.raises(ParameterError, match="'conflict_tolerance' parameter of LibreClassifier"):
+        LibreClassifier(conflict_tolerance=0.3, heuristic="H2").fit(X, y)
+    with pytest.raises(ParameterError, match="'conflict_tolerance' parameter of LibreClassifier"):
+        LibreClassifier(conflict_tolerance=-0.1).fit(X, y)
+
+
+def noisy_frame(seed, n=3000):
+    rng = np.random.RandomState(seed)
+    X = pd.DataFrame(rng.uniform(0, 100, (n, 4)), columns=["x0", "x1", "x2", "x3"])
+    y = ((X["x0"] > 50) & (X["x1"] < 40)) ^ (rng.rand(n) < 0.1)
+    return X, y.astype(int)
+
+
+def test_estimator_with_tolerance_is_deterministic_and_round_trips():
+    X, y = noisy_frame(0)
+    params = dict(conflict_tolerance=0.3, n_estimators=10, random_state=4, max_intervals=6)
+    a = LibreClassifier(**params).fit(X, y)
+    b = LibreClassifier(**params).fit(X, y)
+    assert str(a.rules_) == str(b.rules_)
+    again = LibreClassifier.from_json(a.to_json())
+    assert again.get_params()["conflict_tolerance"] == 0.3
+    np.testing.assert_array_equal(again.predict(X), a.predict(X))
+    exact = LibreClassifier(**{**params, "conflict_tolerance": 0.0}).fit(X, y)
+    assert str(exact.rules_) != str(a.rules_)
+
+
+def test_search_tunes_the_tolerance_like_plain_fits():
+    X, y = noisy_frame(1, n=1500)
+    grid = {"conflict_tolerance": [0.0, 0.4], "alpha": [0.5, 0.7]}
+    base = LibreClassifier(n_estimators=8, max_intervals=5)
+    search = LibreSearchCV(grid, estimator=base, cv=3, random_state=2).fit(X, y)
+    best = LibreClassifier(**{**base.get_params(), **search.best_params_, "random_state": 2})
+    best.fit(X, y)
+    assert str(best.rules_) == str(search.rules_)
