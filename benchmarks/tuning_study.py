@@ -17,7 +17,7 @@ folds: treat small differences as noise and say so.
     python benchmarks/tuning_study.py report /tmp/study_sizes.json
 
 Grids: ``early`` (paper grid x early stop 1..10), ``sizes`` (paper grid x early stop x
-subset_sizes; the default's superset), ``wide`` (+ max_intervals, min_local_support, top_k)
+subset_sizes; the default's superset), ``tolerance`` (its H1 half x conflict_tolerance), ``wide`` (+ max_intervals, min_local_support, top_k)
 and ``large`` (finding 3 on adult and bank). Results and their reading: docs/benchmarks.md.
 """
 
@@ -70,6 +70,15 @@ GRIDS = {
         "max_intervals": [3, None],
         "min_local_support": [0.05, 0.01],
         "top_k": [200, None],
+    },
+    # the tolerant conflict test (H1 only: it needs H1 and uncovered seeds) with the early stop
+    # and the subset-size policy
+    "tolerance": {
+        **PAPER_GRID,
+        "heuristic": ["H1"],
+        "max_rules": [1, 2, 3, 5, 8, None],
+        "subset_sizes": ["cycle", "fixed"],
+        "conflict_tolerance": [0.0, 0.25, 0.5],
     },
     # ... times the discretization cap, the support filter and the top-K cut (finding 3)
     "wide": {
