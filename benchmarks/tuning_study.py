@@ -160,6 +160,7 @@ DEFAULTS = {
     "min_local_support": 0.05,
     "top_k": 200,
     "subset_sizes": "cycle",
+    "conflict_tolerance": 0.0,
 }
 STOP6 = [1, 2, 3, 5, 8, None]
 STOP11 = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, None]
@@ -177,6 +178,21 @@ SUBGRIDS = {  # name -> allowed values of the non-paper axes (the rest at DEFAUL
         "top_k": [200, None],
     },
     "stop6 + sizes {cycle,fixed}": {"max_rules": STOP6, "subset_sizes": ["cycle", "fixed"]},
+    "stop6 + sizes + conflict tol {0,.25,.5}": {
+        "max_rules": STOP6,
+        "subset_sizes": ["cycle", "fixed"],
+        "conflict_tolerance": [0.0, 0.25, 0.5],
+    },
+    "stop6 + sizes + conflict tol {0,.5}": {
+        "max_rules": STOP6,
+        "subset_sizes": ["cycle", "fixed"],
+        "conflict_tolerance": [0.0, 0.5],
+    },
+    "stop6 + sizes, conflict tol .5 only": {
+        "max_rules": STOP6,
+        "subset_sizes": ["cycle", "fixed"],
+        "conflict_tolerance": [0.5],
+    },
     "LIBRE 3": {"max_rules": [3]},
     "LIBRE 3 + sizes": {"max_rules": [3], "subset_sizes": ["cycle", "fixed"]},
 }

@@ -560,16 +560,28 @@ def find_boundary_cells(
                 z = blocks[f] + pos_codes[s, f]
                 total[z] += weight[s]
                 touched[z] = True
-        for z in range(n_bits):
-            if touched[z]:
-                s0[z] = s0[z] - total[z]
-                total[z] = 0.0
-                touched[z] = False
+        subtract_touched(s0, total, touched)
+    return unpack_alive(packed, alive, n_points, n_bits)
+
+
+@njit(cache=True, nogil=True)
+def subtract_touched(s0, total, touched):
+    """|S_i^0| -= the weight of the newly covered positives with a 0 at i; resets the sums."""
+    for z in range(s0.size):
+        if touched[z]:
+            s0[z] = s0[z] - total[z]
+            total[z] = 0.0
+            touched[z] = False
+
+
+@njit(cache=True, nogil=True)
+def unpack_alive(packed, alive, n_points, n_bits):
+    """The points still alive, unpacked to bool rows, in insertion order."""
     out = np.zeros((n_points, n_bits), dtype=np.bool_)
-    m_out = 0
+    m = 0
     for i in range(n_points):
         if alive[i]:
             for b in range(n_bits):
-                out[m_out, b] = ((packed[i, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)) != 0
-            m_out += 1
-    return out[:m_out]
+                out[m, b] = ((packed[i, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)) != 0
+            m += 1
+    return out[:m]

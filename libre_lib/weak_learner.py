@@ -47,6 +47,8 @@ from .cells import (
     find_boundary_cells,
     positive_runs,
     sorted_runs,
+    subtract_touched,
+    unpack_alive,
 )
 from .encoding import ZeroSets
 from .errors import ParameterError
@@ -634,16 +636,5 @@ def _find_boundary_kernel(
                 z = pos_indices[t]
                 total[z] += weight[s]
                 touched[z] = True
-        for z in range(n_bits):
-            if touched[z]:
-                s0[z] = s0[z] - total[z]
-                total[z] = 0.0
-                touched[z] = False
-    out = np.zeros((n_points, n_bits), dtype=np.bool_)
-    m = 0
-    for i in range(n_points):
-        if alive[i]:
-            for b in range(n_bits):
-                out[m, b] = ((packed[i, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)) != 0
-            m += 1
-    return out[:m]
+        subtract_touched(s0, total, touched)
+    return unpack_alive(packed, alive, n_points, n_bits)
