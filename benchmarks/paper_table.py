@@ -314,14 +314,14 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
     """
     positive = info.positive_class
     if cfg.grid is None:
-        grid = dict(DEFAULT_GRID)
+        grid = [dict(part) for part in DEFAULT_GRID]
     else:
-        grid = {**cfg.grid, "max_rules": cfg.grid.get("max_rules", EARLY_STOP)}
-    stops = list(grid["max_rules"])
+        grid = [{**cfg.grid, "max_rules": cfg.grid.get("max_rules", EARLY_STOP)}]
+    stops = list(grid[0]["max_rules"])
     tolerance = LibreSearchCV().score_tolerance
     started = time.perf_counter()
     search = LibreSearchCV(
-        {**grid, "max_rules": stops + ([] if 3 in stops else [3])},
+        [{**part, "max_rules": stops + ([] if 3 in stops else [3])} for part in grid],
         positive_class=positive,
         cv=StratifiedKFold(cfg.inner_cv, shuffle=True, random_state=cfg.seed),
         refit=False,

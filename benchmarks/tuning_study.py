@@ -17,7 +17,8 @@ folds: treat small differences as noise and say so.
     python benchmarks/tuning_study.py report /tmp/study_sizes.json
 
 Grids: ``early`` (paper grid x early stop 1..10), ``sizes`` (paper grid x early stop x
-subset_sizes; the default's superset), ``tolerance`` (its H1 half x conflict_tolerance), ``wide`` (+ max_intervals, min_local_support, top_k)
+subset_sizes), ``tolerance`` (the H1 half of ``sizes`` x conflict_tolerance; with ``sizes``
+the default's superset), ``wide`` (+ max_intervals, min_local_support, top_k)
 and ``large`` (finding 3 on adult and bank). Results and their reading: docs/benchmarks.md.
 """
 

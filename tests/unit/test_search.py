@@ -244,17 +244,25 @@ def test_score_tolerance_picks_a_simpler_model_within_the_tolerance(haberman):
     assert len(loose.rules_) == len(loose.best_estimator_.rules_)
 
 
-def test_default_grid_adds_the_early_stop_and_subset_sizes(haberman):
-    assert set(DEFAULT_GRID) == set(PAPER_GRID) | {"max_rules", "subset_sizes"}
-    assert None in DEFAULT_GRID["max_rules"]
-    assert DEFAULT_GRID["subset_sizes"] == ["cycle", "fixed"]
-    assert len(ParameterGrid(DEFAULT_GRID)) == 54 * 2 * len(DEFAULT_GRID["max_rules"])
+def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberman):
+    h1, h2 = DEFAULT_GRID
+    assert set(h2) == set(PAPER_GRID) | {"max_rules", "subset_sizes"}
+    assert set(h1) == set(h2) | {"conflict_tolerance"}
+    assert (h1["heuristic"], h2["heuristic"]) == (["H1"], ["H2"])
+    assert 0.0 in h1["conflict_tolerance"]  # the paper's learner stays in the grid
+    for part in DEFAULT_GRID:
+        assert None in part["max_rules"]
+        assert part["subset_sizes"] == ["cycle", "fixed"]
+    n_stops = len(h1["max_rules"])
+    n_tol = len(h1["conflict_tolerance"])
+    assert len(ParameterGrid(DEFAULT_GRID)) == 27 * 2 * n_stops * (n_tol + 1)
     # with the cap fixed the default grid drops its max_rules axis
     X, y, _ = haberman
     capped = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False)
     capped.fit(X, y)
-    assert len(capped.cv_results_["params"]) == 54 * 2
+    assert len(capped.cv_results_["params"]) == 27 * 2 * (n_tol + 1)
     assert all("max_rules" not in p for p in capped.cv_results_["params"])
     assert np.all(capped.cv_results_["mean_n_rules"] <= 2)
     for name, values in PAPER_GRID.items():
-        assert DEFAULT_GRID[name] == values
+        if name != "heuristic":
+            assert h1[name] == h2[name] == values
