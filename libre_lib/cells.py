@@ -93,7 +93,7 @@ def _directory(keys: np.ndarray, lo: int, radix: np.ndarray, blocks: np.ndarray,
 
 
 def positive_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels: int):
-    """The positives sorted by cell key: (keys, rows, their codes, directory)."""
+    """Records (here: the positives) sorted by cell key: (keys, rows, their codes, directory)."""
     keys = cell_keys(codes, radix)
     rows = np.argsort(keys, kind="stable").astype(np.int64)
     keys = keys[rows]
@@ -585,3 +585,80 @@ def unpack_alive(packed, alive, n_points, n_bits):
                 out[m, b] = ((packed[i, b >> 6] >> np.uint64(b & 63)) & np.uint64(1)) != 0
             m += 1
     return out[:m]
+
+
+@njit(cache=True, nogil=True)
+def _box_weights(points, blocks, keys, rows, sorted_codes, directory, levels, radix, wpos, wneg):
+    n_points = points.shape[0]
+    m = blocks.size - 1
+    max_bins = 0
+    for f in range(m):
+        max_bins = max(max_bins, blocks[f + 1] - blocks[f])
+    box = (
+        np.zeros((m, max_bins), dtype=np.bool_),
+        np.zeros((m, max_bins), dtype=np.int64),
+        np.zeros(m, dtype=np.int64),
+    )
+    allowed, allowed_list, n_allowed = box
+    stack = np.empty((m * max_bins + directory.size + 1, 5), dtype=np.int64)
+    out = np.empty(max(rows.size, 1), dtype=np.int64)
+    pos = np.zeros(n_points)
+    neg = np.zeros(n_points)
+    for i in range(n_points):
+        empty = False
+        for f in range(m):
+            n_allowed[f] = 0
+            for b in range(blocks[f], blocks[f + 1]):
+                v = b - blocks[f]
+                allowed[f, v] = not points[i, b]
+                if allowed[f, v]:
+                    allowed_list[f, n_allowed[f]] = v
+                    n_allowed[f] += 1
+            if n_allowed[f] == 0:
+                empty = True
+        if empty or rows.size == 0:
+            continue
+        n = _search(
+            -1,
+            0,
+            keys,
+            rows,
+            sorted_codes,
+            0,
+            rows.size,
+            0,
+            box,
+            radix,
+            directory,
+            levels,
+            stack,
+            out,
+        )
+        p = 0.0
+        q = 0.0
+        for t in range(n):
+            p += wpos[out[t]]
+            q += wneg[out[t]]
+        pos[i] = p
+        neg[i] = q
+    return pos, neg
+
+
+def box_weights(points, codes, blocks, radix, positive_weight, negative_weight):
+    """Weighted positives and negatives inside every point's box (records = rows of bin
+    codes), found by the same depth-first search over records sorted by cell key."""
+    blocks = np.asarray(blocks, dtype=np.int64)
+    levels = directory_levels(blocks, codes.shape[0])
+    keys, rows, sorted_codes, directory = positive_runs(codes, blocks, radix, levels)
+    return _box_weights(
+        np.ascontiguousarray(points, dtype=np.bool_),
+        blocks,
+        keys,
+        rows,
+        sorted_codes,
+        directory,
+        levels,
+        radix,
+        np.asarray(positive_weight, dtype=np.float64),
+        np.asarray(negative_weight, dtype=np.float64),
+    )

@@ -16,6 +16,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from numba import njit
 
+from .cells import box_weights, cell_layout, codes_of
 from .encoding import DistinctRecords, ZeroSets, distinct_records, offsets
 from .weak_learner import find_boundary
 
@@ -95,6 +96,12 @@ def covered_counts(
     compared in memory-bounded chunks. (Sums are in a different order than a matrix product,
     which is exact for integer weights such as record counts.)"""
     points = np.asarray(points, dtype=bool)
+    radix = cell_layout(records.blocks) if records.blocks is not None else None
+    if radix is not None and records.n_rows and points.shape[0]:
+        m = records.blocks.size - 1
+        return box_weights(
+            points, codes_of(records, m), records.blocks, radix, positive_weight, negative_weight
+        )
     if records.blocks is not None and records.n_rows and points.shape[0]:
         order = np.argsort(records.indices, kind="stable")
         counts = np.bincount(records.indices, minlength=records.n_bits)

@@ -124,7 +124,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         :data:`DEFAULT_GRID` (the paper's 54-point grid :data:`PAPER_GRID` times
         ``subset_sizes`` in {"cycle", "fixed"} and the early stop ``max_rules`` in
         {1, 2, 3, 5, 8, None}, and for H1 ``conflict_tolerance`` in {0, 0.5}), or, when
-        ``max_rules`` is fixed, the same without the ``max_rules`` axis. Pass ``PAPER_GRID`` for the paper's grid alone.
+        ``max_rules`` is fixed, the same without the ``max_rules`` axis. Pass ``PAPER_GRID``
+        for the paper's grid alone.
         ``positive_class``, ``categorical_features``, ``random_state`` and ``n_jobs`` cannot be
         tuned.
     estimator : LibreClassifier or None, default=None

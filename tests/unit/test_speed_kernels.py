@@ -8,7 +8,7 @@ value counting are compared with the plain numpy formulations they replaced.
 import numpy as np
 import pytest
 
-from libre_lib import weak_learner
+from libre_lib import ensemble, weak_learner
 from libre_lib.discretization import _value_counts
 from libre_lib.encoding import ZeroSets, distinct_records
 from libre_lib.ensemble import covered_counts
@@ -107,7 +107,10 @@ def test_cell_kernel_with_duplicate_positive_cells_and_no_negatives(monkeypatch)
     )
 
 
-def test_covered_counts_kernel_matches_the_dense_comparison():
+@pytest.mark.parametrize("cells", [True, False], ids=["cell-key search", "bin scan"])
+def test_covered_counts_kernel_matches_the_dense_comparison(cells, monkeypatch):
+    if not cells:
+        monkeypatch.setattr(ensemble, "cell_layout", lambda *_: None)
     rng = np.random.RandomState(4)
     n_bins = np.array([3, 4, 2, 5])
     codes = np.unique(np.column_stack([rng.randint(0, b, 300) for b in n_bins]), axis=0)
