@@ -1,0 +1,292 @@
+"""The quick modes of the benchmark scripts: they run, and their outputs have the expected shape.
+
+Only the structure is checked (keys, types, tables, sections), never the figures - those depend
+on the machine. Both scripts run in subprocesses, restricted so that the whole module takes
+well under a minute; every output goes to a temporary directory and the real
+docs/benchmarks.md (and docs/scalability.png) must be left as they were.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks"
+DOC = ROOT / "docs" / "benchmarks.md"
+PLOT = ROOT / "docs" / "scalability.png"
+
+SERIES = "random"  # quick grid: 10k and 100k records, with the peers
+RECORDS = [10_000, 100_000]
+PEER_BUDGET = 3.0
+METHODS = ["LIBRE", "LIBRE 3", "LIBRE default", "DT"]
+DATASET = "haberman"
+OUTER_FOLDS = 5
+
+PEER_OVER = re.compile(r"^> \d+ s$")  # a peer (or a LIBRE run) that ran out of time
+
+
+def _digest(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def _is_time(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def real_docs_untouched():
+    before = {path: _digest(path) for path in (DOC, PLOT)}
+    yield
+    for path, digest in before.items():
+        assert _digest(path) == digest, f"{path.relative_to(ROOT)} was modified"
+
+
+# -- benchmarks/scalability.py --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def scalability_module():
+    """benchmarks/scalability.py imported as a module (benchmarks/ is not a package; the script
+    imports ``_machine`` from its own folder)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.syspath_prepend(str(BENCH))
+        spec = importlib.util.spec_from_file_location(
+            "_bench_scalability", BENCH / "scalability.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        mp.setitem(sys.modules, spec.name, module)  # the dataclasses look their module up
+        spec.loader.exec_module(module)
+        yield module
+
+
+@pytest.fixture(scope="module")
+def scalability_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("scalability") / "rows.json"
+    done = _run(
+        [
+            "benchmarks/scalability.py", "--quick", "--series", SERIES,
+            "--budget", str(PEER_BUDGET), "--timeout", "120", "--no-doc", "--json", str(out),
+        ],
+        timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done, out
+
+
+def test_scalability_quick_json(scalability_run):
+    done, out = scalability_run
+    saved = json.loads(out.read_text())
+    assert set(saved) == {"machine", "rows", "command"}
+    assert saved["command"].startswith("python benchmarks/scalability.py --quick")
+    for key in ("cpu", "cores", "ram", "python", "numpy", "pandas", "scikit-learn"):
+        assert key in saved["machine"]
+
+    rows = saved["rows"]
+    assert [(r["series"], r["n"]) for r in rows] == [(SERIES, n) for n in RECORDS]
+    for r in rows:
+        assert r["features"] == 10
+        assert r["title"].startswith("random, 10 features")
+        for key in ("warm_up", "discretize", "encode", "learner", "selection", "fit"):
+            assert _is_time(r[key]), (key, r[key])
+        for key in ("stages_rss_mb", "fit_rss_mb"):
+            assert isinstance(r[key], float) and r[key] > 0, (key, r[key])
+        assert len(r["bins"]) == 10 and all(isinstance(b, int) and b >= 1 for b in r["bins"])
+        for key in ("distinct_pos", "distinct_neg", "points", "rules", "fit_rules"):
+            assert isinstance(r[key], int) and r[key] >= 0, (key, r[key])
+        assert 0 < r["distinct_pos"] + r["distinct_neg"] <= r["n"]
+        assert 0.0 <= r["train_f1"] <= 1.0
+        # the peers ran under the budget: a time (with the model size) or "> budget"
+        for peer, size in (("ripper", "ripper_rules"), ("tree", "tree_leaves")):
+            value = r[peer]
+            if isinstance(value, str):
+                assert PEER_OVER.match(value) or value == "not installed", value
+            else:
+                assert _is_time(value) and value <= PEER_BUDGET + 1.0, (peer, value)
+                assert isinstance(r[size], int) and r[size] >= 0
+
+    # what was printed is the table of these rows, then the paper comparison
+    assert "| data (discretization) | records |" in done.stdout
+    assert "| records | paper: LIBRE one learner s |" in done.stdout
+    assert "updated docs" not in done.stdout
+
+
+def test_scalability_from_json_rerenders(scalability_run, scalability_module):
+    _, out = scalability_run
+    again = _run(["benchmarks/scalability.py", "--from-json", str(out), "--no-doc"], timeout=120)
+    assert again.returncode == 0, again.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    expected = scalability_module.table(rows) + "\n\n" + scalability_module.paper_table(rows)
+    assert again.stdout.startswith(expected)
+
+
+def test_scalability_rendering(scalability_run, scalability_module, tmp_path):
+    _, out = scalability_run
+    saved = json.loads(out.read_text())
+    rows, sc = saved["rows"], scalability_module
+    body = sc.render(
+        rows, saved["machine"], saved["command"], None, argparse.Namespace(budget=PEER_BUDGET)
+    )
+    doc = tmp_path / "benchmarks.md"
+    shutil.copyfile(DOC, doc)
+    original = doc.read_text(encoding="utf-8")
+    sc.write_doc(body, doc)
+    text = doc.read_text(encoding="utf-8")
+
+    # only the block between the markers changed
+    assert text.count(sc.BEGIN) == 1 and text.count(sc.END) == 1
+    start, stop = text.index(sc.BEGIN), text.index(sc.END) + len(sc.END)
+    o_start, o_stop = original.index(sc.BEGIN), original.index(sc.END) + len(sc.END)
+    assert text[:start] == original[:o_start]
+    assert text[stop:] == original[o_stop:]
+    block = text[start:stop]
+    assert f"Command: `{saved['command']}`" in block
+
+    lines = block.splitlines()
+    head = lines.index(sc.table([]).splitlines()[0])
+    n_columns = lines[head].count("|") - 1
+    assert n_columns == 15
+    assert lines[head + 1] == "|" + "---|" * n_columns
+    measured = lines[head + 2 : head + 2 + len(rows)]
+    for r, line in zip(rows, measured, strict=True):
+        assert line.startswith(f"| {r['title']} | {r['n']:,} | ")
+        assert line.count("|") - 1 == n_columns
+    assert not lines[head + 2 + len(rows)].startswith("|")  # one row per record count
+
+    paper_head = lines.index(sc.paper_table([]).splitlines()[0])
+    paper_rows = [line for line in lines[paper_head + 2 :] if line.startswith("|")]
+    assert [line.split("|")[1].strip() for line in paper_rows] == [f"{n:,}" for n in RECORDS]
+
+    # a second write replaces the block instead of adding one
+    sc.write_doc(body, doc)
+    assert doc.read_text(encoding="utf-8") == text
+
+
+# -- benchmarks/paper_table.py --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def paper_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("paper_table")
+    results, doc = tmp / "results.json", tmp / "benchmarks.md"
+    shutil.copyfile(DOC, doc)
+    done = _run(
+        [
+            "benchmarks/paper_table.py", "--quick", "--datasets", DATASET, "--methods", *METHODS,
+            "--inner-cv", "2", "--n-jobs", "1", "--fresh",
+            "--results", str(results), "--doc", str(doc),
+        ],
+        timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done, json.loads(results.read_text()), doc.read_text(encoding="utf-8")
+
+
+def _section(text: str, title: str) -> list[str]:
+    """The lines of the markdown table under ``### title``."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"### {title}"))
+    table = []
+    for line in lines[at + 2 :]:
+        if not line.startswith("|"):
+            break
+        table.append(line)
+    return table
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def test_paper_table_quick_results(paper_run):
+    _, results, _ = paper_run
+    assert set(results) == {"_settings", "_runs"} | {f"{DATASET}|{m}" for m in METHODS}
+    settings = results["_settings"]
+    assert settings["inner_cv"] == 2 and settings["grid"] is not None  # the quick grid
+    assert len(results["_runs"]) == 1
+    assert "--quick" in results["_runs"][0]["command"]
+
+    for method in METHODS:
+        entry = results[f"{DATASET}|{method}"]
+        assert entry["dataset"] == DATASET and entry["method"] == method
+        assert entry["status"] == "ok", entry.get("detail")
+        assert entry["inner_cv"] == 2
+        assert len(entry["folds"]) == OUTER_FOLDS
+        for fold in entry["folds"]:
+            assert set(fold) == {"f1", "n_rules", "atoms", "fit_s", "params", "inner_f1"}
+            assert 0.0 <= fold["f1"] <= 1.0
+            assert _is_time(fold["fit_s"])
+            assert isinstance(fold["n_rules"], int) and fold["n_rules"] >= 0
+            assert fold["atoms"] >= 0 and (fold["n_rules"] > 0 or fold["atoms"] == 0)
+            if method in ("LIBRE", "LIBRE 3"):
+                assert 0.0 <= fold["inner_f1"] <= 1.0
+                assert {"n_estimators", "alpha", "chi2_threshold"} <= set(fold["params"])
+            elif method == "DT":
+                assert set(fold["params"]) == {"max_depth"}
+            else:  # LIBRE default is not tuned
+                assert fold["params"] is None
+
+    # the issue's behaviour check: LIBRE 3 is capped at 3 rules on every fold
+    libre3 = results[f"{DATASET}|LIBRE 3"]["folds"]
+    assert all(fold["n_rules"] <= 3 for fold in libre3)
+    assert all("max_rules" not in fold["params"] for fold in libre3)
+    assert all(fold["params"].get("max_rules") in (1, 2, 3, 5, 8, None)
+               for fold in results[f"{DATASET}|LIBRE"]["folds"])  # fmt: skip
+
+
+def test_paper_table_quick_doc(paper_run):
+    done, _, text = paper_run
+    original = DOC.read_text(encoding="utf-8")
+    # the Quality section is replaced in place, everything before it is untouched
+    assert text.count("\n## Quality\n") == 1
+    assert text[: text.index("## Quality")] == original[: original.index("## Quality")]
+    assert done.stdout.strip() and done.stdout.strip().splitlines()[0] == "## Quality"
+    # the hand-written analysis after the KEEP marker survives the rewrite
+    keep = "<!-- analysis: kept by paper_table.py -->"
+    if keep in original:
+        assert original[original.index(keep) :].strip() in text
+    quality = text[text.index("## Quality") :]
+    assert "the quick grid" in quality
+
+    with_paper = ["dataset", *METHODS, "paper LIBRE", "paper LIBRE 3"]
+    patterns = {  # title: (our cells, the paper's cells)
+        "F1 of the positive class": (r"\d\.\d\d \(\d\.\d\d\)", r"\d\.\d\d \(\d\.\d\d\)"),
+        "Number of rules": (r"\d+\.\d \(\d+\.\d\)", r"\d+\.\d"),
+        "Average atoms per rule": (r"\d+\.\d", r"\d+\.\d"),
+    }
+    for title, (ours, paper) in patterns.items():
+        table = _section(quality, title)
+        assert _cells(table[0]) == with_paper, title
+        assert table[1] == "|---" * len(with_paper) + "|"
+        rows = [_cells(line) for line in table[2:] if not line.startswith("| **")]
+        assert [row[0] for row in rows] == [DATASET], title
+        row = rows[0]
+        assert len(row) == len(with_paper)
+        for cell in row[1 : 1 + len(METHODS)]:
+            assert re.fullmatch(ours, cell), (title, cell)
+        for cell in row[1 + len(METHODS) :]:  # the paper's LIBRE and LIBRE 3 columns
+            assert re.fullmatch(paper, cell), (title, cell)
+
+    times = _section(quality, "Mean fit time per outer fold")
+    assert _cells(times[0]) == ["dataset", *METHODS]
+    assert _cells(times[2])[0] == DATASET and len(_cells(times[2])) == len(METHODS) + 1
+
+    against = _section(quality, "Tuned LIBRE against the paper")
+    assert [_cells(line)[0] for line in against[2:]] == [DATASET]
+    assert re.search(rf"^\* {DATASET}: .*E=20", quality, flags=re.M)  # parameters chosen
+    assert "### Not run, did not finish or failed" not in quality
