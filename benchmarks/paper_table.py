@@ -601,10 +601,10 @@ def markdown(results, datasets, methods, meta) -> str:
         "",
         "* **LIBRE** – `LibreSearchCV()`: "
         + (
-            "its default grid, 648 points: the paper's grid (n_estimators ∈ {5, 20, 50}, up "
+            "its default grid, 972 points: the paper's grid (n_estimators ∈ {5, 20, 50}, up "
             "to 5 features per learner, H1/H2, alpha ∈ {.5, .7, .9}, chi2_threshold ∈ {6, 4.6, "
             "4}) × the early stop max_rules ∈ {1, 2, 3, 5, 8, None} × subset_sizes ∈ {cycle, "
-            "fixed}"
+            "fixed}, and for H1 × conflict_tolerance ∈ {0, 0.5}"
             if meta["grid"] is None
             else f"the quick grid `{meta['grid']}` × the early stop max_rules ∈ "
             "{1, 2, 3, 5, 8, None}"
