@@ -293,12 +293,13 @@ def machine() -> dict:
 def grid(quick: bool, records: list[int] | None) -> list[tuple[Series, list[int]]]:
     big = [10_000, 100_000, 500_000, 1_000_000]
     if quick:
-        return [
+        rows = [
             (Series("random", Data(0, label="random")), [10_000, 100_000]),
             (Series("random-fine", Data(0, label="random"), dict(FINE), peers=False), [10_000]),
             (Series("learnable", Data(0)), [10_000, 100_000]),
             (Series("learnable-50f", Data(0, features=50), peers=False), [100_000]),
         ]
+        return [(s, records) for s, _ in rows] if records else rows
     top = [100_000, 1_000_000]
     small = [10_000, 100_000]
     fine = dict(FINE)
