@@ -53,12 +53,13 @@ def test_tunes_over_the_grid_and_refits_the_best(haberman, tuned):
     np.testing.assert_array_equal(tuned.decision_function(X), plain.decision_function(X))
 
 
-def test_shared_work_scores_equal_plain_fits(haberman, tuned):
-    """Every split score equals the F1 of LibreClassifier(**params).fit on that inner fold."""
-    X, y, info = haberman
+def assert_scores_equal_plain_fits(results, data, n_splits=3):
+    """Every split score equals the F1 of LibreClassifier(**params).fit on that inner fold
+    (folds as LibreSearchCV(cv=n_splits, random_state=0) draws them)."""
+    X, y, info = data
     positive = (y == info.positive_class).to_numpy()
-    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, positive))
-    for i, params in enumerate(tuned.cv_results_["params"]):
+    folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=0).split(X, positive))
+    for i, params in enumerate(results["params"]):
         for k, (train, test) in enumerate(folds):
             clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
             with warnings.catch_warnings():
@@ -66,7 +67,11 @@ def test_shared_work_scores_equal_plain_fits(haberman, tuned):
                 clf.fit(X.iloc[train], y.iloc[train])
             pred = clf.predict(X.iloc[test]) == info.positive_class
             expected = f1_score(positive[test], pred, zero_division=0.0)
-            assert tuned.cv_results_[f"split{k}_test_score"][i] == pytest.approx(expected)
+            assert results[f"split{k}_test_score"][i] == pytest.approx(expected)
+
+
+def test_shared_work_scores_equal_plain_fits(haberman, tuned):
+    assert_scores_equal_plain_fits(tuned.cv_results_, haberman)
 
 
 def test_never_sees_rows_outside_fit(haberman, monkeypatch):
@@ -198,18 +203,8 @@ def test_early_stop_and_subset_sizes_score_like_plain_fits(haberman, grid):
     search = LibreSearchCV(
         grid, positive_class=info.positive_class, cv=3, random_state=0, refit=False
     ).fit(X, y)
-    positive = (y == info.positive_class).to_numpy()
-    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, positive))
     results = search.cv_results_
-    for i, params in enumerate(results["params"]):
-        for k, (train, test) in enumerate(folds):
-            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LibreWarning)
-                clf.fit(X.iloc[train], y.iloc[train])
-            pred = clf.predict(X.iloc[test]) == info.positive_class
-            expected = f1_score(positive[test], pred, zero_division=0.0)
-            assert results[f"split{k}_test_score"][i] == pytest.approx(expected)
+    assert_scores_equal_plain_fits(results, haberman)
     capped = [p["max_rules"] for p in results["params"]]
     for i, cap in enumerate(capped):
         if cap is not None:
