@@ -30,8 +30,8 @@ from .encoding import ZeroSets
 
 _UNDEFINED = np.iinfo(np.int64).max // 4
 _MAX_KEY = 2**62
-_SHORT_RUN = 64
-_DIRECTORY = 1 << 16
+_SHORT_RUN = 32
+_DIRECTORY = 4096
 
 
 def cell_layout(blocks: np.ndarray) -> np.ndarray | None:
@@ -413,6 +413,23 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol):
 
 
 @njit(cache=True, nogil=True)
+def _cell_weight(codes_row, runs, row_weight, blocks, radix):
+    """Weight of the record (of ``runs``) in the cell ``codes_row``, 0 if there is none."""
+    bit_ptr, bit_rows, bit_keys, _, _, _ = runs
+    key = 0
+    for f in range(codes_row.size):
+        key += np.int64(codes_row[f]) * radix[f]
+    b = blocks[0] + codes_row[0]
+    lo, hi = bit_ptr[b], bit_ptr[b + 1]
+    total = 0.0
+    t = _lower(bit_keys, lo, hi, key)
+    while t < hi and bit_keys[t] == key:
+        total += row_weight[bit_rows[t]]
+        t += 1
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _contains(outer_allowed, inner, blocks):
     """Is the box of packed point ``inner`` (ones = excluded bins) inside ``outer_allowed``?"""
     for f in range(blocks.size - 1):
@@ -438,7 +455,8 @@ def find_boundary_cells(
     pos_bit_runs,
     neg_weight,
 ):
-    """Algorithm 1 with H1 and uncovered seeds; returns the boundary points (bool rows).
+    """Algorithm 1 with H1 and uncovered seeds; returns the boundary points (bool rows) and the
+    weighted positives and negatives each one covers (points x 2).
     ``pos_runs`` = (keys, rows, codes, directory) of the positives sorted by key; ``neg_runs``
     = the negatives per zero bit sorted by key (:func:`sorted_runs`).
 
@@ -471,6 +489,7 @@ def find_boundary_cells(
     capacity = 64
     packed = np.zeros((capacity, n_words), dtype=np.uint64)
     alive = np.zeros(capacity, dtype=np.bool_)
+    cover = np.zeros((capacity, 2))  # weighted positives and negatives inside each point
     n_points = 0
     words = np.empty(n_words, dtype=np.uint64)
     inside = np.empty(max(n_pos, 1), dtype=np.int64)
@@ -520,6 +539,9 @@ def find_boundary_cells(
             grown_alive = np.zeros(capacity, dtype=np.bool_)
             grown_alive[:n_points] = alive[:n_points]
             alive = grown_alive
+            grown_cover = np.zeros((capacity, 2))
+            grown_cover[:n_points] = cover[:n_points]
+            cover = grown_cover
         # positives in the new box: collect the uncovered ones; an older point whose seed is
         # among them and whose box lies inside the new one becomes redundant
         n_inside = _search(
@@ -539,8 +561,10 @@ def find_boundary_cells(
             inside,
         )
         n_new = 0
+        covered_pos = 0.0
         for t in range(n_inside):
             row = inside[t]
+            covered_pos += weight[row]
             i = point_of_row[row]
             if i >= 0 and alive[i] and _contains(allowed, packed[i], blocks):
                 alive[i] = False
@@ -549,6 +573,12 @@ def find_boundary_cells(
                 n_new += 1
         packed[n_points] = words
         alive[n_points] = True
+        # negatives inside: those of the seed's own cell, plus what the tolerance let in (the
+        # box holds no other negative)
+        cover[n_points, 0] = covered_pos
+        cover[n_points, 1] = _cell_weight(pos_codes[k], neg_runs, neg_weight, blocks, radix)
+        if tolerance > 0:
+            cover[n_points, 1] += mass[0]
         point_of_row[k] = n_points
         n_points += 1
         if n_new == 0:
@@ -561,7 +591,7 @@ def find_boundary_cells(
                 total[z] += weight[s]
                 touched[z] = True
         subtract_touched(s0, total, touched)
-    return unpack_alive(packed, alive, n_points, n_bits)
+    return unpack_alive(packed, alive, n_points, n_bits), cover[:n_points][alive[:n_points]]
 
 
 @njit(cache=True, nogil=True)

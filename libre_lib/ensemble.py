@@ -18,7 +18,7 @@ from numba import njit
 
 from .cells import box_weights, cell_layout, codes_of
 from .encoding import DistinctRecords, ZeroSets, distinct_records, offsets
-from .weak_learner import find_boundary
+from .weak_learner import find_boundary_with_coverage
 
 logger = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ def learn_subset(
     is_neg = projected.negative_weight > 0
     if not is_pos.any():
         return Candidates.empty(int(n_bins.sum()))
-    points = find_boundary(
+    points, pos, neg = find_boundary_with_coverage(
         ZeroSets.from_codes(projected.codes[is_pos], sub_bins),
         ZeroSets.from_codes(projected.codes[is_neg], sub_bins),
         positive_weight=projected.positive_weight[is_pos],
@@ -196,12 +196,13 @@ def learn_subset(
         conflict_tolerance=conflict_tolerance,
         negative_weight=projected.negative_weight[is_neg],
     )
-    pos, neg = covered_counts(
-        points,
-        ZeroSets.from_codes(projected.codes, sub_bins),
-        projected.positive_weight,
-        projected.negative_weight,
-    )
+    if pos is None:  # the kernel that ran does not count coverage
+        pos, neg = covered_counts(
+            points,
+            ZeroSets.from_codes(projected.codes, sub_bins),
+            projected.positive_weight,
+            projected.negative_weight,
+        )
     full = np.zeros((points.shape[0], int(n_bins.sum())), dtype=bool)
     full[:, subset_bits(n_bins, subset)] = points
     logger.debug(

@@ -164,7 +164,13 @@ def find_boundary_point(
     return kept
 
 
-def find_boundary(
+def find_boundary(*args, **kwargs) -> np.ndarray:
+    """Algorithm 1: the boundary points (bool matrix, one row per point); see
+    :func:`find_boundary_with_coverage` for the parameters."""
+    return find_boundary_with_coverage(*args, **kwargs)[0]
+
+
+def find_boundary_with_coverage(
     positives,
     negatives,
     positive_weight: np.ndarray | None = None,
@@ -173,9 +179,10 @@ def find_boundary(
     trace: list | None = None,
     conflict_tolerance: float = 0.0,
     negative_weight: np.ndarray | None = None,
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Algorithm 1: the boundary points (bool matrix, one row per point) separating the
-    positive from the negative records.
+    positive from the negative records, with the weighted positives and negatives each point
+    covers when the kernel that ran knows them (the cell-key kernel), else ``None, None``.
 
     ``positives`` / ``negatives`` are bit matrices (rows x bits) or :class:`ZeroSets`.
     ``positive_weight`` / ``negative_weight`` give the multiplicity of each (distinct) record.
@@ -207,17 +214,13 @@ def find_boundary(
                 "seeds='uncovered' on inverse one-hot records (the estimator's learners); got "
                 f"heuristic={heuristic!r}, seeds={seeds!r}. Use conflict_tolerance=0 otherwise."
             )
-        neg_weight = (
-            np.ones(neg_zeros.n_rows)
-            if negative_weight is None
-            else np.asarray(negative_weight, dtype=float)
-        )
-        d0 = pos.bit_weights(weight)
-        order = np.lexsort((np.arange(pos.n_rows), -weight)).astype(np.int64)
-        return _find_boundary_cells(pos, neg_zeros, weight, order, radix, d0, tolerance, neg_weight)
+    neg_weight = None if negative_weight is None else np.asarray(negative_weight, dtype=float)
     if trace is None:
-        return _find_boundary_compiled(pos, neg_zeros, weight, heuristic, seeds)
-    return _find_boundary_numpy(pos, _Negatives.build(neg_zeros), weight, heuristic, seeds, trace)
+        return _find_boundary_compiled(
+            pos, neg_zeros, weight, heuristic, seeds, tolerance, neg_weight
+        )
+    points = _find_boundary_numpy(pos, _Negatives.build(neg_zeros), weight, heuristic, seeds, trace)
+    return points, None, None
 
 
 def _by_bit(zeros: ZeroSets) -> tuple[np.ndarray, np.ndarray]:
@@ -230,20 +233,26 @@ def _by_bit(zeros: ZeroSets) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _find_boundary_compiled(
-    pos: ZeroSets, neg: ZeroSets, weight: np.ndarray, heuristic: str, seeds: str
-) -> np.ndarray:
+    pos: ZeroSets,
+    neg: ZeroSets,
+    weight: np.ndarray,
+    heuristic: str,
+    seeds: str,
+    tolerance: float = 0.0,
+    neg_weight: np.ndarray | None = None,
+):
     d0 = pos.bit_weights(weight)  # |D+_i^0|
     order = np.lexsort((np.arange(pos.n_rows), -weight)).astype(np.int64)
     radix = _cell_radix(pos, neg) if heuristic == "H1" and seeds == "uncovered" else None
     if radix is not None:
-        return _find_boundary_cells(pos, neg, weight, order, radix, d0)
+        return _find_boundary_cells(pos, neg, weight, order, radix, d0, tolerance, neg_weight)
     bit_ptr, bit_rows = _by_bit(neg)
     blocks = pos.blocks if pos.blocks is not None else np.zeros(0, dtype=np.int64)
     if blocks.size and seeds == "uncovered":
         pos_bit_ptr, pos_bit_rows = _by_bit(pos)
     else:
         pos_bit_ptr, pos_bit_rows = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32)
-    return _find_boundary_kernel(
+    points = _find_boundary_kernel(
         pos.n_bits,
         pos.indptr.astype(np.int64, copy=False),
         pos.indices.astype(np.int64, copy=False),
@@ -261,20 +270,22 @@ def _find_boundary_compiled(
         heuristic == "H2",
         seeds == "all",
     )
+    return points, None, None
 
 
 def _find_boundary_cells(pos, neg, weight, order, radix, d0, tolerance=0.0, neg_weight=None):
     """H1 with uncovered seeds on inverse one-hot records: the cell-key kernel
-    (:mod:`libre_lib.cells`), same points as the generic kernel."""
+    (:mod:`libre_lib.cells`), same points as the generic kernel. Returns the points and the
+    weighted (positives, negatives) each covers."""
     blocks = pos.blocks.astype(np.int64, copy=False)
     m = blocks.size - 1
     levels = directory_levels(blocks, neg.n_rows)
     pos_codes = codes_of(pos, m)
     tolerant = tolerance > 0
     pos_bit_runs = sorted_runs(pos_codes if tolerant else pos_codes[:0], blocks, radix, levels)
-    if neg_weight is None or not tolerant:
-        neg_weight = np.zeros(neg.n_rows if tolerant else 0)
-    return find_boundary_cells(
+    if neg_weight is None:
+        neg_weight = np.ones(neg.n_rows)
+    points, cover = find_boundary_cells(
         pos_codes,
         weight,
         order,
@@ -288,6 +299,7 @@ def _find_boundary_cells(pos, neg, weight, order, radix, d0, tolerance=0.0, neg_
         pos_bit_runs,
         np.asarray(neg_weight, dtype=np.float64),
     )
+    return points, cover[:, 0].copy(), cover[:, 1].copy()
 
 
 def _cell_radix(pos: ZeroSets, neg: ZeroSets) -> np.ndarray | None:

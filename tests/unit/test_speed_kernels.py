@@ -134,3 +134,31 @@ def test_value_counts_matches_unique():
     np.testing.assert_array_equal(distinct, expected)
     np.testing.assert_array_equal(counts[:, 1], np.bincount(inverse, weights=positive))
     np.testing.assert_array_equal(counts[:, 0], np.bincount(inverse, weights=~positive))
+
+
+@pytest.mark.parametrize("tolerance", [0.0, 0.3])
+def test_cell_kernel_coverage_equals_covered_counts(tolerance):
+    # the cell-key kernel reports each point's coverage itself (positives in its box, the
+    # seed cell's negatives, and what the tolerance let in); it must equal a recount
+    rng = np.random.RandomState(21)
+    n_bins = np.array([4, 6, 3, 5])
+    codes = np.column_stack([rng.randint(0, b, 6000) for b in n_bins])
+    label = (codes[:, 0] >= 2) ^ (rng.rand(6000) < 0.2)
+    records = distinct_records(codes, n_bins, label * 1.0, (~label) * 1.0)
+    is_pos, is_neg = records.positive_weight > 0, records.negative_weight > 0
+    points, pos, neg = weak_learner.find_boundary_with_coverage(
+        ZeroSets.from_codes(records.codes[is_pos], n_bins),
+        ZeroSets.from_codes(records.codes[is_neg], n_bins),
+        records.positive_weight[is_pos],
+        conflict_tolerance=tolerance,
+        negative_weight=records.negative_weight[is_neg],
+    )
+    assert pos is not None and points.shape[0] > 0
+    expected = covered_counts(
+        points,
+        ZeroSets.from_codes(records.codes, n_bins),
+        records.positive_weight,
+        records.negative_weight,
+    )
+    np.testing.assert_array_equal(pos, expected[0])
+    np.testing.assert_array_equal(neg, expected[1])
