@@ -137,6 +137,13 @@ def _lower(keys, lo, hi, key):
 
 
 @njit(cache=True, nogil=True)
+def _new_stack(depth, m):
+    """Work stack of :func:`_search`: ``depth`` + 1 entries of (lo, hi, depth, prefix, misses
+    left), plus a last row reserved as the odometer of the directory's digits."""
+    return np.empty((depth + 2, max(5, m)), dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
 def _push(stack, top, lo, hi, depth, prefix, left):
     stack[top, 0] = lo
     stack[top, 1] = hi
@@ -164,7 +171,8 @@ def _search(f, v, keys, rows, codes, lo, hi, budget, box, radix, directory, leve
     if budget == 0 and levels > 0:
         # every allowed prefix of the first ``levels`` digits, by odometer
         unit = radix[levels - 1]
-        idx = np.zeros(levels, dtype=np.int64)
+        idx = stack[stack.shape[0] - 1, :levels]  # the reserved last row: no allocation
+        idx[:] = 0
         while True:
             j = 0
             for g in range(levels):
@@ -274,7 +282,7 @@ def _check(f, b, v, runs, budget, box, radix, stack):
             directory[b],
             levels,
             stack,
-            np.empty(0, dtype=np.int64),
+            stack[0, :0],  # empty: stop at the first record
         )
         > 0
     )
@@ -476,7 +484,7 @@ def find_boundary_cells(
         max_bins = max(max_bins, blocks[f + 1] - blocks[f])
         for b in range(blocks[f], blocks[f + 1]):
             bit_feature[b] = f
-    stack = np.empty((m * max_bins + pos_directory.size + 1, 5), dtype=np.int64)
+    stack = _new_stack(m * max_bins + pos_directory.size, m)
     box = (
         np.zeros((m, max_bins), dtype=np.bool_),
         np.zeros((m, max_bins), dtype=np.int64),
@@ -630,7 +638,7 @@ def _box_weights(points, blocks, keys, rows, sorted_codes, directory, levels, ra
         np.zeros(m, dtype=np.int64),
     )
     allowed, allowed_list, n_allowed = box
-    stack = np.empty((m * max_bins + directory.size + 1, 5), dtype=np.int64)
+    stack = _new_stack(m * max_bins + directory.size, m)
     out = np.empty(max(rows.size, 1), dtype=np.int64)
     pos = np.zeros(n_points)
     neg = np.zeros(n_points)

@@ -32,7 +32,7 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -662,14 +662,7 @@ class ContractIssue:
     message: str
 
     def to_dict(self) -> dict:
-        return {
-            "column": self.column,
-            "problem": self.problem,
-            "severity": self.severity,
-            "count": self.count,
-            "examples": list(self.examples),
-            "message": self.message,
-        }
+        return {**asdict(self), "examples": list(self.examples)}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> ContractIssue:

@@ -35,7 +35,7 @@ import logging
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -382,14 +382,7 @@ class ExpectationResult:
     details: str
 
     def to_dict(self) -> dict:
-        return {
-            "expectation": self.expectation,
-            "column": self.column,
-            "success": self.success,
-            "unexpected_count": self.unexpected_count,
-            "unexpected_examples": list(self.unexpected_examples),
-            "details": self.details,
-        }
+        return {**asdict(self), "unexpected_examples": list(self.unexpected_examples)}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> ExpectationResult:
