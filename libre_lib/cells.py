@@ -154,7 +154,9 @@ def _push(stack, top, lo, hi, depth, prefix, left):
 
 
 @njit(cache=True, nogil=True)
-def _search(f, v, keys, rows, codes, lo, hi, budget, box, radix, directory, levels, stack, out):
+def _search(
+    f, v, keys, rows, codes, lo, hi, budget, box, radix, directory, levels, stack, out, marks
+):
     """Records of ``rows[lo:hi]`` (sorted by cell ``keys``) that lie outside the box on at most
     ``budget`` features other than ``f`` (``f = -1``: any feature; ``f >= 0``: every record is
     in bin ``v`` of ``f``). Depth-first over the key digits, following only the bins that keep
@@ -162,10 +164,18 @@ def _search(f, v, keys, rows, codes, lo, hi, budget, box, radix, directory, leve
     ``levels`` digits are resolved by ``directory`` (start of every top-digit prefix) instead
     of binary searches. With an empty ``out`` it stops at the first such record and returns its
     position + 1 (0: none); otherwise it stores all of them in ``out`` and returns their
-    number."""
+    number.
+
+    ``marks`` = (list, flags, ...): when the list is not empty (a budget-0 test), every record read
+    that misses the box on exactly one feature ``g`` is noted as ``g * width + code`` (once:
+    ``flags``), list[0] = how many. If the flip is then made, each such record lies in the
+    box everywhere but ``g`` for the rest of the seed, so bit ``(g, code)`` is blocked."""
     allowed, allowed_list, n_allowed = box
     m = radix.size
     collect = out.size > 0
+    mark_list, mark_flags = marks[0], marks[1]
+    mark = mark_list.size > 0 and budget == 0 and not collect
+    width = mark_flags.shape[1]
     found = 0
     top = 0
     if budget == 0 and levels > 0:
@@ -199,6 +209,24 @@ def _search(f, v, keys, rows, codes, lo, hi, budget, box, radix, directory, leve
         d = stack[top, 2]
         prefix = stack[top, 3]
         left = stack[top, 4]
+        if mark and (hi - lo <= _SHORT_RUN or d == m):
+            for t in range(lo, hi):
+                missed = -1
+                for g in range(d, m):
+                    if g != f and not allowed[g, codes[t, g]]:
+                        if missed >= 0:
+                            missed = -2
+                            break
+                        missed = g
+                if missed == -1:
+                    return t + 1
+                if missed >= 0:
+                    c = codes[t, missed]
+                    if not mark_flags[missed, c]:
+                        mark_flags[missed, c] = True
+                        mark_list[0] += 1
+                        mark_list[mark_list[0]] = missed * width + c
+            continue
         if hi - lo <= _SHORT_RUN or d == m:
             for t in range(lo, hi):
                 y = rows[t]
@@ -261,8 +289,9 @@ def _slab_min_distance(f, lo, hi, codes, allowed, floor):
 
 
 @njit(cache=True, nogil=True)
-def _check(f, b, v, runs, budget, box, radix, stack):
-    """Is a negative of bit ``b`` (bin ``v`` of ``f``) within ``budget`` misses of the box?"""
+def _check(f, b, v, runs, budget, box, radix, stack, marks):
+    """Is a negative of bit ``b`` (bin ``v`` of ``f``) within ``budget`` misses of the box?
+    (``marks``: see :func:`_search`.)"""
     bit_ptr, bit_rows, bit_keys, codes, directory, levels = runs
     lo, hi = bit_ptr[b], bit_ptr[b + 1]
     if lo == hi:
@@ -283,20 +312,21 @@ def _check(f, b, v, runs, budget, box, radix, stack):
             levels,
             stack,
             stack[0, :0],  # empty: stop at the first record
+            marks,
         )
         > 0
     )
 
 
 @njit(cache=True, nogil=True)
-def _min_distance(f, b, v, runs, box, radix, stack, floor):
+def _min_distance(f, b, v, runs, box, radix, stack, floor, marks):
     """Exact min distance of an unblocked bit (>= 2), or a value <= ``floor`` once it is known
     to be at most that: searches with 1 and 2 misses first, then scans the bin."""
     bit_ptr, _, _, codes, _, _ = runs
     if bit_ptr[b] == bit_ptr[b + 1]:
         return _UNDEFINED
     for budget in range(1, 3):
-        if _check(f, b, v, runs, budget, box, radix, stack):
+        if _check(f, b, v, runs, budget, box, radix, stack, marks):
             return 1 + budget
     return _slab_min_distance(f, bit_ptr[b], bit_ptr[b + 1], codes, box[0], floor)
 
@@ -310,14 +340,28 @@ def _allow(f, v, box):
 
 
 @njit(cache=True, nogil=True)
-def _slab_weight(f, b, v, runs, row_weight, box, radix, stack, out):
+def _slab_weight(f, b, v, runs, row_weight, box, radix, stack, out, marks):
     """Weight of the records of bit ``b`` (bin ``v`` of ``f``) inside the box elsewhere."""
     bit_ptr, bit_rows, bit_keys, codes, directory, levels = runs
     lo, hi = bit_ptr[b], bit_ptr[b + 1]
     if lo == hi:
         return 0.0
     n = _search(
-        f, v, bit_keys, bit_rows, codes, lo, hi, 0, box, radix, directory[b], levels, stack, out
+        f,
+        v,
+        bit_keys,
+        bit_rows,
+        codes,
+        lo,
+        hi,
+        0,
+        box,
+        radix,
+        directory[b],
+        levels,
+        stack,
+        out,
+        marks,
     )
     total = 0.0
     for i in range(n):
@@ -326,7 +370,7 @@ def _slab_weight(f, b, v, runs, row_weight, box, radix, stack, out):
 
 
 @njit(cache=True, nogil=True)
-def _tolerated(f, b, v, runs, box, radix, stack, tol, commit=True):
+def _tolerated(f, b, v, runs, box, radix, stack, tol, marks, commit=True):
     """Tolerant conflict test: may bit ``b`` be flipped? ``tol`` = (tolerance, negative and
     positive weight of the box, then the arrays it needs). With ``commit`` a passing flip adds
     the slab's weights to the box's."""
@@ -338,8 +382,8 @@ def _tolerated(f, b, v, runs, box, radix, stack, tol, commit=True):
         tol[4],
         tol[5],
     )
-    neg = _slab_weight(f, b, v, runs, neg_weight, box, radix, stack, out)
-    pos = _slab_weight(f, b, v, pos_bit_runs, pos_weight, box, radix, stack, out)
+    neg = _slab_weight(f, b, v, runs, neg_weight, box, radix, stack, out, marks)
+    pos = _slab_weight(f, b, v, pos_bit_runs, pos_weight, box, radix, stack, out, marks)
     ok = mass[0] + neg <= tolerance * (mass[1] + pos)
     if ok and commit:
         mass[0] += neg
@@ -348,10 +392,17 @@ def _tolerated(f, b, v, runs, box, radix, stack, tol, commit=True):
 
 
 @njit(cache=True, nogil=True)
-def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol):
+def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol, marks):
     """FindBoundaryPoint with H1 from the current box (the seed's cell): visits the candidate
     bits in H1 order (|S0| desc, |D+0| desc, bit asc), flipping every bit that does not
-    conflict; ties of the keys are decided by the distances, as in the generic kernel."""
+    conflict; ties of the keys are decided by the distances, as in the generic kernel.
+
+    ``marks`` = (list, flags, blocked): the test of a flip that is made notes the bits its
+    negatives block from then on (:func:`_search`); ``blocked`` (reset per seed) skips their
+    own tests."""
+    mark_list, mark_flags, blocked = marks
+    none = (mark_list[:0], mark_flags, blocked)
+    width = mark_flags.shape[1]
     n = bits.size
     order = np.argsort(-d0[bits], kind="mergesort")
     order = order[np.argsort(-s0[bits][order], kind="mergesort")]
@@ -369,10 +420,18 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol):
             b = bits[order[g]]
             f = bit_feature[b]
             if tol[0] > 0.0:
-                if _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol):
+                if _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol, none):
                     _allow(f, b - blocks[f], box)
-            elif not _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
-                _allow(f, b - blocks[f], box)
+            elif not blocked[f, b - blocks[f]]:
+                mark_list[0] = 0
+                free = not _check(f, b, b - blocks[f], runs, 0, box, radix, stack, marks)
+                for i in range(1, mark_list[0] + 1):
+                    h, c = mark_list[i] // width, mark_list[i] % width
+                    mark_flags[h, c] = False
+                    if free:
+                        blocked[h, c] = True
+                if free:
+                    _allow(f, b - blocks[f], box)
         else:
             for j in range(g, e):
                 alive[j] = True
@@ -385,15 +444,21 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol):
                     b = bits[order[j]]
                     f = bit_feature[b]
                     if tol[0] > 0.0:
-                        if not _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol, False):
+                        if not _tolerated(
+                            f, b, b - blocks[f], runs, box, radix, stack, tol, none, False
+                        ):
                             alive[j] = False  # over the tolerance: kept
                             continue
-                    elif _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
+                    elif blocked[f, b - blocks[f]] or _check(
+                        f, b, b - blocks[f], runs, 0, box, radix, stack, none
+                    ):
                         alive[j] = False  # blocked: kept
                         continue
                     # members come in ascending bit order: a later one must beat best_dist
                     # strictly, so its search may stop at best_dist (it cannot win then)
-                    if tol[0] > 0.0 and _check(f, b, b - blocks[f], runs, 0, box, radix, stack):
+                    if tol[0] > 0.0 and _check(
+                        f, b, b - blocks[f], runs, 0, box, radix, stack, none
+                    ):
                         d = 1
                     else:
                         d = _min_distance(
@@ -405,6 +470,7 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol):
                             radix,
                             stack,
                             best_dist if best >= 0 else 1,
+                            none,
                         )
                     if best < 0 or d > best_dist or (d == best_dist and b < bits[order[best]]):
                         best = j
@@ -415,7 +481,7 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol):
                 b = bits[order[best]]
                 f = bit_feature[b]
                 if tol[0] > 0.0:
-                    _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol)
+                    _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol, none)
                 _allow(f, b - blocks[f], box)
         g = e
 
@@ -512,6 +578,8 @@ def find_boundary_cells(
     )
     total = np.zeros(n_bits)
     touched = np.zeros(n_bits, dtype=np.bool_)
+    blocked = np.zeros((m, max_bins), dtype=np.bool_)
+    marks = (np.zeros(1 + m * max_bins, dtype=np.int64), np.zeros_like(blocked), blocked)
     for k in order:
         if not uncovered[k]:
             continue
@@ -529,7 +597,8 @@ def find_boundary_cells(
                     c += 1
         mass[0] = 0.0
         mass[1] = weight[k]
-        _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack, tol)
+        blocked[:] = False
+        _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack, tol, marks)
         words[:] = 0
         empty = True
         for f in range(m):
@@ -567,6 +636,7 @@ def find_boundary_cells(
             levels,
             stack,
             inside,
+            (marks[0][:0], marks[1], blocked),
         )
         n_new = 0
         covered_pos = 0.0
@@ -640,6 +710,8 @@ def _box_weights(points, blocks, keys, rows, sorted_codes, directory, levels, ra
     allowed, allowed_list, n_allowed = box
     stack = _new_stack(m * max_bins + directory.size, m)
     out = np.empty(max(rows.size, 1), dtype=np.int64)
+    flags = np.zeros((1, 1), dtype=np.bool_)
+    no_marks = (np.zeros(0, dtype=np.int64), flags, flags)
     pos = np.zeros(n_points)
     neg = np.zeros(n_points)
     for i in range(n_points):
@@ -671,6 +743,7 @@ def _box_weights(points, blocks, keys, rows, sorted_codes, directory, levels, ra
             levels,
             stack,
             out,
+            no_marks,
         )
         p = 0.0
         q = 0.0
