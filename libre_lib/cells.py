@@ -56,9 +56,25 @@ def codes_of(zeros: ZeroSets, n_features: int) -> np.ndarray:
     return (flat - zeros.blocks[:-1][None, :]).astype(np.int32)
 
 
-def code_dtype(blocks: np.ndarray):
-    """Smallest integer type holding every bin code."""
-    return np.uint8 if np.diff(blocks).max(initial=1) <= 256 else np.int32
+def one_hot(codes: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """Every record's bins as a bit row (bit ``blocks[f] + code_f`` set), packed in uint64
+    words: a record's misses against a box are then ``popcount(row & outside)``."""
+    n, m = codes.shape
+    n_words = max(1, (int(blocks[-1]) + 63) // 64)
+    rows = np.zeros((n, n_words), dtype=np.uint64)
+    at = np.arange(n)
+    for f in range(m):
+        bit = int(blocks[f]) + codes[:, f].astype(np.int64)
+        rows[at, bit >> 6] |= np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64))
+    return rows
+
+
+@njit(cache=True, nogil=True)
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 def cell_keys(codes: np.ndarray, radix: np.ndarray) -> np.ndarray:
@@ -93,18 +109,18 @@ def _directory(keys: np.ndarray, lo: int, radix: np.ndarray, blocks: np.ndarray,
 
 
 def positive_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels: int):
-    """Records (here: the positives) sorted by cell key: (keys, rows, their codes, directory)."""
+    """Records (here: the positives) sorted by cell key: (keys, rows, their one-hot rows,
+    directory)."""
     keys = cell_keys(codes, radix)
     rows = np.argsort(keys, kind="stable").astype(np.int64)
     keys = keys[rows]
-    sorted_codes = codes.astype(code_dtype(blocks))[rows]
-    return keys, rows, sorted_codes, _directory(keys, 0, radix, blocks, levels)
+    return keys, rows, one_hot(codes, blocks)[rows], _directory(keys, 0, radix, blocks, levels)
 
 
 def sorted_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels: int):
     """Per bit (CSR over ``blocks``), the records with a zero there sorted by cell key, with
-    their codes (copied in that order, so runs are read contiguously) and each bit's
-    directory: (bit_ptr, bit_rows, bit_keys, bit_codes, directories, levels)."""
+    their one-hot rows (copied in that order, so runs are read contiguously) and each bit's
+    directory: (bit_ptr, bit_rows, bit_keys, bit_onehot, directories, levels)."""
     n, m = codes.shape
     keys = cell_keys(codes, radix)
     bits = (codes + blocks[:-1][None, :]).ravel()
@@ -114,14 +130,14 @@ def sorted_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels
     ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     bit_rows = rows[order]
     bit_keys = keys[bit_rows]
-    bit_codes = codes.astype(code_dtype(blocks))[bit_rows]
+    bit_onehot = one_hot(codes, blocks)[bit_rows]
     directories = np.stack(
         [
             _directory(bit_keys[ptr[b] : ptr[b + 1]], ptr[b], radix, blocks, levels)
             for b in range(ptr.size - 1)
         ]
     )
-    return ptr, bit_rows, bit_keys, bit_codes, directories, levels
+    return ptr, bit_rows, bit_keys, bit_onehot, directories, levels
 
 
 @njit(cache=True, nogil=True)
@@ -155,7 +171,7 @@ def _push(stack, top, lo, hi, depth, prefix, left):
 
 @njit(cache=True, nogil=True)
 def _search(
-    f, v, keys, rows, codes, lo, hi, budget, box, radix, directory, levels, stack, out, marks
+    f, v, keys, rows, onehot, lo, hi, budget, box, radix, directory, levels, stack, out, marks
 ):
     """Records of ``rows[lo:hi]`` (sorted by cell ``keys``) that lie outside the box on at most
     ``budget`` features other than ``f`` (``f = -1``: any feature; ``f >= 0``: every record is
@@ -166,16 +182,25 @@ def _search(
     position + 1 (0: none); otherwise it stores all of them in ``out`` and returns their
     number.
 
+    A record's misses are counted on its one-hot row: ``popcount(row & outside)`` without
+    the bit being tested.
+
     ``marks`` = (list, flags, ...): when the list is not empty (a budget-0 test), every record read
-    that misses the box on exactly one feature ``g`` is noted as ``g * width + code`` (once:
-    ``flags``), list[0] = how many. If the flip is then made, each such record lies in the
-    box everywhere but ``g`` for the rest of the seed, so bit ``(g, code)`` is blocked."""
-    allowed, allowed_list, n_allowed = box
+    that misses the box on exactly one feature is noted by the bit it lies in (once: ``flags``),
+    list[0] = how many. If the flip is then made, each such record lies in the box everywhere
+    but there for the rest of the seed, so that bit is blocked."""
+    allowed, allowed_list, n_allowed, outside, blocks = box
     m = radix.size
+    n_words = outside.size
     collect = out.size > 0
     mark_list, mark_flags = marks[0], marks[1]
     mark = mark_list.size > 0 and budget == 0 and not collect
-    width = mark_flags.shape[1]
+    tested_word = -1
+    tested_mask = np.uint64(0)
+    if f >= 0:
+        tested = blocks[f] + v
+        tested_word = tested >> 6
+        tested_mask = ~(np.uint64(1) << np.uint64(tested & 63))
     found = 0
     top = 0
     if budget == 0 and levels > 0:
@@ -209,38 +234,32 @@ def _search(
         d = stack[top, 2]
         prefix = stack[top, 3]
         left = stack[top, 4]
-        if mark and (hi - lo <= _SHORT_RUN or d == m):
-            for t in range(lo, hi):
-                missed = -1
-                for g in range(d, m):
-                    if g != f and not allowed[g, codes[t, g]]:
-                        if missed >= 0:
-                            missed = -2
-                            break
-                        missed = g
-                if missed == -1:
-                    return t + 1
-                if missed >= 0:
-                    c = codes[t, missed]
-                    if not mark_flags[missed, c]:
-                        mark_flags[missed, c] = True
-                        mark_list[0] += 1
-                        mark_list[mark_list[0]] = missed * width + c
-            continue
         if hi - lo <= _SHORT_RUN or d == m:
+            limit = 1 if mark else budget  # ``budget - left`` misses are in the prefix
             for t in range(lo, hi):
-                y = rows[t]
                 misses = 0
-                for g in range(d, m):
-                    if g != f and not allowed[g, codes[t, g]]:
-                        misses += 1
-                        if misses > left:
+                missed = -1
+                for w in range(n_words):
+                    x = onehot[t, w] & outside[w]
+                    if w == tested_word:
+                        x &= tested_mask
+                    if x:
+                        c = _popcount(x)
+                        misses += c
+                        if misses > limit:
                             break
-                if misses <= left:
+                        missed = w * 64 + _popcount(x - np.uint64(1))  # its bit, if c == 1
+                if misses > limit:
+                    continue
+                if misses <= budget:
                     if not collect:
                         return t + 1
-                    out[found] = y
+                    out[found] = rows[t]
                     found += 1
+                elif not mark_flags[missed]:  # mark: exactly one miss
+                    mark_flags[missed] = True
+                    mark_list[0] += 1
+                    mark_list[mark_list[0]] = missed
             continue
         step = radix[d]
         if d == f:  # every record of the run is in the bin being tested
@@ -267,20 +286,23 @@ def _search(
 
 
 @njit(cache=True, nogil=True)
-def _slab_min_distance(f, lo, hi, codes, allowed, floor):
-    """min over the negatives of this bin of d(p, y) = 1 + #{g != f : y_g not allowed}; the
+def _slab_min_distance(b, lo, hi, onehot, outside, floor):
+    """min over the negatives of bit ``b`` of d(p, y) = 1 + #{g != f : y_g not allowed}; the
     scan stops as soon as the minimum is known to be <= ``floor``."""
     if lo == hi:
         return _UNDEFINED
-    m = codes.shape[1]
+    tested_word = b >> 6
+    tested_mask = ~(np.uint64(1) << np.uint64(b & 63))
     best = _UNDEFINED
     for t in range(lo, hi):
         d = 1
-        for g in range(m):
-            if g != f and not allowed[g, codes[t, g]]:
-                d += 1
-                if d >= best:
-                    break
+        for w in range(outside.size):
+            x = onehot[t, w] & outside[w]
+            if w == tested_word:
+                x &= tested_mask
+            d += _popcount(x)
+            if d >= best:
+                break
         if d < best:
             best = d
             if d <= floor:
@@ -322,21 +344,54 @@ def _check(f, b, v, runs, budget, box, radix, stack, marks):
 def _min_distance(f, b, v, runs, box, radix, stack, floor, marks):
     """Exact min distance of an unblocked bit (>= 2), or a value <= ``floor`` once it is known
     to be at most that: searches with 1 and 2 misses first, then scans the bin."""
-    bit_ptr, _, _, codes, _, _ = runs
+    bit_ptr, _, _, onehot, _, _ = runs
     if bit_ptr[b] == bit_ptr[b + 1]:
         return _UNDEFINED
     for budget in range(1, 3):
         if _check(f, b, v, runs, budget, box, radix, stack, marks):
             return 1 + budget
-    return _slab_min_distance(f, bit_ptr[b], bit_ptr[b + 1], codes, box[0], floor)
+    return _slab_min_distance(b, bit_ptr[b], bit_ptr[b + 1], onehot, box[3], floor)
 
 
 @njit(cache=True, nogil=True)
 def _allow(f, v, box):
-    allowed, allowed_list, n_allowed = box
+    allowed, allowed_list, n_allowed, outside, blocks = box
     allowed[f, v] = True
     allowed_list[f, n_allowed[f]] = v
     n_allowed[f] += 1
+    b = blocks[f] + v
+    outside[b >> 6] &= ~(np.uint64(1) << np.uint64(b & 63))
+
+
+@njit(cache=True, nogil=True)
+def _new_box(blocks):
+    """An empty box over the grid of ``blocks``: (allowed, allowed_list, n_allowed, outside
+    (the bits not allowed, packed), blocks)."""
+    m = blocks.size - 1
+    max_bins = 0
+    for f in range(m):
+        max_bins = max(max_bins, blocks[f + 1] - blocks[f])
+    n_words = max(1, (blocks[m] + 63) // 64)
+    return (
+        np.zeros((m, max_bins), dtype=np.bool_),
+        np.zeros((m, max_bins), dtype=np.int64),
+        np.zeros(m, dtype=np.int64),
+        np.zeros(n_words, dtype=np.uint64),
+        blocks,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _clear_box(box):
+    """Allow nothing: every bit outside."""
+    allowed, allowed_list, n_allowed, outside, blocks = box
+    for f in range(n_allowed.size):
+        for i in range(n_allowed[f]):
+            allowed[f, allowed_list[f, i]] = False
+        n_allowed[f] = 0
+    outside[:] = 0
+    for b in range(blocks[-1]):
+        outside[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
 
 
 @njit(cache=True, nogil=True)
@@ -402,7 +457,6 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol, ma
     own tests."""
     mark_list, mark_flags, blocked = marks
     none = (mark_list[:0], mark_flags, blocked)
-    width = mark_flags.shape[1]
     n = bits.size
     order = np.argsort(-d0[bits], kind="mergesort")
     order = order[np.argsort(-s0[bits][order], kind="mergesort")]
@@ -422,14 +476,13 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol, ma
             if tol[0] > 0.0:
                 if _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol, none):
                     _allow(f, b - blocks[f], box)
-            elif not blocked[f, b - blocks[f]]:
+            elif not blocked[b]:
                 mark_list[0] = 0
                 free = not _check(f, b, b - blocks[f], runs, 0, box, radix, stack, marks)
                 for i in range(1, mark_list[0] + 1):
-                    h, c = mark_list[i] // width, mark_list[i] % width
-                    mark_flags[h, c] = False
+                    mark_flags[mark_list[i]] = False
                     if free:
-                        blocked[h, c] = True
+                        blocked[mark_list[i]] = True
                 if free:
                     _allow(f, b - blocks[f], box)
         else:
@@ -449,7 +502,7 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol, ma
                         ):
                             alive[j] = False  # over the tolerance: kept
                             continue
-                    elif blocked[f, b - blocks[f]] or _check(
+                    elif blocked[b] or _check(
                         f, b, b - blocks[f], runs, 0, box, radix, stack, none
                     ):
                         alive[j] = False  # blocked: kept
@@ -542,7 +595,7 @@ def find_boundary_cells(
     n_pos, m = pos_codes.shape
     n_bits = blocks[m]
     n_words = (n_bits + 63) // 64
-    pos_keys, pos_rows, pos_sorted_codes, pos_directory = pos_runs
+    pos_keys, pos_rows, pos_onehot, pos_directory = pos_runs
     levels = neg_runs[5]
     max_bins = 0
     bit_feature = np.empty(n_bits, dtype=np.int64)
@@ -551,12 +604,8 @@ def find_boundary_cells(
         for b in range(blocks[f], blocks[f + 1]):
             bit_feature[b] = f
     stack = _new_stack(m * max_bins + pos_directory.size, m)
-    box = (
-        np.zeros((m, max_bins), dtype=np.bool_),
-        np.zeros((m, max_bins), dtype=np.int64),
-        np.zeros(m, dtype=np.int64),
-    )
-    allowed, allowed_list, n_allowed = box
+    box = _new_box(blocks)
+    allowed, outside = box[0], box[3]
     bits = np.empty(n_bits - m, dtype=np.int64)
     uncovered = np.ones(n_pos, dtype=np.bool_)
     point_of_row = np.full(n_pos, -1, dtype=np.int64)
@@ -578,16 +627,14 @@ def find_boundary_cells(
     )
     total = np.zeros(n_bits)
     touched = np.zeros(n_bits, dtype=np.bool_)
-    blocked = np.zeros((m, max_bins), dtype=np.bool_)
-    marks = (np.zeros(1 + m * max_bins, dtype=np.int64), np.zeros_like(blocked), blocked)
+    blocked = np.zeros(n_bits, dtype=np.bool_)
+    marks = (np.zeros(1 + n_bits, dtype=np.int64), np.zeros_like(blocked), blocked)
     for k in order:
         if not uncovered[k]:
             continue
         # the seed's cell is the starting box
+        _clear_box(box)
         for f in range(m):
-            for i in range(n_allowed[f]):
-                allowed[f, allowed_list[f, i]] = False
-            n_allowed[f] = 0
             _allow(f, pos_codes[k, f], box)
         c = 0
         for f in range(m):
@@ -599,13 +646,11 @@ def find_boundary_cells(
         mass[1] = weight[k]
         blocked[:] = False
         _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack, tol, marks)
-        words[:] = 0
+        words[:] = outside
         empty = True
-        for f in range(m):
-            for b in range(blocks[f], blocks[f + 1]):
-                if not allowed[f, b - blocks[f]]:
-                    words[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-                    empty = False
+        for w in range(n_words):
+            if words[w]:
+                empty = False
         if empty:
             continue  # an always-true element is no rule
         if n_points == capacity:
@@ -626,7 +671,7 @@ def find_boundary_cells(
             0,
             pos_keys,
             pos_rows,
-            pos_sorted_codes,
+            pos_onehot,
             0,
             n_pos,
             0,
@@ -696,34 +741,25 @@ def unpack_alive(packed, alive, n_points, n_bits):
 
 
 @njit(cache=True, nogil=True)
-def _box_weights(points, blocks, keys, rows, sorted_codes, directory, levels, radix, wpos, wneg):
+def _box_weights(points, blocks, keys, rows, onehot, directory, levels, radix, wpos, wneg):
     n_points = points.shape[0]
     m = blocks.size - 1
-    max_bins = 0
-    for f in range(m):
-        max_bins = max(max_bins, blocks[f + 1] - blocks[f])
-    box = (
-        np.zeros((m, max_bins), dtype=np.bool_),
-        np.zeros((m, max_bins), dtype=np.int64),
-        np.zeros(m, dtype=np.int64),
-    )
-    allowed, allowed_list, n_allowed = box
+    box = _new_box(blocks)
+    max_bins = box[0].shape[1]
     stack = _new_stack(m * max_bins + directory.size, m)
     out = np.empty(max(rows.size, 1), dtype=np.int64)
     flags = np.zeros((1, 1), dtype=np.bool_)
     no_marks = (np.zeros(0, dtype=np.int64), flags, flags)
     pos = np.zeros(n_points)
     neg = np.zeros(n_points)
+    n_allowed = box[2]
     for i in range(n_points):
+        _clear_box(box)
         empty = False
         for f in range(m):
-            n_allowed[f] = 0
             for b in range(blocks[f], blocks[f + 1]):
-                v = b - blocks[f]
-                allowed[f, v] = not points[i, b]
-                if allowed[f, v]:
-                    allowed_list[f, n_allowed[f]] = v
-                    n_allowed[f] += 1
+                if not points[i, b]:
+                    _allow(f, b - blocks[f], box)
             if n_allowed[f] == 0:
                 empty = True
         if empty or rows.size == 0:
@@ -733,7 +769,7 @@ def _box_weights(points, blocks, keys, rows, sorted_codes, directory, levels, ra
             0,
             keys,
             rows,
-            sorted_codes,
+            onehot,
             0,
             rows.size,
             0,
@@ -760,13 +796,13 @@ def box_weights(points, codes, blocks, radix, positive_weight, negative_weight):
     codes), found by the same depth-first search over records sorted by cell key."""
     blocks = np.asarray(blocks, dtype=np.int64)
     levels = directory_levels(blocks, codes.shape[0])
-    keys, rows, sorted_codes, directory = positive_runs(codes, blocks, radix, levels)
+    keys, rows, onehot, directory = positive_runs(codes, blocks, radix, levels)
     return _box_weights(
         np.ascontiguousarray(points, dtype=np.bool_),
         blocks,
         keys,
         rows,
-        sorted_codes,
+        onehot,
         directory,
         levels,
         radix,
