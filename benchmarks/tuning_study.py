@@ -19,7 +19,8 @@ folds: treat small differences as noise and say so.
 Grids: ``early`` (paper grid x early stop 1..10), ``sizes`` (paper grid x early stop x
 subset_sizes), ``tolerance`` (the H1 half of ``sizes`` x conflict_tolerance; with ``sizes``
 the default's superset), ``wide`` (+ max_intervals, min_local_support, top_k)
-and ``large`` (finding 3 on adult and bank). Results and their reading: docs/benchmarks.md.
+and ``large`` (finding 3 on adult and bank), ``intervals`` (the default's H1 half x the
+discretization cap). Results and their reading: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -89,6 +90,15 @@ GRIDS = {
         "min_local_support": [0.05, 0.01],
         "top_k": [200, None],
     },
+    # the default grid's H1 half x the discretization cap (finding 2: transfusion)
+    "intervals": {
+        **PAPER_GRID,
+        "heuristic": ["H1"],
+        "max_rules": [1, 2, 3, 5, 8, None],
+        "subset_sizes": ["cycle", "fixed"],
+        "conflict_tolerance": [0.0, 0.5],
+        "max_intervals": [3, None],
+    },
 }
 
 
@@ -128,6 +138,7 @@ def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None) -> None:
                 {
                     "inner_f1": res["mean_test_score"].tolist(),
                     "inner_rules": res["mean_n_rules"].tolist(),
+                    "inner_std": res["std_test_score"].tolist(),
                     "f1": [r[0] for r in outer["results"]],
                     "rules": [r[1] for r in outer["results"]],
                     "atoms": [r[2] for r in outer["results"]],
