@@ -56,7 +56,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from libre_lib import LibreClassifier, LibreSearchCV
 from libre_lib.datasets import dataset_names, load_dataset
-from libre_lib.search import DEFAULT_GRID, EARLY_STOP, choose_candidate
+from libre_lib.search import DEFAULT_GRID, EARLY_STOP, choose_candidate, resolve_tolerance
 
 logger = logging.getLogger("paper_table")
 
@@ -333,11 +333,12 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
         search.fit(X_train, y_train)
     shared = time.perf_counter() - started
     res = search.cv_results_
-    mean, rules = res["mean_test_score"], res["mean_n_rules"]
+    mean, rules, std = res["mean_test_score"], res["mean_n_rules"], res["std_test_score"]
     out = {}
     for method, caps in (("LIBRE", stops), ("LIBRE 3", [3])):
         idx = np.array([i for i, p in enumerate(res["params"]) if p["max_rules"] in caps])
-        best = int(idx[choose_candidate(mean[idx], rules[idx], tolerance)])
+        tol = resolve_tolerance(tolerance, mean[idx], std[idx], search.n_splits_)
+        best = int(idx[choose_candidate(mean[idx], rules[idx], tol)])
         params = dict(res["params"][best])
         started = time.perf_counter()
         model = LibreClassifier(positive_class=positive, random_state=search.seed_, **params)

@@ -38,7 +38,7 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold
 
 from libre_lib import LibreClassifier, LibreSearchCV
 from libre_lib.datasets import load_dataset
-from libre_lib.search import PAPER_GRID, _evaluate, _labels, choose_candidate
+from libre_lib.search import PAPER_GRID, _evaluate, _labels, choose_candidate, resolve_tolerance
 
 logger = logging.getLogger("tuning_study")
 
@@ -114,7 +114,11 @@ def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None) -> None:
         labels = _labels(y)
         inner = 3 if len(X) > LARGE else 5
         folds = list(StratifiedKFold(5, shuffle=True, random_state=seed).split(X, positive))
-        entry = {"params": [json.dumps(p, sort_keys=True) for p in points], "folds": []}
+        entry = {
+            "params": [json.dumps(p, sort_keys=True) for p in points],
+            "inner_folds": inner,
+            "folds": [],
+        }
         for k, (train, test) in enumerate(folds):
             started = time.perf_counter()
             search = LibreSearchCV(
@@ -158,7 +162,12 @@ def replay(entry, keep, tolerance) -> dict:
     for fold in entry["folds"]:
         inner_f1 = np.asarray(fold["inner_f1"])[idx]
         inner_rules = np.asarray(fold["inner_rules"])[idx]
-        best = int(idx[choose_candidate(inner_f1, inner_rules, tolerance)])
+        if tolerance == "1se":  # needs the inner std (recorded since the 'intervals' grid)
+            std = np.asarray(fold["inner_std"])[idx]
+            tol = resolve_tolerance(tolerance, inner_f1, std, entry.get("inner_folds", 5))
+        else:
+            tol = tolerance
+        best = int(idx[choose_candidate(inner_f1, inner_rules, tol)])
         f1.append(fold["f1"][best])
         rules.append(fold["rules"][best])
         atoms.append(fold["atoms"][best])

@@ -12,7 +12,7 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_sc
 
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
 from libre_lib.datasets import load_dataset
-from libre_lib.search import DEFAULT_GRID, PAPER_GRID, choose_candidate
+from libre_lib.search import DEFAULT_GRID, PAPER_GRID, choose_candidate, resolve_tolerance
 
 SMALL_GRID = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "chi2_threshold": [6.0, 4.0]}
 
@@ -164,6 +164,7 @@ def test_other_scorer_and_array_input(haberman):
         {"param_grid": {"alpha": [2.0]}},
         {"cv": 1},
         {"score_tolerance": -0.1},
+        {"score_tolerance": "2se"},
         {"estimator": object()},
     ],
 )
@@ -237,6 +238,25 @@ def test_score_tolerance_picks_a_simpler_model_within_the_tolerance(haberman):
     within = res["mean_test_score"] >= best - 0.05 - 1e-9
     assert res["mean_n_rules"][loose.best_index_] == res["mean_n_rules"][within].min()
     assert len(loose.rules_) == len(loose.best_estimator_.rules_)
+
+
+def test_one_standard_error_rule(haberman):
+    # the tolerance is the first best point's std over the folds / sqrt(folds)
+    assert resolve_tolerance("1se", [0.5, 0.7, 0.7], [0.3, 0.08, 0.01], 4) == pytest.approx(0.04)
+    assert resolve_tolerance(0.02, [0.5], [0.3], 4) == 0.02
+    X, y, info = haberman
+    grid = {"alpha": [0.5, 0.7, 0.9], "max_rules": [1, 2, None]}
+    search = LibreSearchCV(
+        grid, positive_class=info.positive_class, cv=3, random_state=0, score_tolerance="1se"
+    ).fit(X, y)
+    res = search.cv_results_
+    mean, rules = res["mean_test_score"], res["mean_n_rules"]
+    top = int(np.argmax(mean))
+    se = res["std_test_score"][top] / np.sqrt(3)
+    assert se > 0
+    within = mean >= mean[top] - se - 1e-9
+    assert rules[search.best_index_] == rules[within].min()
+    assert search.best_index_ == choose_candidate(mean, rules, se)
 
 
 def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberman):
