@@ -55,6 +55,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
 
 from libre_lib import LibreClassifier, LibreSearchCV
+from libre_lib.artifacts import atomic_write_text
 from libre_lib.datasets import dataset_names, load_dataset
 from libre_lib.search import DEFAULT_GRID, EARLY_STOP, choose_candidate, resolve_tolerance
 
@@ -768,7 +769,7 @@ def write_doc(path: Path, section: str) -> None:
         kept = old[old.index(KEEP) :].rstrip("\n") + "\n" if KEEP in old else ""
         new = section.rstrip("\n") + "\n\n" + (kept + "\n" if kept else "")
         text = text[: match.start()] + new + text[end:]
-    path.write_text(text, encoding="utf-8")
+    atomic_write_text(path, text)
 
 
 def main(argv=None) -> None:
@@ -843,7 +844,7 @@ def main(argv=None) -> None:
     results[SETTINGS] = settings
 
     def save(res):
-        args.results.write_text(json.dumps(res, indent=1, default=_jsonable))
+        atomic_write_text(args.results, json.dumps(res, indent=1, default=_jsonable))
 
     skip = {tuple(s.split(":", 1)) for s in args.skip}
     for name in datasets if not args.report_only else []:

@@ -520,7 +520,9 @@ def write_doc(body: str, path: Path = DOC) -> None:
         text = text[:at] + "\n\n" + block + "\n" + text[at:]
     else:
         text = text.rstrip("\n") + f"\n\n{SECTION}\n\n{block}\n"
-    path.write_text(text, encoding="utf-8")
+    from libre_lib.artifacts import atomic_write_text
+
+    atomic_write_text(path, text)
 
 
 def main() -> None:
@@ -559,7 +561,9 @@ def main() -> None:
     print(f"\n({time.perf_counter() - started:.0f} s in all)", file=sys.stderr)
     if args.json:
         saved = {"machine": info, "rows": rows, "command": command}
-        args.json.write_text(json.dumps(saved, indent=1))
+        from libre_lib.artifacts import atomic_write_text
+
+        atomic_write_text(args.json, json.dumps(saved, indent=1))
     if not args.no_doc:
         image = plot(rows, PLOT)
         write_doc(render(rows, info, command.strip(), image, args))

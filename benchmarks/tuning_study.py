@@ -37,6 +37,7 @@ import numpy as np
 from sklearn.model_selection import ParameterGrid, StratifiedKFold
 
 from libre_lib import LibreClassifier, LibreSearchCV
+from libre_lib.artifacts import atomic_write_text
 from libre_lib.datasets import load_dataset
 from libre_lib.search import PAPER_GRID, _evaluate, _labels, choose_candidate, resolve_tolerance
 
@@ -150,7 +151,7 @@ def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None) -> None:
             )
             logger.info("%s fold %d done in %.1f s", name, k + 1, time.perf_counter() - started)
         results[name] = entry
-        out.write_text(json.dumps(results))
+        atomic_write_text(out, json.dumps(results))
 
 
 def replay(entry, keep, tolerance) -> dict:
