@@ -56,17 +56,35 @@ def codes_of(zeros: ZeroSets, n_features: int) -> np.ndarray:
     return (flat - zeros.blocks[:-1][None, :]).astype(np.int32)
 
 
-def one_hot(codes: np.ndarray, blocks: np.ndarray) -> np.ndarray:
-    """Every record's bins as a bit row (bit ``blocks[f] + code_f`` set), packed in uint64
-    words: a record's misses against a box are then ``popcount(row & outside)``."""
+def one_hot(codes: np.ndarray, blocks: np.ndarray, levels: int = 0) -> np.ndarray:
+    """Every record's bins as a bit row, packed in uint64 words and stored word-major
+    (words x records): a record's misses against a box are ``popcount(row & outside)``.
+
+    Bit ``b = blocks[f] + code_f`` sits at position ``rotate(b)``: the bits of the features a
+    directory of ``levels`` digits resolves come last, so a search below the directory reads
+    only the first words of each record (see :func:`_rotate`)."""
     n, m = codes.shape
-    n_words = max(1, (int(blocks[-1]) + 63) // 64)
-    rows = np.zeros((n, n_words), dtype=np.uint64)
+    n_bits = int(blocks[-1])
+    n_words = max(1, (n_bits + 63) // 64)
+    words = np.zeros((n_words, n), dtype=np.uint64)
     at = np.arange(n)
+    start = int(blocks[levels])
     for f in range(m):
-        bit = int(blocks[f]) + codes[:, f].astype(np.int64)
-        rows[at, bit >> 6] |= np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64))
-    return rows
+        bit = (int(blocks[f]) - start + codes[:, f].astype(np.int64)) % max(n_bits, 1)
+        words[bit >> 6, at] |= np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64))
+    return words
+
+
+@njit(cache=True, nogil=True)
+def _rotate(b, start, n_bits):
+    """Position of bit ``b`` in the one-hot rows and boxes: ``b - start`` modulo ``n_bits``
+    (``start`` = the first bit below the directory's features)."""
+    return b - start if b >= start else b + n_bits - start
+
+
+@njit(cache=True, nogil=True)
+def _unrotate(r, start, n_bits):
+    return r + start if r < n_bits - start else r - (n_bits - start)
 
 
 @njit(cache=True, nogil=True)
@@ -114,7 +132,8 @@ def positive_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, leve
     keys = cell_keys(codes, radix)
     rows = np.argsort(keys, kind="stable").astype(np.int64)
     keys = keys[rows]
-    return keys, rows, one_hot(codes, blocks)[rows], _directory(keys, 0, radix, blocks, levels)
+    onehot = np.ascontiguousarray(one_hot(codes, blocks, levels)[:, rows])
+    return keys, rows, onehot, _directory(keys, 0, radix, blocks, levels)
 
 
 def sorted_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels: int):
@@ -130,7 +149,7 @@ def sorted_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels
     ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     bit_rows = rows[order]
     bit_keys = keys[bit_rows]
-    bit_onehot = one_hot(codes, blocks)[bit_rows]
+    bit_onehot = np.ascontiguousarray(one_hot(codes, blocks, levels)[:, bit_rows])
     directories = np.stack(
         [
             _directory(bit_keys[ptr[b] : ptr[b + 1]], ptr[b], radix, blocks, levels)
@@ -183,22 +202,25 @@ def _search(
     number.
 
     A record's misses are counted on its one-hot row: ``popcount(row & outside)`` without
-    the bit being tested.
+    the bit being tested. Below the directory with no miss allowed, the directory's features
+    are inside the box by construction, so only the words of the other features are read.
 
     ``marks`` = (list, flags, ...): when the list is not empty (a budget-0 test), every record read
     that misses the box on exactly one feature is noted by the bit it lies in (once: ``flags``),
     list[0] = how many. If the flip is then made, each such record lies in the box everywhere
     but there for the rest of the seed, so that bit is blocked."""
-    allowed, allowed_list, n_allowed, outside, blocks = box
+    allowed, allowed_list, n_allowed, outside, blocks, start = box
     m = radix.size
+    n_bits = blocks[m]
     n_words = outside.size
+    tail_words = max(1, (n_bits - start + 63) >> 6)  # the words of the features below
     collect = out.size > 0
     mark_list, mark_flags = marks[0], marks[1]
     mark = mark_list.size > 0 and budget == 0 and not collect
     tested_word = -1
     tested_mask = np.uint64(0)
     if f >= 0:
-        tested = blocks[f] + v
+        tested = _rotate(blocks[f] + v, start, n_bits)
         tested_word = tested >> 6
         tested_mask = ~(np.uint64(1) << np.uint64(tested & 63))
     found = 0
@@ -236,11 +258,12 @@ def _search(
         left = stack[top, 4]
         if hi - lo <= _SHORT_RUN or d == m:
             limit = 1 if mark else budget  # ``budget - left`` misses are in the prefix
+            n_read = tail_words if budget == 0 and d >= levels else n_words
             for t in range(lo, hi):
                 misses = 0
                 missed = -1
-                for w in range(n_words):
-                    x = onehot[t, w] & outside[w]
+                for w in range(n_read):
+                    x = onehot[w, t] & outside[w]
                     if w == tested_word:
                         x &= tested_mask
                     if x:
@@ -256,10 +279,12 @@ def _search(
                         return t + 1
                     out[found] = rows[t]
                     found += 1
-                elif not mark_flags[missed]:  # mark: exactly one miss
-                    mark_flags[missed] = True
-                    mark_list[0] += 1
-                    mark_list[mark_list[0]] = missed
+                else:  # mark: exactly one miss
+                    missed = _unrotate(missed, start, n_bits)
+                    if not mark_flags[missed]:
+                        mark_flags[missed] = True
+                        mark_list[0] += 1
+                        mark_list[mark_list[0]] = missed
             continue
         step = radix[d]
         if d == f:  # every record of the run is in the bin being tested
@@ -286,18 +311,20 @@ def _search(
 
 
 @njit(cache=True, nogil=True)
-def _slab_min_distance(b, lo, hi, onehot, outside, floor):
+def _slab_min_distance(b, lo, hi, onehot, box, floor):
     """min over the negatives of bit ``b`` of d(p, y) = 1 + #{g != f : y_g not allowed}; the
     scan stops as soon as the minimum is known to be <= ``floor``."""
     if lo == hi:
         return _UNDEFINED
-    tested_word = b >> 6
-    tested_mask = ~(np.uint64(1) << np.uint64(b & 63))
+    outside, blocks, start = box[3], box[4], box[5]
+    r = _rotate(b, start, blocks[-1])
+    tested_word = r >> 6
+    tested_mask = ~(np.uint64(1) << np.uint64(r & 63))
     best = _UNDEFINED
     for t in range(lo, hi):
         d = 1
         for w in range(outside.size):
-            x = onehot[t, w] & outside[w]
+            x = onehot[w, t] & outside[w]
             if w == tested_word:
                 x &= tested_mask
             d += _popcount(x)
@@ -350,23 +377,24 @@ def _min_distance(f, b, v, runs, box, radix, stack, floor, marks):
     for budget in range(1, 3):
         if _check(f, b, v, runs, budget, box, radix, stack, marks):
             return 1 + budget
-    return _slab_min_distance(b, bit_ptr[b], bit_ptr[b + 1], onehot, box[3], floor)
+    return _slab_min_distance(b, bit_ptr[b], bit_ptr[b + 1], onehot, box, floor)
 
 
 @njit(cache=True, nogil=True)
 def _allow(f, v, box):
-    allowed, allowed_list, n_allowed, outside, blocks = box
+    allowed, allowed_list, n_allowed, outside, blocks, start = box
     allowed[f, v] = True
     allowed_list[f, n_allowed[f]] = v
     n_allowed[f] += 1
-    b = blocks[f] + v
-    outside[b >> 6] &= ~(np.uint64(1) << np.uint64(b & 63))
+    r = _rotate(blocks[f] + v, start, blocks[-1])
+    outside[r >> 6] &= ~(np.uint64(1) << np.uint64(r & 63))
 
 
 @njit(cache=True, nogil=True)
-def _new_box(blocks):
+def _new_box(blocks, levels):
     """An empty box over the grid of ``blocks``: (allowed, allowed_list, n_allowed, outside
-    (the bits not allowed, packed), blocks)."""
+    (the bits not allowed, packed and rotated as the one-hot rows of a directory of
+    ``levels`` digits), blocks, the rotation's start)."""
     m = blocks.size - 1
     max_bins = 0
     for f in range(m):
@@ -378,13 +406,14 @@ def _new_box(blocks):
         np.zeros(m, dtype=np.int64),
         np.zeros(n_words, dtype=np.uint64),
         blocks,
+        blocks[levels],
     )
 
 
 @njit(cache=True, nogil=True)
 def _clear_box(box):
     """Allow nothing: every bit outside."""
-    allowed, allowed_list, n_allowed, outside, blocks = box
+    allowed, allowed_list, n_allowed, outside, blocks, _ = box
     for f in range(n_allowed.size):
         for i in range(n_allowed[f]):
             allowed[f, allowed_list[f, i]] = False
@@ -604,8 +633,8 @@ def find_boundary_cells(
         for b in range(blocks[f], blocks[f + 1]):
             bit_feature[b] = f
     stack = _new_stack(m * max_bins + pos_directory.size, m)
-    box = _new_box(blocks)
-    allowed, outside = box[0], box[3]
+    box = _new_box(blocks, levels)
+    allowed = box[0]
     bits = np.empty(n_bits - m, dtype=np.int64)
     uncovered = np.ones(n_pos, dtype=np.bool_)
     point_of_row = np.full(n_pos, -1, dtype=np.int64)
@@ -646,11 +675,13 @@ def find_boundary_cells(
         mass[1] = weight[k]
         blocked[:] = False
         _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack, tol, marks)
-        words[:] = outside
+        words[:] = 0
         empty = True
-        for w in range(n_words):
-            if words[w]:
-                empty = False
+        for f in range(m):
+            for b in range(blocks[f], blocks[f + 1]):
+                if not allowed[f, b - blocks[f]]:
+                    words[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+                    empty = False
         if empty:
             continue  # an always-true element is no rule
         if n_points == capacity:
@@ -744,7 +775,7 @@ def unpack_alive(packed, alive, n_points, n_bits):
 def _box_weights(points, blocks, keys, rows, onehot, directory, levels, radix, wpos, wneg):
     n_points = points.shape[0]
     m = blocks.size - 1
-    box = _new_box(blocks)
+    box = _new_box(blocks, levels)
     max_bins = box[0].shape[1]
     stack = _new_stack(m * max_bins + directory.size, m)
     out = np.empty(max(rows.size, 1), dtype=np.int64)

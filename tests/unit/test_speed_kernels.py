@@ -169,13 +169,15 @@ def test_one_hot_rows_and_popcount():
     n_bins = np.array([70, 1, 5, 64, 3])  # 143 bits: three words, features across words
     blocks = np.concatenate(([0], np.cumsum(n_bins)))
     codes = np.column_stack([rng.randint(0, b, 200) for b in n_bins])
-    rows = cells.one_hot(codes, blocks)
-    assert rows.shape == (200, 3) and rows.dtype == np.uint64
-    unpacked = np.unpackbits(rows.view(np.uint8), axis=1, bitorder="little")[:, : blocks[-1]]
     expected = np.zeros((200, blocks[-1]), dtype=np.uint8)
     for f in range(n_bins.size):
         expected[np.arange(200), blocks[f] + codes[:, f]] = 1
-    np.testing.assert_array_equal(unpacked, expected)
+    for levels in (0, 2):  # rotated: the bits of the first ``levels`` features come last
+        words = cells.one_hot(codes, blocks, levels)
+        assert words.shape == (3, 200) and words.dtype == np.uint64
+        rows = np.ascontiguousarray(words.T).view(np.uint8)
+        unpacked = np.unpackbits(rows, axis=1, bitorder="little")[:, : blocks[-1]]
+        np.testing.assert_array_equal(unpacked, np.roll(expected, -blocks[levels], axis=1))
     values = rng.randint(0, 2**63 - 1, 500, dtype=np.int64).astype(np.uint64) * np.uint64(3)
     for x in [*values, np.uint64(0), np.uint64(2**64 - 1), np.uint64(1) << np.uint64(63)]:
         assert cells._popcount(x) == bin(int(x)).count("1")
