@@ -20,7 +20,8 @@ Grids: ``early`` (paper grid x early stop 1..10), ``sizes`` (paper grid x early 
 subset_sizes), ``tolerance`` (the H1 half of ``sizes`` x conflict_tolerance; with ``sizes``
 the default's superset), ``wide`` (+ max_intervals, min_local_support, top_k)
 and ``large`` (finding 3 on adult and bank), ``intervals`` (the default's H1 half x the
-discretization cap). Results and their reading: docs/benchmarks.md.
+discretization cap), ``support`` (adult: cap, support filter and top-K with the
+tolerance). Results and their reading: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -99,6 +100,19 @@ GRIDS = {
         "subset_sizes": ["cycle", "fixed"],
         "conflict_tolerance": [0.0, 0.5],
         "max_intervals": [3, None],
+    },
+    # adult (finding 1): the cap, the support filter and top-K with the tolerance
+    "support": {
+        "n_estimators": [20, 50],
+        "heuristic": ["H1"],
+        "alpha": [0.5, 0.7, 0.9],
+        "chi2_threshold": [6.0],
+        "max_rules": [1, 2, 3, 5, 8, 14, None],
+        "subset_sizes": ["cycle", "fixed"],
+        "conflict_tolerance": [0.0, 0.5],
+        "max_intervals": [3, None],
+        "min_local_support": [0.05, 0.01],
+        "top_k": [200, None],
     },
 }
 
