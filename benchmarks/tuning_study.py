@@ -117,7 +117,9 @@ GRIDS = {
 }
 
 
-def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None) -> None:
+def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None, folds=None) -> None:
+    """Run the study; ``folds`` (0-based outer fold numbers) runs only those, so that one
+    dataset can be split over processes (merge the files with ``merge``)."""
     results = json.loads(out.read_text()) if out.exists() else {}
     grid = {**grid, **{k: [v] for k, v in (extra or {}).items()}}
     points = list(ParameterGrid(grid))
@@ -128,13 +130,16 @@ def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None) -> None:
         positive = (y == info.positive_class).to_numpy()
         labels = _labels(y)
         inner = 3 if len(X) > LARGE else 5
-        folds = list(StratifiedKFold(5, shuffle=True, random_state=seed).split(X, positive))
+        splits = list(StratifiedKFold(5, shuffle=True, random_state=seed).split(X, positive))
         entry = {
             "params": [json.dumps(p, sort_keys=True) for p in points],
             "inner_folds": inner,
+            "fold_ids": [],
             "folds": [],
         }
-        for k, (train, test) in enumerate(folds):
+        for k, (train, test) in enumerate(splits):
+            if folds is not None and k not in folds:
+                continue
             started = time.perf_counter()
             search = LibreSearchCV(
                 grid,
@@ -163,9 +168,27 @@ def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None) -> None:
                     "atoms": [r[2] for r in outer["results"]],
                 }
             )
+            entry["fold_ids"].append(k)
             logger.info("%s fold %d done in %.1f s", name, k + 1, time.perf_counter() - started)
         results[name] = entry
         atomic_write_text(out, json.dumps(results))
+
+
+def merge(paths, out: Path) -> None:
+    """One result file from several runs of the same grid over different outer folds."""
+    merged = {}
+    for path in paths:
+        for name, entry in json.loads(Path(path).read_text()).items():
+            into = merged.setdefault(name, {**entry, "fold_ids": [], "folds": []})
+            if into["params"] != entry["params"]:
+                raise SystemExit(f"{path}: {name} was run with another grid")
+            into["fold_ids"] += entry.get("fold_ids", list(range(len(entry["folds"]))))
+            into["folds"] += entry["folds"]
+    for entry in merged.values():
+        order = np.argsort(entry["fold_ids"])
+        entry["fold_ids"] = [entry["fold_ids"][i] for i in order]
+        entry["folds"] = [entry["folds"][i] for i in order]
+    atomic_write_text(out, json.dumps(merged))
 
 
 def replay(entry, keep, tolerance) -> dict:
@@ -279,12 +302,25 @@ def main(argv=None) -> None:
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--n-jobs", type=int, default=2)
     r.add_argument("--extra", type=json.loads, default=None, help="fixed params, JSON")
+    r.add_argument("--folds", type=int, nargs="+", help="only these outer folds (0-4)")
+    m = sub.add_parser("merge")
+    m.add_argument("parts", type=Path, nargs="+")
+    m.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("report")
     p.add_argument("results", type=Path)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.cmd == "run":
-        run(args.datasets, GRIDS[args.grid], args.out, n_jobs=args.n_jobs, extra=args.extra)
+        run(
+            args.datasets,
+            GRIDS[args.grid],
+            args.out,
+            n_jobs=args.n_jobs,
+            extra=args.extra,
+            folds=args.folds,
+        )
+    elif args.cmd == "merge":
+        merge(args.parts, args.out)
     else:
         print(report(args.results))
 
