@@ -200,9 +200,9 @@ def replay(entry, keep, tolerance) -> dict:
     for fold in entry["folds"]:
         inner_f1 = np.asarray(fold["inner_f1"])[idx]
         inner_rules = np.asarray(fold["inner_rules"])[idx]
-        if tolerance == "1se":  # needs the inner std (recorded since the 'intervals' grid)
-            std = np.asarray(fold["inner_std"])[idx]
-            tol = resolve_tolerance(tolerance, inner_f1, std, entry.get("inner_folds", 5))
+        if isinstance(tolerance, tuple):  # (score_tolerance, standard_errors): needs the
+            std = np.asarray(fold["inner_std"])[idx]  # inner std (since the 'intervals' grid)
+            tol = resolve_tolerance(*tolerance, inner_f1, std, entry.get("inner_folds", 5))
         else:
             tol = tolerance
         best = int(idx[choose_candidate(inner_f1, inner_rules, tol)])
@@ -252,10 +252,24 @@ SUBGRIDS = {  # name -> allowed values of the non-paper axes (the rest at DEFAUL
         "subset_sizes": ["cycle", "fixed"],
         "conflict_tolerance": [0.5],
     },
+    "stop6 + sizes + conflict tol {0,.5}, max_int {3,-}": {
+        "max_rules": STOP6,
+        "subset_sizes": ["cycle", "fixed"],
+        "conflict_tolerance": [0.0, 0.5],
+        "max_intervals": [3, None],
+    },
+    "stop6 + sizes + conflict tol {0,.5}, uncapped": {
+        "max_rules": STOP6,
+        "subset_sizes": ["cycle", "fixed"],
+        "conflict_tolerance": [0.0, 0.5],
+        "max_intervals": [None],
+    },
     "LIBRE 3": {"max_rules": [3]},
     "LIBRE 3 + sizes": {"max_rules": [3], "subset_sizes": ["cycle", "fixed"]},
 }
-TOLERANCES = [0.0, 0.005, 0.01, 0.02]
+# a number: that score_tolerance alone; a pair: (score_tolerance, standard_errors), the
+# tolerance being the larger of the two (needs the inner std, recorded since 'intervals')
+TOLERANCES = [0.0, 0.005, 0.01, 0.02, (0.0, 1.0), (0.01, 1.0)]
 
 
 def _keep(allowed):
@@ -265,8 +279,12 @@ def _keep(allowed):
     return keep
 
 
+def _label(tol) -> str:
+    return f"tol {tol:g}" if not isinstance(tol, tuple) else f"tol max({tol[0]:g}, {tol[1]:g} SE)"
+
+
 RULES = {
-    f"{name}, tol {tol:g}": (_keep(allowed), tol)
+    f"{name}, {_label(tol)}": (_keep(allowed), tol)
     for name, allowed in SUBGRIDS.items()
     for tol in TOLERANCES
 }
@@ -282,6 +300,9 @@ def report(path: Path, rules=None) -> str:
     for label, (keep, tol) in (rules or RULES).items():
         cells, met, gaps = [], 0, []
         for d in names:
+            if isinstance(tol, tuple) and "inner_std" not in results[d]["folds"][0]:
+                cells.append("–")
+                continue
             r = replay(results[d], keep, tol)
             f1, n = float(np.mean(r["f1"])), float(np.mean(r["rules"]))
             pf, pr = PAPER[d]

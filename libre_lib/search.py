@@ -14,13 +14,16 @@ selected rules". The default grid :data:`DEFAULT_GRID` is the paper's grid times
 * the early stop ``max_rules`` in {1, 2, 3, 5, 8, None} (:data:`EARLY_STOP`),
 * the learners' subset-size policy ``subset_sizes`` in {"cycle", "fixed"},
 * for H1 only, the learners' ``conflict_tolerance`` in {0, 0.5} (:data:`CONFLICT_TOLERANCES`;
-  0 is the paper's learner),
+  0 is the paper's learner), with ChiMerge uncapped (``max_intervals=None``, as in the paper:
+  only the threshold stops the merging); H2 keeps the estimator's cap of 3 intervals (its
+  generic kernel is the slow one on many bins, and the studies never chose it),
 
 972 combinations, evaluated with an inner stratified k-fold on the data given to
 :meth:`LibreSearchCV.fit`. The choice prefers simple models: among the combinations whose mean
-validation score (F1 of the positive class by default) is within ``score_tolerance`` (default
-0.01) of the best mean, the one with the fewest mean rules (then the best mean score, then grid
-order); it is refitted on all of that data.
+validation score (F1 of the positive class by default) is within a tolerance of the best mean,
+the one with the fewest mean rules (then the best mean score, then grid order); it is refitted
+on all of that data. The tolerance is the larger of ``score_tolerance`` (0.01) and one
+standard error of the best mean score (``standard_errors=1``).
 
 **Why it is cheap.** The grid is evaluated exactly (every combination is scored as if
 ``LibreClassifier(**params).fit`` had been called on the inner training fold), but the work
@@ -89,7 +92,8 @@ CONFLICT_TOLERANCES = [0.0, 0.5]
 #: only). The extra axes were kept because nested-CV studies on the paper's datasets
 #: (docs/benchmarks.md) showed them helping (fewer rules on australian, liver and bank;
 #: tic-tac-toe's F1 from .97 to .99; the tolerance: adult .63 -> .66, pima .60 -> .62 with 3
-#: rules instead of 9) without hurting the others beyond noise.
+#: rules instead of 9) without hurting the others beyond noise; H1 runs on uncapped ChiMerge
+#: bins (transfusion .45 -> .48, bank .55 -> .57 in the nested study).
 DEFAULT_GRID = [
     {
         **PAPER_GRID,
@@ -97,6 +101,7 @@ DEFAULT_GRID = [
         "subset_sizes": ["cycle", "fixed"],
         "max_rules": EARLY_STOP,
         "conflict_tolerance": CONFLICT_TOLERANCES,
+        "max_intervals": [None],
     },
     {
         **PAPER_GRID,
@@ -144,17 +149,18 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         "f1" is the F1 score of the positive class (whatever its label). Any other value is
         passed to ``sklearn.metrics.check_scoring`` (e.g. "accuracy", "balanced_accuracy" or a
         scorer from ``make_scorer``).
-    score_tolerance : float >= 0 or "1se", default=0.01
+    score_tolerance : float >= 0, default=0.01
         How much mean validation score may be traded for a simpler model: the choice is the
         combination with the fewest mean rules among those whose mean score is at least the
-        best mean score minus this (ties: better mean score, then grid order). 0 picks the best
-        mean score (exact ties go to fewer rules). "1se" is the one-standard-error rule: the
-        tolerance is the standard error of the best combination's mean score (its std over
-        the inner folds / sqrt(folds)), so it adapts to how noisy the scores are. The default
-        0.01 was chosen with the
-        nested-CV study of docs/benchmarks.md: against 0 it cut the mean rules on adult from
-        33 to 3.6, pima 17 to 9.2, bank 12 to 8, liver 3.2 to 2 for test-F1 changes of
-        -.024 (pima) to +.004 (transfusion); 0.02 cost more F1 (liver, bank).
+        best mean score minus the tolerance (ties: better mean score, then grid order). The
+        tolerance is the larger of ``score_tolerance`` and ``standard_errors`` standard errors
+        of the best mean score.
+    standard_errors : float >= 0, default=1.0
+        The one-standard-error rule: the standard error is the best combination's std over the
+        inner folds / sqrt(folds), so on small, noisy data the search prefers fewer rules, and
+        on large data ``score_tolerance`` bounds what is given up. ``score_tolerance=0,
+        standard_errors=0`` picks the best mean score (exact ties go to fewer rules). The
+        defaults were chosen with the nested-CV studies of docs/benchmarks.md.
     cv : int or cross-validation splitter, default=5
         An int gives ``StratifiedKFold(cv, shuffle=True)`` seeded from ``random_state``.
     refit : bool, default=True
@@ -174,8 +180,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     best_params_ : dict
         The tuned parameters of the chosen combination (keys of the grid).
     best_score_ : float
-        Its mean validation score (at most ``score_tolerance`` below the best mean score, which
-        is ``cv_results_["mean_test_score"].max()``).
+        Its mean validation score (at most ``tolerance_`` below the best mean score, which is
+        ``cv_results_["mean_test_score"].max()``).
+    tolerance_ : float
+        The tolerance the choice used: max(score_tolerance, standard_errors x standard error).
     best_estimator_ : LibreClassifier
         The chosen combination refitted on all the data given to ``fit``.
     best_index_ : int
@@ -202,6 +210,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         categorical_features=None,
         scoring="f1",
         score_tolerance=0.01,
+        standard_errors=1.0,
         cv=5,
         refit=True,
         n_jobs=None,
@@ -214,6 +223,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         self.categorical_features = categorical_features
         self.scoring = scoring
         self.score_tolerance = score_tolerance
+        self.standard_errors = standard_errors
         self.cv = cv
         self.refit = refit
         self.n_jobs = n_jobs
@@ -280,15 +290,13 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Tune on ``X, y`` by inner CV, then refit the best combination on all of it."""
         started = time.perf_counter()
-        tol = self.score_tolerance
-        if not (
-            (isinstance(tol, numbers.Real) and not isinstance(tol, bool) and tol >= 0)
-            or (isinstance(tol, str) and tol == "1se")
-        ):
-            raise ParameterError(
-                "The 'score_tolerance' parameter of LibreSearchCV must be a float >= 0 or "
-                f"'1se' (one standard error of the best mean score). Got {tol!r} instead."
-            )
+        for name in ("score_tolerance", "standard_errors"):
+            value = getattr(self, name)
+            if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0):
+                raise ParameterError(
+                    f"The {name!r} parameter of LibreSearchCV must be a float >= 0. "
+                    f"Got {value!r} instead."
+                )
         frame = as_frame(X)
         probe = LibreClassifier(
             positive_class=self.positive_class
@@ -346,8 +354,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
         mean = scores.mean(axis=1)
         mean_rules = n_rules.mean(axis=1)
-        tolerance = resolve_tolerance(self.score_tolerance, mean, scores.std(axis=1), len(splits))
-        best = choose_candidate(mean, mean_rules, tolerance)
+        self.tolerance_ = resolve_tolerance(
+            self.score_tolerance, self.standard_errors, mean, scores.std(axis=1), len(splits)
+        )
+        best = choose_candidate(mean, mean_rules, self.tolerance_)
         self.cv_results_ = self._results(scores, n_rules, n_atoms)
         self.best_index_ = best
         self.best_params_ = dict(self._grid_points[best])
@@ -522,13 +532,14 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
     return {"results": out, "seconds": time.perf_counter() - started}
 
 
-def resolve_tolerance(score_tolerance, mean_scores, std_scores, n_splits: int) -> float:
-    """``score_tolerance`` as a number: "1se" is the standard error of the best mean score
-    (the first best, its std over the folds / sqrt(n_splits)); a number is itself."""
-    if isinstance(score_tolerance, str):
-        best = int(np.argmax(np.asarray(mean_scores, dtype=float)))
-        return float(np.asarray(std_scores, dtype=float)[best]) / np.sqrt(n_splits)
-    return float(score_tolerance)
+def resolve_tolerance(
+    score_tolerance, standard_errors, mean_scores, std_scores, n_splits: int
+) -> float:
+    """The choice's tolerance: max(``score_tolerance``, ``standard_errors`` x the standard
+    error of the best mean score: the first best's std over the folds / sqrt(n_splits))."""
+    best = int(np.argmax(np.asarray(mean_scores, dtype=float)))
+    se = float(np.asarray(std_scores, dtype=float)[best]) / np.sqrt(n_splits)
+    return max(float(score_tolerance), float(standard_errors) * se)
 
 
 def choose_candidate(mean_scores, mean_rules, score_tolerance=0.0) -> int:

@@ -34,11 +34,13 @@ def test_tunes_over_the_grid_and_refits_the_best(haberman, tuned):
     X, y, info = haberman
     assert tuned.best_params_ in list(ParameterGrid(SMALL_GRID))
     assert tuned.best_params_ == tuned.cv_results_["params"][tuned.best_index_]
-    # the default choice: fewest mean rules within score_tolerance of the best mean score
+    # the default choice: fewest mean rules within max(0.01, 1 standard error) of the best
     mean = tuned.cv_results_["mean_test_score"]
     rules = tuned.cv_results_["mean_n_rules"]
-    within = mean >= mean.max() - tuned.score_tolerance - 1e-9
-    assert tuned.score_tolerance == 0.01
+    assert (tuned.score_tolerance, tuned.standard_errors) == (0.01, 1.0)
+    se = tuned.cv_results_["std_test_score"][np.argmax(mean)] / np.sqrt(3)
+    assert tuned.tolerance_ == pytest.approx(max(0.01, se))
+    within = mean >= mean.max() - tuned.tolerance_ - 1e-9
     assert tuned.best_score_ == pytest.approx(mean[tuned.best_index_])
     assert within[tuned.best_index_]
     assert rules[tuned.best_index_] == rules[within].min()
@@ -165,6 +167,7 @@ def test_other_scorer_and_array_input(haberman):
         {"cv": 1},
         {"score_tolerance": -0.1},
         {"score_tolerance": "2se"},
+        {"standard_errors": -1},
         {"estimator": object()},
     ],
 )
@@ -228,7 +231,12 @@ def test_score_tolerance_picks_a_simpler_model_within_the_tolerance(haberman):
     X, y, info = haberman
     grid = {"alpha": [0.5, 0.7, 0.9], "max_rules": [1, 2, None]}
     plain = LibreSearchCV(
-        grid, positive_class=info.positive_class, cv=3, random_state=0, score_tolerance=0.0
+        grid,
+        positive_class=info.positive_class,
+        cv=3,
+        random_state=0,
+        score_tolerance=0.0,
+        standard_errors=0.0,
     ).fit(X, y)
     loose = clone(plain).set_params(score_tolerance=0.05).fit(X, y)
     res = loose.cv_results_
@@ -241,13 +249,15 @@ def test_score_tolerance_picks_a_simpler_model_within_the_tolerance(haberman):
 
 
 def test_one_standard_error_rule(haberman):
-    # the tolerance is the first best point's std over the folds / sqrt(folds)
-    assert resolve_tolerance("1se", [0.5, 0.7, 0.7], [0.3, 0.08, 0.01], 4) == pytest.approx(0.04)
-    assert resolve_tolerance(0.02, [0.5], [0.3], 4) == 0.02
+    # one standard error: the first best point's std over the folds / sqrt(folds)
+    assert resolve_tolerance(0, 1, [0.5, 0.7, 0.7], [0.3, 0.08, 0.01], 4) == pytest.approx(0.04)
+    assert resolve_tolerance(0.05, 1, [0.5, 0.7], [0.3, 0.08], 4) == 0.05  # the larger one
+    assert resolve_tolerance(0.02, 0, [0.5], [0.3], 4) == 0.02
+    assert resolve_tolerance(0, 2, [0.5], [0.3], 4) == pytest.approx(0.3)
     X, y, info = haberman
     grid = {"alpha": [0.5, 0.7, 0.9], "max_rules": [1, 2, None]}
     search = LibreSearchCV(
-        grid, positive_class=info.positive_class, cv=3, random_state=0, score_tolerance="1se"
+        grid, positive_class=info.positive_class, cv=3, random_state=0, score_tolerance=0.0
     ).fit(X, y)
     res = search.cv_results_
     mean, rules = res["mean_test_score"], res["mean_n_rules"]
@@ -256,13 +266,15 @@ def test_one_standard_error_rule(haberman):
     assert se > 0
     within = mean >= mean[top] - se - 1e-9
     assert rules[search.best_index_] == rules[within].min()
+    assert search.tolerance_ == pytest.approx(se)
     assert search.best_index_ == choose_candidate(mean, rules, se)
 
 
 def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberman):
     h1, h2 = DEFAULT_GRID
     assert set(h2) == set(PAPER_GRID) | {"max_rules", "subset_sizes"}
-    assert set(h1) == set(h2) | {"conflict_tolerance"}
+    assert set(h1) == set(h2) | {"conflict_tolerance", "max_intervals"}
+    assert h1["max_intervals"] == [None]  # H1 on the paper's uncapped ChiMerge
     assert (h1["heuristic"], h2["heuristic"]) == (["H1"], ["H2"])
     assert 0.0 in h1["conflict_tolerance"]  # the paper's learner stays in the grid
     for part in DEFAULT_GRID:
