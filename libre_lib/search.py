@@ -157,8 +157,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         of the best mean score.
     standard_errors : float >= 0, default=1.0
         The one-standard-error rule: the standard error is the best combination's std over the
-        inner folds / sqrt(folds), so on small, noisy data the search prefers fewer rules, and
-        on large data ``score_tolerance`` bounds what is given up. ``score_tolerance=0,
+        inner folds / sqrt(folds), so on small, noisy data the search prefers fewer rules; on
+        large data, where it is tiny, ``score_tolerance`` still lets a simpler model win.
+        ``score_tolerance=0,
         standard_errors=0`` picks the best mean score (exact ties go to fewer rules). The
         defaults were chosen with the nested-CV studies of docs/benchmarks.md.
     cv : int or cross-validation splitter, default=5
