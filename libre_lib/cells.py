@@ -14,6 +14,9 @@ short runs record by record. It visits only the non-empty prefixes of the box in
 negative of the bin, and no per-negative distance is kept, so the cost of a seed no longer
 grows with the number of negatives. The positives a new point covers (and the older points it
 makes redundant: their seeds lie in its box) are found by the same search over all positives.
+A record is read as a packed one-hot row (its misses against the box: a popcount), and the
+exhaustive search of a flip that is made notes the bits its negatives block from then on, so
+those are never searched for the rest of the seed.
 
 This is the same algorithm as :func:`libre_lib.weak_learner.find_boundary` with ``H1`` and
 ``seeds="uncovered"`` and returns exactly the same points (tests compare them); only the data
