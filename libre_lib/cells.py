@@ -91,6 +91,13 @@ def _unrotate(r, start, n_bits):
 
 
 @njit(cache=True, nogil=True)
+def _word_and_bit(b, start, n_bits):
+    """Word index and single-bit mask of bit ``b`` in the rotated rows and boxes."""
+    r = _rotate(b, start, n_bits)
+    return r >> 6, np.uint64(1) << np.uint64(r & 63)
+
+
+@njit(cache=True, nogil=True)
 def _popcount(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
@@ -223,9 +230,8 @@ def _search(
     tested_word = -1
     tested_mask = np.uint64(0)
     if f >= 0:
-        tested = _rotate(blocks[f] + v, start, n_bits)
-        tested_word = tested >> 6
-        tested_mask = ~(np.uint64(1) << np.uint64(tested & 63))
+        tested_word, tested_bit = _word_and_bit(blocks[f] + v, start, n_bits)
+        tested_mask = ~tested_bit
     found = 0
     top = 0
     if budget == 0 and levels > 0:
@@ -320,9 +326,8 @@ def _slab_min_distance(b, lo, hi, onehot, box, floor):
     if lo == hi:
         return _UNDEFINED
     outside, blocks, start = box[3], box[4], box[5]
-    r = _rotate(b, start, blocks[-1])
-    tested_word = r >> 6
-    tested_mask = ~(np.uint64(1) << np.uint64(r & 63))
+    tested_word, tested_bit = _word_and_bit(b, start, blocks[-1])
+    tested_mask = ~tested_bit
     best = _UNDEFINED
     for t in range(lo, hi):
         d = 1
@@ -344,7 +349,7 @@ def _slab_min_distance(b, lo, hi, onehot, box, floor):
 def _check(f, b, v, runs, budget, box, radix, stack, marks):
     """Is a negative of bit ``b`` (bin ``v`` of ``f``) within ``budget`` misses of the box?
     (``marks``: see :func:`_search`.)"""
-    bit_ptr, bit_rows, bit_keys, codes, directory, levels = runs
+    bit_ptr, bit_rows, bit_keys, onehot, directory, levels = runs
     lo, hi = bit_ptr[b], bit_ptr[b + 1]
     if lo == hi:
         return False
@@ -354,7 +359,7 @@ def _check(f, b, v, runs, budget, box, radix, stack, marks):
             v,
             bit_keys,
             bit_rows,
-            codes,
+            onehot,
             lo,
             hi,
             budget,
@@ -389,8 +394,8 @@ def _allow(f, v, box):
     allowed[f, v] = True
     allowed_list[f, n_allowed[f]] = v
     n_allowed[f] += 1
-    r = _rotate(blocks[f] + v, start, blocks[-1])
-    outside[r >> 6] &= ~(np.uint64(1) << np.uint64(r & 63))
+    word, bit = _word_and_bit(blocks[f] + v, start, blocks[-1])
+    outside[word] &= ~bit
 
 
 @njit(cache=True, nogil=True)
@@ -429,7 +434,7 @@ def _clear_box(box):
 @njit(cache=True, nogil=True)
 def _slab_weight(f, b, v, runs, row_weight, box, radix, stack, out, marks):
     """Weight of the records of bit ``b`` (bin ``v`` of ``f``) inside the box elsewhere."""
-    bit_ptr, bit_rows, bit_keys, codes, directory, levels = runs
+    bit_ptr, bit_rows, bit_keys, onehot, directory, levels = runs
     lo, hi = bit_ptr[b], bit_ptr[b + 1]
     if lo == hi:
         return 0.0
@@ -438,7 +443,7 @@ def _slab_weight(f, b, v, runs, row_weight, box, radix, stack, out, marks):
         v,
         bit_keys,
         bit_rows,
-        codes,
+        onehot,
         lo,
         hi,
         0,

@@ -128,7 +128,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         LibreClassifier parameters to try (``ParameterGrid`` syntax). ``None`` is
         :data:`DEFAULT_GRID` (the paper's 54-point grid :data:`PAPER_GRID` times
         ``subset_sizes`` in {"cycle", "fixed"} and the early stop ``max_rules`` in
-        {1, 2, 3, 5, 8, None}, and for H1 ``conflict_tolerance`` in {0, 0.5}), or, when
+        {1, 2, 3, 5, 8, None}, and for H1 ``conflict_tolerance`` in {0, 0.5} on uncapped
+        bins, ``max_intervals=None``), or, when
         ``max_rules`` is fixed, the same without the ``max_rules`` axis. Pass ``PAPER_GRID``
         for the paper's grid alone.
         ``positive_class``, ``categorical_features``, ``random_state`` and ``n_jobs`` cannot be
@@ -159,9 +160,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         The one-standard-error rule: the standard error is the best combination's std over the
         inner folds / sqrt(folds), so on small, noisy data the search prefers fewer rules; on
         large data, where it is tiny, ``score_tolerance`` still lets a simpler model win.
-        ``score_tolerance=0,
-        standard_errors=0`` picks the best mean score (exact ties go to fewer rules). The
-        defaults were chosen with the nested-CV studies of docs/benchmarks.md.
+        ``score_tolerance=0, standard_errors=0`` picks the best mean score (exact ties go to
+        fewer rules). The defaults were chosen with the nested-CV studies of
+        docs/benchmarks.md.
     cv : int or cross-validation splitter, default=5
         An int gives ``StratifiedKFold(cv, shuffle=True)`` seeded from ``random_state``.
     refit : bool, default=True
@@ -355,11 +356,15 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
         mean = scores.mean(axis=1)
         mean_rules = n_rules.mean(axis=1)
+        self.cv_results_ = self._results(scores, n_rules, n_atoms)
         self.tolerance_ = resolve_tolerance(
-            self.score_tolerance, self.standard_errors, mean, scores.std(axis=1), len(splits)
+            self.score_tolerance,
+            self.standard_errors,
+            mean,
+            self.cv_results_["std_test_score"],
+            len(splits),
         )
         best = choose_candidate(mean, mean_rules, self.tolerance_)
-        self.cv_results_ = self._results(scores, n_rules, n_atoms)
         self.best_index_ = best
         self.best_params_ = dict(self._grid_points[best])
         self.best_score_ = float(mean[best])
