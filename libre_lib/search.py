@@ -66,7 +66,8 @@ from .ensemble import learn_subset, union_candidates
 from .errors import LibreWarning, ParameterError
 from .estimator import LibreClassifier, libre_tags
 from .inputs import as_frame, binary_target
-from .selection import Selection
+from .rules import rule_from_point
+from .selection import Selection, candidates_problem, cover_candidates, filter_candidates
 
 logger = logging.getLogger(__name__)
 
@@ -460,8 +461,12 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
     disc_ids: dict = {}  # discretization content -> id
     drawn: dict = {}  # (discretization id, n_estimators, max_features, seed) -> subsets
     learned: dict = {}  # (discretization id, learner setting, subset) -> Candidates
+    unions: dict = {}  # (discretization id, learner setting, subsets) -> Candidates
+    problems: dict = {}  # ... + (top_k, min_local_support) -> (ranked, kept, cover problem)
     covers: dict = {}  # (discretization id, learner setting, subsets, selection) -> cover
     fired: dict = {}  # rule -> validation rows it fires on (Rule is a frozen value object)
+    atoms_fired: dict = {}  # condition -> validation rows it holds on (rules share atoms)
+    point_rules: dict = {}  # (discretization id, point bytes) -> Rule
     selection_params = tuple(k for k in _SELECTION if k != "max_rules")
     # one cover serves every cap up to the largest one asked for (None: uncapped)
     caps = [params["max_rules"] for params in candidates]
@@ -501,41 +506,76 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                             params["conflict_tolerance"],
                         )
                     parts.append(learned[lkey])
-                union = union_candidates(parts, int(disc.n_bins.sum()))
-                shared = clf.set_params(max_rules=largest)
-                selection = shared.select(union, records, disc)
+                ukey = (did, learner, tuple(subsets))
+                if ukey not in unions:
+                    unions[ukey] = union_candidates(parts, int(disc.n_bins.sum()))
+                union = unions[ukey]
+                # the filter and the cover problem are shared by every alpha
+                fkey = (*ukey, params["top_k"], params["min_local_support"])
+                if fkey not in problems:
+                    ranked = filter_candidates(
+                        union, records, params["top_k"], float(params["min_local_support"])
+                    )
+                    kept = union.take(ranked)
+                    problem = candidates_problem(kept, records, disc.n_bins) if len(kept) else None
+                    problems[fkey] = (ranked, kept, problem)
+                ranked, kept, problem = problems[fkey]
+                chosen = cover_candidates(
+                    kept, records, disc.n_bins, float(params["alpha"]), largest, problem
+                )
+                selection = Selection(
+                    ranked[chosen.indices], chosen.stats, len(union), int(ranked.size)
+                )
                 covers[skey] = {"union": union, "selection": selection, "scores": {}}
             cover = covers[skey]
             n_chosen = cover["selection"].indices.size
             k = n_chosen if params["max_rules"] is None else min(params["max_rules"], n_chosen)
             if k not in cover["scores"]:
-                full = cover["selection"]
-                prefix = Selection(
-                    full.indices[:k], full.stats[:k], full.n_candidates, full.n_filtered
-                )
-                clf = LibreClassifier(**params)
-                clf.assemble(
-                    X_train.columns,
-                    target,
-                    disc,
-                    subsets,
-                    cover["union"],
-                    prefix,
-                    feature_names=True,
-                )
                 if scorer is None:
-                    # what clf.predict does (a rule fires -> positive), each rule evaluated once
+                    # what fit + predict give (a rule fires -> positive): the cover's rules are
+                    # built once (every cap is a prefix), each rule and atom evaluated once
+                    if "rules" not in cover:
+                        cover["rules"] = [
+                            _rule(point, did, disc, point_rules)
+                            for point in cover["union"].points[cover["selection"].indices]
+                        ]
+                    rules = cover["rules"][:k]
                     pred = np.zeros(len(test), dtype=bool)
-                    for rule in clf.rules_:
+                    for rule in rules:
                         if rule not in fired:
-                            fired[rule] = rule.evaluate(X_test)
+                            fired[rule] = _fires(rule, X_test, atoms_fired)
                         pred |= fired[rule]
-                    score = _f1(truth, pred)
+                    atoms = float(np.mean([len(r) for r in rules])) if rules else 0.0
+                    cover["scores"][k] = (_f1(truth, pred), k, atoms)
                 else:
+                    full = cover["selection"]
+                    prefix = Selection(
+                        full.indices[:k], full.stats[:k], full.n_candidates, full.n_filtered
+                    )
+                    clf = LibreClassifier(**params)
+                    clf.assemble(X_train.columns, target, disc, subsets, cover["union"], prefix)
                     score = float(scorer(clf, X_test, y_test))
-                cover["scores"][k] = (score, len(clf.rules_), clf.rules_.n_atoms)
+                    cover["scores"][k] = (score, len(clf.rules_), clf.rules_.n_atoms)
         out.append(cover["scores"][k])
     return {"results": out, "seconds": time.perf_counter() - started}
+
+
+def _rule(point: np.ndarray, did: int, disc, cache: dict):
+    """``rule_from_point(point, disc)``, cached per discretization and point."""
+    key = (did, point.tobytes())
+    if key not in cache:
+        cache[key] = rule_from_point(point, disc)
+    return cache[key]
+
+
+def _fires(rule, frame: pd.DataFrame, atoms: dict) -> np.ndarray:
+    """``rule.evaluate(frame)``, each distinct condition evaluated once (cached in ``atoms``)."""
+    hit = np.ones(frame.shape[0], dtype=bool)
+    for condition in rule.conditions:
+        if condition not in atoms:
+            atoms[condition] = condition.evaluate(frame[condition.feature])
+        hit &= atoms[condition]
+    return hit
 
 
 def resolve_tolerance(

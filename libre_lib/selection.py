@@ -36,6 +36,40 @@ def coverage(points: np.ndarray, codes: np.ndarray, n_bins: np.ndarray) -> np.nd
     return covered
 
 
+def _pack(bits: np.ndarray) -> np.ndarray:
+    """Pack a bool matrix (rows x n) into uint64 words (rows x ceil(n / 64)), bit i of the row
+    in word i // 64 at position i % 64."""
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    pad = -packed.shape[1] % 8
+    if pad or packed.shape[1] == 0:
+        pad = pad or 8
+        packed = np.concatenate([packed, np.zeros((bits.shape[0], pad), dtype=np.uint8)], axis=1)
+    return np.ascontiguousarray(packed).view(np.uint64)
+
+
+def _unpack(words: np.ndarray, n: int) -> np.ndarray:
+    """Inverse of :func:`_pack`: (rows x words) uint64 -> (rows x n) bool."""
+    raw = np.ascontiguousarray(words).view(np.uint8)
+    return np.unpackbits(raw, axis=1, count=n, bitorder="little").astype(bool)
+
+
+def packed_coverage(points: np.ndarray, codes: np.ndarray, n_bins: np.ndarray) -> np.ndarray:
+    """:func:`coverage` transposed and bit-packed: (records x words) uint64, bit ``a`` of a
+    record's row set when point ``a`` covers it. Per feature, one table (bin -> points that
+    exclude the bin) is gathered by the records' codes, so the work is records x words, not
+    records x points."""
+    n_points = points.shape[0]
+    missed = _pack(np.zeros((codes.shape[0], n_points), dtype=bool))
+    for f, (start, width) in enumerate(zip(offsets(n_bins), n_bins, strict=True)):
+        block = points[:, start : start + width]
+        if not block.any():
+            continue
+        # a record with code -1 (no bin) is covered only by points leaving the feature free
+        padded = np.concatenate([block, block.any(axis=1, keepdims=True)], axis=1)
+        missed |= _pack(padded.T)[codes[:, f]]
+    return ~missed & _pack(np.ones((1, n_points), dtype=bool))
+
+
 @dataclass(frozen=True)
 class Selection:
     """Chosen candidates (indices into the candidate points, in selection order) and stats."""
@@ -65,6 +99,113 @@ def rank_candidates(
     return ranked if top_k is None else ranked[:top_k]
 
 
+@dataclass(frozen=True)
+class CoverProblem:
+    """A weighted set cover input with the records collapsed into coverage patterns.
+
+    Records covered by exactly the same candidates are interchangeable for the greedy cover, so
+    they are merged and their weights summed; alpha and the early stop only act on
+    :func:`greedy_cover`, which reuses one problem.
+    """
+
+    matrix: np.ndarray  # candidates x patterns, float64 0/1
+    positive_weight: np.ndarray  # per pattern
+    negative_weight: np.ndarray  # per pattern
+    generality: np.ndarray  # per candidate: zeros of its point (ties go to the more general)
+
+    @property
+    def n_candidates(self) -> int:
+        return self.matrix.shape[0]
+
+
+def _distinct_rows(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a uint64 matrix: (the rows where each distinct row first appears in
+    sorted order, per row the index of its distinct row). Exact: a lexicographic sort."""
+    order = np.lexsort(words.T[::-1])
+    ranked = words[order]
+    new = np.ones(words.shape[0], dtype=bool)
+    new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    inverse = np.empty(words.shape[0], dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
+
+
+def collapse_patterns(cover: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct columns of the bool matrix ``cover`` (candidates x records).
+
+    Returns ``(patterns, inverse)``: ``patterns`` (candidates x distinct columns, bool) and,
+    per record, the index of its pattern.
+    """
+    if cover.shape[1] == 0:
+        return np.zeros((cover.shape[0], 0), dtype=bool), np.zeros(0, dtype=np.int64)
+    first, inverse = _distinct_rows(_pack(cover.T))
+    return cover[:, first], inverse
+
+
+def _problem(words, n_candidates, positive_weight, negative_weight, generality) -> CoverProblem:
+    covered_any = words.any(axis=1)  # records no candidate covers cannot change any gain
+    words = words[covered_any]
+    if words.shape[0] == 0:
+        patterns = np.zeros((n_candidates, 0), dtype=bool)
+        inverse = np.zeros(0, dtype=np.int64)
+    else:
+        first, inverse = _distinct_rows(words)
+        patterns = _unpack(words[first], n_candidates).T
+    n = patterns.shape[1]
+    wp = np.bincount(inverse, weights=positive_weight[covered_any], minlength=n)
+    wn = np.bincount(inverse, weights=negative_weight[covered_any], minlength=n)
+    return CoverProblem(patterns.astype(np.float64), wp, wn, np.asarray(generality))
+
+
+def cover_problem(
+    cover: np.ndarray,
+    positive_weight: np.ndarray,
+    negative_weight: np.ndarray,
+    generality: np.ndarray,
+) -> CoverProblem:
+    """Collapse ``cover`` (candidates x records) into a :class:`CoverProblem`; records that no
+    candidate covers are dropped (no rule can gain from them)."""
+    cover = np.asarray(cover, dtype=bool)
+    return _problem(_pack(cover.T), cover.shape[0], positive_weight, negative_weight, generality)
+
+
+def greedy_cover(
+    problem: CoverProblem, alpha: float, max_rules: int | None = None
+) -> tuple[list[int], list[tuple[float, float]]]:
+    """Greedy weighted set cover: repeatedly the candidate with the highest gain
+    ``alpha * new positives - (1 - alpha) * new negatives`` (ties: more general, then the
+    first), until no positive is left, no gain is positive or ``max_rules`` are chosen.
+    Returns the chosen rows in order and the (new positives, new negatives) each one added."""
+    matrix = problem.matrix
+    wp = problem.positive_weight.copy()
+    wn = problem.negative_weight.copy()
+    new_pos = matrix @ wp
+    new_neg = matrix @ wn
+    chosen: list[int] = []
+    gains: list[tuple[float, float]] = []
+    available = np.ones(matrix.shape[0], dtype=bool)
+    order_index = np.arange(matrix.shape[0])
+    limit = np.inf if max_rules is None else max_rules
+    while len(chosen) < limit and wp.sum() > 0:
+        # rounded so that exact ties (integer counts) are not decided by float noise
+        gain = np.round(alpha * new_pos - (1.0 - alpha) * new_neg, 9)
+        gain[~available] = -np.inf
+        best = int(np.lexsort((order_index, -problem.generality, -gain))[0])
+        if not gain[best] > 0:
+            break
+        chosen.append(best)
+        gains.append((float(new_pos[best]), float(new_neg[best])))
+        available[best] = False
+        hit = np.flatnonzero(matrix[best] > 0)
+        # what the chosen rule covers counts for nothing from now on (counts stay exact:
+        # the weights are record multiplicities, integers)
+        new_pos -= matrix[:, hit] @ wp[hit]
+        new_neg -= matrix[:, hit] @ wn[hit]
+        wp[hit] = 0.0
+        wn[hit] = 0.0
+    return chosen, gains
+
+
 def weighted_set_cover(
     cover: np.ndarray,
     positive_weight: np.ndarray,
@@ -75,36 +216,8 @@ def weighted_set_cover(
 ) -> tuple[list[int], list[tuple[float, float]]]:
     """Greedy weighted set cover over ``cover`` (candidates x records); returns the chosen rows
     in order and the (new positives, new negatives) each one added."""
-    # Records with the same coverage pattern are interchangeable: collapse them.
-    covered_any = cover.any(axis=0)
-    patterns, inverse = np.unique(
-        np.packbits(cover[:, covered_any].T, axis=1), axis=0, return_inverse=True
-    )
-    inverse = inverse.ravel()
-    wp = np.bincount(inverse, weights=positive_weight[covered_any], minlength=len(patterns))
-    wn = np.bincount(inverse, weights=negative_weight[covered_any], minlength=len(patterns))
-    matrix = np.unpackbits(patterns, axis=1, count=cover.shape[0]).T.astype(np.float64)
-    chosen: list[int] = []
-    gains: list[tuple[float, float]] = []
-    available = np.ones(cover.shape[0], dtype=bool)
-    order_index = np.arange(cover.shape[0])
-    limit = np.inf if max_rules is None else max_rules
-    while len(chosen) < limit and wp.sum() > 0:
-        new_pos = matrix @ wp
-        new_neg = matrix @ wn
-        # rounded so that exact ties (integer counts) are not decided by float noise
-        gain = np.round(alpha * new_pos - (1.0 - alpha) * new_neg, 9)
-        gain[~available] = -np.inf
-        best = int(np.lexsort((order_index, -generality, -gain))[0])
-        if not gain[best] > 0:
-            break
-        chosen.append(best)
-        gains.append((float(new_pos[best]), float(new_neg[best])))
-        available[best] = False
-        hit = matrix[best] > 0
-        wp[hit] = 0.0
-        wn[hit] = 0.0
-    return chosen, gains
+    problem = cover_problem(cover, positive_weight, negative_weight, generality)
+    return greedy_cover(problem, alpha, max_rules)
 
 
 def filter_candidates(
@@ -126,21 +239,35 @@ def filter_candidates(
     )
 
 
+def candidates_problem(
+    candidates: Candidates, records: DistinctRecords, n_bins: np.ndarray
+) -> CoverProblem:
+    """The set-cover problem of (already filtered and ranked) candidates on the records."""
+    generality = (~candidates.points).sum(axis=1)
+    words = packed_coverage(candidates.points, records.codes, n_bins)
+    return _problem(
+        words, len(candidates), records.positive_weight, records.negative_weight, generality
+    )
+
+
 def cover_candidates(
     candidates: Candidates,
     records: DistinctRecords,
     n_bins: np.ndarray,
     alpha: float = 0.7,
     max_rules: int | None = None,
+    problem: CoverProblem | None = None,
 ) -> Selection:
-    """Weighted set cover over (already filtered and ranked) candidates."""
+    """Weighted set cover over (already filtered and ranked) candidates; ``problem`` (from
+    :func:`candidates_problem` on the same arguments) saves its construction when several
+    ``alpha`` or ``max_rules`` are tried."""
     if len(candidates) == 0:
         return Selection(np.zeros(0, dtype=np.int64), (), 0, 0)
-    generality = (~candidates.points).sum(axis=1)
-    cover = coverage(candidates.points, records.codes, n_bins)
-    chosen, gains = weighted_set_cover(
-        cover, records.positive_weight, records.negative_weight, generality, alpha, max_rules
-    )
+    if problem is None:
+        problem = candidates_problem(candidates, records, n_bins)
+    elif problem.n_candidates != len(candidates):
+        raise ValueError("the cover problem was built for other candidates")
+    chosen, gains = greedy_cover(problem, alpha, max_rules)
     indices = np.asarray(chosen, dtype=np.int64)
     stats = tuple(
         RuleStats(float(candidates.positives[i]), float(candidates.negatives[i]), g[0], g[1])

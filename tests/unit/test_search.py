@@ -7,7 +7,7 @@ import pytest
 from joblib import parallel_config
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from sklearn.metrics import f1_score, make_scorer
+from sklearn.metrics import balanced_accuracy_score, f1_score, make_scorer
 from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_score
 
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
@@ -62,6 +62,7 @@ def assert_scores_equal_plain_fits(results, data, n_splits=3):
     positive = (y == info.positive_class).to_numpy()
     folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=0).split(X, positive))
     for i, params in enumerate(results["params"]):
+        n_rules, n_atoms = [], []
         for k, (train, test) in enumerate(folds):
             clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
             with warnings.catch_warnings():
@@ -70,6 +71,10 @@ def assert_scores_equal_plain_fits(results, data, n_splits=3):
             pred = clf.predict(X.iloc[test]) == info.positive_class
             expected = f1_score(positive[test], pred, zero_division=0.0)
             assert results[f"split{k}_test_score"][i] == pytest.approx(expected)
+            n_rules.append(len(clf.rules_))
+            n_atoms.append(clf.rules_.n_atoms)
+        assert results["mean_n_rules"][i] == pytest.approx(np.mean(n_rules))
+        assert results["mean_n_atoms"][i] == pytest.approx(np.mean(n_atoms))
 
 
 def test_shared_work_scores_equal_plain_fits(haberman, tuned):
@@ -157,6 +162,24 @@ def test_other_scorer_and_array_input(haberman):
     assert search.predict(X.to_numpy()).shape == (len(X),)
 
 
+def test_other_scorer_scores_like_plain_fits(haberman):
+    X, y, info = haberman
+    grid = {"alpha": [0.5, 0.9], "max_rules": [1, None]}
+    search = LibreSearchCV(
+        grid, scoring="balanced_accuracy", cv=3, random_state=0, refit=False
+    ).fit(X, y)
+    positive = (y == info.positive_class).to_numpy()
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, positive))
+    for i, params in enumerate(search.cv_results_["params"]):
+        for k, (train, test) in enumerate(folds):
+            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LibreWarning)
+                clf.fit(X.iloc[train], y.iloc[train])
+            expected = balanced_accuracy_score(y.iloc[test], clf.predict(X.iloc[test]))
+            assert search.cv_results_[f"split{k}_test_score"][i] == pytest.approx(expected)
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -198,6 +221,13 @@ def test_max_rules_is_a_prefix_of_the_uncapped_cover():
     [
         {"alpha": [0.5, 0.9], "max_rules": [1, 2, None]},
         {"max_features": [2], "subset_sizes": ["cycle", "fixed"], "max_rules": [2, None]},
+        # the filter settings share one cover problem per setting, every alpha reuses it
+        {
+            "alpha": [0.5, 0.9],
+            "min_local_support": [0.05, 0.01],
+            "top_k": [3, None],
+            "max_rules": [2, None],
+        },
     ],
 )
 def test_early_stop_and_subset_sizes_score_like_plain_fits(haberman, grid):

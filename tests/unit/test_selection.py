@@ -1,13 +1,17 @@
 """Producing the final boundary (paper, section 3.3): local-support filter and set cover."""
 
 import numpy as np
+import pytest
 
 from libre_lib.encoding import ZeroSets, distinct_records
 from libre_lib.ensemble import Candidates, covered_counts
 from libre_lib.selection import (
+    candidates_problem,
+    collapse_patterns,
     cover_candidates,
     coverage,
     filter_candidates,
+    packed_coverage,
     rank_candidates,
     select_rules,
     weighted_set_cover,
@@ -257,3 +261,85 @@ def test_select_rules_without_candidates():
     bad = select_rules(only_negatives, RECORDS, N_BINS)  # (1, 0) only, and the trivial rule
     assert bad.indices.tolist() == []
     assert (bad.n_candidates, bad.n_filtered) == (2, 0)
+
+
+# --- the collapsed, incremental greedy against a plain one ------------------------------------
+
+
+def plain_greedy(cover, pos_w, neg_w, generality, alpha, max_rules=None):
+    """The greedy cover as the paper states it, on every record, gains recomputed each step."""
+    pos_w, neg_w = pos_w.astype(float).copy(), neg_w.astype(float).copy()
+    chosen, gains = [], []
+    while (max_rules is None or len(chosen) < max_rules) and pos_w.sum() > 0:
+        best, best_key = None, None
+        for i in range(cover.shape[0]):
+            if i in chosen:
+                continue
+            p, n = float(cover[i] @ pos_w), float(cover[i] @ neg_w)
+            key = (round(alpha * p - (1 - alpha) * n, 9), generality[i], -i)
+            if best_key is None or key > best_key:
+                best, best_key, best_pn = i, key, (p, n)
+        if best is None or not best_key[0] > 0:
+            break
+        chosen.append(best)
+        gains.append(best_pn)
+        pos_w[cover[best]] = 0
+        neg_w[cover[best]] = 0
+    return chosen, gains
+
+
+def test_greedy_cover_matches_the_plain_greedy():
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        n_cand, n_rec = rng.integers(1, 70), rng.integers(1, 120)
+        cover = rng.random((n_cand, n_rec)) < rng.uniform(0.05, 0.6)
+        # few distinct columns, so that records collapse into shared patterns
+        if trial % 2:
+            cover = cover[:, rng.integers(0, max(1, n_rec // 8), n_rec) % n_rec]
+        pos_w = rng.integers(0, 4, n_rec).astype(float)
+        neg_w = rng.integers(0, 4, n_rec).astype(float)
+        generality = rng.integers(0, 3, n_cand)
+        alpha = float(rng.choice([0.5, 0.7, 0.9]))
+        cap = None if trial % 3 else int(rng.integers(1, 5))
+        got = weighted_set_cover(cover, pos_w, neg_w, generality, alpha, cap)
+        assert got == plain_greedy(cover, pos_w, neg_w, generality, alpha, cap), trial
+
+
+def test_collapse_patterns_is_exact():
+    rng = np.random.default_rng(3)
+    for n_cand in (1, 7, 64, 65, 130):  # one word, a partial word, exactly one, more
+        cover = rng.random((n_cand, 300)) < 0.5
+        cover = cover[:, rng.integers(0, 40, 300)]  # 40 distinct columns at most
+        patterns, inverse = collapse_patterns(cover)
+        assert (patterns[:, inverse] == cover).all()
+        assert len({c.tobytes() for c in patterns.T}) == patterns.shape[1]  # distinct
+    empty, inverse = collapse_patterns(np.zeros((3, 0), dtype=bool))
+    assert empty.shape == (3, 0) and inverse.size == 0
+
+
+def test_cover_candidates_reuses_a_problem():
+    candidates = candidates_of(POINTS)
+    ranked = filter_candidates(candidates, RECORDS, top_k=None)
+    kept = candidates.take(ranked)
+    problem = candidates_problem(kept, RECORDS, N_BINS)
+    for alpha in (0.5, 0.7, 0.9):
+        for cap in (None, 1):
+            shared = cover_candidates(kept, RECORDS, N_BINS, alpha, cap, problem=problem)
+            alone = cover_candidates(kept, RECORDS, N_BINS, alpha, cap)
+            assert shared.indices.tolist() == alone.indices.tolist()
+            assert shared.stats == alone.stats
+    with pytest.raises(ValueError, match="other candidates"):
+        cover_candidates(candidates, RECORDS, N_BINS, problem=problem)
+
+
+def test_packed_coverage_is_coverage():
+    rng = np.random.default_rng(5)
+    n_bins = np.array([3, 1, 4, 2])
+    for n_points in (0, 1, 5, 64, 70, 129):
+        points = rng.random((n_points, int(n_bins.sum()))) < 0.3
+        points[: n_points // 3, 3:8] = False  # some points leave features free
+        codes = np.stack([rng.integers(-1, b, 200) for b in n_bins], axis=1)
+        words = packed_coverage(points, codes, n_bins)
+        bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little")
+        assert not bits[:, n_points:].any()  # no bit past the last point
+        assert (bits[:, :n_points].T.astype(bool) == coverage(points, codes, n_bins)).all()
