@@ -50,14 +50,21 @@ from _machine import cpu_model, ram_gib
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import f1_score
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, ParameterGrid, StratifiedKFold
 from sklearn.pipeline import Pipeline
 from sklearn.tree import DecisionTreeClassifier
 
 from libre_lib import LibreClassifier, LibreSearchCV
 from libre_lib.artifacts import atomic_write_text
 from libre_lib.datasets import dataset_names, load_dataset
-from libre_lib.search import DEFAULT_GRID, EARLY_STOP, choose_candidate, resolve_tolerance
+from libre_lib.search import (
+    CONFLICT_TOLERANCES,
+    DEFAULT_GRID,
+    EARLY_STOP,
+    SELECTION_FILTERS,
+    choose_candidate,
+    resolve_tolerance,
+)
 
 logger = logging.getLogger("paper_table")
 
@@ -299,6 +306,11 @@ def run_method(method, X_train, y_train, X_test, info, cfg: Config) -> dict:
             ]
         n_rules, mean_atoms = count(atoms)
         return _result(pred, n_rules, mean_atoms, fit_s, params)
+
+
+def _values(values) -> str:
+    """A grid axis as the doc writes it: {1, 2, None}."""
+    return "{" + ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values) + "}"
 
 
 def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
@@ -605,19 +617,22 @@ def markdown(results, datasets, methods, meta) -> str:
         "",
         "* **LIBRE** – `LibreSearchCV()`: "
         + (
-            "its default grid, 972 points: the paper's grid (n_estimators ∈ {5, 20, 50}, up "
-            "to 5 features per learner, H1/H2, alpha ∈ {.5, .7, .9}, chi2_threshold ∈ {6, 4.6, "
-            "4}) × the early stop max_rules ∈ {1, 2, 3, 5, 8, None} × subset_sizes ∈ {cycle, "
-            "fixed}, and for H1 × conflict_tolerance ∈ {0, 0.5} on uncapped ChiMerge bins "
-            "(max_intervals=None; H2 keeps the cap of 3)"
+            f"its default grid, {len(ParameterGrid(DEFAULT_GRID))} points: the paper's grid "
+            "(n_estimators ∈ {5, 20, 50}, up to 5 features per learner, H1/H2, alpha ∈ {.5, "
+            ".7, .9}, chi2_threshold ∈ {6, 4.6, 4}) × the early stop max_rules ∈ "
+            f"{_values(EARLY_STOP)} × subset_sizes ∈ {{cycle, fixed}}, and for H1 × "
+            f"conflict_tolerance ∈ {_values(CONFLICT_TOLERANCES)} × min_local_support ∈ "
+            f"{_values(SELECTION_FILTERS['min_local_support'])} × top_k ∈ "
+            f"{_values(SELECTION_FILTERS['top_k'])} on uncapped ChiMerge bins "
+            "(max_intervals=None); H2 keeps the cap of 3 and the estimator's filter "
+            "(top_k=200, min_local_support=0.05)"
             if meta["grid"] is None
             else f"the quick grid `{meta['grid']}` × the early stop max_rules ∈ "
-            "{1, 2, 3, 5, 8, None}"
+            f"{_values(EARLY_STOP)}"
         )
         + "; choice: the fewest mean rules among the points within max(0.01, one standard "
         "error of the best point's mean) of the best mean inner F1 (score_tolerance=0.01, "
-        "standard_errors=1); other parameters at their defaults (top_k=200, "
-        "min_local_support=0.05); raw data, NaN left in place.",
+        "standard_errors=1); other parameters at their defaults; raw data, NaN left in place.",
         "* **LIBRE 3** – `LibreSearchCV(max_rules=3)`: the same grid with the cap fixed at 3 "
         "and the same choice rule. Both come from one inner CV (identical scores to two "
         "separate searches; the learners and set covers are shared), so their fit times both "

@@ -11,14 +11,16 @@ The paper (Mita et al. 2020, section 4, "Parameter Tuning") tunes LIBRE over
 set cover should be tuned too, and the authors' code applies it as "use only the first k
 selected rules". The default grid :data:`DEFAULT_GRID` is the paper's grid times
 
-* the early stop ``max_rules`` in {1, 2, 3, 5, 8, None} (:data:`EARLY_STOP`),
+* the early stop ``max_rules`` in {1, 2, 3, 5, 8, 13, 21, None} (:data:`EARLY_STOP`),
 * the learners' subset-size policy ``subset_sizes`` in {"cycle", "fixed"},
 * for H1 only, the learners' ``conflict_tolerance`` in {0, 0.5} (:data:`CONFLICT_TOLERANCES`;
-  0 is the paper's learner), with ChiMerge uncapped (``max_intervals=None``, as in the paper:
-  only the threshold stops the merging); H2 keeps the estimator's cap of 3 intervals (its
-  generic kernel is the slow one on many bins, and the studies never chose it),
+  0 is the paper's learner), the local-support filter ``min_local_support`` in {0.05, 0.01}
+  and the top-K cut ``top_k`` in {200, None} (:data:`SELECTION_FILTERS`), with ChiMerge
+  uncapped (``max_intervals=None``, as in the paper: only the threshold stops the merging);
+  H2 keeps the estimator's cap of 3 intervals and its filter (its generic kernel is the slow
+  one on many bins, and the studies never chose it),
 
-972 combinations, evaluated with an inner stratified k-fold on the data given to
+3888 combinations, evaluated with an inner stratified k-fold on the data given to
 :meth:`LibreSearchCV.fit`. The choice prefers simple models: among the combinations whose mean
 validation score (F1 of the positive class by default) is within a tolerance of the best mean,
 the one with the fewest mean rules (then the best mean score, then grid order); it is refitted
@@ -35,16 +37,18 @@ shared between combinations is done once per fold, using LibreClassifier's publi
 * one weak learner per distinct feature subset: the subsets of ``n_estimators=5`` and ``20``
   are the first ones drawn for ``n_estimators=50`` (same seed), so their candidate sets are
   unions of learners already run;
-* ``alpha`` (and ``top_k``, ``min_local_support``) only change the selection stage, which
-  reuses the candidates;
+* ``top_k`` and ``min_local_support`` only change the selection stage, which reuses the
+  candidates; the filtered candidates' cover problem (their coverage of the records,
+  collapsed into distinct patterns) is built once and shared by every ``alpha``;
 * ``max_rules`` costs nothing: the greedy cover capped at ``k`` rules is the first ``k`` rules
   of the uncapped cover, so one cover is run and every cap is scored on its prefix.
 
-On the default grid a fold costs one ensemble of 50 learners per distinct discretization,
-heuristic and subset-size policy (4 when the three thresholds give the same bins, at most 12)
-and one set cover per distinct (discretization, heuristic, policy, n_estimators, alpha),
-instead of 648 full fits (measured times: docs/benchmarks.md). The equivalence with plain fits
-is pinned by a unit test.
+On the default grid a fold costs one ensemble of 50 learners per distinct discretization and
+learner setting (H1: subset-size policy x conflict tolerance on uncapped bins; H2: policy on
+capped bins; thresholds that give the same bins share them), one cover problem per distinct
+(discretization, learner setting, n_estimators, top_k, min_local_support) and one greedy cover
+per alpha on it, instead of 3888 full fits (measured times: docs/benchmarks.md). The
+equivalence with plain fits is pinned by a unit test.
 """
 
 from __future__ import annotations
@@ -82,19 +86,25 @@ PAPER_GRID = {
 
 #: Early stops of the weighted set cover tried by default ("use only the first k rules" of the
 #: cover; None: no early stop). Free to tune: every cap is a prefix of the uncapped cover.
-EARLY_STOP = [1, 2, 3, 5, 8, None]
+EARLY_STOP = [1, 2, 3, 5, 8, 13, 21, None]
 
 #: Conflict tolerances tried by default with H1 (0: the paper's learner).
 CONFLICT_TOLERANCES = [0.0, 0.5]
 
-#: The default grid, 972 points in two parts (``ParameterGrid`` list syntax): the paper's grid
-#: times the learners' subset-size policy and the early stop, and for H1 also times
+#: Selection filters tried by default with H1: the local-support floor and the top-K cut
+#: (the estimator's defaults first).
+SELECTION_FILTERS = {"min_local_support": [0.05, 0.01], "top_k": [200, None]}
+
+#: The default grid, 3888 points in two parts (``ParameterGrid`` list syntax): the paper's
+#: grid times the learners' subset-size policy and the early stop, and for H1 also times
 #: ``conflict_tolerance`` in :data:`CONFLICT_TOLERANCES` (the tolerant learner exists for H1
-#: only). The extra axes were kept because nested-CV studies on the paper's datasets
-#: (docs/benchmarks.md) showed them helping (fewer rules on australian, liver and bank;
-#: tic-tac-toe's F1 from .97 to .99; the tolerance: adult .63 -> .66, pima .60 -> .62 with 3
-#: rules instead of 9) without hurting the others beyond noise; H1 runs on uncapped ChiMerge
-#: bins (transfusion .45 -> .48, bank .55 -> .57 in the nested study).
+#: only) and the selection filters :data:`SELECTION_FILTERS`. The extra axes were kept because
+#: nested-CV studies on the paper's datasets (docs/benchmarks.md) showed them helping (fewer
+#: rules on australian, liver and bank; tic-tac-toe's F1 from .97 to .99; the tolerance: adult
+#: .63 -> .66, pima .60 -> .62 with 3 rules instead of 9) without hurting the others beyond
+#: noise; H1 runs on uncapped ChiMerge bins (transfusion .45 -> .48, bank .55 -> .57 in the
+#: nested study); the weaker support floor with the early stop at 13-14 rules: adult .66 ->
+#: .68. The early stops grow like the Fibonacci numbers (a cap about 1.6x the previous one).
 DEFAULT_GRID = [
     {
         **PAPER_GRID,
@@ -103,6 +113,7 @@ DEFAULT_GRID = [
         "max_rules": EARLY_STOP,
         "conflict_tolerance": CONFLICT_TOLERANCES,
         "max_intervals": [None],
+        **SELECTION_FILTERS,
     },
     {
         **PAPER_GRID,
@@ -129,8 +140,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         LibreClassifier parameters to try (``ParameterGrid`` syntax). ``None`` is
         :data:`DEFAULT_GRID` (the paper's 54-point grid :data:`PAPER_GRID` times
         ``subset_sizes`` in {"cycle", "fixed"} and the early stop ``max_rules`` in
-        {1, 2, 3, 5, 8, None}, and for H1 ``conflict_tolerance`` in {0, 0.5} on uncapped
-        bins, ``max_intervals=None``), or, when
+        {1, 2, 3, 5, 8, 13, 21, None}, and for H1 ``conflict_tolerance`` in {0, 0.5},
+        ``min_local_support`` in {0.05, 0.01} and ``top_k`` in {200, None} on uncapped bins,
+        ``max_intervals=None``), or, when
         ``max_rules`` is fixed, the same without the ``max_rules`` axis. Pass ``PAPER_GRID``
         for the paper's grid alone.
         ``positive_class``, ``categorical_features``, ``random_state`` and ``n_jobs`` cannot be
@@ -636,6 +648,7 @@ __all__ = [
     "DEFAULT_GRID",
     "EARLY_STOP",
     "PAPER_GRID",
+    "SELECTION_FILTERS",
     "LibreSearchCV",
     "choose_candidate",
     "resolve_tolerance",

@@ -12,7 +12,13 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_sc
 
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
 from libre_lib.datasets import load_dataset
-from libre_lib.search import DEFAULT_GRID, PAPER_GRID, choose_candidate, resolve_tolerance
+from libre_lib.search import (
+    DEFAULT_GRID,
+    PAPER_GRID,
+    SELECTION_FILTERS,
+    choose_candidate,
+    resolve_tolerance,
+)
 
 SMALL_GRID = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "chi2_threshold": [6.0, 4.0]}
 
@@ -303,21 +309,23 @@ def test_one_standard_error_rule(haberman):
 def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberman):
     h1, h2 = DEFAULT_GRID
     assert set(h2) == set(PAPER_GRID) | {"max_rules", "subset_sizes"}
-    assert set(h1) == set(h2) | {"conflict_tolerance", "max_intervals"}
+    assert set(h1) == set(h2) | {"conflict_tolerance", "max_intervals", *SELECTION_FILTERS}
     assert h1["max_intervals"] == [None]  # H1 on the paper's uncapped ChiMerge
     assert (h1["heuristic"], h2["heuristic"]) == (["H1"], ["H2"])
     assert 0.0 in h1["conflict_tolerance"]  # the paper's learner stays in the grid
+    # the estimator's own filter stays in the grid
+    assert 0.05 in h1["min_local_support"] and 200 in h1["top_k"]
     for part in DEFAULT_GRID:
         assert None in part["max_rules"]
         assert part["subset_sizes"] == ["cycle", "fixed"]
     n_stops = len(h1["max_rules"])
-    n_tol = len(h1["conflict_tolerance"])
-    assert len(ParameterGrid(DEFAULT_GRID)) == 27 * 2 * n_stops * (n_tol + 1)
+    n_h1 = len(h1["conflict_tolerance"]) * len(h1["min_local_support"]) * len(h1["top_k"])
+    assert len(ParameterGrid(DEFAULT_GRID)) == 27 * 2 * n_stops * (n_h1 + 1) == 3888
     # with the cap fixed the default grid drops its max_rules axis
     X, y, _ = haberman
     capped = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False)
     capped.fit(X, y)
-    assert len(capped.cv_results_["params"]) == 27 * 2 * (n_tol + 1)
+    assert len(capped.cv_results_["params"]) == 27 * 2 * (n_h1 + 1)
     assert all("max_rules" not in p for p in capped.cv_results_["params"])
     assert np.all(capped.cv_results_["mean_n_rules"] <= 2)
     for name, values in PAPER_GRID.items():
