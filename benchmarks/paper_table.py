@@ -61,8 +61,11 @@ from libre_lib.search import (
     CONFLICT_TOLERANCES,
     DEFAULT_GRID,
     EARLY_STOP,
+    LARGE_DATA_GRID,
+    LARGE_DATA_POSITIVES,
     SELECTION_FILTERS,
     choose_candidate,
+    default_grid,
     resolve_tolerance,
 )
 
@@ -327,7 +330,7 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
     """
     positive = info.positive_class
     if cfg.grid is None:
-        grid = [dict(part) for part in DEFAULT_GRID]
+        grid = default_grid(int((np.asarray(y_train) == positive).sum()))
     else:
         grid = [{**cfg.grid, "max_rules": cfg.grid.get("max_rules", EARLY_STOP)}]
     stops = list(grid[0]["max_rules"])
@@ -617,15 +620,16 @@ def markdown(results, datasets, methods, meta) -> str:
         "",
         "* **LIBRE** – `LibreSearchCV()`: "
         + (
-            f"its default grid, {len(ParameterGrid(DEFAULT_GRID))} points: the paper's grid "
+            f"its default grid: {len(ParameterGrid(DEFAULT_GRID))} points, the paper's grid "
             "(n_estimators ∈ {5, 20, 50}, up to 5 features per learner, H1/H2, alpha ∈ {.5, "
             ".7, .9}, chi2_threshold ∈ {6, 4.6, 4}) × the early stop max_rules ∈ "
             f"{_values(EARLY_STOP)} × subset_sizes ∈ {{cycle, fixed}}, and for H1 × "
-            f"conflict_tolerance ∈ {_values(CONFLICT_TOLERANCES)} × min_local_support ∈ "
-            f"{_values(SELECTION_FILTERS['min_local_support'])} × top_k ∈ "
-            f"{_values(SELECTION_FILTERS['top_k'])} on uncapped ChiMerge bins "
-            "(max_intervals=None); H2 keeps the cap of 3 and the estimator's filter "
-            "(top_k=200, min_local_support=0.05)"
+            f"conflict_tolerance ∈ {_values(CONFLICT_TOLERANCES)} on uncapped ChiMerge bins "
+            "(max_intervals=None; H2 keeps the cap of 3); on training folds with at least "
+            f"{LARGE_DATA_POSITIVES:,} positives (adult, bank) "
+            f"{len(ParameterGrid(LARGE_DATA_GRID))} points: the H1 half also × "
+            f"min_local_support ∈ {_values(SELECTION_FILTERS['min_local_support'])} × top_k ∈ "
+            f"{_values(SELECTION_FILTERS['top_k'])}"
             if meta["grid"] is None
             else f"the quick grid `{meta['grid']}` × the early stop max_rules ∈ "
             f"{_values(EARLY_STOP)}"

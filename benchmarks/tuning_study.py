@@ -21,7 +21,8 @@ subset_sizes), ``tolerance`` (the H1 half of ``sizes`` x conflict_tolerance; wit
 the default's superset), ``wide`` (+ max_intervals, min_local_support, top_k)
 and ``large`` (finding 3 on adult and bank), ``intervals`` (the default's H1 half x the
 discretization cap), ``support`` (adult: cap, support filter and top-K with the
-tolerance). Results and their reading: docs/benchmarks.md.
+tolerance), ``default`` (the default grid, both halves). Results and their reading:
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold
 from libre_lib import LibreClassifier, LibreSearchCV
 from libre_lib.artifacts import atomic_write_text
 from libre_lib.datasets import load_dataset
-from libre_lib.search import PAPER_GRID, _evaluate, _labels, choose_candidate, resolve_tolerance
+from libre_lib.search import (
+    DEFAULT_GRID,
+    PAPER_GRID,
+    _evaluate,
+    _labels,
+    choose_candidate,
+    resolve_tolerance,
+)
 
 logger = logging.getLogger("tuning_study")
 
@@ -101,6 +109,8 @@ GRIDS = {
         "conflict_tolerance": [0.0, 0.5],
         "max_intervals": [3, None],
     },
+    # the default grid itself (both halves), to replay sub-grids of it
+    "default": [dict(part) for part in DEFAULT_GRID],
     # adult (finding 1): the cap, the support filter and top-K with the tolerance
     "support": {
         "n_estimators": [20, 50],
@@ -121,7 +131,8 @@ def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None, folds=None) -> 
     """Run the study; ``folds`` (0-based outer fold numbers) runs only those, so that one
     dataset can be split over processes (merge the files with ``merge``)."""
     results = json.loads(out.read_text()) if out.exists() else {}
-    grid = {**grid, **{k: [v] for k, v in (extra or {}).items()}}
+    fixed = {k: [v] for k, v in (extra or {}).items()}
+    grid = [{**part, **fixed} for part in grid] if isinstance(grid, list) else {**grid, **fixed}
     points = list(ParameterGrid(grid))
     for name in datasets:
         if name in results:
@@ -223,6 +234,14 @@ DEFAULTS = {
 }
 STOP6 = [1, 2, 3, 5, 8, None]
 STOP11 = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, None]
+FIB = [1, 2, 3, 5, 8, 13, 21, None]
+FILTERS = {"min_local_support": [0.05, 0.01], "top_k": [200, None]}
+# the previous default grid's axes (for the 'default' study: H1 uncapped, H2 capped)
+PREVIOUS = {
+    "subset_sizes": ["cycle", "fixed"],
+    "conflict_tolerance": [0.0, 0.5],
+    "max_intervals": [3, None],
+}
 SUBGRIDS = {  # name -> allowed values of the non-paper axes (the rest at DEFAULTS)
     "paper grid": {},
     "stop {1,2,3,5,8,-}": {"max_rules": STOP6},
@@ -264,6 +283,17 @@ SUBGRIDS = {  # name -> allowed values of the non-paper axes (the rest at DEFAUL
         "conflict_tolerance": [0.0, 0.5],
         "max_intervals": [None],
     },
+    # sub-grids of the default grid (--grid default); H1 uncapped, H2 capped
+    "previous default (stop6, no filter axes)": {**PREVIOUS, "max_rules": STOP6},
+    "stop Fibonacci, no filter axes": {**PREVIOUS, "max_rules": FIB},
+    "stop6 + mls {.05,.01} x top_k {200,-}": {**PREVIOUS, "max_rules": STOP6, **FILTERS},
+    "stop Fibonacci + mls {.05,.01}": {
+        **PREVIOUS,
+        "max_rules": FIB,
+        "min_local_support": [0.05, 0.01],
+    },
+    "stop Fibonacci + top_k {200,-}": {**PREVIOUS, "max_rules": FIB, "top_k": [200, None]},
+    "default: stop Fibonacci + mls x top_k": {**PREVIOUS, "max_rules": FIB, **FILTERS},
     "LIBRE 3": {"max_rules": [3]},
     "LIBRE 3 + sizes": {"max_rules": [3], "subset_sizes": ["cycle", "fixed"]},
 }

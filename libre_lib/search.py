@@ -14,18 +14,22 @@ selected rules". The default grid :data:`DEFAULT_GRID` is the paper's grid times
 * the early stop ``max_rules`` in {1, 2, 3, 5, 8, 13, 21, None} (:data:`EARLY_STOP`),
 * the learners' subset-size policy ``subset_sizes`` in {"cycle", "fixed"},
 * for H1 only, the learners' ``conflict_tolerance`` in {0, 0.5} (:data:`CONFLICT_TOLERANCES`;
-  0 is the paper's learner), the local-support filter ``min_local_support`` in {0.05, 0.01}
-  and the top-K cut ``top_k`` in {200, None} (:data:`SELECTION_FILTERS`), with ChiMerge
-  uncapped (``max_intervals=None``, as in the paper: only the threshold stops the merging);
-  H2 keeps the estimator's cap of 3 intervals and its filter (its generic kernel is the slow
-  one on many bins, and the studies never chose it),
+  0 is the paper's learner), with ChiMerge uncapped (``max_intervals=None``, as in the paper:
+  only the threshold stops the merging); H2 keeps the estimator's cap of 3 intervals (its
+  generic kernel is the slow one on many bins, and the studies never chose it),
 
-3888 combinations, evaluated with an inner stratified k-fold on the data given to
-:meth:`LibreSearchCV.fit`. The choice prefers simple models: among the combinations whose mean
-validation score (F1 of the positive class by default) is within a tolerance of the best mean,
-the one with the fewest mean rules (then the best mean score, then grid order); it is refitted
-on all of that data. The tolerance is the larger of ``score_tolerance`` (0.01) and one
-standard error of the best mean score (``standard_errors=1``).
+1296 combinations. On large data (at least :data:`LARGE_DATA_POSITIVES` positive rows) the H1
+half also tries the selection filter: the local-support floor ``min_local_support`` in
+{0.05, 0.01} and the top-K cut ``top_k`` in {200, None} (:data:`SELECTION_FILTERS`;
+:data:`LARGE_DATA_GRID`, 3888 combinations): a 1 % floor still means at least 10 positive
+records there, and the union of 50 learners holds far more than 200 candidates.
+:func:`default_grid` gives the grid for a number of positives. The grid is evaluated with an
+inner stratified k-fold on the data given to :meth:`LibreSearchCV.fit`. The choice prefers
+simple models: among the combinations whose mean validation score (F1 of the positive class by
+default) is within a tolerance of the best mean, the one with the fewest mean rules (then the
+best mean score, then grid order); it is refitted on all of that data. The tolerance is the
+larger of ``score_tolerance`` (0.01) and one standard error of the best mean score
+(``standard_errors=1``).
 
 **Why it is cheap.** The grid is evaluated exactly (every combination is scored as if
 ``LibreClassifier(**params).fit`` had been called on the inner training fold), but the work
@@ -47,7 +51,7 @@ On the default grid a fold costs one ensemble of 50 learners per distinct discre
 learner setting (H1: subset-size policy x conflict tolerance on uncapped bins; H2: policy on
 capped bins; thresholds that give the same bins share them), one cover problem per distinct
 (discretization, learner setting, n_estimators, top_k, min_local_support) and one greedy cover
-per alpha on it, instead of 3888 full fits (measured times: docs/benchmarks.md). The
+per alpha on it, instead of one full fit per combination (measured times: docs/benchmarks.md). The
 equivalence with plain fits is pinned by a unit test.
 """
 
@@ -91,20 +95,22 @@ EARLY_STOP = [1, 2, 3, 5, 8, 13, 21, None]
 #: Conflict tolerances tried by default with H1 (0: the paper's learner).
 CONFLICT_TOLERANCES = [0.0, 0.5]
 
-#: Selection filters tried by default with H1: the local-support floor and the top-K cut
+#: Selection filters tried with H1 on large data: the local-support floor and the top-K cut
 #: (the estimator's defaults first).
 SELECTION_FILTERS = {"min_local_support": [0.05, 0.01], "top_k": [200, None]}
 
-#: The default grid, 3888 points in two parts (``ParameterGrid`` list syntax): the paper's
+#: Positive rows from which :func:`default_grid` adds :data:`SELECTION_FILTERS`.
+LARGE_DATA_POSITIVES = 1000
+
+#: The default grid, 1296 points in two parts (``ParameterGrid`` list syntax): the paper's
 #: grid times the learners' subset-size policy and the early stop, and for H1 also times
 #: ``conflict_tolerance`` in :data:`CONFLICT_TOLERANCES` (the tolerant learner exists for H1
-#: only) and the selection filters :data:`SELECTION_FILTERS`. The extra axes were kept because
-#: nested-CV studies on the paper's datasets (docs/benchmarks.md) showed them helping (fewer
-#: rules on australian, liver and bank; tic-tac-toe's F1 from .97 to .99; the tolerance: adult
-#: .63 -> .66, pima .60 -> .62 with 3 rules instead of 9) without hurting the others beyond
-#: noise; H1 runs on uncapped ChiMerge bins (transfusion .45 -> .48, bank .55 -> .57 in the
-#: nested study); the weaker support floor with the early stop at 13-14 rules: adult .66 ->
-#: .68. The early stops grow like the Fibonacci numbers (a cap about 1.6x the previous one).
+#: only). The extra axes were kept because nested-CV studies on the paper's datasets
+#: (docs/benchmarks.md) showed them helping (fewer rules on australian, liver and bank;
+#: tic-tac-toe's F1 from .97 to .99; the tolerance: adult .63 -> .66, pima .60 -> .62 with 3
+#: rules instead of 9) without hurting the others beyond noise; H1 runs on uncapped ChiMerge
+#: bins (transfusion .45 -> .48, bank .55 -> .57 in the nested study). The early stops grow
+#: like the Fibonacci numbers (each cap about 1.6x the previous one).
 DEFAULT_GRID = [
     {
         **PAPER_GRID,
@@ -113,7 +119,6 @@ DEFAULT_GRID = [
         "max_rules": EARLY_STOP,
         "conflict_tolerance": CONFLICT_TOLERANCES,
         "max_intervals": [None],
-        **SELECTION_FILTERS,
     },
     {
         **PAPER_GRID,
@@ -122,6 +127,21 @@ DEFAULT_GRID = [
         "max_rules": EARLY_STOP,
     },
 ]
+
+#: The default grid on large data, 3888 points: :data:`DEFAULT_GRID` with the H1 half also
+#: times :data:`SELECTION_FILTERS`. In the nested studies the weaker floor and no top-K cut,
+#: with the early stop at 13 rules, lift adult from .66 to .68-.69 and bank from .57 to .59;
+#: on the small datasets they only add selection noise (pima .65 -> .60).
+LARGE_DATA_GRID = [{**DEFAULT_GRID[0], **SELECTION_FILTERS}, dict(DEFAULT_GRID[1])]
+
+
+def default_grid(n_positives: int) -> list[dict]:
+    """The grid ``LibreSearchCV(param_grid=None)`` searches on data with ``n_positives``
+    positive rows: :data:`LARGE_DATA_GRID` from :data:`LARGE_DATA_POSITIVES` on, else
+    :data:`DEFAULT_GRID`."""
+    grid = LARGE_DATA_GRID if n_positives >= LARGE_DATA_POSITIVES else DEFAULT_GRID
+    return [dict(part) for part in grid]
+
 
 # Parameters fixed by the search itself, never tuned.
 _FIXED = ("positive_class", "categorical_features", "random_state", "n_jobs")
@@ -138,13 +158,14 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     ----------
     param_grid : dict or list of dicts, default=None
         LibreClassifier parameters to try (``ParameterGrid`` syntax). ``None`` is
-        :data:`DEFAULT_GRID` (the paper's 54-point grid :data:`PAPER_GRID` times
-        ``subset_sizes`` in {"cycle", "fixed"} and the early stop ``max_rules`` in
-        {1, 2, 3, 5, 8, 13, 21, None}, and for H1 ``conflict_tolerance`` in {0, 0.5},
-        ``min_local_support`` in {0.05, 0.01} and ``top_k`` in {200, None} on uncapped bins,
-        ``max_intervals=None``), or, when
+        :func:`default_grid` of the training data's positives: :data:`DEFAULT_GRID` (the
+        paper's 54-point grid :data:`PAPER_GRID` times ``subset_sizes`` in {"cycle", "fixed"}
+        and the early stop ``max_rules`` in {1, 2, 3, 5, 8, 13, 21, None}, and for H1
+        ``conflict_tolerance`` in {0, 0.5} on uncapped bins, ``max_intervals=None``), or on
+        data with at least 1000 positive rows :data:`LARGE_DATA_GRID` (H1 also times
+        ``min_local_support`` in {0.05, 0.01} and ``top_k`` in {200, None}); when
         ``max_rules`` is fixed, the same without the ``max_rules`` axis. Pass ``PAPER_GRID``
-        for the paper's grid alone.
+        for the paper's grid alone. The grid searched is kept in ``param_grid_``.
         ``positive_class``, ``categorical_features``, ``random_state`` and ``n_jobs`` cannot be
         tuned.
     estimator : LibreClassifier or None, default=None
@@ -201,6 +222,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         The tolerance the choice used: max(score_tolerance, standard_errors x standard error).
     best_estimator_ : LibreClassifier
         The chosen combination refitted on all the data given to ``fit``.
+    param_grid_ : dict or list of dicts
+        The grid searched (``param_grid``, or the default grid resolved for the data).
     best_index_ : int
         Index of the chosen combination in ``cv_results_``.
     cv_results_ : dict of arrays
@@ -264,13 +287,17 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         params["positive_class"] = positive_class
         return params
 
-    def _candidates(self, base: dict) -> list[dict]:
+    def _candidates(self, base: dict, n_positives: int) -> list[dict]:
         if self.param_grid is not None:
             grid = self.param_grid
         elif self.max_rules is None:
-            grid = DEFAULT_GRID
+            grid = default_grid(n_positives)
         else:  # the cap is fixed: no early-stop axis
-            grid = [{k: v for k, v in part.items() if k != "max_rules"} for part in DEFAULT_GRID]
+            grid = [
+                {k: v for k, v in part.items() if k != "max_rules"}
+                for part in default_grid(n_positives)
+            ]
+        self.param_grid_ = grid
         try:
             points = list(ParameterGrid(grid))
         except (TypeError, ValueError) as exc:
@@ -325,7 +352,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         base = self._base_params(positive_label)
         base["random_state"] = seed
         base["n_jobs"] = None
-        candidates = self._candidates(base)
+        candidates = self._candidates(base, int(target.positive.sum()))
 
         splitter = _splitter(self.cv, seed)
         splits = list(splitter.split(frame, target.positive))
@@ -647,9 +674,12 @@ __all__ = [
     "CONFLICT_TOLERANCES",
     "DEFAULT_GRID",
     "EARLY_STOP",
+    "LARGE_DATA_GRID",
+    "LARGE_DATA_POSITIVES",
     "PAPER_GRID",
     "SELECTION_FILTERS",
     "LibreSearchCV",
     "choose_candidate",
+    "default_grid",
     "resolve_tolerance",
 ]

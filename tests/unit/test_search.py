@@ -11,12 +11,16 @@ from sklearn.metrics import balanced_accuracy_score, f1_score, make_scorer
 from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_score
 
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
+from libre_lib import search as search_module
 from libre_lib.datasets import load_dataset
 from libre_lib.search import (
     DEFAULT_GRID,
+    LARGE_DATA_GRID,
+    LARGE_DATA_POSITIVES,
     PAPER_GRID,
     SELECTION_FILTERS,
     choose_candidate,
+    default_grid,
     resolve_tolerance,
 )
 
@@ -306,28 +310,42 @@ def test_one_standard_error_rule(haberman):
     assert search.best_index_ == choose_candidate(mean, rules, se)
 
 
-def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberman):
+def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberman, monkeypatch):
     h1, h2 = DEFAULT_GRID
     assert set(h2) == set(PAPER_GRID) | {"max_rules", "subset_sizes"}
-    assert set(h1) == set(h2) | {"conflict_tolerance", "max_intervals", *SELECTION_FILTERS}
+    assert set(h1) == set(h2) | {"conflict_tolerance", "max_intervals"}
     assert h1["max_intervals"] == [None]  # H1 on the paper's uncapped ChiMerge
     assert (h1["heuristic"], h2["heuristic"]) == (["H1"], ["H2"])
     assert 0.0 in h1["conflict_tolerance"]  # the paper's learner stays in the grid
-    # the estimator's own filter stays in the grid
-    assert 0.05 in h1["min_local_support"] and 200 in h1["top_k"]
     for part in DEFAULT_GRID:
         assert None in part["max_rules"]
         assert part["subset_sizes"] == ["cycle", "fixed"]
     n_stops = len(h1["max_rules"])
-    n_h1 = len(h1["conflict_tolerance"]) * len(h1["min_local_support"]) * len(h1["top_k"])
-    assert len(ParameterGrid(DEFAULT_GRID)) == 27 * 2 * n_stops * (n_h1 + 1) == 3888
+    n_tol = len(h1["conflict_tolerance"])
+    assert len(ParameterGrid(DEFAULT_GRID)) == 27 * 2 * n_stops * (n_tol + 1) == 1296
+    # large data: the H1 half also tries the selection filter, the estimator's own first
+    large_h1, large_h2 = LARGE_DATA_GRID
+    assert large_h1 == {**h1, **SELECTION_FILTERS} and large_h2 == h2
+    assert large_h1["min_local_support"][0] == 0.05 and large_h1["top_k"][0] == 200
+    n_filters = len(SELECTION_FILTERS["min_local_support"]) * len(SELECTION_FILTERS["top_k"])
+    assert len(ParameterGrid(LARGE_DATA_GRID)) == 27 * 2 * n_stops * (n_tol * n_filters + 1)
+    assert default_grid(LARGE_DATA_POSITIVES - 1) == DEFAULT_GRID
+    assert default_grid(LARGE_DATA_POSITIVES) == LARGE_DATA_GRID
     # with the cap fixed the default grid drops its max_rules axis
     X, y, _ = haberman
     capped = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False)
     capped.fit(X, y)
-    assert len(capped.cv_results_["params"]) == 27 * 2 * (n_h1 + 1)
+    assert len(capped.cv_results_["params"]) == 27 * 2 * (n_tol + 1)
     assert all("max_rules" not in p for p in capped.cv_results_["params"])
     assert np.all(capped.cv_results_["mean_n_rules"] <= 2)
+    assert capped.param_grid_ == [
+        {k: v for k, v in part.items() if k != "max_rules"} for part in DEFAULT_GRID
+    ]
+    # the grid follows the positives of the data given to fit (81 in haberman)
+    monkeypatch.setattr(search_module, "LARGE_DATA_POSITIVES", 50)
+    large = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False).fit(X, y)
+    assert len(large.cv_results_["params"]) == 27 * 2 * (n_tol * n_filters + 1)
+    assert {p.get("top_k", 200) for p in large.cv_results_["params"]} == {200, None}
     for name, values in PAPER_GRID.items():
         if name != "heuristic":
             assert h1[name] == h2[name] == values
