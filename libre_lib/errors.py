@@ -31,6 +31,11 @@ class ArtifactError(LibreError, OSError):
     It is also an ``OSError`` so code that handles file-system failures catches it too.
     """
 
+    def __reduce__(self):
+        # explicit, so that it pickles the same everywhere (OSError's reduce with ValueError's
+        # init otherwise makes traceback-pickling helpers, as used by Dask, rebuild it wrongly)
+        return (type(self), self.args, self.__dict__ or None)
+
 
 class LibreWarning(UserWarning):
     """The work continues, but something the user should know happened (e.g. a column dropped)."""

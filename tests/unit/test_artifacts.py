@@ -142,6 +142,19 @@ def test_artifact_error_is_a_libre_error_and_an_os_error():
     assert str(pickle.loads(pickle.dumps(err))) == "boom"
 
 
+def test_artifact_error_survives_traceback_pickling():
+    """Dask ships worker errors with tblib's exception reducer: it must rebuild the error."""
+    pickling = pytest.importorskip("tblib.pickling_support")
+    err = ArtifactError("boom")
+    err.path = "/cache/x.parquet"
+    func, args, *state = pickling.pickle_exception(err)
+    restored = func(*args)
+    if state and state[0]:
+        restored.__dict__.update(state[0])
+    assert type(restored) is ArtifactError and str(restored) == "boom"
+    assert restored.path == "/cache/x.parquet"
+
+
 def test_store_rejects_urls_and_unsafe_names(tmp_path):
     with pytest.raises(ParameterError, match="local"):
         ArtifactStore("s3://bucket/cache")
