@@ -111,6 +111,9 @@ GRIDS = {
     },
     # the default grid itself (both halves), to replay sub-grids of it
     "default": [dict(part) for part in DEFAULT_GRID],
+    # ... with a looser conflict tolerance (1: a grown rule may cover as many negatives as
+    # positives) tried too
+    "broad": [{**DEFAULT_GRID[0], "conflict_tolerance": [0.0, 0.5, 1.0]}, dict(DEFAULT_GRID[1])],
     # adult (finding 1): the cap, the support filter and top-K with the tolerance
     "support": {
         "n_estimators": [20, 50],
