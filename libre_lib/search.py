@@ -75,7 +75,7 @@ from .errors import LibreWarning, ParameterError
 from .estimator import LibreClassifier, libre_tags
 from .inputs import as_frame, binary_target
 from .rules import rule_from_point
-from .selection import Selection, candidates_problem, cover_candidates, filter_candidates
+from .selection import Selection, cover_filtered, filter_for_cover
 
 logger = logging.getLogger(__name__)
 
@@ -297,7 +297,6 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 {k: v for k, v in part.items() if k != "max_rules"}
                 for part in default_grid(n_positives)
             ]
-        self.param_grid_ = grid
         try:
             points = list(ParameterGrid(grid))
         except (TypeError, ValueError) as exc:
@@ -325,6 +324,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             LibreClassifier(**params)._check_params()
         self._tuned_names = sorted({k for point in points for k in point})
         self._grid_points = points
+        self.param_grid_ = grid
         return candidates
 
     # -- fitting ------------------------------------------------------------------------------
@@ -501,7 +501,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
     drawn: dict = {}  # (discretization id, n_estimators, max_features, seed) -> subsets
     learned: dict = {}  # (discretization id, learner setting, subset) -> Candidates
     unions: dict = {}  # (discretization id, learner setting, subsets) -> Candidates
-    problems: dict = {}  # ... + (top_k, min_local_support) -> (ranked, kept, cover problem)
+    filtered: dict = {}  # ... + (top_k, min_local_support) -> FilteredCandidates
     covers: dict = {}  # (discretization id, learner setting, subsets, selection) -> cover
     fired: dict = {}  # rule -> validation rows it fires on (Rule is a frozen value object)
     atoms_fired: dict = {}  # condition -> validation rows it holds on (rules share atoms)
@@ -551,19 +551,16 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                 union = unions[ukey]
                 # the filter and the cover problem are shared by every alpha
                 fkey = (*ukey, params["top_k"], params["min_local_support"])
-                if fkey not in problems:
-                    ranked = filter_candidates(
-                        union, records, params["top_k"], float(params["min_local_support"])
+                if fkey not in filtered:
+                    filtered[fkey] = filter_for_cover(
+                        union,
+                        records,
+                        disc.n_bins,
+                        params["top_k"],
+                        float(params["min_local_support"]),
                     )
-                    kept = union.take(ranked)
-                    problem = candidates_problem(kept, records, disc.n_bins) if len(kept) else None
-                    problems[fkey] = (ranked, kept, problem)
-                ranked, kept, problem = problems[fkey]
-                chosen = cover_candidates(
-                    kept, records, disc.n_bins, float(params["alpha"]), largest, problem
-                )
-                selection = Selection(
-                    ranked[chosen.indices], chosen.stats, len(union), int(ranked.size)
+                selection = cover_filtered(
+                    filtered[fkey], records, disc.n_bins, float(params["alpha"]), largest
                 )
                 covers[skey] = {"union": union, "selection": selection, "scores": {}}
             cover = covers[skey]

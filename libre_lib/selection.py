@@ -9,6 +9,10 @@
    ``alpha * new positives - (1 - alpha) * new negatives`` (records covered by an already chosen
    rule count for nothing; ties go to the more general candidate) until every positive is
    covered, no candidate has a positive gain, or ``max_rules`` rules are chosen.
+
+The cover runs on a :class:`CoverProblem`: the coverage bit-packed per record, records with
+the same coverage collapsed into weighted patterns. ``filter_for_cover`` + ``cover_filtered``
+split :func:`select_rules` so that one filtered problem serves several alpha and caps.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from .rules import RuleStats
 
 
 def coverage(points: np.ndarray, codes: np.ndarray, n_bins: np.ndarray) -> np.ndarray:
-    """Bool matrix (points x records): does point ``a`` cover record ``s`` (``a <= s``)?"""
+    """Bool matrix (points x records): does point ``a`` cover record ``s`` (``a <= s``)? The
+    plain form, for inspection; the set cover uses :func:`packed_coverage`."""
     starts = offsets(n_bins)
     covered = np.ones((points.shape[0], codes.shape[0]), dtype=bool)
     for f, (start, width) in enumerate(zip(starts, n_bins, strict=True)):
@@ -276,6 +281,49 @@ def cover_candidates(
     return Selection(indices, stats, len(candidates), len(candidates))
 
 
+@dataclass(frozen=True)
+class FilteredCandidates:
+    """The candidates kept by the local-support filter (``ranked``: their indices in the
+    original candidates, best first; ``kept``: those candidates) and their cover problem
+    (None when nothing is kept). One serves every ``alpha`` and ``max_rules``."""
+
+    n_candidates: int
+    ranked: np.ndarray
+    kept: Candidates
+    problem: CoverProblem | None
+
+
+def filter_for_cover(
+    candidates: Candidates,
+    records: DistinctRecords,
+    n_bins: np.ndarray,
+    top_k: int | None = 200,
+    min_local_support: float = 0.0,
+) -> FilteredCandidates:
+    """The filter stage of :func:`select_rules`, with the cover problem built for reuse."""
+    ranked = filter_candidates(candidates, records, top_k, min_local_support)
+    kept = candidates.take(ranked)
+    problem = candidates_problem(kept, records, n_bins) if len(kept) else None
+    return FilteredCandidates(len(candidates), ranked, kept, problem)
+
+
+def cover_filtered(
+    filtered: FilteredCandidates,
+    records: DistinctRecords,
+    n_bins: np.ndarray,
+    alpha: float = 0.7,
+    max_rules: int | None = None,
+) -> Selection:
+    """The cover stage of :func:`select_rules` on a :func:`filter_for_cover` result."""
+    chosen = cover_candidates(filtered.kept, records, n_bins, alpha, max_rules, filtered.problem)
+    return Selection(
+        filtered.ranked[chosen.indices],
+        chosen.stats,
+        filtered.n_candidates,
+        int(filtered.ranked.size),
+    )
+
+
 def select_rules(
     candidates: Candidates,
     records: DistinctRecords,
@@ -287,6 +335,5 @@ def select_rules(
 ) -> Selection:
     """Filter the candidates and choose the final rules by weighted set cover; the returned
     indices refer to ``candidates``."""
-    ranked = filter_candidates(candidates, records, top_k, min_local_support)
-    chosen = cover_candidates(candidates.take(ranked), records, n_bins, alpha, max_rules)
-    return Selection(ranked[chosen.indices], chosen.stats, len(candidates), int(ranked.size))
+    filtered = filter_for_cover(candidates, records, n_bins, top_k, min_local_support)
+    return cover_filtered(filtered, records, n_bins, alpha, max_rules)
