@@ -43,7 +43,9 @@ from libre_lib.artifacts import atomic_write_text
 from libre_lib.datasets import load_dataset
 from libre_lib.search import (
     DEFAULT_GRID,
+    EARLY_STOP,
     PAPER_GRID,
+    SELECTION_FILTERS,
     _evaluate,
     _labels,
     choose_candidate,
@@ -237,8 +239,8 @@ DEFAULTS = {
 }
 STOP6 = [1, 2, 3, 5, 8, None]
 STOP11 = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, None]
-FIB = [1, 2, 3, 5, 8, 13, 21, None]
-FILTERS = {"min_local_support": [0.05, 0.01], "top_k": [200, None]}
+FIB = EARLY_STOP  # the default's early stops, 1, 2, 3, 5, 8, 13, 21, None
+FILTERS = SELECTION_FILTERS
 # the previous default grid's axes (for the 'default' study: H1 uncapped, H2 capped)
 PREVIOUS = {
     "subset_sizes": ["cycle", "fixed"],

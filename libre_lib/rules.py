@@ -102,10 +102,17 @@ class Rule:
     def features(self) -> list[str]:
         return [c.feature for c in self.conditions]
 
-    def evaluate(self, frame: pd.DataFrame) -> np.ndarray:
+    def evaluate(self, frame: pd.DataFrame, cache: dict | None = None) -> np.ndarray:
+        """Boolean mask of the rows the rule fires on. ``cache`` (condition -> mask), shared
+        by rules evaluated on the same frame, evaluates each distinct condition once."""
         hit = np.ones(frame.shape[0], dtype=bool)
         for condition in self.conditions:
-            hit &= condition.evaluate(frame[condition.feature])
+            if cache is None:
+                hit &= condition.evaluate(frame[condition.feature])
+                continue
+            if condition not in cache:
+                cache[condition] = condition.evaluate(frame[condition.feature])
+            hit &= cache[condition]
         return hit
 
     def __str__(self) -> str:

@@ -579,7 +579,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                     pred = np.zeros(len(test), dtype=bool)
                     for rule in rules:
                         if rule not in fired:
-                            fired[rule] = _fires(rule, X_test, atoms_fired)
+                            fired[rule] = rule.evaluate(X_test, atoms_fired)
                         pred |= fired[rule]
                     atoms = float(np.mean([len(r) for r in rules])) if rules else 0.0
                     cover["scores"][k] = (_f1(truth, pred), k, atoms)
@@ -602,16 +602,6 @@ def _rule(point: np.ndarray, did: int, disc, cache: dict):
     if key not in cache:
         cache[key] = rule_from_point(point, disc)
     return cache[key]
-
-
-def _fires(rule, frame: pd.DataFrame, atoms: dict) -> np.ndarray:
-    """``rule.evaluate(frame)``, each distinct condition evaluated once (cached in ``atoms``)."""
-    hit = np.ones(frame.shape[0], dtype=bool)
-    for condition in rule.conditions:
-        if condition not in atoms:
-            atoms[condition] = condition.evaluate(frame[condition.feature])
-        hit &= atoms[condition]
-    return hit
 
 
 def resolve_tolerance(

@@ -64,7 +64,7 @@ def packed_coverage(points: np.ndarray, codes: np.ndarray, n_bins: np.ndarray) -
     exclude the bin) is gathered by the records' codes, so the work is records x words, not
     records x points."""
     n_points = points.shape[0]
-    missed = _pack(np.zeros((codes.shape[0], n_points), dtype=bool))
+    missed = np.zeros((codes.shape[0], max(1, -(-n_points // 64))), dtype=np.uint64)
     for f, (start, width) in enumerate(zip(offsets(n_bins), n_bins, strict=True)):
         block = points[:, start : start + width]
         if not block.any():

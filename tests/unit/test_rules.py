@@ -223,3 +223,15 @@ def test_empty_rule_fires_everywhere_and_empty_ruleset_nowhere():
     frame = pd.DataFrame({"x": [1.0, 2.0]})
     assert Rule(()).evaluate(frame).tolist() == [True, True]
     assert RuleSet(()).fired(frame).shape == (2, 0)
+
+
+def test_rule_evaluate_with_a_shared_condition_cache():
+    frame = pd.DataFrame({"x": [0.5, 2.0, np.nan, 0.1], "c": ["a", "b", "a", None]})
+    x = Condition("x", NUMERIC, intervals=(Interval(0.0, 1.0),))
+    c = Condition("c", CATEGORICAL, categories=("a",), missing=True)
+    rules = [Rule((x, c)), Rule((x,)), Rule((c,))]
+    cache: dict = {}
+    for rule in rules:
+        np.testing.assert_array_equal(rule.evaluate(frame, cache), rule.evaluate(frame))
+    assert set(cache) == {x, c}  # each distinct condition evaluated once, then reused
+    assert rules[0].evaluate(frame, cache).tolist() == [True, False, False, True]
