@@ -1,4 +1,4 @@
-"""Batch scoring throughput and peak memory as the input grows (``libre_lib.scoring``).
+"""Batch scoring throughput and peak memory as the input grows (``libre_lib.ops.scoring``).
 
     python benchmarks/scoring.py --rows 1000000 10000000 [--batch-rows 100000] [--csv]
     python benchmarks/scoring.py --rows 1000000 10000000 --update-docs   # docs/benchmarks.md
@@ -81,7 +81,7 @@ def target(frame, seed: int):
 def train(folder: Path) -> tuple[Path, Path]:
     """Fit on a 20 000-row sample; write model.json and contract.json into ``folder``."""
     from libre_lib import LibreClassifier, LibreWarning
-    from libre_lib.contract import DataContract
+    from libre_lib.ops.contract import DataContract
 
     sample = synthetic(20_000, seed=1)
     X = sample.drop(columns=["id"])
@@ -136,8 +136,8 @@ def peak_rss_mb() -> float:
 
 def child(args) -> None:
     """Runs in a fresh process: score the inputs, print one JSON line."""
-    from libre_lib.contract import DataContract
-    from libre_lib.scoring import load_model, score_files
+    from libre_lib.ops.contract import DataContract
+    from libre_lib.ops.scoring import load_model, score_files
 
     model = load_model(args.model)
     contract = DataContract.load(args.contract)
@@ -271,7 +271,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="libre-scoring-bench-") as tmp:
         workdir = Path(tmp)
         model, contract = train(workdir)
-        from libre_lib.scoring import load_model
+        from libre_lib.ops.scoring import load_model
 
         n_rules = len(load_model(model).rules_)
         print(f"model: {n_rules} rules, trained on 20,000 synthetic rows", flush=True)
@@ -287,7 +287,7 @@ def main() -> None:
         [
             "## Scoring",
             "",
-            "Batch scoring (`libre_lib.scoring.score_files`: contract check per batch, rules, "
+            "Batch scoring (`libre_lib.ops.scoring.score_files`: contract check per batch, rules, "
             "explanations, one Parquet output written atomically) of synthetic rows: 10 "
             f"columns (6 numeric, 3 categorical, an id), a {n_rules}-rule model trained on "
             f"20,000 rows, batches of {args.batch_rows:,} rows, inputs in files of "

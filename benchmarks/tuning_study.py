@@ -39,8 +39,8 @@ import numpy as np
 from sklearn.model_selection import ParameterGrid, StratifiedKFold
 
 from libre_lib import LibreClassifier, LibreSearchCV
-from libre_lib.artifacts import atomic_write_text
 from libre_lib.datasets import load_dataset
+from libre_lib.ops.artifacts import atomic_write_text
 from libre_lib.search import (
     DEFAULT_GRID,
     EARLY_STOP,

@@ -36,7 +36,7 @@ def main(name: str = "pima") -> None:
         f"recall {recall_score(truth, pred):.3f}  "
         f"rules {len(clf.rules_)}  atoms/rule {clf.rules_.n_atoms:.1f}"
     )
-    print("\nSQL for scoring in a database:\n" + clf.rules_.to_sql())
+    print("\nSQL for scoring in a database:\n" + clf.to_sql())
 
 
 if __name__ == "__main__":

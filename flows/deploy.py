@@ -12,8 +12,8 @@ from pathlib import Path
 from prefect.events import DeploymentEventTrigger, emit_event
 from prefect.schedules import Cron
 
-from libre_lib.sources import fingerprint_source
-from libre_lib.spec import PipelineSpec, load_spec
+from libre_lib.ops.sources import fingerprint_source
+from libre_lib.ops.spec import PipelineSpec, load_spec
 
 from .train import train_flow
 

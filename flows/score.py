@@ -5,7 +5,7 @@ errors fail the run before anything is written) → score in record batches into
 file (atomic) → a Markdown "scoring report" artifact (``libre-<name>-scoring``) with throughput,
 predictions per rule and drift warnings::
 
-    from flows.score import score
+    from libre_flows.flows.score import score
     summary = score("runs/pima/<run>/model.json", "incoming/", "scored/pima.parquet")
 
 The model comes from a ``model.json`` path (its data contract from ``contract.json`` /
@@ -25,9 +25,10 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from libre_lib.contract import DataContract
+from libre_flows.tasks.common import log
 from libre_lib.errors import DataError, ParameterError
-from libre_lib.scoring import (
+from libre_lib.ops.contract import DataContract
+from libre_lib.ops.scoring import (
     DEFAULT_BATCH_ROWS,
     check_inputs,
     find_contract,
@@ -36,7 +37,6 @@ from libre_lib.scoring import (
     render_scoring_report,
     score_files,
 )
-from tasks.common import log
 
 PROGRESS_EVERY_S = 5.0
 

@@ -1,9 +1,9 @@
 """The declarative training pipeline as a Prefect flow.
 
 validation → discretization → mapped weak learners → union + filter → set cover → report,
-every stage cached as a Parquet artifact (see ``libre_lib.artifacts``)::
+every stage cached as a Parquet artifact (see ``libre_lib.ops.artifacts``)::
 
-    from flows.train import train
+    from libre_flows.flows.train import train
     summary = train("deployments/specs/pima.yaml")
 """
 
@@ -21,12 +21,9 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.context import get_run_context
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from libre_lib.artifacts import atomic_write_text
-from libre_lib.errors import DataError, SpecError
-from libre_lib.spec import PipelineSpec, load_spec
-from tasks.common import Stage, log, lookup_stage
-from tasks.data import load_data, split_data, validate_data
-from tasks.learning import (
+from libre_flows.tasks.common import Stage, log, lookup_stage
+from libre_flows.tasks.data import load_data, split_data, validate_data
+from libre_flows.tasks.learning import (
     discretize,
     encode,
     feature_subsets,
@@ -35,7 +32,10 @@ from tasks.learning import (
     select,
     union_filter,
 )
-from tasks.report import artifact_key, report
+from libre_flows.tasks.report import artifact_key, report
+from libre_lib.errors import DataError, SpecError
+from libre_lib.ops.artifacts import atomic_write_text
+from libre_lib.ops.spec import PipelineSpec, load_spec
 
 
 def _run_dir(root: str, spec: PipelineSpec) -> Path:

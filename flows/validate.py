@@ -6,9 +6,9 @@ from pathlib import Path
 
 from prefect import flow
 
-from libre_lib.spec import load_spec
-from tasks.common import read_stage
-from tasks.data import load_data, validate_data
+from libre_flows.tasks.common import read_stage
+from libre_flows.tasks.data import load_data, validate_data
+from libre_lib.ops.spec import load_spec
 
 
 @flow(name="libre-validate")

@@ -5,8 +5,7 @@ the ensemble, rule selection, the rule model and the scikit-learn estimator. It 
 an orchestrator.
 """
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .errors import (
     DataError,
     LibreError,

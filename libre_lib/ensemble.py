@@ -16,9 +16,9 @@ import numpy as np
 from joblib import Parallel, delayed
 from numba import njit
 
-from .cells import box_weights, cell_layout, codes_of
 from .encoding import DistinctRecords, ZeroSets, distinct_records, offsets
 from .weak_learner import find_boundary_with_coverage
+from .weak_learner.cells import box_weights, cell_layout, codes_of
 
 logger = logging.getLogger(__name__)
 

@@ -46,7 +46,7 @@ class SpecError(LibreError):
 
 
 class DataValidationError(LibreError):
-    """The training data failed its declared validation rules (see ``libre_lib.validation``).
+    """The training data failed its declared validation rules (see ``libre_lib.ops.validation``).
 
     The message lists every failed expectation; ``report`` holds the full ``ValidationReport``
     when the error was raised by ``raise_for_failures``.

@@ -13,13 +13,13 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
-from . import __version__
+from ._version import __version__
 from .discretization import Discretization, fit_discretization
 from .encoding import DistinctRecords, distinct_records
 from .ensemble import SUBSET_SIZES, Candidates, draw_feature_subsets, fit_ensemble
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError
 from .inputs import Target, as_frame, binary_target, label_array, resolve_categorical
-from .render import rule_from_dict, rule_to_dict
+from .render import rule_from_dict, rule_to_dict, ruleset_sql
 from .rules import RuleSet, rules_from_points
 from .selection import Selection, select_rules
 from .weak_learner import HEURISTICS, SEEDING
@@ -424,6 +424,18 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         )
 
     # -- persistence --------------------------------------------------------------------------
+
+    def to_sql(self) -> str:
+        """The rule set as one boolean SQL expression over the training columns.
+
+        Returns
+        -------
+        str
+            TRUE where the model predicts the positive class (missing values follow the rules'
+            ``∪ missing`` parts); see :func:`libre_lib.render.ruleset_sql`.
+        """
+        check_is_fitted(self, "rules_")
+        return ruleset_sql(self.rules_)
 
     def to_dict(self) -> dict:
         """A JSON-ready description of the fitted model (format version 1)."""

@@ -1,10 +1,7 @@
-"""Rendering rules: paper-style text, SQL and JSON-ready dictionaries.
+"""Rendering rules for other systems: SQL and JSON-ready dictionaries.
 
-Text follows the paper's figures::
-
-    IF glucose ∈ [158, max] AND blood_pressure ∈ [56, max]
-    OR glucose ∈ [110, 158) AND bmi ∈ [30.7, max]
-    THEN diabetes = 1 ELSE diabetes = 0
+Rendering depends on the rule model, never the reverse: the paper-style text is the value
+objects' own ``str`` (:mod:`libre_lib.rules`); its helpers are re-exported here for renderers.
 """
 
 from __future__ import annotations
@@ -15,49 +12,18 @@ import numpy as np
 
 from .discretization import NUMERIC
 from .errors import ModelFormatError
-from .rules import Condition, Interval, Rule, RuleSet, RuleStats
-
-
-def number_text(value: float) -> str:
-    """Shortest text that reads back as the same float (``158.0`` -> ``158``)."""
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
-
-
-def interval_text(interval: Interval) -> str:
-    low = "min" if interval.low == -math.inf else number_text(interval.low)
-    if interval.high == math.inf:
-        return f"[{low}, max]"
-    return f"[{low}, {number_text(interval.high)})"
-
-
-def condition_text(condition: Condition) -> str:
-    parts = []
-    if condition.kind == NUMERIC:
-        parts = [interval_text(i) for i in condition.intervals]
-    elif condition.categories:
-        parts = ["{" + ", ".join(str(c) for c in condition.categories) + "}"]
-    if condition.missing:
-        if not parts:
-            return f"{condition.feature} is missing"
-        parts.append("missing")
-    return f"{condition.feature} ∈ " + " ∪ ".join(parts)
-
-
-def rule_text(rule: Rule) -> str:
-    if not rule.conditions:
-        return "TRUE"
-    return " AND ".join(condition_text(c) for c in rule.conditions)
-
-
-def ruleset_text(ruleset: RuleSet) -> str:
-    target = ruleset.target
-    then = f"THEN {target} = {ruleset.positive_class} ELSE {target} = {ruleset.negative_class}"
-    if not ruleset.rules:
-        return f"IF FALSE {then}"
-    lines = [("IF " if i == 0 else "OR ") + rule_text(r) for i, r in enumerate(ruleset.rules)]
-    return "\n".join([*lines, then])
-
+from .rules import (  # noqa: F401 - the text helpers are part of this module's interface
+    Condition,
+    Interval,
+    Rule,
+    RuleSet,
+    RuleStats,
+    condition_text,
+    interval_text,
+    number_text,
+    rule_text,
+    ruleset_text,
+)
 
 # --- SQL -------------------------------------------------------------------------------------
 

@@ -5,6 +5,14 @@ A boundary point's zeros are the bins a rule allows. Per constrained feature thi
 :class:`Condition`: a union of intervals ``[low, high)`` (adjacent bins merged; ``-inf`` /
 ``inf`` are the open "min" / "max" ends) or a set of categories, plus whether a missing value
 satisfies it. A feature whose every bin is allowed is unconstrained and gets no condition.
+
+Printed, a rule set reads as in the paper's figures::
+
+    IF glucose ∈ [158, max] AND blood_pressure ∈ [56, max]
+    OR glucose ∈ [110, 158) AND bmi ∈ [30.7, max]
+    THEN diabetes = 1 ELSE diabetes = 0
+
+SQL and dictionaries are rendered by :mod:`libre_lib.render`, which imports this module.
 """
 
 from __future__ import annotations
@@ -116,8 +124,6 @@ class Rule:
         return hit
 
     def __str__(self) -> str:
-        from .render import rule_text
-
         return rule_text(self)
 
 
@@ -168,14 +174,52 @@ class RuleSet:
         return out
 
     def __str__(self) -> str:
-        from .render import ruleset_text
-
         return ruleset_text(self)
 
-    def to_sql(self) -> str:
-        from .render import ruleset_sql
 
-        return ruleset_sql(self)
+# --- text (the value objects' own str) -----------------------------------------------------
+
+
+def number_text(value: float) -> str:
+    """Shortest text that reads back as the same float (``158.0`` -> ``158``)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def interval_text(interval: Interval) -> str:
+    low = "min" if interval.low == -math.inf else number_text(interval.low)
+    if interval.high == math.inf:
+        return f"[{low}, max]"
+    return f"[{low}, {number_text(interval.high)})"
+
+
+def condition_text(condition: Condition) -> str:
+    parts = []
+    if condition.kind == NUMERIC:
+        parts = [interval_text(i) for i in condition.intervals]
+    elif condition.categories:
+        parts = ["{" + ", ".join(str(c) for c in condition.categories) + "}"]
+    if condition.missing:
+        if not parts:
+            return f"{condition.feature} is missing"
+        parts.append("missing")
+    return f"{condition.feature} ∈ " + " ∪ ".join(parts)
+
+
+def rule_text(rule: Rule) -> str:
+    if not rule.conditions:
+        return "TRUE"
+    return " AND ".join(condition_text(c) for c in rule.conditions)
+
+
+def ruleset_text(ruleset: RuleSet) -> str:
+    target = ruleset.target
+    then = f"THEN {target} = {ruleset.positive_class} ELSE {target} = {ruleset.negative_class}"
+    if not ruleset.rules:
+        return f"IF FALSE {then}"
+    lines = [("IF " if i == 0 else "OR ") + rule_text(r) for i, r in enumerate(ruleset.rules)]
+    return "\n".join([*lines, then])
+
 
 
 def rule_from_point(point: np.ndarray, discretization: Discretization) -> Rule:

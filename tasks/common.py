@@ -11,8 +11,8 @@ from prefect.exceptions import MissingContextError
 from prefect.logging import get_run_logger
 
 from libre_lib import __version__
-from libre_lib.artifacts import ArtifactRef, ArtifactStore, fingerprint_json, stage_key
-from libre_lib.spec import PipelineSpec
+from libre_lib.ops.artifacts import ArtifactRef, ArtifactStore, fingerprint_json, stage_key
+from libre_lib.ops.spec import PipelineSpec
 
 STAGE_VERSION = f"{__version__}+1"
 

@@ -13,9 +13,9 @@ from prefect.cache_policies import NO_CACHE
 from sklearn.model_selection import train_test_split
 
 from libre_lib.errors import DataError, SpecError
-from libre_lib.sources import fingerprint_source, read_source
-from libre_lib.spec import PipelineSpec
-from libre_lib.validation import (
+from libre_lib.ops.sources import fingerprint_source, read_source
+from libre_lib.ops.spec import PipelineSpec
+from libre_lib.ops.validation import (
     ColumnRule,
     ValidationReport,
     ValidationRules,
@@ -65,7 +65,7 @@ def load_data(spec: PipelineSpec, store_root: str, force: bool = False) -> Stage
 
 
 def _source_ref(fingerprint: str):
-    from libre_lib.artifacts import ArtifactRef
+    from libre_lib.ops.artifacts import ArtifactRef
 
     return ArtifactRef(stage="source", key=fingerprint, path="", sha256=fingerprint, n_rows=-1)
 

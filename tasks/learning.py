@@ -10,9 +10,8 @@ from prefect.cache_policies import NO_CACHE
 from libre_lib import LibreClassifier
 from libre_lib.ensemble import learn_subset, union_candidates
 from libre_lib.inputs import Target, binary_target
-from libre_lib.selection import cover_candidates, filter_candidates
-from libre_lib.spec import PipelineSpec
-from libre_lib.tables import (
+from libre_lib.ops.spec import PipelineSpec
+from libre_lib.ops.tables import (
     candidates_from_table,
     candidates_table,
     discretization_from_metadata,
@@ -21,6 +20,7 @@ from libre_lib.tables import (
     records_table,
     selection_table,
 )
+from libre_lib.selection import cover_candidates, filter_candidates
 
 from .common import Stage, feature_columns, read_frame, read_stage, run_stage, target_label
 

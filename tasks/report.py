@@ -12,12 +12,12 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from libre_lib.artifacts import atomic_write_text
-from libre_lib.contract import DataContract
-from libre_lib.registry import ModelRegistry, validation_record
-from libre_lib.report import build_report, render_html, render_markdown
-from libre_lib.spec import PipelineSpec
-from libre_lib.validation import ValidationReport
+from libre_lib.ops.artifacts import atomic_write_text
+from libre_lib.ops.contract import DataContract
+from libre_lib.ops.registry import ModelRegistry, validation_record
+from libre_lib.ops.report import build_report, render_html, render_markdown
+from libre_lib.ops.spec import PipelineSpec
+from libre_lib.ops.validation import ValidationReport
 
 from .common import Stage, log, read_stage, run_stage, spec_hash, target_label
 from .learning import load_model, training_part

@@ -6,7 +6,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from flows.cli import app
+from libre_flows.flows.cli import app
 
 runner = CliRunner()
 

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("prefect_dask")
 
-from flows.train import train
+from libre_flows.flows.train import train
 
 
 def test_dask_runner_gives_the_thread_runners_rules(spec_copy, tmp_path):

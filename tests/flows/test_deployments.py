@@ -9,7 +9,7 @@ import yaml
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
 
-from flows.deploy import DATASET_UPDATED, build_deployments, notify
+from libre_flows.flows.deploy import DATASET_UPDATED, build_deployments, notify
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFECT_YAML = ROOT / "deployments" / "prefect.yaml"

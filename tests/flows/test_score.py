@@ -11,11 +11,11 @@ import typer
 from prefect.artifacts import Artifact
 from typer.testing import CliRunner
 
-from flows.cli_score import score_command
-from flows.score import score, scoring_name
+from libre_flows.flows.cli.score import score_command
+from libre_flows.flows.score import score, scoring_name
 from libre_lib import LibreClassifier
-from libre_lib.contract import DataContract
 from libre_lib.datasets import load_dataset
+from libre_lib.ops.contract import DataContract
 
 app = typer.Typer()
 app.command("score")(score_command)
@@ -119,7 +119,7 @@ def test_model_path_or_loader_is_required(tmp_path):
 
 
 def test_a_model_loader_may_return_the_model_or_the_model_and_its_contract(scoring):
-    from flows.score import resolve_model
+    from libre_flows.flows.score import resolve_model
 
     X, model, model_path, _, _ = scoring
     contract = DataContract.from_model(model, X)
@@ -130,7 +130,7 @@ def test_a_model_loader_may_return_the_model_or_the_model_and_its_contract(scori
     assert "derived from the model alone" in origin
     _, found, origin = resolve_model(str(model_path))
     assert found == contract and origin == "saved with the model"
-    from flows.score import score_flow
+    from libre_flows.flows.score import score_flow
 
     def loader():
         return model
@@ -143,9 +143,9 @@ def test_a_model_loader_may_return_the_model_or_the_model_and_its_contract(scori
 
 def test_score_a_registered_champion_by_pipeline_name(spec_copy, tmp_path):
     """`libre score PIPELINE` scores with the registry's champion and its saved contract."""
-    from flows.cli import app
-    from flows.train import train
-    from libre_lib.registry import ModelRegistry
+    from libre_flows.flows.cli import app
+    from libre_flows.flows.train import train
+    from libre_lib.ops.registry import ModelRegistry
 
     summary = train(spec_copy())
     champion = ModelRegistry(tmp_path / "store").champion("haberman")

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from prefect.artifacts import Artifact
 
-from flows.train import train, train_flow
+from libre_flows.flows.train import train, train_flow
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataValidationError
 
@@ -60,7 +60,7 @@ def test_second_run_is_all_cache_hits_with_an_identical_model(first_run):
 
 def test_the_pipeline_model_equals_the_estimator_fitted_on_the_same_rows(first_run):
     spec_path, summary, _ = first_run
-    from libre_lib.spec import load_spec
+    from libre_lib.ops.spec import load_spec
 
     spec = load_spec(spec_path)
     model = LibreClassifier.from_json(Path(summary["model"]).read_text())
@@ -155,7 +155,7 @@ def test_validation_result_is_published_even_when_it_fails(spec_copy):
 
 
 def test_every_run_registers_a_version_and_a_worse_model_is_not_promoted(spec_copy, tmp_path):
-    from libre_lib.registry import ModelRegistry
+    from libre_lib.ops.registry import ModelRegistry
 
     good = train(spec_copy())
     assert good["promoted"] and good["model_version"].startswith("v0001")

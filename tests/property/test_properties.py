@@ -332,6 +332,6 @@ def test_sql_gives_the_same_positives_as_predict(data, params):
     clf = fit(X, y, params)
     with sqlite3.connect(":memory:") as con:
         X.to_sql("t", con, index=False)
-        rows = con.execute(f"SELECT {clf.rules_.to_sql()} FROM t").fetchall()
+        rows = con.execute(f"SELECT {clf.to_sql()} FROM t").fetchall()
     sql_positive = np.array([bool(r[0]) for r in rows])
     np.testing.assert_array_equal(sql_positive, clf.predict(X) == clf.classes_[1])

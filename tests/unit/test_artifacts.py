@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from libre_lib import LibreError, ParameterError, __version__
-from libre_lib.artifacts import (
+from libre_lib.errors import ArtifactError
+from libre_lib.ops.artifacts import (
     ArtifactRef,
     ArtifactStore,
     atomic_write_bytes,
@@ -27,7 +28,6 @@ from libre_lib.artifacts import (
     fingerprint_json,
     stage_key,
 )
-from libre_lib.errors import ArtifactError
 
 STAGE = "discretize"
 PARAMS = {"max_bins": 8, "alpha": 0.05, "columns": ["a", "b"]}
@@ -259,7 +259,7 @@ def test_truncated_file_is_a_miss_and_is_recomputed(tmp_path, caplog):
     with open(ref.path, "wb") as handle:
         handle.write(data[: len(data) // 2])
 
-    with caplog.at_level(logging.WARNING, logger="libre_lib.artifacts"):
+    with caplog.at_level(logging.WARNING, logger="libre_lib.ops.artifacts"):
         assert store.lookup(ref.stage, ref.key) is None
     assert ref.path in caplog.text and "truncated" in caplog.text
     moved = {name for name in stage_dir_names(store) if ".corrupt-" in name}
@@ -285,7 +285,7 @@ def test_flipped_byte_is_detected_by_lookup_and_read(tmp_path, caplog):
     with pytest.raises(ArtifactError, match="--force") as excinfo:
         store.read(ref)
     assert ref.path in str(excinfo.value)
-    with caplog.at_level(logging.WARNING, logger="libre_lib.artifacts"):
+    with caplog.at_level(logging.WARNING, logger="libre_lib.ops.artifacts"):
         assert store.lookup(STAGE, KEY) is None
     assert "corrupt" in caplog.text and ref.path in caplog.text
     with pytest.raises(ArtifactError, match="missing"):  # moved aside, never trusted
@@ -304,7 +304,7 @@ def test_missing_or_garbled_sidecar_is_a_miss(tmp_path, caplog, damage):
     else:
         record = json.loads(sidecar.read_text())
         sidecar.write_text(json.dumps({**record, "size": record["size"] + 1}))
-    with caplog.at_level(logging.WARNING, logger="libre_lib.artifacts"):
+    with caplog.at_level(logging.WARNING, logger="libre_lib.ops.artifacts"):
         assert store.lookup(STAGE, KEY) is None
     assert ref.path in caplog.text
     assert store.write(STAGE, KEY, make_frame()) == ref
@@ -312,7 +312,7 @@ def test_missing_or_garbled_sidecar_is_a_miss(tmp_path, caplog, damage):
 
 
 def test_lookup_of_an_unknown_key_is_a_silent_miss(tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="libre_lib.artifacts"):
+    with caplog.at_level(logging.WARNING, logger="libre_lib.ops.artifacts"):
         assert ArtifactStore(tmp_path).lookup(STAGE, KEY) is None
     assert caplog.records == []
     with pytest.raises(ArtifactError, match="missing"):

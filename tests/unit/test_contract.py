@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from libre_lib import LibreClassifier, LibreError
-from libre_lib.contract import (
+from libre_lib.datasets import load_dataset
+from libre_lib.ops.contract import (
     ContractReport,
     ContractViolation,
     DataContract,
 )
-from libre_lib.datasets import load_dataset
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from libre_lib.diff import (
+from libre_lib.discretization import CATEGORICAL, NUMERIC
+from libre_lib.ops.diff import (
     ChampionChanges,
     RuleDiff,
     diff_rules,
@@ -13,7 +14,6 @@ from libre_lib.diff import (
     render_diff_markdown,
     summary_sentence,
 )
-from libre_lib.discretization import CATEGORICAL, NUMERIC
 from libre_lib.rules import Condition, Interval, Rule, RuleSet
 
 

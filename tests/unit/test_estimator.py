@@ -144,7 +144,7 @@ def test_sql_matches_predict_on_credit_approval(credit):
     X, _, _, clf = credit
     with sqlite3.connect(":memory:") as con:
         X.to_sql("t", con, index=False)
-        sql_positive = [bool(r[0]) for r in con.execute(f"SELECT {clf.rules_.to_sql()} FROM t")]
+        sql_positive = [bool(r[0]) for r in con.execute(f"SELECT {clf.to_sql()} FROM t")]
     assert sql_positive == (clf.predict(X) == clf.classes_[1]).tolist()
 
 
@@ -473,7 +473,7 @@ def test_object_column_of_numpy_scalars(values):
     np.testing.assert_array_equal(again.predict(X), clf.predict(X))
     with sqlite3.connect(":memory:") as con:
         X.astype({"c": float}).to_sql("t", con, index=False)
-        sql = [bool(r[0]) for r in con.execute(f"SELECT {clf.rules_.to_sql()} FROM t")]
+        sql = [bool(r[0]) for r in con.execute(f"SELECT {clf.to_sql()} FROM t")]
     assert sql == (clf.predict(X) == clf.classes_[1]).tolist()
 
 

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import libre_lib.artifacts as artifacts_module
-import libre_lib.registry as registry_module
-from flows.cli_models import models_app
+import libre_lib.ops.artifacts as artifacts_module
+import libre_lib.ops.registry as registry_module
+from libre_flows.flows.cli.models import models_app
 from libre_lib import LibreClassifier
 from libre_lib.errors import LibreError
-from libre_lib.registry import (
+from libre_lib.ops.registry import (
     CANDIDATE,
     CHAMPION,
     REJECTED,
@@ -205,8 +205,8 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    import flows.cli_models, libre_lib.diff
-    from libre_lib.registry import ModelRegistry
+    import libre_flows.flows.cli.models, libre_lib.ops.diff
+    from libre_lib.ops.registry import ModelRegistry
 
     root, model_path, go, name = sys.argv[1:5]
     model_json = Path(model_path).read_text()

@@ -18,6 +18,7 @@ from libre_lib.render import (
     number_text,
     rule_from_dict,
     rule_to_dict,
+    ruleset_sql,
     sql_identifier,
     sql_literal,
 )
@@ -44,7 +45,7 @@ APPENDIX_RULES = RuleSet(
 def sql_mask(ruleset: RuleSet, frame: pd.DataFrame) -> list[bool]:
     with sqlite3.connect(":memory:") as con:
         frame.to_sql("t", con, index=False)
-        rows = con.execute(f"SELECT {ruleset.to_sql()} FROM t").fetchall()
+        rows = con.execute(f"SELECT {ruleset_sql(ruleset)} FROM t").fetchall()
     return [bool(r[0]) for r in rows]
 
 
@@ -145,15 +146,15 @@ def test_sql_missing_only_and_not_null_conditions():
 def test_sql_nulls_never_leak_into_the_prediction():
     # "x" < 2 is NULL for a missing x; the expression is wrapped in COALESCE(..., FALSE).
     rules = RuleSet((Rule((Condition("x", NUMERIC, intervals=(Interval(-INF, 2.0),)),)),))
-    assert rules.to_sql().startswith("COALESCE(")
+    assert ruleset_sql(rules).startswith("COALESCE(")
     with sqlite3.connect(":memory:") as con:
         pd.DataFrame({"x": [np.nan, 1.0]}).to_sql("t", con, index=False)
-        values = [r[0] for r in con.execute(f"SELECT {rules.to_sql()} FROM t")]
+        values = [r[0] for r in con.execute(f"SELECT {ruleset_sql(rules)} FROM t")]
     assert values == [0, 1]
 
 
 def test_sql_of_empty_ruleset_and_empty_rule():
-    assert RuleSet(()).to_sql() == "FALSE"
+    assert ruleset_sql(RuleSet(())) == "FALSE"
     frame = pd.DataFrame({"x": [1.0, np.nan]})
     assert sql_mask(RuleSet((Rule(()),)), frame) == [True, True]
 

@@ -17,7 +17,7 @@ from sklearn.model_selection import train_test_split
 
 from libre_lib import LibreClassifier
 from libre_lib.discretization import CATEGORICAL, NUMERIC
-from libre_lib.report import (
+from libre_lib.ops.report import (
     RULE_TABLE_COLUMNS,
     RuleReport,
     build_report,
@@ -436,7 +436,7 @@ def test_stats_none_gives_nan(liver):
 
 
 def test_report_module_imports_only_stdlib_numpy_pandas_and_libre_lib():
-    import libre_lib.report as module
+    import libre_lib.ops.report as module
 
     tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
     roots = set()
@@ -453,7 +453,7 @@ def test_report_module_imports_only_stdlib_numpy_pandas_and_libre_lib():
 
 
 def _changes(model, decision=None, labels=None):
-    from libre_lib.diff import ChampionChanges, diff_rules, metric_deltas
+    from libre_lib.ops.diff import ChampionChanges, diff_rules, metric_deltas
 
     moved = Rule((Condition("x", NUMERIC, intervals=(Interval(3.0, math.inf),)),))
     old = RuleSet(
@@ -531,7 +531,7 @@ def test_changes_section_in_markdown_and_html(liver, labels, report):
 
 
 def test_changes_section_when_the_rules_are_identical(liver):
-    from libre_lib.diff import ChampionChanges, diff_rules, metric_deltas
+    from libre_lib.ops.diff import ChampionChanges, diff_rules, metric_deltas
 
     model, X, y, _ = liver
     same = ChampionChanges(

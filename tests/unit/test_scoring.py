@@ -8,10 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from libre_lib import LibreClassifier, LibreError
-from libre_lib.contract import ContractViolation, DataContract
 from libre_lib.datasets import load_dataset
 from libre_lib.errors import DataError
-from libre_lib.scoring import (
+from libre_lib.ops.contract import ContractViolation, DataContract
+from libre_lib.ops.scoring import (
     SCORE_COLUMNS,
     check_inputs,
     find_contract,
@@ -305,7 +305,7 @@ def test_batch_rows_must_be_a_positive_whole_number(credit, tmp_path, batch_rows
 @pytest.mark.parametrize("dtype", [object, "str", "category"])
 def test_rules_on_distinct_values_equal_the_model_on_every_row(credit, dtype):
     """Scoring evaluates categorical conditions once per distinct value: same as the model."""
-    from libre_lib.scoring import _fired
+    from libre_lib.ops.scoring import _fired
 
     X, model, _ = credit
     rng = np.random.default_rng(3)

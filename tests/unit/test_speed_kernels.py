@@ -8,11 +8,12 @@ value counting are compared with the plain numpy formulations they replaced.
 import numpy as np
 import pytest
 
-from libre_lib import cells, ensemble, weak_learner
+from libre_lib import ensemble
 from libre_lib.discretization import _value_counts
 from libre_lib.encoding import ZeroSets, distinct_records
 from libre_lib.ensemble import covered_counts
-from libre_lib.weak_learner import find_boundary
+from libre_lib.weak_learner import boundary as weak_learner
+from libre_lib.weak_learner import cells, find_boundary
 
 
 def both(pos, neg, weight, heuristic, seeds):

@@ -16,7 +16,7 @@ import pytest
 
 from libre_lib.datasets import load_dataset
 from libre_lib.errors import DataValidationError, LibreError, ParameterError
-from libre_lib.validation import (
+from libre_lib.ops.validation import (
     ColumnRule,
     ExpectationResult,
     ValidationReport,
@@ -107,7 +107,7 @@ def _line(summary: str, expectation: str, column: str | None) -> str:
 
 def test_importing_the_module_does_not_import_gx_or_prefect():
     code = (
-        "import sys, libre_lib.validation; "
+        "import sys, libre_lib.ops.validation; "
         "assert 'great_expectations' not in sys.modules; assert 'prefect' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..estimator import LibreClassifier
+from ..render import condition_text
+from ..rules import Rule, RuleSet
 from .diff import ChampionChanges, diff_blocks
-from .estimator import LibreClassifier
-from .render import condition_text
-from .rules import Rule, RuleSet
 
 __all__ = [
     "RuleReport",

@@ -14,7 +14,7 @@ Rules are matched in three passes:
 3. what is left over is **added** (only in the new set) or **removed** (only in the old one).
 
 Identical rule sets give an empty diff (:attr:`RuleDiff.is_empty`). This module depends only on
-the rule model: :mod:`libre_lib.report` renders the same data as a report section.
+the rule model: :mod:`libre_lib.ops.report` renders the same data as a report section.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .render import condition_text
-from .rules import Condition, Rule, RuleSet
+from ..render import condition_text
+from ..rules import Condition, Rule, RuleSet
 
 __all__ = [
     "METRIC_ORDER",

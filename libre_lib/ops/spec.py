@@ -22,8 +22,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import SpecError
-from .estimator import LibreClassifier
+from ..errors import SpecError
+from ..estimator import LibreClassifier
 
 Label = str | int | float | bool
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")

@@ -34,7 +34,7 @@ is promoted iff its data validation passed and there is no champion yet or its m
 least the champion's minus ``tolerance``. Metrics must be "higher is better" (f1, precision,
 recall, accuracy).
 
-Scope as in :mod:`libre_lib.artifacts`: local file systems with POSIX ``flock``. Without
+Scope as in :mod:`libre_lib.ops.artifacts`: local file systems with POSIX ``flock``. Without
 ``fcntl`` (Windows) an ``O_EXCL`` lock file is used instead; a process killed while holding it
 leaves the file behind, and the error names it.
 """
@@ -56,11 +56,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .._version import __version__
+from ..errors import LibreError, ModelFormatError
+from ..estimator import LibreClassifier
 from .artifacts import _fsync_dir, atomic_write_text, canonical_json, fingerprint_bytes
 from .diff import ChampionChanges, _number, diff_rules, metric_deltas
-from .errors import LibreError, ModelFormatError
-from .estimator import LibreClassifier
 
 try:  # POSIX only; see the module docstring.
     import fcntl
@@ -212,7 +212,7 @@ class PromotionDecision:
 
 def validation_record(report: Any) -> dict[str, Any]:
     """The ``validation`` dict :meth:`ModelRegistry.register` wants, from a
-    ``libre_lib.validation.ValidationReport`` (or anything with ``success``, ``n_rows``,
+    ``libre_lib.ops.validation.ValidationReport`` (or anything with ``success``, ``n_rows``,
     ``results`` and ``failures()``): success, n_failed, n_expectations, n_rows, summary."""
     failures = report.failures()
     return {

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import DataError
+from ..errors import DataError
 
 _CHUNK = 1 << 22
 

@@ -17,7 +17,14 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from flows.cli_common import Debug, SpecArg, console, fail, pipeline_console, user_errors
+from libre_flows.flows.cli.common import (
+    Debug,
+    SpecArg,
+    console,
+    fail,
+    pipeline_console,
+    user_errors,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -36,14 +43,14 @@ def train(
     debug: Debug = False,
 ) -> None:
     """Train the rule set SPEC declares; prints where the report is."""
-    from libre_lib.spec import load_spec
+    from libre_lib.ops.spec import load_spec
 
     try:
         parsed = load_spec(spec)
         console.print(f"[bold]libre[/] training [cyan]{parsed.name}[/] from {spec}")
         started = time.perf_counter()
-        from flows.train import preflight
-        from flows.train import train as run_train
+        from libre_flows.flows.train import preflight
+        from libre_flows.flows.train import train as run_train
 
         preflight(spec)
         with pipeline_console(debug, "starting Prefect (embedded server) and the pipeline"):
@@ -90,8 +97,8 @@ def _print_summary(summary: dict, seconds: float) -> None:
 def validate(spec: SpecArg, debug: Debug = False) -> None:
     """Check SPEC and validate its data with the declared expectations."""
     try:
-        from flows.train import preflight
-        from flows.validate import validate as run_validate
+        from libre_flows.flows.train import preflight
+        from libre_flows.flows.validate import validate as run_validate
 
         preflight(spec)
         with pipeline_console(debug, "validating the data"):
@@ -126,7 +133,7 @@ def report(
 def notify(spec: SpecArg, debug: Debug = False) -> None:
     """Emit the "dataset updated" event for SPEC's pipeline (starts its triggered deployment)."""
     try:
-        from flows.deploy import notify as emit
+        from libre_flows.flows.deploy import notify as emit
 
         event = emit(spec)
     except user_errors() as exc:
@@ -148,10 +155,10 @@ def serve(
     (schedules and event triggers active; Ctrl-C to stop). For a work pool instead, run
     `prefect deploy --prefect-file deployments/prefect.yaml --all` (docs/operations.md)."""
     try:
-        from flows.deploy import serve as run_serve
+        from libre_flows.flows.deploy import serve as run_serve
 
         for spec in specs:
-            from flows.train import preflight
+            from libre_flows.flows.train import preflight
 
             preflight(spec)
         run_serve(*specs, limit=limit)
@@ -160,8 +167,8 @@ def serve(
 
 
 def _mount_sub_apps() -> None:
-    from flows.cli_models import models_app
-    from flows.cli_score import score_command
+    from libre_flows.flows.cli.models import models_app
+    from libre_flows.flows.cli.score import score_command
 
     app.add_typer(models_app, name="models", help="List and show registered model versions.")
     app.command("score")(score_command)

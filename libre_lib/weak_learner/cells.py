@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .encoding import ZeroSets
+from ..encoding import ZeroSets
 
 _UNDEFINED = np.iinfo(np.int64).max // 4
 _MAX_KEY = 2**62

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from ..encoding import ZeroSets
+from ..errors import ParameterError
 from .cells import (
     cell_layout,
     codes_of,
@@ -50,8 +52,6 @@ from .cells import (
     subtract_touched,
     unpack_alive,
 )
-from .encoding import ZeroSets
-from .errors import ParameterError
 
 HEURISTICS = ("H1", "H2")
 SEEDING = ("uncovered", "all")
@@ -275,8 +275,8 @@ def _find_boundary_compiled(
 
 def _find_boundary_cells(pos, neg, weight, order, radix, d0, tolerance=0.0, neg_weight=None):
     """H1 with uncovered seeds on inverse one-hot records: the cell-key kernel
-    (:mod:`libre_lib.cells`), same points as the generic kernel. Returns the points and the
-    weighted (positives, negatives) each covers."""
+    (:mod:`libre_lib.weak_learner.cells`), same points as the generic kernel. Returns the points
+    and the weighted (positives, negatives) each covers."""
     blocks = pos.blocks.astype(np.int64, copy=False)
     m = blocks.size - 1
     levels = directory_levels(blocks, neg.n_rows)
@@ -304,7 +304,7 @@ def _find_boundary_cells(pos, neg, weight, order, radix, d0, tolerance=0.0, neg_
 
 def _cell_radix(pos: ZeroSets, neg: ZeroSets) -> np.ndarray | None:
     """Cell-key radix when both sides are inverse one-hot records of the same grid and the
-    grid fits an int64 key (then :mod:`libre_lib.cells` runs), else None."""
+    grid fits an int64 key (then :mod:`libre_lib.weak_learner.cells` runs), else None."""
     if pos.blocks is None or pos.n_rows == 0:
         return None
     if neg.n_rows and (neg.blocks is None or not np.array_equal(neg.blocks, pos.blocks)):

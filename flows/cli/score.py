@@ -4,7 +4,7 @@ libre score runs/pima/<run>/model.json incoming/ scored/pima.parquet [--batch-ro
 
 ``score_command`` is a plain typer command function; the main CLI mounts it with
 ``app.command("score")(score_command)``. ``app`` here runs it standalone
-(``python -m flows.cli_score MODEL INPUTS OUTPUT``).
+(``python -m libre_flows.flows.cli.score MODEL INPUTS OUTPUT``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli_common import Debug, console, fail, pipeline_console, user_errors
+from libre_flows.flows.cli.common import Debug, console, fail, pipeline_console, user_errors
 
 ModelArg = Annotated[
     Path,
@@ -37,7 +37,7 @@ def resolve_model(model: Path, store: Path) -> Path:
     match = _REF.match(str(model))
     if model.exists() or match is None:
         return model
-    from libre_lib.registry import ModelRegistry
+    from libre_lib.ops.registry import ModelRegistry
 
     registry = ModelRegistry(store)
     version = registry.get(match["pipeline"], match["version"] or "champion")
@@ -67,8 +67,8 @@ def score_command(
     """Score INPUTS with MODEL into OUTPUT: prediction, score, fired rules and explanation per
     row; drift against the model's data contract is reported, broken data fails the run."""
     try:
-        from flows.score import preflight
-        from flows.score import score as run_score
+        from libre_flows.flows.score import preflight
+        from libre_flows.flows.score import score as run_score
 
         model = resolve_model(model, store)
         preflight(model, inputs, output)

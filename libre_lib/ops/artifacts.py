@@ -38,8 +38,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import __version__
-from .errors import ArtifactError, DataError, ParameterError
+from .._version import __version__
+from ..errors import ArtifactError, DataError, ParameterError
 
 try:  # POSIX only; see the module docstring for what is lost without it.
     import fcntl

@@ -12,12 +12,12 @@ import math
 import numpy as np
 import pyarrow as pa
 
-from .discretization import NUMERIC, Discretization
-from .encoding import DistinctRecords
-from .ensemble import Candidates
-from .render import rule_text
-from .rules import rule_from_point
-from .selection import Selection
+from ..discretization import NUMERIC, Discretization
+from ..encoding import DistinctRecords
+from ..ensemble import Candidates
+from ..render import rule_text
+from ..rules import rule_from_point
+from ..selection import Selection
 
 WEIGHT_POS = "weight__positive"
 WEIGHT_NEG = "weight__negative"

@@ -3,7 +3,8 @@
 libre models list pima [--store DIR]
 libre models show pima [VERSION|champion] [--store DIR]
 
-Mounted by ``flows.cli`` as ``app.add_typer(models_app, name="models")``. Needs no Prefect.
+Mounted by ``libre_flows.flows.cli`` as ``app.add_typer(models_app, name="models")``.
+Needs no Prefect.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _fail(exc: BaseException) -> None:
 
 
 def _registry(store: Path):
-    from libre_lib.registry import ModelRegistry
+    from libre_lib.ops.registry import ModelRegistry
 
     return ModelRegistry(store)
 

@@ -45,9 +45,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..discretization import NUMERIC
+from ..errors import DataError, ParameterError
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
-from .discretization import NUMERIC
-from .errors import DataError, ParameterError
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -76,7 +76,7 @@ _CSV_BLOCK_BYTES = 4 << 20
 
 def load_model(path: str | os.PathLike):
     """A ``LibreClassifier`` from its ``model.json``."""
-    from .estimator import LibreClassifier
+    from ..estimator import LibreClassifier
 
     path = Path(path)
     if not path.is_file():

@@ -40,8 +40,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, DataValidationError, ParameterError
-from .inputs import is_categorical_dtype
+from ..errors import DataError, DataValidationError, ParameterError
+from ..inputs import is_categorical_dtype
 
 __all__ = [
     "ColumnRule",

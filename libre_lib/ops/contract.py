@@ -37,9 +37,9 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from .discretization import CATEGORICAL, NUMERIC
-from .errors import LibreError, ParameterError
-from .inputs import category_values, numeric_values, resolve_categorical
+from ..discretization import CATEGORICAL, NUMERIC
+from ..errors import LibreError, ParameterError
+from ..inputs import category_values, numeric_values, resolve_categorical
 
 __all__ = [
     "ColumnContract",
