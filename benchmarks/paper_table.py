@@ -56,7 +56,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from libre_lib import LibreClassifier, LibreSearchCV
 from libre_lib.datasets import dataset_names, load_dataset
-from libre_lib.ops.artifacts import atomic_write_text
+from libre_lib.ops.files import atomic_write_text
 from libre_lib.search import (
     CONFLICT_TOLERANCES,
     DEFAULT_GRID,

@@ -520,7 +520,7 @@ def write_doc(body: str, path: Path = DOC) -> None:
         text = text[:at] + "\n\n" + block + "\n" + text[at:]
     else:
         text = text.rstrip("\n") + f"\n\n{SECTION}\n\n{block}\n"
-    from libre_lib.ops.artifacts import atomic_write_text
+    from libre_lib.ops.files import atomic_write_text
 
     atomic_write_text(path, text)
 
@@ -561,7 +561,7 @@ def main() -> None:
     print(f"\n({time.perf_counter() - started:.0f} s in all)", file=sys.stderr)
     if args.json:
         saved = {"machine": info, "rows": rows, "command": command}
-        from libre_lib.ops.artifacts import atomic_write_text
+        from libre_lib.ops.files import atomic_write_text
 
         atomic_write_text(args.json, json.dumps(saved, indent=1))
     if not args.no_doc:

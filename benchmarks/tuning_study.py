@@ -40,7 +40,7 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold
 
 from libre_lib import LibreClassifier, LibreSearchCV
 from libre_lib.datasets import load_dataset
-from libre_lib.ops.artifacts import atomic_write_text
+from libre_lib.ops.files import atomic_write_text
 from libre_lib.search import (
     DEFAULT_GRID,
     EARLY_STOP,
@@ -116,6 +116,14 @@ GRIDS = {
     # ... with a looser conflict tolerance (1: a grown rule may cover as many negatives as
     # positives) tried too
     "broad": [{**DEFAULT_GRID[0], "conflict_tolerance": [0.0, 0.5, 1.0]}, dict(DEFAULT_GRID[1])],
+    # the design study (benchmarks/protocol.py): the default grid, its H1 half also on capped
+    # bins (so that LibreClassifier()'s own defaults are a point of it)
+    "design": [{**DEFAULT_GRID[0], "max_intervals": [3, None]}, dict(DEFAULT_GRID[1])],
+    # ... with the selection filters of the large-data grid
+    "design-large": [
+        {**DEFAULT_GRID[0], "max_intervals": [3, None], **SELECTION_FILTERS},
+        dict(DEFAULT_GRID[1]),
+    ],
     # adult (finding 1): the cap, the support filter and top-K with the tolerance
     "support": {
         "n_estimators": [20, 50],
@@ -349,6 +357,144 @@ def report(path: Path, rules=None) -> str:
     return "\n".join(lines)
 
 
+# -- the design study (benchmarks/protocol.py): choice rules replayed on the design half -------
+
+
+def _is_default_grid(p) -> bool:
+    """The point is in the default grid: H1 on uncapped bins, H2 on capped ones."""
+    return p["heuristic"] == "H2" or p.get("max_intervals", 3) is None
+
+
+def _is_untuned(p) -> bool:
+    """``LibreClassifier()``'s own parameters."""
+    untuned = {**LibreClassifier().get_params(), "max_rules": None}
+    return all(p.get(k, untuned[k]) == untuned[k] for k in p) and p["n_estimators"] == 50
+
+
+def _tolerance_rule(tol):
+    def choose(inner_f1, inner_rules, inner_std, n_inner):
+        t = resolve_tolerance(*tol, inner_f1, inner_std, n_inner) if isinstance(tol, tuple) else tol
+        return choose_candidate(inner_f1, inner_rules, t)
+
+    return choose
+
+
+def _penalty_rule(per_rule):
+    """The best inner F1 minus ``per_rule`` per rule (ties: fewer rules, then grid order)."""
+
+    def choose(inner_f1, inner_rules, inner_std, n_inner):
+        value = inner_f1 - per_rule * inner_rules
+        best = value.max()
+        tied = np.flatnonzero(value >= best - 1e-12)
+        return int(tied[np.argmin(inner_rules[tied])])  # first minimum: grid order
+
+    return choose
+
+
+def _untuned_but(**axes):
+    """``LibreClassifier()``'s parameters except ``axes`` (name -> allowed values)."""
+    untuned = {**LibreClassifier().get_params(), "max_rules": None}
+
+    def keep(p):
+        return all(p.get(k, untuned[k]) in axes.get(k, [untuned[k]]) for k in p)
+
+    return keep
+
+
+DESIGN_RULES = {
+    "LibreClassifier() untuned": (_is_untuned, _tolerance_rule(0.0)),
+    "untuned, max_rules by inner CV, max(.01, 1 SE)": (
+        _untuned_but(max_rules=EARLY_STOP),
+        _tolerance_rule((0.01, 1.0)),
+    ),
+    "untuned, max_rules by inner CV, best": (
+        _untuned_but(max_rules=EARLY_STOP),
+        _tolerance_rule(0.0),
+    ),
+    "untuned + H2, max_rules by inner CV, max(.01, 1 SE)": (
+        _untuned_but(max_rules=EARLY_STOP, heuristic=["H1", "H2"]),
+        _tolerance_rule((0.01, 1.0)),
+    ),
+    "untuned + alpha, max_rules by inner CV, max(.01, 1 SE)": (
+        _untuned_but(max_rules=EARLY_STOP, alpha=[0.5, 0.7, 0.9]),
+        _tolerance_rule((0.01, 1.0)),
+    ),
+    "untuned + tol, max_rules by inner CV, max(.01, 1 SE)": (
+        _untuned_but(max_rules=EARLY_STOP, conflict_tolerance=[0.0, 0.5]),
+        _tolerance_rule((0.01, 1.0)),
+    ),
+    "untuned + tol, max_rules by inner CV, tol .005": (
+        _untuned_but(max_rules=EARLY_STOP, conflict_tolerance=[0.0, 0.5]),
+        _tolerance_rule(0.005),
+    ),
+    "untuned + tol, max_rules by inner CV, best": (
+        _untuned_but(max_rules=EARLY_STOP, conflict_tolerance=[0.0, 0.5]),
+        _tolerance_rule(0.0),
+    ),
+    "untuned + tol + sizes, max_rules by inner CV, max(.01, 1 SE)": (
+        _untuned_but(
+            max_rules=EARLY_STOP, conflict_tolerance=[0.0, 0.5], subset_sizes=["cycle", "fixed"]
+        ),
+        _tolerance_rule((0.01, 1.0)),
+    ),
+    "default grid, max(.01, 1 SE) (current)": (_is_default_grid, _tolerance_rule((0.01, 1.0))),
+    "default grid, 1 SE": (_is_default_grid, _tolerance_rule((0.0, 1.0))),
+    "default grid, tol .01": (_is_default_grid, _tolerance_rule(0.01)),
+    "default grid, tol .005": (_is_default_grid, _tolerance_rule(0.005)),
+    "default grid, best inner F1": (_is_default_grid, _tolerance_rule(0.0)),
+    "default grid, F1 - .002/rule": (_is_default_grid, _penalty_rule(0.002)),
+    "default grid, F1 - .001/rule": (_is_default_grid, _penalty_rule(0.001)),
+    "+ capped H1, max(.01, 1 SE)": (lambda p: True, _tolerance_rule((0.01, 1.0))),
+    "+ capped H1, tol .005": (lambda p: True, _tolerance_rule(0.005)),
+    "+ capped H1, best inner F1": (lambda p: True, _tolerance_rule(0.0)),
+    "+ capped H1, F1 - .002/rule": (lambda p: True, _penalty_rule(0.002)),
+    "+ capped H1, F1 - .001/rule": (lambda p: True, _penalty_rule(0.001)),
+}
+
+
+def replay_rule(entry, keep, choose) -> dict:
+    """Like :func:`replay`, with any choice function of the inner figures."""
+    params = [json.loads(p) for p in entry["params"]]
+    idx = np.array([i for i, p in enumerate(params) if keep(p)])
+    out = {"f1": [], "rules": [], "params": []}
+    for fold in entry["folds"]:
+        pick = choose(
+            np.asarray(fold["inner_f1"])[idx],
+            np.asarray(fold["inner_rules"])[idx],
+            np.asarray(fold["inner_std"])[idx],
+            entry.get("inner_folds", 5),
+        )
+        best = int(idx[pick])
+        out["f1"].append(fold["f1"][best])
+        out["rules"].append(fold["rules"][best])
+        out["params"].append(params[best])
+    return out
+
+
+def design_report(paths, datasets) -> str:
+    """Mean outer F1 / #rules of each choice rule on the given datasets (design half only)."""
+    results = {}
+    for path in paths:
+        results.update(json.loads(Path(path).read_text()))
+    names = [d for d in datasets if d in results]
+    lines = [
+        "| choice rule | " + " | ".join(names) + " | mean F1 | mean #rules |",
+        "|---|" + "---|" * (len(names) + 2),
+    ]
+    for label, (keep, choose) in DESIGN_RULES.items():
+        f1s, ns, cells = [], [], []
+        for d in names:
+            r = replay_rule(results[d], keep, choose)
+            f1, n = float(np.mean(r["f1"])), float(np.mean(r["rules"]))
+            f1s.append(f1)
+            ns.append(n)
+            cells.append(f"{f1:.3f} / {n:.1f}")
+        lines.append(
+            f"| {label} | " + " | ".join(cells) + f" | {np.mean(f1s):.3f} | {np.mean(ns):.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -364,6 +510,8 @@ def main(argv=None) -> None:
     m.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("report")
     p.add_argument("results", type=Path)
+    d = sub.add_parser("design", help="choice rules replayed on the design half")
+    d.add_argument("results", type=Path, nargs="+")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.cmd == "run":
@@ -377,6 +525,10 @@ def main(argv=None) -> None:
         )
     elif args.cmd == "merge":
         merge(args.parts, args.out)
+    elif args.cmd == "design":
+        from protocol import DESIGN
+
+        print(design_report(args.results, DESIGN))
     else:
         print(report(args.results))
 

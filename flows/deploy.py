@@ -3,6 +3,10 @@
 For every spec: ``<name>-nightly`` (the spec's cron schedule and timezone), ``<name>-on-demand``
 (no schedule) and ``<name>-on-new-data`` (runs when a ``libre.dataset.updated`` event names the
 pipeline). ``deployments/prefect.yaml`` declares the same deployments for ``prefect deploy``.
+
+The entrypoint is the flow's module path (``libre_flows.flows.train.train_flow``), so a worker or
+``serve`` imports it from the installed package: it resolves from any working directory, a
+checkout is not needed, and a project's own ``flows`` package is never shadowed.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from pathlib import Path
 
 from prefect.events import DeploymentEventTrigger, emit_event
 from prefect.schedules import Cron
+from prefect.types.entrypoint import EntrypointType
 
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec, load_spec
@@ -18,7 +23,6 @@ from libre_lib.ops.spec import PipelineSpec, load_spec
 from .train import train_flow
 
 DATASET_UPDATED = "libre.dataset.updated"
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def pipeline_resource(spec: PipelineSpec) -> str:
@@ -26,23 +30,25 @@ def pipeline_resource(spec: PipelineSpec) -> str:
     return f"libre.pipeline.{spec.name}"
 
 
-def spec_parameter(spec_path: str | Path, relative: bool = True) -> str:
-    """The spec path as a deployment parameter. Deployments run from the repo root (see
-    ``prefect.yaml``), so paths inside the repo are made relative to it; ``serve`` runs in
-    this process and passes absolute paths."""
+def spec_parameter(spec_path: str | Path, relative_to: str | Path | None = ".") -> str:
+    """The spec path as a deployment parameter: relative to ``relative_to`` (the project
+    directory the deployments run from, which ``prefect.yaml``'s pull step makes the working
+    directory) when the spec lies inside it, else absolute; ``None`` keeps it absolute
+    (``serve`` runs the flows from this process)."""
     path = Path(spec_path).resolve()
-    if relative:
+    if relative_to is not None:
         try:
-            return str(path.relative_to(REPO_ROOT))
+            return str(path.relative_to(Path(relative_to).resolve()))
         except ValueError:
             pass
     return str(path)
 
 
-def build_deployments(spec_path: str | Path, relative: bool = True) -> list:
-    """The nightly, on-demand and event-triggered deployments of one spec."""
+def build_deployments(spec_path: str | Path, relative_to: str | Path | None = ".") -> list:
+    """The nightly, on-demand and event-triggered deployments of one spec (spec path made
+    relative to ``relative_to`` as in :func:`spec_parameter`)."""
     spec = load_spec(spec_path)
-    parameters = {"spec_path": spec_parameter(spec_path, relative), "force": False}
+    parameters = {"spec_path": spec_parameter(spec_path, relative_to), "force": False}
     tags = ["libre", spec.name]
     schedule = Cron(
         spec.schedule.cron, timezone=spec.schedule.timezone, active=spec.schedule.active
@@ -53,14 +59,11 @@ def build_deployments(spec_path: str | Path, relative: bool = True) -> list:
         match={"prefect.resource.id": pipeline_resource(spec)},
         parameters=parameters,
     )
+    common = {"parameters": parameters, "tags": tags, "entrypoint_type": EntrypointType.MODULE_PATH}
     return [
-        train_flow.to_deployment(
-            name=f"{spec.name}-nightly", schedules=[schedule], parameters=parameters, tags=tags
-        ),
-        train_flow.to_deployment(name=f"{spec.name}-on-demand", parameters=parameters, tags=tags),
-        train_flow.to_deployment(
-            name=f"{spec.name}-on-new-data", triggers=[trigger], parameters=parameters, tags=tags
-        ),
+        train_flow.to_deployment(name=f"{spec.name}-nightly", schedules=[schedule], **common),
+        train_flow.to_deployment(name=f"{spec.name}-on-demand", **common),
+        train_flow.to_deployment(name=f"{spec.name}-on-new-data", triggers=[trigger], **common),
     ]
 
 
@@ -79,5 +82,5 @@ def serve(*spec_paths: str | Path, limit: int | None = None) -> None:
     """Run the deployments of these specs in this process (schedules and triggers active)."""
     from prefect import serve as prefect_serve
 
-    deployments = [d for path in spec_paths for d in build_deployments(path, relative=False)]
+    deployments = [d for path in spec_paths for d in build_deployments(path, relative_to=None)]
     prefect_serve(*deployments, limit=limit)

@@ -1,7 +1,9 @@
-"""The declarative training pipeline as a Prefect flow.
+"""The declarative training pipeline as a Prefect flow (wiring only; the tasks are in
+``libre_flows.tasks``, the stages they run in ``libre_lib.ops.stages``).
 
-validation → discretization → mapped weak learners → union + filter → set cover → report,
-every stage cached as a Parquet artifact (see ``libre_lib.ops.artifacts``)::
+load → validate → split → discretize → encode → learn (mapped, one per feature subset) →
+union_filter → set_cover → report → register → publish, every stage up to the report cached as a
+Parquet artifact (see ``libre_lib.ops.artifacts``)::
 
     from libre_flows.flows.train import train
     summary = train("deployments/specs/pima.yaml")
@@ -9,73 +11,26 @@ every stage cached as a Parquet artifact (see ``libre_lib.ops.artifacts``)::
 
 from __future__ import annotations
 
-import json
 import os
 import time
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
-from prefect import flow, unmapped
-from prefect.artifacts import create_progress_artifact, update_progress_artifact
-from prefect.context import get_run_context
+from prefect import flow
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from libre_flows.tasks.common import Stage, log, lookup_stage
-from libre_flows.tasks.data import load_data, split_data, validate_data
+from libre_flows.tasks.common import run_folder, store_root
+from libre_flows.tasks.data import load, split, validate
 from libre_flows.tasks.learning import (
     discretize,
     encode,
     feature_subsets,
-    learn,
-    learner_params,
-    select,
+    learn_all,
+    set_cover,
     union_filter,
 )
-from libre_flows.tasks.report import artifact_key, report
+from libre_flows.tasks.report import publish, register, report, summarize
 from libre_lib.errors import DataError, SpecError
-from libre_lib.ops.artifacts import atomic_write_text
 from libre_lib.ops.spec import PipelineSpec, load_spec
-
-
-def _run_dir(root: str, spec: PipelineSpec) -> Path:
-    try:
-        run_id = str(get_run_context().flow_run.id)[:8]
-    except Exception:  # pragma: no cover - outside a flow run
-        run_id = uuid.uuid4().hex[:8]
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return Path(root) / "runs" / spec.name / f"{stamp}-{run_id}"
-
-
-def _learn_all(spec, root, records, bins, subsets, force) -> list[Stage]:
-    """Map one task per learner whose output is not in the store yet (cached learners are not
-    resubmitted); a progress artifact follows them."""
-    learners: list[Stage | None] = [
-        None if force else lookup_stage(root, "learner", learner_params(spec, s), [records, bins])
-        for s in subsets
-    ]
-    todo = [i for i, stage in enumerate(learners) if stage is None]
-    done = len(subsets) - len(todo)
-    if done:
-        log().info("stage learner    cache hit  %d of %d learners", done, len(subsets))
-    progress = create_progress_artifact(
-        100.0 * done / max(len(subsets), 1),
-        key=artifact_key(spec, "progress"),
-        description="weak learners finished",
-    )
-    futures = learn.map(
-        unmapped(spec),
-        unmapped(root),
-        unmapped(records),
-        unmapped(bins),
-        [subsets[i] for i in todo],
-        unmapped(force),
-    )
-    for i, future in zip(todo, futures, strict=True):
-        learners[i] = future.result()
-        done += 1
-        update_progress_artifact(progress, 100.0 * done / max(len(subsets), 1))
-    return learners
 
 
 @flow(name="libre-train", task_runner=ThreadPoolTaskRunner(max_workers=os.cpu_count() or 2))
@@ -83,45 +38,24 @@ def train_flow(spec_path: str, force: bool = False, store: str | None = None) ->
     """Train the rule set a spec file declares; returns a summary (run folder, metrics, hits)."""
     started = time.perf_counter()
     spec = load_spec(spec_path)
-    root = str(Path(store or spec.store).resolve())
+    root = store_root(spec, store)
     if spec.runner.kind == "dask":
         _share_api_with_workers()
-    data = load_data(spec, root, force)
-    validation = validate_data(spec, root, data, force)
-    split = split_data(spec, root, data, force)
-    bins = discretize(spec, root, data, split, force)
-    records = encode(spec, root, data, split, bins, force)
+    data = load(spec, root, force)
+    validation = validate(spec, root, data, force)
+    holdout = split(spec, root, data, force)
+    bins = discretize(spec, root, data, holdout, force)
+    records = encode(spec, root, data, holdout, bins, force)
     subsets = feature_subsets(spec, root, bins)
-    learners = _learn_all(spec, root, records, bins, subsets, force)
+    learners = learn_all(spec, root, records, bins, subsets, force)
     candidates = union_filter(spec, root, learners, records, bins, force)
-    selection = select(spec, root, candidates, records, bins, data, split, subsets, force)
-    run_dir = _run_dir(root, spec)
-    outcome = report(spec, root, selection, data, split, validation, str(run_dir), force)
-    stages = [data, validation, split, bins, records, *learners, candidates, selection]
-    summary = {
-        "pipeline": spec.name,
-        "run_dir": str(run_dir),
-        "report": str(run_dir / "report.html"),
-        "model": str(run_dir / "model.json"),
-        "metrics": outcome["metrics"],
-        "model_version": outcome["version"],
-        "promoted": outcome["promoted"],
-        "promotion": outcome["promotion"],
-        "stages": [
-            {"stage": s.name, "key": s.key, "path": s.ref.path, "cache_hit": s.hit} for s in stages
-        ],
-        "cache_hits": sum(s.hit for s in stages),
-        "n_stages": len(stages),
-        "seconds": round(time.perf_counter() - started, 3),
-    }
-    atomic_write_text(run_dir / "run.json", json.dumps(summary, indent=2))
-    log().info(
-        "%d of %d stages were cache hits; report: %s",
-        summary["cache_hits"],
-        summary["n_stages"],
-        summary["report"],
-    )
-    return summary
+    rules = set_cover(spec, root, candidates, records, bins, data, holdout, subsets, force)
+    run_dir = run_folder(root, spec)
+    trained = report(spec, root, rules, data, holdout, validation, force)
+    registration = register(spec, root, trained, data, str(run_dir))
+    publish(spec, trained, registration, str(run_dir))
+    outputs = [data, validation, holdout, bins, records, *learners, candidates, rules]
+    return summarize(spec, run_dir, trained, registration, outputs, started)
 
 
 def preflight(spec_path: str | os.PathLike) -> PipelineSpec:

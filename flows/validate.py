@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from prefect import flow
 
-from libre_flows.tasks.common import read_stage
-from libre_flows.tasks.data import load_data, validate_data
+from libre_flows.tasks import data as tasks
+from libre_flows.tasks.common import store_root
 from libre_lib.ops.spec import load_spec
 
 
@@ -15,10 +13,10 @@ from libre_lib.ops.spec import load_spec
 def validate_flow(spec_path: str, store: str | None = None) -> dict:
     """Load the data and run the spec's expectations; fails the run on a failed expectation."""
     spec = load_spec(spec_path)
-    root = str(Path(store or spec.store).resolve())
-    data = load_data(spec, root)
-    stage = validate_data(spec, root, data)
-    return read_stage(root, stage)[1]["report"]
+    root = store_root(spec, store)
+    data = tasks.load(spec, root)
+    validation = tasks.validate(spec, root, data)
+    return tasks.load_validation(root, validation).to_dict()
 
 
 def validate(spec_path, store: str | None = None) -> dict:

@@ -32,8 +32,9 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from .errors import LibreWarning, ParameterError
+from .errors import LibreWarning
 from .inputs import category_values, numeric_values
+from .params import validate_params
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -295,15 +296,10 @@ def fit_discretization(
     max_prebins: int = DEFAULT_MAX_PREBINS,
 ) -> Discretization:
     """Learn the bins of every column; constant and all-missing columns are dropped (warning)."""
-    if not chi2_threshold >= 0:
-        raise ParameterError(
-            f"The 'chi2_threshold' parameter must be a number >= 0. Got {chi2_threshold!r} instead."
-        )
-    if max_intervals is not None and max_intervals < 1:
-        raise ParameterError(
-            "The 'max_intervals' parameter must be an int >= 1 or None. "
-            f"Got {max_intervals!r} instead."
-        )
+    validate_params(
+        {"chi2_threshold": chi2_threshold, "max_intervals": max_intervals},
+        owner="fit_discretization",
+    )
     features, dropped = [], []
     for name, is_categorical in zip(frame.columns, categorical, strict=True):
         series = frame[name]

@@ -17,15 +17,13 @@ from joblib import Parallel, delayed
 from numba import njit
 
 from .encoding import DistinctRecords, ZeroSets, distinct_records, offsets
+from .params import SUBSET_SIZES
 from .weak_learner import find_boundary_with_coverage
 from .weak_learner.cells import box_weights, cell_layout, codes_of
 
 logger = logging.getLogger(__name__)
 
 _CELLS_PER_CHUNK = 1 << 24
-
-
-SUBSET_SIZES = ("cycle", "fixed")
 
 
 def draw_feature_subsets(

@@ -16,13 +16,13 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from ._version import __version__
 from .discretization import Discretization, fit_discretization
 from .encoding import DistinctRecords, distinct_records
-from .ensemble import SUBSET_SIZES, Candidates, draw_feature_subsets, fit_ensemble
-from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError
+from .ensemble import Candidates, draw_feature_subsets, fit_ensemble
+from .errors import DataError, LibreWarning, ModelFormatError, SchemaError
 from .inputs import Target, as_frame, binary_target, label_array, resolve_categorical
+from .params import validate_params
 from .render import rule_from_dict, rule_to_dict, ruleset_sql
 from .rules import RuleSet, rules_from_points
 from .selection import Selection, select_rules
-from .weak_learner import HEURISTICS, SEEDING
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +44,11 @@ def libre_tags(tags):
 class LibreClassifier(ClassifierMixin, BaseEstimator):
     """Learn a small set of IF-THEN rules for one positive class (LIBRE, Mita et al. 2020).
 
+    ``fit`` checks the parameters against :data:`libre_lib.params.LIBRE_PARAMETERS`.
+
     Parameters
     ----------
-    n_estimators : int, default=50
+    n_estimators : int in [1, 100000], default=50
         Weak learners, each on a random subset of features (section 3.2). Repeated subsets
         are run once.
     max_features : int, float or None, default=5
@@ -86,7 +88,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         With more than two classes it is required and the rest form the negative class.
     categorical_features : list of names/indices, bool mask or None, default=None
         Columns to treat as categorical on top of those with non-numeric dtypes.
-    random_state : int, RandomState or None, default=None
+    random_state : int in [0, 2**32 - 1], RandomState or None, default=None
         Seeds the feature subsets; the same seed and data give identical rules.
     n_jobs : int or None, default=None
         Learners run in this many threads (-1: all cores).
@@ -147,54 +149,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         return libre_tags(super().__sklearn_tags__())
 
     def _check_params(self) -> None:
-        def fail(name, rule):
-            value = getattr(self, name)
-            raise ParameterError(
-                f"The '{name}' parameter of LibreClassifier must be {rule}. Got {value!r} instead."
-            )
-
-        def is_int(value):
-            return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-        def is_real(value):
-            return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-        if not (is_int(self.n_estimators) and self.n_estimators >= 1):
-            fail("n_estimators", "an int >= 1")
-        mf = self.max_features
-        if not (mf is None or (is_int(mf) and mf >= 1) or (is_real(mf) and 0 < mf <= 1)):
-            fail("max_features", "an int >= 1, a float in (0, 1] or None")
-        if self.subset_sizes not in SUBSET_SIZES:
-            fail("subset_sizes", f"one of {SUBSET_SIZES}")
-        if self.heuristic not in HEURISTICS:
-            fail("heuristic", f"one of {HEURISTICS}")
-        if not (is_real(self.alpha) and 0 <= self.alpha <= 1):
-            fail("alpha", "a float in [0, 1]")
-        if not (is_real(self.chi2_threshold) and self.chi2_threshold >= 0):
-            fail("chi2_threshold", "a float >= 0")
-        if not (
-            self.max_intervals is None or (is_int(self.max_intervals) and self.max_intervals >= 1)
-        ):
-            fail("max_intervals", "an int >= 1 or None")
-        if not (self.top_k is None or (is_int(self.top_k) and self.top_k >= 1)):
-            fail("top_k", "an int >= 1 or None")
-        if not (self.max_rules is None or (is_int(self.max_rules) and self.max_rules >= 1)):
-            fail("max_rules", "an int >= 1 or None")
-        if not (is_real(self.min_local_support) and 0 <= self.min_local_support <= 1):
-            fail("min_local_support", "a float in [0, 1]")
-        if self.seeds not in SEEDING:
-            fail("seeds", f"one of {SEEDING}")
-        tolerance = self.conflict_tolerance
-        if not (is_real(tolerance) and tolerance >= 0):
-            fail("conflict_tolerance", "a float >= 0")
-        if tolerance > 0 and (self.heuristic != "H1" or self.seeds != "uncovered"):
-            fail(
-                "conflict_tolerance",
-                "0 unless heuristic='H1' and seeds='uncovered' (the tolerant learner exists "
-                "only for those)",
-            )
-        if not (self.n_jobs is None or (is_int(self.n_jobs) and self.n_jobs != 0)):
-            fail("n_jobs", "a non-zero int or None")
+        validate_params(self.get_params(deep=False), owner=type(self).__name__)
 
     # -- fitting ------------------------------------------------------------------------------
 

@@ -74,6 +74,7 @@ from .ensemble import learn_subset, union_candidates
 from .errors import LibreWarning, ParameterError
 from .estimator import LibreClassifier, libre_tags
 from .inputs import as_frame, binary_target
+from .params import SEARCH_PARAMETERS, validate_params
 from .rules import rule_from_point
 from .selection import Selection, cover_filtered, filter_for_cover
 
@@ -319,9 +320,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 raise ParameterError(
                     "max_rules is both fixed (max_rules=...) and tuned (param_grid): pick one."
                 )
+            validate_params(point, owner="LibreSearchCV", noun="param_grid entry")
         candidates = [{**base, **point} for point in points]
         for params in candidates:
-            LibreClassifier(**params)._check_params()
+            validate_params(params)
         self._tuned_names = sorted({k for point in points for k in point})
         self._grid_points = points
         self.param_grid_ = grid
@@ -332,13 +334,12 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Tune on ``X, y`` by inner CV, then refit the best combination on all of it."""
         started = time.perf_counter()
-        for name in ("score_tolerance", "standard_errors"):
-            value = getattr(self, name)
-            if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0):
-                raise ParameterError(
-                    f"The {name!r} parameter of LibreSearchCV must be a float >= 0. "
-                    f"Got {value!r} instead."
-                )
+        validate_params(
+            {name: getattr(self, name) for name in SEARCH_PARAMETERS},
+            owner="LibreSearchCV",
+            table=SEARCH_PARAMETERS,
+            requirements=(),
+        )
         frame = as_frame(X)
         probe = LibreClassifier(
             positive_class=self.positive_class
@@ -484,116 +485,150 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
     """Score ``candidates`` on one train/validation split.
 
-    Runs LibreClassifier's stages with every shareable result cached; each candidate ends in
-    exactly the state ``LibreClassifier(**params).fit(train)`` would produce. Candidates that
-    differ only in ``max_rules`` share one set cover: the greedy cover capped at ``k`` rules
-    is the first ``k`` rules of the uncapped one, so it runs once (up to the largest cap of the
-    group) and every candidate is scored on its prefix.
+    Runs LibreClassifier's stages with every shareable result reused; each candidate ends in
+    exactly the state ``LibreClassifier(**params).fit(train)`` would produce. The candidates
+    are visited in the groups of :func:`_share_groups`, and a group's learners, union and cover
+    problem are dropped once its candidates are scored: the memory held is one learner
+    setting's learners, one union and one cover problem at a time, whatever the grid. (Grid
+    order varies ``alpha`` slowest, so keeping them for the grid's order held every cover
+    problem of the fold at once.) Candidates that differ only in ``max_rules`` share one set
+    cover: the greedy cover capped at ``k`` rules is the first ``k`` rules of the uncapped one,
+    so it runs once (up to the largest cap of the task) and every candidate is scored on its
+    prefix.
     """
     started = time.perf_counter()
     train, test = split
-    X_train, X_test = frame.iloc[train], frame.iloc[test]
-    y_test = labels[test]
-    truth = positive[test]
-    target = None
-    disc_cache: dict = {}  # discretization params -> (id, discretization, records)
-    disc_ids: dict = {}  # discretization content -> id
-    drawn: dict = {}  # (discretization id, n_estimators, max_features, seed) -> subsets
-    learned: dict = {}  # (discretization id, learner setting, subset) -> Candidates
-    unions: dict = {}  # (discretization id, learner setting, subsets) -> Candidates
-    filtered: dict = {}  # ... + (top_k, min_local_support) -> FilteredCandidates
-    covers: dict = {}  # (discretization id, learner setting, subsets, selection) -> cover
-    fired: dict = {}  # rule -> validation rows it fires on (Rule is a frozen value object)
-    atoms_fired: dict = {}  # condition -> validation rows it holds on (rules share atoms)
-    point_rules: dict = {}  # (discretization id, point bytes) -> Rule
-    selection_params = tuple(k for k in _SELECTION if k != "max_rules")
-    # one cover serves every cap up to the largest one asked for (None: uncapped)
+    X_train = frame.iloc[train]
+    validation = _Validation(frame.iloc[test], labels[test], positive[test], scorer)
     caps = [params["max_rules"] for params in candidates]
     largest = None if any(c is None for c in caps) else max(caps)
-    out = []
-    for params in candidates:
-        clf = LibreClassifier(**params)
-        if target is None:
-            target = binary_target(labels[train], params["positive_class"])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", LibreWarning)
-            dkey = tuple(params[k] for k in _DISCRETIZATION)
-            if dkey not in disc_cache:
-                disc = clf.discretize(X_train, target)
-                content = repr(disc.to_dict())
-                if content not in disc_ids:
-                    disc_ids[content] = (len(disc_ids), disc, clf.encode(X_train, target, disc))
-                disc_cache[dkey] = disc_ids[content]
-            did, disc, records = disc_cache[dkey]
-            draw = (did, params["n_estimators"], *(params[k] for k in _LEARNERS[:2]))
-            if draw not in drawn:
-                drawn[draw] = clf.draw_subsets(disc)
-            subsets = drawn[draw]
-            learner = tuple(params[k] for k in _LEARNERS)
-            skey = (did, learner, tuple(subsets), *(params[k] for k in selection_params))
-            if skey not in covers:
-                parts = []
+    point_rules: dict = {}  # (discretization id, point bytes) -> Rule
+    out: list = [None] * len(candidates)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        target, discretizations, groups = _share_groups(X_train, labels[train], candidates)
+        for (did, learner), by_subsets in groups.items():
+            disc, records = discretizations[did]
+            setting = dict(zip(_LEARNERS, learner, strict=True))
+            learned: dict = {}  # subset -> Candidates of this discretization and setting
+            for subsets, by_filter in by_subsets.items():
                 for subset in subsets:
-                    lkey = (did, learner, subset)
-                    if lkey not in learned:
-                        learned[lkey] = learn_subset(
+                    if subset not in learned:
+                        learned[subset] = learn_subset(
                             records,
                             disc.n_bins,
                             subset,
-                            params["heuristic"],
-                            params["seeds"],
-                            params["conflict_tolerance"],
+                            setting["heuristic"],
+                            setting["seeds"],
+                            setting["conflict_tolerance"],
                         )
-                    parts.append(learned[lkey])
-                ukey = (did, learner, tuple(subsets))
-                if ukey not in unions:
-                    unions[ukey] = union_candidates(parts, int(disc.n_bins.sum()))
-                union = unions[ukey]
-                # the filter and the cover problem are shared by every alpha
-                fkey = (*ukey, params["top_k"], params["min_local_support"])
-                if fkey not in filtered:
-                    filtered[fkey] = filter_for_cover(
-                        union,
-                        records,
-                        disc.n_bins,
-                        params["top_k"],
-                        float(params["min_local_support"]),
+                union = union_candidates([learned[s] for s in subsets], int(disc.n_bins.sum()))
+                for (top_k, min_local_support), members in by_filter.items():
+                    # the filter and the cover problem are shared by every alpha and cap
+                    filtered = filter_for_cover(
+                        union, records, disc.n_bins, top_k, float(min_local_support)
                     )
-                selection = cover_filtered(
-                    filtered[fkey], records, disc.n_bins, float(params["alpha"]), largest
-                )
-                covers[skey] = {"union": union, "selection": selection, "scores": {}}
-            cover = covers[skey]
-            n_chosen = cover["selection"].indices.size
-            k = n_chosen if params["max_rules"] is None else min(params["max_rules"], n_chosen)
-            if k not in cover["scores"]:
-                if scorer is None:
-                    # what fit + predict give (a rule fires -> positive): the cover's rules are
-                    # built once (every cap is a prefix), each rule and atom evaluated once
-                    if "rules" not in cover:
-                        cover["rules"] = [
-                            _rule(point, did, disc, point_rules)
-                            for point in cover["union"].points[cover["selection"].indices]
-                        ]
-                    rules = cover["rules"][:k]
-                    pred = np.zeros(len(test), dtype=bool)
-                    for rule in rules:
-                        if rule not in fired:
-                            fired[rule] = rule.evaluate(X_test, atoms_fired)
-                        pred |= fired[rule]
-                    atoms = float(np.mean([len(r) for r in rules])) if rules else 0.0
-                    cover["scores"][k] = (_f1(truth, pred), k, atoms)
-                else:
-                    full = cover["selection"]
-                    prefix = Selection(
-                        full.indices[:k], full.stats[:k], full.n_candidates, full.n_filtered
-                    )
-                    clf = LibreClassifier(**params)
-                    clf.assemble(X_train.columns, target, disc, subsets, cover["union"], prefix)
-                    score = float(scorer(clf, X_test, y_test))
-                    cover["scores"][k] = (score, len(clf.rules_), clf.rules_.n_atoms)
-        out.append(cover["scores"][k])
+                    covers: dict = {}  # alpha -> its cover, rules and scores per cap
+                    for i in members:
+                        params = candidates[i]
+                        alpha = params["alpha"]
+                        if alpha not in covers:
+                            selection = cover_filtered(
+                                filtered, records, disc.n_bins, float(alpha), largest
+                            )
+                            covers[alpha] = {"selection": selection, "scores": {}}
+                        cover = covers[alpha]
+                        full = cover["selection"]
+                        n_chosen = full.indices.size
+                        cap = params["max_rules"]
+                        k = n_chosen if cap is None else min(cap, n_chosen)
+                        if k in cover["scores"]:
+                            out[i] = cover["scores"][k]
+                            continue
+                        if scorer is None:
+                            # what fit + predict give (a rule fires -> positive): the cover's
+                            # rules are built once (every cap is a prefix)
+                            if "rules" not in cover:
+                                cover["rules"] = [
+                                    _rule(point, did, disc, point_rules)
+                                    for point in union.points[full.indices]
+                                ]
+                            cover["scores"][k] = validation.rules_score(cover["rules"][:k])
+                        else:
+                            prefix = Selection(
+                                full.indices[:k], full.stats[:k], full.n_candidates, full.n_filtered
+                            )
+                            clf = LibreClassifier(**params)
+                            clf.assemble(X_train.columns, target, disc, subsets, union, prefix)
+                            cover["scores"][k] = validation.model_score(clf)
+                        out[i] = cover["scores"][k]
     return {"results": out, "seconds": time.perf_counter() - started}
+
+
+def _share_groups(X_train, train_labels, candidates):
+    """What ``candidates`` share on one training fold.
+
+    Returns the training target, the distinct discretizations (discretization, encoded records;
+    thresholds that give the same bins share one) and the candidates' indices grouped as
+    (discretization id, learner setting) -> the learners' subsets -> (top_k,
+    min_local_support), every level in order of first appearance: the candidates of a group
+    share its learners, then their union, then the filtered cover problem.
+    """
+    target = binary_target(train_labels, candidates[0]["positive_class"]) if candidates else None
+    by_params: dict = {}  # discretization params -> id
+    by_content: dict = {}  # discretization content -> id
+    discretizations: list = []  # id -> (discretization, records)
+    drawn: dict = {}  # (discretization id, n_estimators, max_features, subset_sizes) -> subsets
+    groups: dict = {}
+    for i, params in enumerate(candidates):
+        clf = LibreClassifier(**params)
+        dkey = tuple(params[k] for k in _DISCRETIZATION)
+        if dkey not in by_params:
+            disc = clf.discretize(X_train, target)
+            content = repr(disc.to_dict())
+            if content not in by_content:
+                by_content[content] = len(discretizations)
+                discretizations.append((disc, clf.encode(X_train, target, disc)))
+            by_params[dkey] = by_content[content]
+        did = by_params[dkey]
+        draw = (did, params["n_estimators"], *(params[k] for k in _LEARNERS[:2]))
+        if draw not in drawn:
+            drawn[draw] = tuple(clf.draw_subsets(discretizations[did][0]))
+        learner = tuple(params[k] for k in _LEARNERS)
+        by_subsets = groups.setdefault((did, learner), {})
+        by_filter = by_subsets.setdefault(drawn[draw], {})
+        by_filter.setdefault((params["top_k"], params["min_local_support"]), []).append(i)
+    return target, discretizations, groups
+
+
+class _Validation:
+    """The validation rows of one split, with every rule and atom evaluated on them once
+    (rules are frozen value objects, and rules share atoms)."""
+
+    def __init__(self, X, labels, truth, scorer):
+        self.X = X
+        self.labels = labels
+        self.truth = truth
+        self.scorer = scorer
+        self.fired: dict = {}  # rule -> validation rows it fires on, bit-packed
+        self.atoms: dict = {}  # condition -> validation rows it holds on
+
+    def rules_score(self, rules) -> tuple[float, int, float]:
+        """(F1 of the positive class, rules, mean atoms) of predicting positive where a rule
+        fires, as fit + predict would."""
+        pred = np.zeros(-(-len(self.truth) // 8), dtype=np.uint8)
+        for rule in rules:
+            if rule not in self.fired:
+                self.fired[rule] = np.packbits(rule.evaluate(self.X, self.atoms))
+            pred |= self.fired[rule]
+        covered = np.unpackbits(pred, count=len(self.truth)).astype(bool)
+        atoms = float(np.mean([len(r) for r in rules])) if rules else 0.0
+        return _f1(self.truth, covered), len(rules), atoms
+
+    def model_score(self, clf) -> tuple[float, int, float]:
+        """(score, rules, atoms) of a fitted LibreClassifier under the search's scorer."""
+        score = float(self.scorer(clf, self.X, self.labels))
+        return score, len(clf.rules_), clf.rules_.n_atoms
 
 
 def _rule(point: np.ndarray, did: int, disc, cache: dict):

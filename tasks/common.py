@@ -1,18 +1,24 @@
-"""Shared plumbing of the pipeline tasks: logging, cached stages, reading stage outputs."""
+"""Shared plumbing of the pipeline tasks: logging, cached stages, reading stage outputs, the
+store and run folder of a flow run."""
 
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import lru_cache
+from pathlib import Path
 
 import pandas as pd
+from prefect.context import get_run_context
 from prefect.exceptions import MissingContextError
 from prefect.logging import get_run_logger
 
 from libre_lib import __version__
-from libre_lib.ops.artifacts import ArtifactRef, ArtifactStore, fingerprint_json, stage_key
+from libre_lib.ops.artifacts import ArtifactRef, ArtifactStore, stage_key
 from libre_lib.ops.spec import PipelineSpec
+from libre_lib.ops.stages import spec_hash
 
 STAGE_VERSION = f"{__version__}+1"
 
@@ -38,8 +44,10 @@ class Stage:
         return self.ref.key
 
 
-def spec_hash(spec: PipelineSpec) -> str:
-    return fingerprint_json(spec.model_dump(mode="json"))
+def source_stage(fingerprint: str) -> Stage:
+    """The data file as the root of the chain of stages (its sha256 is its key)."""
+    ref = ArtifactRef(stage="source", key=fingerprint, path="", sha256=fingerprint, n_rows=-1)
+    return Stage("source", ref, True)
 
 
 def run_stage(
@@ -50,7 +58,7 @@ def run_stage(
     inputs: list[Stage],
     compute,
     force: bool,
-):
+) -> Stage:
     """Look the stage up in the store; compute and write it on a miss. The writing spec's hash
     goes into the file's metadata (provenance), not into the key."""
 
@@ -67,7 +75,7 @@ def run_stage(
         version=STAGE_VERSION,
         force=force,
     )
-    log().info("stage %-10s %s  %s", stage, "cache hit" if hit else "computed ", ref.path)
+    log().info("stage %-12s %s  %s", stage, "cache hit" if hit else "computed ", ref.path)
     return Stage(stage, ref, hit)
 
 
@@ -94,10 +102,21 @@ def read_frame(store_root: str, stage: Stage) -> pd.DataFrame:
     return table.to_pandas()
 
 
-def target_label(spec: PipelineSpec, value) -> str:
-    """Targets are read as text, so labels from the spec are compared as text."""
-    return str(value)
+def artifact_key(spec: PipelineSpec, what: str) -> str:
+    """Prefect artifact keys: lowercase letters, digits and dashes."""
+    return f"libre-{spec.name}-{what}"
 
 
-def feature_columns(frame: pd.DataFrame, spec: PipelineSpec) -> list[str]:
-    return [c for c in frame.columns if c != spec.target.column]
+def store_root(spec: PipelineSpec, store: str | None = None) -> str:
+    """The artifact store's absolute root: ``store`` if given, else the spec's."""
+    return str(Path(store or spec.store).resolve())
+
+
+def run_folder(store_root: str, spec: PipelineSpec) -> Path:
+    """``<store>/runs/<pipeline>/<timestamp>-<flow run id>``: where a run's files go."""
+    try:
+        run_id = str(get_run_context().flow_run.id)[:8]
+    except Exception:  # pragma: no cover - outside a flow run
+        run_id = uuid.uuid4().hex[:8]
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return Path(store_root) / "runs" / spec.name / f"{stamp}-{run_id}"

@@ -48,7 +48,7 @@ class StageProgress(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         words = record.getMessage().split()
         if len(words) >= 3 and words[0] == "stage":
-            if words[1] == "learner":
+            if words[1] == "learn":
                 self.learners += 1
                 self.status.update(f"weak learners finished: {self.learners}")
             else:

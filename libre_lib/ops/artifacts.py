@@ -6,11 +6,12 @@ it, ``<key>.parquet.sha256`` (JSON: sha256, size, n_rows, created) says what the
 contain; an artifact is trusted only when the two agree, so a truncated or corrupt file is
 recomputed rather than used. Tasks pass small :class:`ArtifactRef` values instead of DataFrames.
 
-Writes are atomic: a temp file in the same directory (``.<name>.tmp-<pid>-<uuid>``) is written,
-fsynced and ``os.replace``-d onto the final name, so a crash leaves at most a temp file, which
-lookups ignore and :meth:`ArtifactStore.cleanup_temp` removes. The two renames of a commit
-(Parquet file, then sidecar) run under an exclusive ``flock`` of the stage directory, so
-concurrent writers of one key, threads or processes, always leave a matching pair.
+Writes are atomic (:mod:`libre_lib.ops.files`): a temp file in the same directory
+(``.<name>.tmp-<pid>-<uuid>``) is written, fsynced and ``os.replace``-d onto the final name, so a
+crash leaves at most a temp file, which lookups ignore and :meth:`ArtifactStore.cleanup_temp`
+removes. The two renames of a commit (Parquet file, then sidecar) run under an exclusive
+``flock`` of the stage directory, so concurrent writers of one key, threads or processes, always
+leave a matching pair.
 
 Scope: the local file system only (no fsspec/``s3://`` URLs). The lock needs POSIX ``flock``;
 without it (Windows) commits are still atomic one file at a time but not as a pair. Network file
@@ -26,7 +27,6 @@ import logging
 import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
@@ -40,6 +40,15 @@ import pyarrow.parquet as pq
 
 from .._version import __version__
 from ..errors import ArtifactError, DataError, ParameterError
+from .files import (
+    atomic_write_bytes,
+    commit_temp,
+    is_temp_name,
+    remove_stale,
+    unlink_quietly,
+    write_failed,
+    write_temp,
+)
 
 try:  # POSIX only; see the module docstring for what is lost without it.
     import fcntl
@@ -50,8 +59,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "ArtifactRef",
     "ArtifactStore",
-    "atomic_write_bytes",
-    "atomic_write_text",
     "fingerprint_bytes",
     "fingerprint_file",
     "fingerprint_json",
@@ -70,7 +77,6 @@ KEY_LENGTH = 32
 SIDECAR_SUFFIX = ".sha256"
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-_TEMP_NAME = re.compile(r"\..+\.tmp-\d+-[0-9a-f]{32}")
 
 
 # --------------------------------------------------------------------------- fingerprints
@@ -145,84 +151,7 @@ def stage_key(stage: str, params: Mapping[str, Any], inputs: Sequence[str], vers
     return fingerprint_json(payload)[:KEY_LENGTH]
 
 
-# --------------------------------------------------------------------------- atomic writes
-
-
-def _temp_path(final: Path) -> Path:
-    """Return a unique hidden temp name next to ``final`` (same directory, same file system)."""
-    return final.with_name(f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex}")
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable; a no-op where directories cannot be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - Windows
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover - file systems without directory fsync
-        pass
-    finally:
-        os.close(fd)
-
-
-def _unlink_quietly(path: Path) -> None:
-    """Remove ``path`` if it exists, ignoring errors (used on failure paths)."""
-    with contextlib.suppress(OSError):
-        path.unlink(missing_ok=True)
-
-
-def _write_temp(final: Path, writer: Callable[[Any], None]) -> Path:
-    """Create ``final``'s directory, call ``writer(handle)`` on a fresh temp file, fsync it."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    temp = _temp_path(final)
-    try:
-        with open(temp, "xb") as handle:
-            writer(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        _unlink_quietly(temp)
-        raise
-    return temp
-
-
-def _commit(temp: Path, final: Path, sync: bool = True) -> None:
-    """Rename ``temp`` onto ``final`` (durably if ``sync``); remove ``temp`` if that fails."""
-    try:
-        os.replace(temp, final)
-    except BaseException:
-        _unlink_quietly(temp)
-        raise
-    if sync:
-        _fsync_dir(final.parent)
-
-
-def _write_failed(path: Path, exc: BaseException) -> ArtifactError:
-    """Return the error raised when writing ``path`` failed."""
-    return ArtifactError(
-        f"Could not write {path}: {exc}. Check free disk space and write permission on "
-        f"{path.parent}; no partial file was left at that path."
-    )
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file, fsync, ``os.replace``); return the path.
-
-    Parent directories are created. Readers see either the old file or the whole new one.
-    """
-    final = Path(path)
-    try:
-        _commit(_write_temp(final, lambda handle: handle.write(data)), final)
-    except OSError as exc:
-        raise _write_failed(final, exc) from exc
-    return final
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`); return the path."""
-    return atomic_write_bytes(path, text.encode(encoding))
+# --------------------------------------------------------------------------- locking
 
 
 @contextlib.contextmanager
@@ -415,18 +344,17 @@ class ArtifactStore:
         sidecar = _sidecar_path(path)
         temp = temp_sidecar = None
         try:
-            temp = _write_temp(path, lambda handle: pq.write_table(arrow, handle))
+            temp = write_temp(path, lambda handle: pq.write_table(arrow, handle))
             record = _sidecar_record(temp, arrow.num_rows)
-            text = (canonical_json(record) + "\n").encode("utf-8")
-            temp_sidecar = _write_temp(sidecar, lambda handle: handle.write(text))
+            temp_sidecar = write_temp(sidecar, (canonical_json(record) + "\n").encode("utf-8"))
             with _directory_lock(path.parent):  # the pair is replaced as one step
-                _commit(temp, path, sync=False)
-                _commit(temp_sidecar, sidecar)  # this directory fsync covers both renames
+                commit_temp(temp, path, sync=False)
+                commit_temp(temp_sidecar, sidecar)  # this directory fsync covers both renames
         except OSError as exc:
             for leftover in (temp, temp_sidecar):
                 if leftover is not None:
-                    _unlink_quietly(leftover)
-            raise _write_failed(path, exc) from exc
+                    unlink_quietly(leftover)
+            raise write_failed(path, exc) from exc
         return ArtifactRef(stage, key, str(path), record["sha256"], arrow.num_rows)
 
     def write_file(self, relative_path: str | os.PathLike[str], data: bytes | str) -> Path:
@@ -583,13 +511,5 @@ class ArtifactStore:
         """Delete temp files older than ``max_age_s`` seconds (left by crashes); return them."""
         if not self.root.is_dir():
             return []
-        cutoff = time.time() - max_age_s
-        removed = []
-        for path in self.root.rglob(".*.tmp-*"):
-            if not _TEMP_NAME.fullmatch(path.name):
-                continue
-            with contextlib.suppress(FileNotFoundError):
-                if path.stat().st_mtime < cutoff:
-                    path.unlink()
-                    removed.append(path)
-        return removed
+        temps = (path for path in self.root.rglob(".*.tmp-*") if is_temp_name(path.name))
+        return remove_stale(temps, max_age_s, Path.unlink)

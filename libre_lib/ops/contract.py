@@ -40,6 +40,7 @@ import pandas as pd
 from ..discretization import CATEGORICAL, NUMERIC
 from ..errors import LibreError, ParameterError
 from ..inputs import category_values, numeric_values, resolve_categorical
+from .files import atomic_write_text
 
 __all__ = [
     "ColumnContract",
@@ -48,6 +49,7 @@ __all__ = [
     "ContractReport",
     "ContractViolation",
     "DataContract",
+    "plain_value",
 ]
 
 CONTRACT_FORMAT = "libre-flows/data-contract"
@@ -82,8 +84,9 @@ class ContractViolation(LibreError):
 # --------------------------------------------------------------------------- small helpers
 
 
-def _plain(value):
-    """A JSON-friendly Python scalar (NaN and NA become None)."""
+def plain_value(value):
+    """A JSON-friendly Python scalar: numpy scalars become Python ones, NaN and NA become None,
+    other objects their ``str``."""
     if isinstance(value, np.generic):
         value = value.item()
     if value is None or isinstance(value, bool | int | str):
@@ -98,7 +101,7 @@ def _plain(value):
 def _examples(values: Iterable, limit: int = MAX_EXAMPLES) -> tuple:
     out: list = []
     for value in values:
-        value = _plain(value)
+        value = plain_value(value)
         if value not in out:
             out.append(value)
             if len(out) == limit:
@@ -216,7 +219,7 @@ class ColumnContract:
             "kind": self.kind,
             "family": self.family,
             "dtype": self.dtype,
-            "domain": None if self.domain is None else [_plain(v) for v in self.domain],
+            "domain": None if self.domain is None else [plain_value(v) for v in self.domain],
             "min": self.min,
             "max": self.max,
             "missing_rate": self.missing_rate,
@@ -372,8 +375,6 @@ class DataContract:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the contract as JSON, atomically."""
-        from .artifacts import atomic_write_text
-
         atomic_write_text(path, self.to_json())
 
     @classmethod
@@ -430,7 +431,7 @@ class DataContract:
                     "warning",
                     c.name,
                     {"drift": UNSEEN_CATEGORY, "in_rules": c.in_rules},
-                    value_set=[_plain(v) for v in c.domain],
+                    value_set=[plain_value(v) for v in c.domain],
                 )
             if c.missing_rate is not None:
                 bound = c.missing_rate + self.missing_rate_tolerance
@@ -526,14 +527,14 @@ def _column_contract(name, kind, feature, series, in_rules) -> ColumnContract:
     if series is not None:
         rate = float(series.isna().mean()) if len(series) else 0.0
     family = _value_family(domain) if domain else "mixed"
-    domain = None if domain is None else tuple(_plain(v) for v in domain)
+    domain = None if domain is None else tuple(plain_value(v) for v in domain)
     return ColumnContract(
         name, CATEGORICAL, family, dtype, domain, None, None, rate, has_bin, in_rules
     )
 
 
 def _sorted(values) -> list:
-    values = [_plain(v) for v in values]
+    values = [plain_value(v) for v in values]
     try:
         return sorted(values)
     except TypeError:

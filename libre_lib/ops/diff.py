@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..render import condition_text
 from ..rules import Condition, Rule, RuleSet
+from .markdown import md_blocks
 
 __all__ = [
     "METRIC_ORDER",
@@ -36,9 +36,11 @@ __all__ = [
     "RuleDiff",
     "diff_rules",
     "metric_deltas",
+    "metric_value",
     "outcome_text",
+    "plain_condition_text",
+    "plain_rule_text",
     "render_diff_markdown",
-    "rule_label_text",
 ]
 
 METRIC_ORDER = ("f1", "precision", "recall", "accuracy", "n_rules", "avg_atoms")
@@ -220,7 +222,8 @@ def diff_rules(old: RuleSet, new: RuleSet) -> RuleDiff:
     )
 
 
-def _number(value) -> float | None:
+def metric_value(value) -> float | None:
+    """A metric's value as a float; None when it is missing, not a number, a bool or NaN."""
     if isinstance(value, bool) or value is None:
         return None
     try:
@@ -243,7 +246,7 @@ def metric_deltas(
     names += sorted((set(old) | set(new)) - set(names), key=str)
     out: dict[str, dict[str, float | None]] = {}
     for name in names:
-        before, after = _number(old.get(name)), _number(new.get(name))
+        before, after = metric_value(old.get(name)), metric_value(new.get(name))
         if before is None and after is None:
             continue
         delta = after - before if before is not None and after is not None else None
@@ -254,19 +257,11 @@ def metric_deltas(
 # --- text ---------------------------------------------------------------------------------------
 
 
-def rule_label_text(rule: Rule, column_labels: Mapping[str, str] | None = None) -> str:
-    """``str(rule)`` with column names replaced by their labels (as in the rule report)."""
-    if not rule.conditions:
-        return "TRUE"
+def plain_condition_text(
+    condition: Condition, column_labels: Mapping[str, str] | None = None
+) -> str:
+    """``str(condition)`` with the column name replaced by its label (if it has one)."""
     labels = column_labels or {}
-    return " AND ".join(
-        condition_text(dataclasses.replace(c, feature=str(labels.get(c.feature, c.feature))))
-        for c in rule.conditions
-    )
-
-
-def _condition_label_text(condition: Condition, labels: Mapping[str, str] | None) -> str:
-    labels = labels or {}
     return condition_text(
         dataclasses.replace(
             condition, feature=str(labels.get(condition.feature, condition.feature))
@@ -274,16 +269,24 @@ def _condition_label_text(condition: Condition, labels: Mapping[str, str] | None
     )
 
 
+def plain_rule_text(rule: Rule, column_labels: Mapping[str, str] | None = None) -> str:
+    """``str(rule)`` with each column name replaced by its label (unlabelled columns keep
+    their name): ``Aspartate aminotransferase ∈ [min, 68) AND mcv ∈ [92, max]``."""
+    if not rule.conditions:
+        return "TRUE"
+    return " AND ".join(plain_condition_text(c, column_labels) for c in rule.conditions)
+
+
 def condition_change_text(
     change: ConditionChange, column_labels: Mapping[str, str] | None = None
 ) -> str:
     """``glucose ∈ [158, max] → glucose ∈ [150, max]`` (or "no longer required" / "new")."""
     if change.after is None:
-        return f"{_condition_label_text(change.before, column_labels)} (no longer required)"
+        return f"{plain_condition_text(change.before, column_labels)} (no longer required)"
     if change.before is None:
-        return f"{_condition_label_text(change.after, column_labels)} (new condition)"
-    before = _condition_label_text(change.before, column_labels)
-    after = _condition_label_text(change.after, column_labels)
+        return f"{plain_condition_text(change.after, column_labels)} (new condition)"
+    before = plain_condition_text(change.before, column_labels)
+    after = plain_condition_text(change.after, column_labels)
     return f"{before} → {after}"
 
 
@@ -335,23 +338,7 @@ def summary_sentence(diff: RuleDiff, old_label: str, new_label: str) -> str:
     return f"Compared with {old_label}, {new_label} has {text}."
 
 
-# --- Markdown ------------------------------------------------------------------------------------
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#!])")
-
-
-def _md(text) -> str:
-    """Inline text with every character Markdown could act on backslash-escaped."""
-    return " ".join(_MD_SPECIAL.sub(r"\\\1", str(text)).splitlines())
-
-
-def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]):
-    lines = [
-        "| " + " | ".join(_md(h) for h in headers) + " |",
-        "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
-    ]
-    lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+# --- blocks and Markdown ------------------------------------------------------------------------
 
 
 def diff_blocks(
@@ -377,16 +364,16 @@ def diff_blocks(
         )
     if diff.added:
         blocks.append(("h", "Rules added"))
-        blocks.append(("list", [rule_label_text(r, column_labels) for r in diff.added]))
+        blocks.append(("list", [plain_rule_text(r, column_labels) for r in diff.added]))
     if diff.removed:
         blocks.append(("h", "Rules removed"))
-        blocks.append(("list", [rule_label_text(r, column_labels) for r in diff.removed]))
+        blocks.append(("list", [plain_rule_text(r, column_labels) for r in diff.removed]))
     if diff.changed:
         blocks.append(("h", "Rules changed: before → after"))
         rows = [
             (
-                rule_label_text(c.before, column_labels),
-                rule_label_text(c.after, column_labels),
+                plain_rule_text(c.before, column_labels),
+                plain_rule_text(c.after, column_labels),
                 "; ".join(condition_change_text(x, column_labels) for x in c.conditions),
             )
             for c in diff.changed
@@ -431,14 +418,6 @@ def render_diff_markdown(
     old_label, new_label = _version_label(old_version), _version_label(new_version)
     hashes = "#" * heading_level
     title = f"{hashes} Changes since {old_label or 'the previous model'}"
-    out = [title]
-    for kind, content in diff_blocks(diff, deltas, old_label, new_label, column_labels):
-        if kind == "p":
-            out.append(_md(content))
-        elif kind == "h":
-            out.append(f"{hashes}# {_md(content)}")
-        elif kind == "list":
-            out.append("\n".join(f"- {_md(item)}" for item in content))
-        else:
-            out.append(_md_table(*content))
+    blocks = diff_blocks(diff, deltas, old_label, new_label, column_labels)
+    out = [title, *md_blocks(blocks, heading=f"{hashes}#")]
     return "\n\n".join(out) + "\n"

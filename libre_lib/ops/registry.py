@@ -59,8 +59,9 @@ from typing import Any
 from .._version import __version__
 from ..errors import LibreError, ModelFormatError
 from ..estimator import LibreClassifier
-from .artifacts import _fsync_dir, atomic_write_text, canonical_json, fingerprint_bytes
-from .diff import ChampionChanges, _number, diff_rules, metric_deltas
+from .artifacts import canonical_json, fingerprint_bytes
+from .diff import ChampionChanges, diff_rules, metric_deltas, metric_value
+from .files import atomic_write_text, fsync_dir, remove_stale, write_new_file
 
 try:  # POSIX only; see the module docstring.
     import fcntl
@@ -143,7 +144,7 @@ class ModelVersion:
 
     def metric(self, name: str) -> float | None:
         """The metric as a float, None if absent or not a number."""
-        return _number(self.metrics.get(name))
+        return metric_value(self.metrics.get(name))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready metadata (``path`` as a string)."""
@@ -239,14 +240,6 @@ def _check_pipeline(pipeline: object) -> str:
             "'-', starting with a letter or digit."
         )
     return pipeline
-
-
-def _write_new_file(path: Path, data: bytes) -> None:
-    """Create ``path`` (must not exist) with ``data``, fsynced."""
-    with open(path, "xb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
 
 
 def _json_text(obj: Any) -> str:
@@ -386,19 +379,19 @@ class ModelRegistry:
                 temp = directory / f"{TEMP_PREFIX}{version_id}-{os.getpid()}-{uuid.uuid4().hex}"
                 temp.mkdir()
                 try:
-                    _write_new_file(temp / MODEL_FILE, payload)
-                    _write_new_file(temp / SPEC_FILE, spec_text.encode("utf-8"))
-                    _write_new_file(
+                    write_new_file(temp / MODEL_FILE, payload)
+                    write_new_file(temp / SPEC_FILE, spec_text.encode("utf-8"))
+                    write_new_file(
                         temp / VERSION_FILE, _json_text(version._record()).encode("utf-8")
                     )
                     for name, text in (extra_files or {}).items():
-                        _write_new_file(temp / name, text.encode("utf-8"))
-                    _fsync_dir(temp)
+                        write_new_file(temp / name, text.encode("utf-8"))
+                    fsync_dir(temp)
                     os.rename(temp, final)
                 except BaseException:
                     shutil.rmtree(temp, ignore_errors=True)
                     raise
-                _fsync_dir(directory)
+                fsync_dir(directory)
         except OSError as exc:
             raise RegistryError(
                 f"Could not register a version of {pipeline!r} under {directory}: {exc}. Check "
@@ -720,15 +713,10 @@ class ModelRegistry:
         directory = self.pipeline_dir(pipeline)
         if not directory.is_dir():
             return []
-        cutoff = time.time() - max_age_s
-        removed = []
-        for entry in directory.iterdir():
-            if entry.name.startswith(TEMP_PREFIX) and entry.is_dir():
-                with contextlib.suppress(FileNotFoundError):
-                    if entry.stat().st_mtime < cutoff:
-                        shutil.rmtree(entry, ignore_errors=True)
-                        removed.append(entry)
-        return removed
+        temps = (e for e in directory.iterdir() if e.name.startswith(TEMP_PREFIX) and e.is_dir())
+        return remove_stale(
+            temps, max_age_s, lambda entry: shutil.rmtree(entry, ignore_errors=True)
+        )
 
 
 @contextlib.contextmanager

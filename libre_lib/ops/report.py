@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from ..estimator import LibreClassifier
-from ..render import condition_text
-from ..rules import Rule, RuleSet
-from .diff import ChampionChanges, diff_blocks
+from ..rules import RuleSet
+from .diff import ChampionChanges, diff_blocks, plain_rule_text
+from .markdown import md_block, md_blocks, md_code, md_fence, md_inline, md_table
 
 __all__ = [
     "RuleReport",
@@ -195,23 +195,6 @@ def truncation_curve(model: LibreClassifier, X, y) -> pd.DataFrame:
 
 
 # --- plain-language rule text ------------------------------------------------------------------
-
-
-def _label(name: str, column_labels: Mapping[str, str] | None) -> str:
-    if not column_labels:
-        return str(name)
-    return str(column_labels.get(name, name))
-
-
-def plain_rule_text(rule: Rule, column_labels: Mapping[str, str] | None = None) -> str:
-    """``str(rule)`` with each column name replaced by its label (unlabelled columns keep
-    their name): ``Aspartate aminotransferase ∈ [min, 68) AND mcv ∈ [92, max]``."""
-    if not rule.conditions:
-        return "TRUE"
-    return " AND ".join(
-        condition_text(dataclasses.replace(c, feature=_label(c.feature, column_labels)))
-        for c in rule.conditions
-    )
 
 
 def plain_ruleset_text(
@@ -397,43 +380,6 @@ def _meta_line(report: RuleReport) -> str:
 
 # --- Markdown ----------------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#!])")
-_MD_LINE_START = re.compile(r"^(\s*(?:\d+)?)([-+=.)])")
-
-
-def _md(text) -> str:
-    """Inline text with every character Markdown could act on backslash-escaped."""
-    return " ".join(_MD_SPECIAL.sub(r"\\\1", str(text)).splitlines())
-
-
-def _md_block(text) -> str:
-    """Like :func:`_md`, also when the text starts a line (no accidental list or heading)."""
-    return _MD_LINE_START.sub(r"\1\\\2", _md(str(text).strip()))
-
-
-def _md_code(text) -> str:
-    """A code span for a table cell (pipes escaped as GFM tables require)."""
-    text = " ".join(str(text).splitlines())
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}".replace("|", "\\|")
-
-
-def _md_fence(text: str, info: str = "text") -> str:
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{info}\n{text}\n{fence}"
-
-
-def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]):
-    lines = [
-        "| " + " | ".join(_md(h) for h in headers) + " |",
-        "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
-    ]
-    lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
 
 def _frame_rows(frame: pd.DataFrame, spec) -> tuple[list[str], list[list[str]], list[bool]]:
     present = [(col, head, kind) for col, head, kind in spec if col in frame.columns]
@@ -471,31 +417,22 @@ def _changes_blocks(changes: ChampionChanges):
 
 def _changes_markdown(changes: ChampionChanges) -> list[str]:
     out = [f"## {CHANGES_HEADING}"]
-    out += [_md_block(line) for line in _changes_intro(changes)]
-    for kind, content in _changes_blocks(changes):
-        if kind == "p":
-            out.append(_md_block(content))
-        elif kind == "h":
-            out.append(f"### {_md(content)}")
-        elif kind == "list":
-            out.append("\n".join(f"- {_md(item)}" for item in content))
-        else:
-            out.append(_md_table(*content))
-    return out
+    out += [md_block(line) for line in _changes_intro(changes)]
+    return out + md_blocks(_changes_blocks(changes), heading="###", paragraph=md_block)
 
 
 def render_markdown(report: RuleReport) -> str:
     """GitHub-flavoured Markdown without any HTML (usable as a Prefect markdown artifact)."""
-    out = [f"# {_md(report.title)}"]
+    out = [f"# {md_inline(report.title)}"]
     meta = _meta_line(report)
     if meta:
-        out.append(_md_block(meta))
+        out.append(md_block(meta))
     out.append("## How to read this")
-    out.append(_md_block(HOW_TO_READ))
-    out.append("\n".join(f"- **{_md(term)}**: {_md(text)}" for term, text in GLOSSARY))
+    out.append(md_block(HOW_TO_READ))
+    out.append("\n".join(f"- **{md_inline(term)}**: {md_inline(text)}" for term, text in GLOSSARY))
 
     out.append("## Rule set")
-    out.append(_md_fence(report.ruleset_text))
+    out.append(md_fence(report.ruleset_text))
 
     out.append("## Rules one by one")
     if len(report.rules):
@@ -503,12 +440,12 @@ def render_markdown(report: RuleReport) -> str:
             "Rules are listed in the model's order; *Newly caught* counts only rows that no "
             "earlier rule flagged."
         )
-        out.append(_md_table(*_frame_rows(report.rules, RULE_HEADERS)))
+        out.append(md_table(*_frame_rows(report.rules, RULE_HEADERS)))
     else:
         out.append("The model has no rules, so it never flags a row.")
 
     out.append("## Holdout performance")
-    out.append(_md_table(("Measure", "Value"), _metric_rows(report.metrics), (False, True)))
+    out.append(md_table(("Measure", "Value"), _metric_rows(report.metrics), (False, True)))
 
     if report.changes is not None:
         out += _changes_markdown(report.changes)
@@ -517,13 +454,13 @@ def render_markdown(report: RuleReport) -> str:
     out.append(
         "How the scores change when only the first *k* rules are used (0 rules flags nothing)."
     )
-    out.append(_md_table(*_frame_rows(report.curve, CURVE_HEADERS)))
+    out.append(md_table(*_frame_rows(report.curve, CURVE_HEADERS)))
 
     out.append("## Data validation")
     status = _validation_status(report.validation_success, report.validation_summary)
-    out.append(f"**Status: {_md(status)}**")
+    out.append(f"**Status: {md_inline(status)}**")
     if report.validation_summary is not None:
-        out.append(_md_fence(str(report.validation_summary).rstrip("\n")))
+        out.append(md_fence(str(report.validation_summary).rstrip("\n")))
     elif report.validation_success is None:
         out.append("The data-validation stage was not run for this report.")
 
@@ -533,7 +470,7 @@ def render_markdown(report: RuleReport) -> str:
             "| Parameter | Value |",
             "|---|---|",
             *(
-                f"| {_md_code(key)} | {_md_code(_fmt_value(value))} |"
+                f"| {md_code(key)} | {md_code(_fmt_value(value))} |"
                 for key, value in report.parameters.items()
             ),
         ]
@@ -543,7 +480,7 @@ def render_markdown(report: RuleReport) -> str:
 
     if report.notes:
         out.append("## Notes")
-        out.append("\n".join(f"- {_md_block(note)}" for note in report.notes))
+        out.append("\n".join(f"- {md_block(note)}" for note in report.notes))
     return "\n\n".join(out) + "\n"
 
 

@@ -37,7 +37,6 @@ import math
 import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +47,7 @@ import pandas as pd
 from ..discretization import NUMERIC
 from ..errors import DataError, ParameterError
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
+from .files import commit_temp, fsync_file, temp_path, unlink_quietly
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -300,20 +300,28 @@ def list_inputs(
     return unique
 
 
+def _fixed_types(contract: DataContract) -> dict:
+    """The Arrow type every file must give a column: float64 for the columns the model reads as
+    numbers, string for text categories; other columns keep the type their files give."""
+    import pyarrow as pa
+
+    types = {}
+    for column in contract.columns:
+        if column.kind == NUMERIC:
+            types[column.name] = pa.float64()
+        elif column.family == "string":
+            types[column.name] = pa.string()
+    return types
+
+
 class _Reader:
     """Reads input files as Arrow record batches, with the contract's CSV column types."""
 
     def __init__(self, contract: DataContract):
-        import pyarrow as pa
         import pyarrow.csv as pacsv
         import pyarrow.dataset as ds
 
-        types = {}
-        for column in contract.columns:
-            if column.kind == NUMERIC:
-                types[column.name] = pa.float64()
-            elif column.family == "string":
-                types[column.name] = pa.string()
+        types = _fixed_types(contract)
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
         read = pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES)
         self.csv = ds.CsvFileFormat(
@@ -442,12 +450,7 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
             f"Input data breaks the model's data contract ({len(problems)} problem(s)):\n"
             + "\n".join(f"  - {p}" for p in problems)
         )
-    fixed = {}
-    for column in contract.columns:
-        if column.kind == NUMERIC:
-            fixed[column.name] = pa.float64()
-        elif column.family == "string":
-            fixed[column.name] = pa.string()
+    fixed = _fixed_types(contract)
     loose = [pa.schema([f for f in schema if f.name not in fixed]) for schema in schemas]
     try:
         common = pa.unify_schemas(loose, promote_options="permissive")
@@ -588,25 +591,6 @@ def _check_rows(value, what: str) -> None:
         raise ParameterError(f"{what} must be a whole number >= 1; got {value!r}.")
 
 
-def _temp_path(final: Path) -> Path:
-    """A hidden temp name next to ``final`` (the artifact store's convention)."""
-    return final.with_name(f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex}")
-
-
-def _fsync(path: Path, directory: bool = False) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory handles
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        if not directory:
-            raise
-    finally:
-        os.close(fd)
-
-
 def _score_columns(scores: _Scores, schema):
     """The four score columns as Arrow arrays of the output schema's types."""
     import pyarrow as pa
@@ -674,7 +658,7 @@ def score_files(
     report = ContractReport(0, missing_rate_tolerance=contract.missing_rate_tolerance)
     rows = batches = n_positive = 0
     output.parent.mkdir(parents=True, exist_ok=True)
-    temp = _temp_path(output)
+    temp = temp_path(output)
     writer = None
     try:
         writer = pq.ParquetWriter(str(temp), out_schema)
@@ -701,15 +685,13 @@ def score_files(
                     progress(rows, total)
         writer.close()
         writer = None
-        _fsync(temp)
-        os.replace(temp, output)
-        _fsync(output.parent, directory=True)
+        fsync_file(temp)
+        commit_temp(temp, output)
     except BaseException:
         if writer is not None:
             with contextlib.suppress(Exception):
                 writer.close()
-        with contextlib.suppress(OSError):
-            temp.unlink(missing_ok=True)
+        unlink_quietly(temp)
         raise
     return ScoringSummary(
         output=str(output),

@@ -20,10 +20,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from ..errors import SpecError
 from ..estimator import LibreClassifier
+from ..params import broken_requirement, broken_rule
 
 Label = str | int | float | bool
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -100,21 +110,42 @@ _DEFAULTS = {
 
 
 class ModelSpec(_Strict):
-    """LibreClassifier parameters (the class's defaults when absent)."""
+    """LibreClassifier parameters (the class's defaults when absent), checked against
+    :data:`libre_lib.params.LIBRE_PARAMETERS` before any conversion, so the spec accepts exactly
+    what the estimator accepts. ``random_state`` is an int here (a pipeline is reproducible)."""
 
-    n_estimators: int = Field(default=_DEFAULTS["n_estimators"], ge=1)
+    n_estimators: int = _DEFAULTS["n_estimators"]
     max_features: int | float | None = _DEFAULTS["max_features"]
-    subset_sizes: Literal["cycle", "fixed"] = _DEFAULTS["subset_sizes"]
-    heuristic: Literal["H1", "H2"] = _DEFAULTS["heuristic"]
-    alpha: float = Field(default=_DEFAULTS["alpha"], ge=0, le=1)
-    chi2_threshold: float = Field(default=_DEFAULTS["chi2_threshold"], ge=0)
-    max_intervals: int | None = Field(default=_DEFAULTS["max_intervals"], ge=1)
-    top_k: int | None = Field(default=_DEFAULTS["top_k"], ge=1)
-    max_rules: int | None = Field(default=_DEFAULTS["max_rules"], ge=1)
-    min_local_support: float = Field(default=_DEFAULTS["min_local_support"], ge=0, le=1)
-    seeds: Literal["uncovered", "all"] = _DEFAULTS["seeds"]
-    conflict_tolerance: float = Field(default=_DEFAULTS["conflict_tolerance"], ge=0)
+    subset_sizes: str = _DEFAULTS["subset_sizes"]
+    heuristic: str = _DEFAULTS["heuristic"]
+    alpha: float = _DEFAULTS["alpha"]
+    chi2_threshold: float = _DEFAULTS["chi2_threshold"]
+    max_intervals: int | None = _DEFAULTS["max_intervals"]
+    top_k: int | None = _DEFAULTS["top_k"]
+    max_rules: int | None = _DEFAULTS["max_rules"]
+    min_local_support: float = _DEFAULTS["min_local_support"]
+    seeds: str = _DEFAULTS["seeds"]
+    conflict_tolerance: float = _DEFAULTS["conflict_tolerance"]
     random_state: int = 0
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _parameter_rule(cls, value: Any, info: ValidationInfo) -> Any:
+        rule = broken_rule(info.field_name, value)
+        if rule is not None:
+            raise PydanticCustomError("libre_parameter", "must be {rule}", {"rule": rule})
+        return value
+
+    @model_validator(mode="after")
+    def _requirements(self) -> ModelSpec:
+        broken = broken_requirement(self.model_dump())
+        if broken is not None:
+            error = PydanticCustomError("libre_parameter", "must be {rule}", {"rule": str(broken)})
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [{"type": error, "loc": (broken.name,), "input": getattr(self, broken.name)}],
+            )
+        return self
 
 
 class RunnerSpec(_Strict):

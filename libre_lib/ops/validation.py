@@ -42,6 +42,7 @@ import pandas as pd
 
 from ..errors import DataError, DataValidationError, ParameterError
 from ..inputs import is_categorical_dtype
+from .contract import plain_value
 
 __all__ = [
     "ColumnRule",
@@ -355,19 +356,9 @@ def build_expectations(rules: ValidationRules, columns: Sequence[str] | None = N
 # --------------------------------------------------------------------------- the report
 
 
-def _plain(value):
-    """A JSON-friendly Python scalar (NaN and NA become None)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return None if math.isnan(value) else value
-    if value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, pd.Timestamp):
-        return value.isoformat()
-    return str(value)
+def _reported_value(value):
+    """A JSON-friendly Python scalar (:func:`plain_value`), timestamps in ISO 8601."""
+    return value.isoformat() if isinstance(value, pd.Timestamp) else plain_value(value)
 
 
 @dataclass(frozen=True)
@@ -532,7 +523,7 @@ def _non_numbers(series: pd.Series) -> pd.Series:
 
 
 def _examples(values: Iterable) -> tuple:
-    return tuple(_unique(_plain(v) for v in values))[:MAX_EXAMPLES]
+    return tuple(_unique(_reported_value(v) for v in values))[:MAX_EXAMPLES]
 
 
 def _own_column_check(item: dict, present, skipped: Mapping[str, int]) -> ExpectationResult:
@@ -655,7 +646,7 @@ def _plain_observed(value):
         return [_plain_observed(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): _plain_observed(v) for k, v in value.items()}
-    return _plain(value)
+    return _reported_value(value)
 
 
 def _gx_result(item: dict, result) -> ExpectationResult:

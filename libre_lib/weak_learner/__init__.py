@@ -5,9 +5,8 @@ the compiled kernel for grids whose cells fit an int64 key. Both give the same p
 compare them); callers use the functions re-exported here.
 """
 
+from ..params import HEURISTICS, SEEDING
 from .boundary import (
-    HEURISTICS,
-    SEEDING,
     check_heuristic,
     check_seeds,
     find_boundary,

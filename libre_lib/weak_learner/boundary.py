@@ -42,6 +42,7 @@ from numba import njit
 
 from ..encoding import ZeroSets
 from ..errors import ParameterError
+from ..params import validate_params
 from .cells import (
     cell_layout,
     codes_of,
@@ -53,8 +54,6 @@ from .cells import (
     unpack_alive,
 )
 
-HEURISTICS = ("H1", "H2")
-SEEDING = ("uncovered", "all")
 _UNDEFINED = np.iinfo(np.int64).max // 4
 
 
@@ -63,17 +62,11 @@ def _as_zero_sets(records) -> ZeroSets:
 
 
 def check_heuristic(heuristic: str) -> None:
-    if heuristic not in HEURISTICS:
-        raise ParameterError(
-            f"The 'heuristic' parameter must be one of {HEURISTICS}. Got {heuristic!r} instead."
-        )
+    validate_params({"heuristic": heuristic}, owner=None)
 
 
 def check_seeds(seeds: str) -> None:
-    if seeds not in SEEDING:
-        raise ParameterError(
-            f"The 'seeds' parameter must be one of {SEEDING}. Got {seeds!r} instead."
-        )
+    validate_params({"seeds": seeds}, owner=None)
 
 
 @dataclass
@@ -196,11 +189,8 @@ def find_boundary_with_coverage(
     """
     check_heuristic(heuristic)
     check_seeds(seeds)
+    validate_params({"conflict_tolerance": conflict_tolerance}, owner=None, requirements=())
     tolerance = float(conflict_tolerance)
-    if not tolerance >= 0:
-        raise ParameterError(
-            f"The 'conflict_tolerance' parameter must be >= 0. Got {conflict_tolerance!r} instead."
-        )
     pos = _as_zero_sets(positives)
     neg_zeros = _as_zero_sets(negatives)
     if pos.n_bits != neg_zeros.n_bits:

@@ -1,5 +1,6 @@
 """One Prefect test server for the whole flow-test session (starting one takes ~15 s)."""
 
+import functools
 import os
 import shutil
 from pathlib import Path
@@ -23,26 +24,35 @@ def prefect_backend():
             yield
 
 
-@pytest.fixture
-def spec_copy(tmp_path):
-    """Write a variant of a bundled spec into tmp_path (data path made absolute)."""
+def _write_spec(folder: Path, name: str = "haberman", **changes) -> Path:
     import yaml
 
-    def make(name: str = "haberman", **changes) -> Path:
-        raw = yaml.safe_load((SPECS / f"{name}.yaml").read_text())
-        raw["data"]["path"] = str((SPECS / raw["data"]["path"]).resolve())
-        raw["store"] = str(tmp_path / "store")
-        for dotted, value in changes.items():
-            node = raw
-            *parents, leaf = dotted.split("__")
-            for part in parents:
-                node = node.setdefault(part, {})
-            node[leaf] = value
-        path = tmp_path / f"{name}-{len(list(tmp_path.glob('*.yaml')))}.yaml"
-        path.write_text(yaml.safe_dump(raw))
-        return path
+    raw = yaml.safe_load((SPECS / f"{name}.yaml").read_text())
+    raw["data"]["path"] = str((SPECS / raw["data"]["path"]).resolve())
+    raw["store"] = str(folder / "store")
+    for dotted, value in changes.items():
+        node = raw
+        *parents, leaf = dotted.split("__")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    path = folder / f"{name}-{len(list(folder.glob('*.yaml')))}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
 
-    return make
+
+@pytest.fixture(scope="session")
+def write_spec():
+    """``write_spec(folder, name="haberman", **changes)`` writes a variant of a bundled spec into
+    ``folder`` (data path made absolute, store in ``folder / "store"``; ``a__b=value`` sets
+    ``raw["a"]["b"]``) and returns its path."""
+    return _write_spec
+
+
+@pytest.fixture
+def spec_copy(tmp_path, write_spec):
+    """Write a variant of a bundled spec into tmp_path (see ``write_spec``)."""
+    return functools.partial(write_spec, tmp_path)
 
 
 @pytest.fixture

@@ -1,18 +1,30 @@
-"""Production deployments: prefect.yaml matches the Python definitions, definitions read back
-from the server, and a "dataset updated" event starts the triggered deployment."""
+"""Production deployments: prefect.yaml matches the Python definitions and `prefect deploy`
+accepts it, definitions read back from the server, and a "dataset updated" event starts the
+triggered deployment. Entrypoints are module paths that resolve from the installed package
+(tests/flows/test_install.py proves it outside the checkout)."""
 
+import contextlib
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
+from prefect.exceptions import ObjectAlreadyExists
+from prefect.flows import load_flow_from_entrypoint
+from prefect.settings import PREFECT_API_URL
 
 from libre_flows.flows.deploy import DATASET_UPDATED, build_deployments, notify
+from libre_flows.flows.train import train_flow
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFECT_YAML = ROOT / "deployments" / "prefect.yaml"
+ENTRYPOINT = "libre_flows.flows.train.train_flow"
 
 
 def _yaml_deployments():
@@ -22,9 +34,9 @@ def _yaml_deployments():
 @pytest.mark.parametrize("spec", ["pima", "credit-approval"])
 def test_prefect_yaml_matches_the_python_definitions(spec):
     declared = _yaml_deployments()
-    for built in build_deployments(ROOT / "deployments" / "specs" / f"{spec}.yaml"):
+    for built in build_deployments(ROOT / "deployments" / "specs" / f"{spec}.yaml", ROOT):
         entry = declared[built.name]
-        assert entry["entrypoint"] == built.entrypoint == "flows/train.py:train_flow"
+        assert entry["entrypoint"] == built.entrypoint == ENTRYPOINT
         assert entry["parameters"] == built.parameters
         assert (ROOT / entry["parameters"]["spec_path"]).is_file()
         schedules = [
@@ -45,12 +57,51 @@ def test_prefect_yaml_matches_the_python_definitions(spec):
         assert entry.get("triggers", []) == triggers
 
 
+def test_the_entrypoint_is_a_module_path_that_resolves_anywhere(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_flow_from_entrypoint(ENTRYPOINT) is train_flow
+
+
+def test_prefect_deploy_accepts_prefect_yaml(tmp_path):
+    """`prefect deploy` (run elsewhere than the repository) loads every module-path entrypoint
+    and registers the declared deployments with their pull step."""
+    with get_client(sync_client=True) as client, contextlib.suppress(ObjectAlreadyExists):
+        client.create_work_pool(WorkPoolCreate(name="libre-process", type="process"))
+    env = {
+        **os.environ,
+        "PREFECT_API_URL": PREFECT_API_URL.value(),
+        "PREFECT_HOME": str(tmp_path / "prefect-home"),
+        "LIBRE_FLOWS_HOME": str(ROOT),
+    }
+    command = [sys.executable, "-m", "prefect", "--no-prompt", "deploy"]
+    deployed = subprocess.run(
+        [*command, "--prefect-file", str(PREFECT_YAML), "--all"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert deployed.returncode == 0, deployed.stdout[-3000:] + deployed.stderr[-3000:]
+    declared = _yaml_deployments()
+    with get_client(sync_client=True) as client:
+        for name, entry in declared.items():
+            stored = client.read_deployment_by_name(f"libre-train/{name}")
+            assert stored.entrypoint == ENTRYPOINT
+            assert stored.parameters == entry["parameters"]
+            assert stored.work_pool_name == "libre-process"
+            step = stored.pull_steps[0]["prefect.deployments.steps.set_working_directory"]
+            assert step == {"directory": str(ROOT)}
+            assert len(stored.schedules) == len(entry.get("schedules", []))
+
+
 def test_deployments_read_back_and_the_event_starts_a_run(spec_copy):
     spec = spec_copy(schedule={"cron": "15 4 * * 1", "timezone": "Europe/Paris"})
-    nightly, on_demand, on_new_data = build_deployments(spec, relative=False)
+    nightly, on_demand, on_new_data = build_deployments(spec, relative_to=None)
     ids = {d.name: d.apply() for d in (nightly, on_demand, on_new_data)}
     with get_client(sync_client=True) as client:
         stored = client.read_deployment(ids["haberman-nightly"])
+        assert stored.entrypoint == ENTRYPOINT
         assert stored.parameters == {"spec_path": str(spec.resolve()), "force": False}
         assert stored.schedules[0].schedule.cron == "15 4 * * 1"
         assert stored.schedules[0].schedule.timezone == "Europe/Paris"

@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 from libre_flows.flows.cli.score import score_command
 from libre_flows.flows.score import score, scoring_name
 from libre_lib import LibreClassifier
-from libre_lib.datasets import load_dataset
 from libre_lib.ops.contract import DataContract
 
 app = typer.Typer()
@@ -27,9 +26,9 @@ def _other() -> None:  # a second command, so "score" is a sub-command as in `li
 
 
 @pytest.fixture(scope="module")
-def scoring(tmp_path_factory):
+def scoring(tmp_path_factory, credit_data):
     folder = tmp_path_factory.mktemp("scoring")
-    X, y, info = load_dataset("credit_approval")
+    X, y, info = credit_data
     model = LibreClassifier(positive_class=info.positive_class, n_estimators=10, random_state=0)
     model.fit(X, y)
     run = folder / "runs" / "credit" / "20260101-000000-abcd1234"

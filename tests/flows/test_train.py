@@ -12,33 +12,24 @@ from libre_flows.flows.train import train, train_flow
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataValidationError
 
-SPECS = Path(__file__).resolve().parents[2] / "deployments" / "specs"
-
 
 def _stages(summary, name=None):
     return [s for s in summary["stages"] if name is None or s["stage"] == name]
 
 
 @pytest.fixture(scope="module")
-def first_run(tmp_path_factory):
+def first_run(tmp_path_factory, write_spec):
     """One trained pipeline shared by the tests that only read its outputs."""
-    import yaml
-
-    folder = tmp_path_factory.mktemp("pipeline")
-    raw = yaml.safe_load((SPECS / "haberman.yaml").read_text())
-    raw["data"]["path"] = str((SPECS / raw["data"]["path"]).resolve())
-    raw["store"] = str(folder / "store")
-    spec = folder / "haberman.yaml"
-    spec.write_text(yaml.safe_dump(raw))
+    spec = write_spec(tmp_path_factory.mktemp("pipeline"))
     return spec, train(spec), train(spec)
 
 
 def test_every_stage_writes_a_parquet_file_that_loads(first_run):
     _, summary, _ = first_run
     names = {s["stage"] for s in summary["stages"]}
-    assert {"dataset", "validation", "split", "discretize", "encode", "learner"} <= names
-    assert {"candidates", "selection"} <= names
-    assert len(_stages(summary, "learner")) >= 2
+    assert {"load", "validate", "split", "discretize", "encode", "learn"} <= names
+    assert {"union_filter", "set_cover"} <= names
+    assert len(_stages(summary, "learn")) >= 2
     for stage in summary["stages"]:
         frame = pd.read_parquet(stage["path"])
         assert isinstance(frame, pd.DataFrame)
@@ -47,6 +38,21 @@ def test_every_stage_writes_a_parquet_file_that_loads(first_run):
     run_dir = Path(summary["run_dir"])
     for name in ("report.md", "report.html", "model.json", "run.json"):
         assert (run_dir / name).is_file(), name
+
+
+def test_each_stage_has_one_name_for_its_function_task_and_store_folder(first_run):
+    from prefect import Task
+
+    from libre_flows.tasks import data, learning, report
+
+    tasks = [t for m in (data, learning, report) for t in vars(m).values() if isinstance(t, Task)]
+    names = {t.name for t in tasks}
+    assert all(t.name == t.fn.__name__ for t in tasks)
+    assert {"report", "register", "publish"} <= names
+    _, summary, _ = first_run
+    for stage in summary["stages"]:
+        assert stage["stage"] in names
+        assert Path(stage["path"]).parent.name == stage["stage"]
 
 
 def test_second_run_is_all_cache_hits_with_an_identical_model(first_run):
@@ -64,7 +70,7 @@ def test_the_pipeline_model_equals_the_estimator_fitted_on_the_same_rows(first_r
 
     spec = load_spec(spec_path)
     model = LibreClassifier.from_json(Path(summary["model"]).read_text())
-    data = pd.read_parquet(_stages(summary, "dataset")[0]["path"])
+    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
     holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
     train_rows = data.loc[~holdout].reset_index(drop=True)
     X, y = train_rows.drop(columns="target"), train_rows["target"]
@@ -87,7 +93,7 @@ def test_report_artifacts_are_published(first_run):
     assert Artifact.get("libre-haberman-progress").data == 100
 
 
-def test_changing_alpha_reruns_only_selection_and_report(first_run, spec_copy):
+def test_changing_alpha_reruns_only_set_cover_and_report(first_run, spec_copy):
     spec_path, _, _ = first_run
     import yaml
 
@@ -97,12 +103,12 @@ def test_changing_alpha_reruns_only_selection_and_report(first_run, spec_copy):
     changed.write_text(yaml.safe_dump(raw))
     summary = train(changed)
     recomputed = {s["stage"] for s in summary["stages"] if not s["cache_hit"]}
-    assert recomputed == {"selection"}
+    assert recomputed == {"set_cover"}
 
 
 def test_a_corrupted_cache_file_is_recomputed(first_run):
     spec_path, first, _ = first_run
-    learner = Path(_stages(first, "learner")[0]["path"])
+    learner = Path(_stages(first, "learn")[0]["path"])
     data = learner.read_bytes()
     learner.write_bytes(data[: len(data) // 2])
     summary = train(spec_path)

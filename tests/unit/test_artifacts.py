@@ -21,8 +21,6 @@ from libre_lib.errors import ArtifactError
 from libre_lib.ops.artifacts import (
     ArtifactRef,
     ArtifactStore,
-    atomic_write_bytes,
-    atomic_write_text,
     fingerprint_bytes,
     fingerprint_file,
     fingerprint_json,
@@ -379,16 +377,7 @@ def test_stale_temp_files_are_ignored_and_cleaned_up(tmp_path):
     assert ArtifactStore(tmp_path / "absent").cleanup_temp() == []
 
 
-# --------------------------------------------------------------------------- atomic helpers
-
-
-def test_atomic_write_helpers(tmp_path):
-    target = tmp_path / "deep" / "er" / "model.json"
-    assert atomic_write_text(target, '{"a": "é"}') == target
-    assert target.read_text(encoding="utf-8") == '{"a": "é"}'
-    atomic_write_bytes(str(target), b"v2")
-    assert target.read_bytes() == b"v2"
-    assert os.listdir(target.parent) == ["model.json"]
+# --------------------------------------------------------------------------- other files
 
 
 def test_write_file_stays_under_the_root(tmp_path):

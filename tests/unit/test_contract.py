@@ -5,20 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from libre_lib import LibreClassifier, LibreError
-from libre_lib.datasets import load_dataset
+from libre_lib import LibreError
 from libre_lib.ops.contract import (
     ContractReport,
     ContractViolation,
     DataContract,
 )
-
-
-@pytest.fixture(scope="module")
-def credit():
-    X, y, info = load_dataset("credit_approval")
-    model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
-    return X, model, DataContract.from_model(model, X)
 
 
 def _warnings(report, problem=None):

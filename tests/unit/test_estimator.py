@@ -26,13 +26,6 @@ from libre_lib import (
 from libre_lib.datasets import load_dataset
 
 
-@pytest.fixture(scope="module")
-def credit():
-    X, y, info = load_dataset("credit_approval")
-    clf = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
-    return X, y, info, clf
-
-
 def small_frame(n=40, seed=0):
     rng = np.random.RandomState(seed)
     X = pd.DataFrame(
@@ -69,8 +62,9 @@ def test_fit_predict_on_bundled_datasets(name):
     assert f"THEN target = {info.positive_class} ELSE target = " in str(clf.rules_)
 
 
-def test_credit_approval_handles_missing_values(credit):
-    X, y, _, clf = credit
+def test_credit_approval_handles_missing_values(credit_data, credit_model):
+    X, y, _ = credit_data
+    clf = credit_model
     assert X.isna().any().sum() >= 6  # numeric and categorical columns with NaN / None
     missing_columns = {c for c in X.columns if X[c].isna().any()}
     features = {f.name: f for f in clf.discretization_.features}
@@ -87,7 +81,7 @@ def test_credit_approval_handles_missing_values(credit):
 
 
 def test_explain_lists_the_rules_that_fire(credit):
-    X, _, _, clf = credit
+    X, clf, _ = credit
     sample = X.iloc[:25]
     explanation = clf.explain(sample)
     assert list(explanation.columns) == ["prediction", "rules", "explanation"]
@@ -101,8 +95,8 @@ def test_explain_lists_the_rules_that_fire(credit):
     assert explanation["prediction"].tolist() == clf.predict(sample).tolist()
 
 
-def test_same_random_state_gives_identical_rules_also_with_threads():
-    X, y, _ = load_dataset("haberman")
+def test_same_random_state_gives_identical_rules_also_with_threads(haberman):
+    X, y, _ = haberman
     a = LibreClassifier(random_state=3).fit(X, y)
     b = LibreClassifier(random_state=3, n_jobs=2).fit(X, y)
     assert a.rules_ == b.rules_
@@ -110,7 +104,7 @@ def test_same_random_state_gives_identical_rules_also_with_threads():
 
 
 def test_json_round_trip(credit):
-    X, _, _, clf = credit
+    X, clf, _ = credit
     again = LibreClassifier.from_json(clf.to_json())
     assert again.rules_ == clf.rules_
     assert again.rules_.stats == clf.rules_.stats
@@ -121,7 +115,7 @@ def test_json_round_trip(credit):
 
 
 def test_pickle_round_trip(credit):
-    X, _, _, clf = credit
+    X, clf, _ = credit
     again = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(again.predict(X), clf.predict(X))
 
@@ -141,7 +135,7 @@ def test_from_json_refuses_bad_models(text, message):
 
 
 def test_sql_matches_predict_on_credit_approval(credit):
-    X, _, _, clf = credit
+    X, clf, _ = credit
     with sqlite3.connect(":memory:") as con:
         X.to_sql("t", con, index=False)
         sql_positive = [bool(r[0]) for r in con.execute(f"SELECT {clf.to_sql()} FROM t")]
@@ -412,8 +406,8 @@ def test_pipeline():
     assert pipe.score(X, y) > 0.9
 
 
-def test_grid_search_and_cross_val_score_with_text_labels():
-    X, y, info = load_dataset("haberman")
+def test_grid_search_and_cross_val_score_with_text_labels(haberman):
+    X, y, info = haberman
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
     scores = cross_val_score(
         LibreClassifier(positive_class=info.positive_class, random_state=0), X, y, cv=cv

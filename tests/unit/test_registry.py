@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import libre_lib.ops.artifacts as artifacts_module
+import libre_lib.ops.files as files_module
 import libre_lib.ops.registry as registry_module
 from libre_flows.flows.cli.models import models_app
 from libre_lib import LibreClassifier
@@ -36,17 +36,9 @@ FAILED = {"success": False, "n_failed": 2, "n_expectations": 5}
 
 
 @pytest.fixture(scope="module")
-def data():
-    from libre_lib.datasets import load_dataset
-
-    X, y, info = load_dataset("haberman")
-    return X, y, info
-
-
-@pytest.fixture(scope="module")
-def models(data):
+def models(haberman):
     """Three fitted models with different rules."""
-    X, y, info = data
+    X, y, info = haberman
     out = []
     for seed, alpha in ((0, 0.7), (1, 0.9), (2, 0.5)):
         model = LibreClassifier(
@@ -400,10 +392,10 @@ def assert_consistent(registry, allowed_champions):
 @pytest.mark.parametrize(
     "target, name, n",
     [
-        ("registry", "_write_new_file", 1),
-        ("registry", "_write_new_file", 2),
-        ("registry", "_write_new_file", 3),
-        ("registry", "_fsync_dir", 1),
+        ("registry", "write_new_file", 1),
+        ("registry", "write_new_file", 2),
+        ("registry", "write_new_file", 3),
+        ("registry", "fsync_dir", 1),
         ("os", "rename", 1),
     ],
 )
@@ -503,15 +495,15 @@ def test_crash_inside_the_pointer_write_keeps_the_old_pointer(registry, models, 
     before = pointer.read_bytes()
     new = register(registry, models[1], f1=0.6)
     if step == "replace":
-        crash_on_call(monkeypatch, artifacts_module.os, "replace", 1)
+        crash_on_call(monkeypatch, files_module.os, "replace", 1)
     elif step == "fsync":
-        crash_on_call(monkeypatch, artifacts_module.os, "fsync", 1)
+        crash_on_call(monkeypatch, files_module.os, "fsync", 1)
     else:
 
         def broken_write(final, writer):
             raise Crash("disk gone")
 
-        monkeypatch.setattr(artifacts_module, "_write_temp", broken_write)
+        monkeypatch.setattr(files_module, "write_temp", broken_write)
     with pytest.raises(Crash):
         registry.promote(PIPE, new.version)
     monkeypatch.undo()
@@ -525,12 +517,12 @@ def test_os_errors_become_registry_errors(registry, models, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(registry_module, "_write_new_file", full)
+    monkeypatch.setattr(registry_module, "write_new_file", full)
     with pytest.raises(RegistryError, match=r"No space left on device.*no partial version"):
         register(registry, models[0])
     monkeypatch.undo()
     version = register(registry, models[0])
-    monkeypatch.setattr(artifacts_module, "_write_temp", full)
+    monkeypatch.setattr(files_module, "write_temp", full)
     with pytest.raises(RegistryError, match="Could not record the decision"):
         registry.promote(PIPE, version.version)
     monkeypatch.undo()
@@ -563,8 +555,8 @@ def test_tampered_model_is_refused(registry, models):
 # --- loading and comparing -----------------------------------------------------------------------
 
 
-def test_load_model_round_trip_predicts_like_the_original(registry, models, data):
-    X, _, _ = data
+def test_load_model_round_trip_predicts_like_the_original(registry, models, haberman):
+    X, _, _ = haberman
     first = register(registry, models[0], f1=0.5)
     second = register(registry, models[1], f1=0.4)
     registry.promote(PIPE, first.version)

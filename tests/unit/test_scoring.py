@@ -7,10 +7,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from libre_lib import LibreClassifier, LibreError
-from libre_lib.datasets import load_dataset
+from libre_lib import LibreError
 from libre_lib.errors import DataError
-from libre_lib.ops.contract import ContractViolation, DataContract
+from libre_lib.ops.contract import ContractViolation
 from libre_lib.ops.scoring import (
     SCORE_COLUMNS,
     check_inputs,
@@ -20,13 +19,6 @@ from libre_lib.ops.scoring import (
     score_files,
     score_frame,
 )
-
-
-@pytest.fixture(scope="module")
-def credit():
-    X, y, info = load_dataset("credit_approval")
-    model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
-    return X, model, DataContract.from_model(model, X)
 
 
 def _fired_lists(model, frame):

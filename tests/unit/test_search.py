@@ -28,11 +28,6 @@ SMALL_GRID = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "chi2_threshold": [6
 
 
 @pytest.fixture(scope="module")
-def haberman():
-    return load_dataset("haberman")
-
-
-@pytest.fixture(scope="module")
 def tuned(haberman):
     X, y, info = haberman
     return LibreSearchCV(SMALL_GRID, positive_class=info.positive_class, cv=3, random_state=0).fit(

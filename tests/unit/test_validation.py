@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from libre_lib.datasets import load_dataset
 from libre_lib.errors import DataValidationError, LibreError, ParameterError
 from libre_lib.ops.validation import (
     ColumnRule,
@@ -72,8 +71,8 @@ BROKEN_RULES = replace(
 
 
 @pytest.fixture(scope="module")
-def clean_frame():
-    X, y, _ = load_dataset("credit_approval")
+def clean_frame(credit_data):
+    X, y, _ = credit_data
     return X.assign(target=y)
 
 

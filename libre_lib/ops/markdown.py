@@ -1,0 +1,75 @@
+"""GitHub-flavoured Markdown without HTML: escaped text, code, tables and plain blocks.
+
+Every character Markdown could act on is backslash-escaped, so column names, labels and rule
+texts always render as the text they are (no accidental emphasis, link, list or inline HTML).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+__all__ = ["md_block", "md_blocks", "md_code", "md_fence", "md_inline", "md_table"]
+
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#!])")
+_LINE_START = re.compile(r"^(\s*(?:\d+)?)([-+=.)])")
+
+
+def md_inline(text) -> str:
+    """Inline text with every character Markdown could act on backslash-escaped."""
+    return " ".join(_SPECIAL.sub(r"\\\1", str(text)).splitlines())
+
+
+def md_block(text) -> str:
+    """Like :func:`md_inline`, also when the text starts a line (no accidental list or heading)."""
+    return _LINE_START.sub(r"\1\\\2", md_inline(str(text).strip()))
+
+
+def md_code(text) -> str:
+    """A code span for a table cell (pipes escaped as GFM tables require)."""
+    text = " ".join(str(text).splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}".replace("|", "\\|")
+
+
+def md_fence(text: str, info: str = "text") -> str:
+    """A fenced code block longer than any backtick run inside ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]):
+    """A GFM table of escaped cells; ``numeric`` columns are right-aligned."""
+    lines = [
+        "| " + " | ".join(md_inline(h) for h in headers) + " |",
+        "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
+    ]
+    lines += ["| " + " | ".join(md_inline(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def md_blocks(
+    blocks: Iterable[tuple[str, object]],
+    heading: str,
+    paragraph: Callable[[object], str] = md_inline,
+) -> list[str]:
+    """The Markdown of plain blocks, one string per block.
+
+    A block is ``("p", text)``, ``("h", heading)``, ``("list", [text, ...])`` or
+    ``("table", (headers, rows, numeric))``; ``heading`` is the marker of headings (``"###"``)
+    and ``paragraph`` escapes paragraphs.
+    """
+    out = []
+    for kind, content in blocks:
+        if kind == "p":
+            out.append(paragraph(content))
+        elif kind == "h":
+            out.append(f"{heading} {md_inline(content)}")
+        elif kind == "list":
+            out.append("\n".join(f"- {md_inline(item)}" for item in content))
+        else:
+            out.append(md_table(*content))
+    return out

@@ -1,0 +1,450 @@
+"""The training pipeline's stages as plain functions.
+
+Each stage takes plain values (the spec, frames, the method's objects) and returns what the
+artifact store keeps of it: a table and a metadata dict. ``<stage>_params(spec)`` names the spec
+fields a stage depends on, i.e. what its cache key hashes. The stages are named as in
+docs/pipeline.md:
+
+load → validate → split → discretize → encode → learn (one per feature subset) → union_filter →
+set_cover → report → register → publish
+
+The Prefect tasks in ``tasks/`` read a stage's inputs from the store, call the stage and write
+its result; nothing here knows Prefect.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from sklearn.model_selection import train_test_split
+
+from ..discretization import Discretization
+from ..encoding import DistinctRecords
+from ..ensemble import Candidates, learn_subset, union_candidates
+from ..errors import DataError, SpecError
+from ..estimator import LibreClassifier
+from ..inputs import Target, binary_target
+from ..selection import cover_candidates, filter_candidates
+from .artifacts import fingerprint_json
+from .contract import DataContract
+from .diff import ChampionChanges
+from .registry import ModelRegistry, ModelVersion, PromotionDecision, validation_record
+from .report import RuleReport, build_report, render_html, render_markdown
+from .sources import read_source
+from .spec import PipelineSpec
+from .tables import (
+    candidates_table,
+    discretization_table,
+    records_table,
+    selection_table,
+)
+from .validation import ColumnRule, ValidationReport, ValidationRules, validate_frame
+
+Stored = tuple[pa.Table | pd.DataFrame, dict]
+"""What a stage returns for the store: its table and its metadata."""
+
+
+def spec_hash(spec: PipelineSpec) -> str:
+    """The fingerprint of the whole spec (provenance of every stage file and model version)."""
+    return fingerprint_json(spec.model_dump(mode="json"))
+
+
+def positive_label(spec: PipelineSpec) -> str:
+    """Targets are read as text, so the spec's positive class is compared as text."""
+    return str(spec.target.positive_class)
+
+
+def estimator(spec: PipelineSpec) -> LibreClassifier:
+    """The (unfitted) LibreClassifier the spec's model section declares."""
+    params = spec.estimator_params()
+    params["positive_class"] = str(params["positive_class"])
+    return LibreClassifier(**params)
+
+
+def target(spec: PipelineSpec, y: pd.Series) -> Target:
+    return binary_target(y, positive_label(spec), n_rows=len(y))
+
+
+# --- load -------------------------------------------------------------------------------------
+
+
+def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
+    """The spec's features (``include`` minus ``exclude``) followed by the target column."""
+    target_column = spec.target.column
+    if target_column not in frame.columns:
+        raise DataError(
+            f"The target column {target_column!r} is not in the data. Columns are: "
+            f"{list(frame.columns)}."
+        )
+    features = spec.features
+    unknown = [c for c in (features.include or []) + features.exclude if c not in frame.columns]
+    if unknown:
+        raise SpecError(f"features.include/exclude name columns not in the data: {unknown}.")
+    keep = features.include if features.include is not None else list(frame.columns)
+    keep = [c for c in keep if c not in features.exclude and c != target_column]
+    return frame[[*keep, target_column]]
+
+
+def load_params(spec: PipelineSpec) -> dict:
+    return {
+        "format": spec.data.resolved_format(),
+        "read_options": spec.data.read_options,
+        "features": spec.features.model_dump(),
+        "target": spec.target.column,
+    }
+
+
+def load(spec: PipelineSpec, fingerprint: str) -> Stored:
+    """The source file's selected columns; the target and categoricals are read as text."""
+    location = spec.data_location()
+    text_columns = [spec.target.column, *(spec.features.categorical or [])]
+    frame = read_source(location, spec.data.resolved_format(), spec.data.read_options, text_columns)
+    return select_columns(frame, spec), {"source": location, "source_sha256": fingerprint}
+
+
+# --- validate ---------------------------------------------------------------------------------
+
+
+def validation_rules(spec: PipelineSpec) -> ValidationRules:
+    """The Great Expectations suite the spec declares, in plain form."""
+    expectations = spec.expectations
+    classes = spec.target.classes
+    return ValidationRules(
+        required_columns=(spec.target.column, *(spec.features.include or [])),
+        target_column=spec.target.column,
+        target_classes=tuple(str(c) for c in classes) if classes is not None else None,
+        min_rows=expectations.min_rows,
+        max_missing_fraction=expectations.max_missing_fraction,
+        columns={
+            name: ColumnRule(
+                min=rule.min,
+                max=rule.max,
+                values=tuple(rule.values) if rule.values is not None else None,
+                max_missing_fraction=rule.max_missing_fraction,
+                dtype=rule.dtype,
+            )
+            for name, rule in expectations.columns.items()
+        },
+        expectations=tuple(e.model_dump() for e in expectations.extra),
+    )
+
+
+def validate_params(spec: PipelineSpec) -> dict:
+    return {
+        "expectations": spec.expectations.model_dump(mode="json"),
+        "target": spec.target.model_dump(mode="json"),
+        "include": spec.features.include,
+    }
+
+
+def validate(frame: pd.DataFrame, rules: ValidationRules) -> Stored:
+    """One row per expectation; the whole report in the metadata."""
+    report = validate_frame(frame, rules)
+    return report.to_frame(), {"report": report.to_dict()}
+
+
+def validation_report(metadata: dict) -> ValidationReport:
+    """The report a ``validate`` artifact's metadata holds."""
+    return ValidationReport.from_dict(metadata["report"])
+
+
+# --- split ------------------------------------------------------------------------------------
+
+
+def split_params(spec: PipelineSpec) -> dict:
+    return {
+        "holdout_fraction": spec.holdout_fraction,
+        "split_seed": spec.split_seed,
+        "positive_class": positive_label(spec),
+    }
+
+
+def holdout_mask(positive: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """True for the holdout rows: ``fraction`` of them, stratified by class when each class has
+    at least two rows, drawn with ``seed``."""
+    holdout = np.zeros(positive.shape[0], dtype=bool)
+    if fraction > 0:
+        rows = np.arange(positive.shape[0])
+        counts = np.bincount(positive.astype(int), minlength=2)
+        stratify = positive if counts.min() >= 2 else None
+        _, test = train_test_split(rows, test_size=fraction, random_state=seed, stratify=stratify)
+        holdout[test] = True
+    return holdout
+
+
+def split(spec: PipelineSpec, frame: pd.DataFrame) -> Stored:
+    """The ``holdout`` flag of every row."""
+    positive = (frame[spec.target.column] == positive_label(spec)).to_numpy()
+    return pa.table({"holdout": holdout_mask(positive, spec.holdout_fraction, spec.split_seed)}), {}
+
+
+def split_rows(
+    spec: PipelineSpec, frame: pd.DataFrame, holdout_flags: np.ndarray, holdout: bool = False
+) -> tuple[pd.DataFrame, pd.Series]:
+    """(X, y) of the training rows, or of the holdout rows."""
+    part = frame.loc[holdout_flags == holdout].reset_index(drop=True)
+    features = [c for c in frame.columns if c != spec.target.column]
+    return part[features], part[spec.target.column]
+
+
+# --- discretize, encode -----------------------------------------------------------------------
+
+
+def discretize_params(spec: PipelineSpec) -> dict:
+    model = spec.model
+    return {
+        "chi2_threshold": model.chi2_threshold,
+        "max_intervals": model.max_intervals,
+        "categorical": spec.features.categorical,
+        "positive_class": positive_label(spec),
+    }
+
+
+def discretize(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> Stored:
+    """ChiMerge cut points / category bins of the training rows: one row per bin."""
+    return discretization_table(estimator(spec).discretize(X, target(spec, y)))
+
+
+def encode(
+    spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, discretization: Discretization
+) -> Stored:
+    """The distinct training records (bin codes) with their class weights."""
+    records = LibreClassifier.encode(X, target(spec, y), discretization)
+    return records_table(records, discretization)
+
+
+# --- learn, union_filter, set_cover -----------------------------------------------------------
+
+
+def feature_subsets(spec: PipelineSpec, discretization: Discretization) -> list[list[int]]:
+    """The learners' feature subsets, fixed up front from the seed (independent of which
+    learner finishes first)."""
+    return [list(s) for s in estimator(spec).draw_subsets(discretization)]
+
+
+def learn_params(spec: PipelineSpec, subset: list[int]) -> dict:
+    params = {"heuristic": spec.model.heuristic, "seeds": spec.model.seeds, "subset": subset}
+    if spec.model.conflict_tolerance:  # absent at 0, so earlier cached learners stay valid
+        params["conflict_tolerance"] = spec.model.conflict_tolerance
+    return params
+
+
+def learn(
+    spec: PipelineSpec,
+    records: DistinctRecords,
+    discretization: Discretization,
+    subset: list[int],
+) -> Stored:
+    """One weak learner (FindBoundary) on one feature subset: its candidate rules."""
+    model = spec.model
+    candidates = learn_subset(
+        records,
+        discretization.n_bins,
+        subset,
+        model.heuristic,
+        model.seeds,
+        model.conflict_tolerance,
+    )
+    return candidates_table(candidates, discretization, with_text=False)
+
+
+def union_filter_params(spec: PipelineSpec) -> dict:
+    return {"top_k": spec.model.top_k, "min_local_support": spec.model.min_local_support}
+
+
+def union_filter(
+    spec: PipelineSpec,
+    parts: Sequence[Candidates],
+    records: DistinctRecords,
+    discretization: Discretization,
+) -> Stored:
+    """Union of the learners' points, local-support filter and top-K (section 3.3), with each
+    kept point's rank, local supports and exclusiveness."""
+    union = union_candidates(parts, int(discretization.n_bins.sum()))
+    ranked = filter_candidates(union, records, spec.model.top_k, spec.model.min_local_support)
+    kept = union.take(ranked)
+    n_pos, n_neg = records.positive_weight.sum(), records.negative_weight.sum()
+    lsup_pos, lsup_neg = kept.positives / n_pos, kept.negatives / n_neg
+    table, metadata = candidates_table(
+        kept,
+        discretization,
+        rank=np.arange(1, len(kept) + 1),
+        local_support_positive=lsup_pos,
+        local_support_negative=lsup_neg,
+        exclusiveness=lsup_pos / np.maximum(lsup_pos + lsup_neg, 1e-300),
+    )
+    return table, {**metadata, "n_union": len(union)}
+
+
+def set_cover_params(spec: PipelineSpec, subsets: list[list[int]]) -> dict:
+    return {
+        "alpha": spec.model.alpha,
+        "max_rules": spec.model.max_rules,
+        "estimator": spec.estimator_params(),
+        "subsets": subsets,
+    }
+
+
+def set_cover(
+    spec: PipelineSpec,
+    candidates: Candidates,
+    records: DistinctRecords,
+    discretization: Discretization,
+    X: pd.DataFrame,
+    y: pd.Series,
+    subsets: list[list[int]],
+    n_candidates: int | None = None,
+) -> Stored:
+    """Greedy weighted set cover: the chosen rules in order, and the fitted model (JSON) in the
+    metadata. ``n_candidates`` is the size of the union before filtering."""
+    selection = cover_candidates(
+        candidates, records, discretization.n_bins, spec.model.alpha, spec.model.max_rules
+    )
+    model = estimator(spec).assemble(
+        X.columns,
+        target(spec, y),
+        discretization,
+        subsets,
+        candidates,
+        selection,
+        target_name=spec.target.column,
+    )
+    model.n_candidates_ = len(candidates) if n_candidates is None else int(n_candidates)
+    table, _ = selection_table(selection, candidates, discretization)
+    return table, {"model": model.to_dict()}
+
+
+def model_from_metadata(metadata: dict) -> LibreClassifier:
+    """The fitted model a ``set_cover`` artifact's metadata holds."""
+    return LibreClassifier.from_dict(metadata["model"])
+
+
+# --- report, register, publish ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingReport:
+    """What ``report`` hands on: the model, its rule report on the holdout rows, the data
+    validation it passed, and its data contract (JSON, and as an expectation suite)."""
+
+    model: LibreClassifier
+    rules: RuleReport
+    validation: ValidationReport
+    contract: str
+    expectation_suite: str
+
+    @property
+    def metrics(self) -> dict:
+        return dict(self.rules.metrics)
+
+    def contract_files(self) -> dict[str, str]:
+        """The contract files a model version and a run folder keep next to ``model.json``."""
+        return {"contract.json": self.contract, "expectations.json": self.expectation_suite}
+
+
+def report_params(spec: PipelineSpec) -> dict:
+    return {"spec": spec.report.model_dump()}
+
+
+def report(
+    spec: PipelineSpec,
+    model: LibreClassifier,
+    frame: pd.DataFrame,
+    holdout_flags: np.ndarray,
+    validation: ValidationReport,
+) -> TrainingReport:
+    """Metrics and per-rule statistics on the holdout rows (on the training rows when there is
+    no holdout, with a note saying so) and the data contract of the training rows."""
+    X, y = split_rows(spec, frame, holdout_flags, holdout=True)
+    note = ()
+    if len(X) == 0:
+        X, y = split_rows(spec, frame, holdout_flags)
+        note = ("holdout_fraction is 0: the metrics below are on the training rows.",)
+    n_train = int((~holdout_flags).sum())
+    rule_report = build_report(
+        model,
+        X,
+        y,
+        title=spec.report.title or f"Rule report: {spec.name}",
+        column_labels=spec.report.column_labels,
+        target_label=spec.report.target_label,
+        validation_summary=validation.summary(),
+        validation_success=validation.success,
+        data_description=(
+            f"{Path(spec.data.path).name}: {n_train} training rows, {len(X)} holdout rows; "
+            f"positive class {positive_label(spec)!r}"
+        ),
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        notes=note,
+    )
+    X_train, _ = split_rows(spec, frame, holdout_flags)
+    contract = DataContract.from_model(model, X_train)
+    suite = json.dumps(contract.to_expectation_suite(f"libre-{spec.name}-contract"), indent=2)
+    return TrainingReport(model, rule_report, validation, contract.to_json(), suite)
+
+
+def report_table(trained: TrainingReport) -> Stored:
+    """The per-rule holdout statistics, with the metrics in the metadata."""
+    return trained.rules.rules, {"metrics": trained.metrics}
+
+
+@dataclass(frozen=True)
+class Registration:
+    """What ``register`` hands on: the new model version, the promotion decision, and what
+    changed since the champion it was compared with (None for the first version)."""
+
+    version: ModelVersion
+    decision: PromotionDecision
+    changes: ChampionChanges | None
+
+
+def register(
+    registry: ModelRegistry,
+    spec: PipelineSpec,
+    trained: TrainingReport,
+    data_fingerprint: str,
+    run_id: str,
+) -> Registration:
+    """Register the model as the pipeline's next version and promote it if it is not worse
+    than the champion (section "Model versions" of docs/operations.md)."""
+    previous = registry.champion(spec.name)
+    version = registry.register(
+        spec.name,
+        trained.model.to_json(),
+        spec=spec.model_dump(mode="json"),
+        metrics=trained.metrics,
+        validation=validation_record(trained.validation),
+        data_fingerprint=data_fingerprint,
+        spec_hash=spec_hash(spec),
+        run_id=run_id,
+        extra_files=trained.contract_files(),
+    )
+    decision = registry.promote(
+        spec.name,
+        version.version,
+        tolerance=spec.promotion.tolerance,
+        metric=spec.promotion.metric,
+    )
+    changes = registry.changes(spec.name, previous, version, decision)
+    if changes is not None and spec.report.column_labels:
+        changes = replace(changes, column_labels=dict(spec.report.column_labels))
+    return Registration(version, decision, changes)
+
+
+def run_files(trained: TrainingReport, registration: Registration) -> dict[str, str]:
+    """The run folder's files by name: the report (with the changes since the champion), the
+    model and its contract."""
+    rules = replace(trained.rules, changes=registration.changes)
+    return {
+        "report.md": render_markdown(rules),
+        "report.html": render_html(rules),
+        "model.json": trained.model.to_json(),
+        **trained.contract_files(),
+    }

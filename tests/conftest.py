@@ -1,0 +1,36 @@
+"""Fixtures shared by the unit, property and flow tests: bundled datasets and a fitted model.
+
+Module-scoped, so each test file gets its own copies and no test can change another file's data.
+"""
+
+import pytest
+
+from libre_lib import LibreClassifier
+from libre_lib.datasets import load_dataset
+from libre_lib.ops.contract import DataContract
+
+
+@pytest.fixture(scope="module")
+def haberman():
+    """(X, y, info) of the bundled haberman dataset."""
+    return load_dataset("haberman")
+
+
+@pytest.fixture(scope="module")
+def credit_data():
+    """(X, y, info) of the bundled credit_approval dataset (numbers, text and missing values)."""
+    return load_dataset("credit_approval")
+
+
+@pytest.fixture(scope="module")
+def credit_model(credit_data):
+    """A LibreClassifier fitted on the whole credit_approval dataset (random_state=0)."""
+    X, y, info = credit_data
+    return LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def credit(credit_data, credit_model):
+    """(X, model, the model's data contract) on credit_approval."""
+    X = credit_data[0]
+    return X, credit_model, DataContract.from_model(credit_model, X)

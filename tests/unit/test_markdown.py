@@ -1,0 +1,40 @@
+"""Markdown helpers: escaped text, code, tables and plain blocks."""
+
+from libre_lib.ops.markdown import md_block, md_blocks, md_code, md_fence, md_inline, md_table
+
+
+def test_inline_text_is_escaped_and_kept_on_one_line():
+    assert md_inline("a_b *c* <d>\n[e]|f") == r"a\_b \*c\* \<d\> \[e\]\|f"
+
+
+def test_block_text_cannot_start_a_list_or_heading():
+    assert md_block("  1. first") == r"1\. first"
+    assert md_block("- item") == r"\- item"
+    assert md_block("# title") == r"\# title"
+
+
+def test_code_spans_and_fences_outlast_the_backticks_inside():
+    assert md_code("a|b") == r"`a\|b`"
+    assert md_code("`x`") == "`` `x` ``"
+    assert md_fence("a ```b```") == "````text\na ```b```\n````"
+
+
+def test_table_right_aligns_numeric_columns():
+    table = md_table(("Rule", "Rows"), [("x_1", "3")], (False, True))
+    assert table == "| Rule | Rows |\n|---|---:|\n| x\\_1 | 3 |"
+
+
+def test_blocks():
+    blocks = [
+        ("p", "1. fine"),
+        ("h", "Rules *added*"),
+        ("list", ["a", "b"]),
+        ("table", (("A",), [("1",)], (True,))),
+    ]
+    assert md_blocks(blocks, heading="###") == [
+        "1. fine",
+        r"### Rules \*added\*",
+        "- a\n- b",
+        "| A |\n|---:|\n| 1 |",
+    ]
+    assert md_blocks(blocks[:1], heading="#", paragraph=md_block) == [r"1\. fine"]
