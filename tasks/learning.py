@@ -60,7 +60,14 @@ def feature_subsets(spec: PipelineSpec, store_root: str, bins: Stage) -> list[li
     return stages.feature_subsets(spec, load_discretization(store_root, bins))
 
 
-@task(name="learn", cache_policy=NO_CACHE)
+def learn_run_name() -> str:
+    """A mapped learner's run name says which feature subset it learns: ``learn-f0-f3-f5``."""
+    from prefect.runtime import task_run
+
+    return "learn-" + "-".join(f"f{j}" for j in task_run.parameters["subset"])
+
+
+@task(name="learn", task_run_name=learn_run_name, cache_policy=NO_CACHE)
 def learn(spec, store_root, records: Stage, bins: Stage, subset: list[int], force=False) -> Stage:
     """One weak learner (FindBoundary) on one feature subset."""
 
