@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._version import __version__
@@ -19,15 +20,25 @@ from .encoding import DistinctRecords, distinct_records
 from .ensemble import Candidates, draw_feature_subsets, fit_ensemble
 from .errors import DataError, LibreWarning, ModelFormatError, SchemaError
 from .inputs import Target, as_frame, binary_target, label_array, resolve_categorical
-from .params import validate_params
+from .params import AUTO, validate_params
 from .render import rule_from_dict, rule_to_dict, ruleset_sql
 from .rules import RuleSet, rules_from_points
-from .selection import Selection, select_rules
+from .selection import Selection, majority_prefix, select_rules
 
 logger = logging.getLogger(__name__)
 
 MODEL_FORMAT = "libre-flows/model"
 MODEL_FORMAT_VERSION = 1
+
+#: What ``conflict_tolerance="auto"`` chooses from (H1 with uncovered seeds; else 0).
+AUTO_TOLERANCES = (0.0, 0.5)
+#: What ``max_rules="auto"`` chooses from: early stops of the set cover, each about 1.6x the
+#: previous (None: no stop). Free to validate: every stop is a prefix of one cover.
+AUTO_STOPS = (1, 2, 3, 5, 8, 13, 21, None)
+#: Inner folds of the "auto" choice (fewer from :data:`AUTO_LARGE` rows on).
+AUTO_FOLDS, AUTO_FOLDS_LARGE, AUTO_LARGE = 5, 3, 20_000
+#: A rule whose training precision is below this multiple of the base rate draws a warning.
+WEAK_LIFT = 1.2
 
 
 def libre_tags(tags):
@@ -70,8 +81,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Cap on the intervals per numeric feature (merging continues past the threshold).
     top_k : int or None, default=200
         Candidates kept after the local-support filter, ranked by exclusiveness.
-    max_rules : int or None, default=None
-        Cap on the number of rules ("LIBRE 3" in the paper is ``max_rules=3``).
+    max_rules : int, None or "auto", default="auto"
+        Cap on the number of rules ("LIBRE 3" in the paper is ``max_rules=3``; None: no cap,
+        the paper's LIBRE). "auto" chooses it from :data:`AUTO_STOPS` by inner
+        cross-validation on the training data (see ``conflict_tolerance``).
     min_local_support : float in [0, 1], default=0.05
         Minimum fraction of the positives a candidate rule must cover.
     seeds : {"uncovered", "all"}, default="uncovered"
@@ -82,7 +95,16 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         learner's projection (records identical to its seed aside). With a value > 0 (not in
         the paper) a learner may keep generalizing while the negatives its point covers weigh
         at most ``conflict_tolerance`` times the positives it covers: fewer, more general rules
-        on large noisy data. Needs ``heuristic="H1"`` and ``seeds="uncovered"``.
+        on large noisy data. Needs ``heuristic="H1"`` and ``seeds="uncovered"``. "auto"
+        chooses 0 or 0.5 (0 for other learners) by inner cross-validation: stratified 5-fold
+        (3-fold from 20,000 rows) F1 of every (tolerance, ``max_rules``) pair, then the fewest
+        rules within max(0.01, one standard error) of the best mean F1, as
+        :class:`~libre_lib.LibreSearchCV` chooses. The choice is ``conflict_tolerance_`` and
+        ``max_rules_``; the paper's learner is ``conflict_tolerance=0, max_rules=None``.
+    abstain : bool, default=True
+        Drop trailing rules (down to none: predict the negative class) while the rule set is
+        less accurate on its training data than answering the majority class everywhere (see
+        :func:`~libre_lib.selection.majority_prefix`). False keeps the paper's set cover as is.
     positive_class : label or None, default=None
         The class the rules describe. Default: 1 or True if present, else the minority class.
         With more than two classes it is required and the rest form the negative class.
@@ -105,6 +127,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Column indices (into ``discretization_.features``) of each learner.
     n_candidates_ : int
         Size of the union of the learners' boundary points.
+    max_rules_, conflict_tolerance_ : int or None, float
+        The values used: the parameters, or what "auto" chose.
+    auto_scores_ : dict or None
+        The inner cross-validation behind an "auto" choice: the (tolerance, max_rules) pairs
+        with their mean F1, its standard deviation and mean rules; None without "auto".
     """
 
     def __init__(
@@ -117,10 +144,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         chi2_threshold=4.6,
         max_intervals=3,
         top_k=200,
-        max_rules=None,
+        max_rules=AUTO,
         min_local_support=0.05,
         seeds="uncovered",
-        conflict_tolerance=0.0,
+        conflict_tolerance=AUTO,
+        abstain=True,
         positive_class=None,
         categorical_features=None,
         random_state=None,
@@ -138,6 +166,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.min_local_support = min_local_support
         self.seeds = seeds
         self.conflict_tolerance = conflict_tolerance
+        self.abstain = abstain
         self.positive_class = positive_class
         self.categorical_features = categorical_features
         self.random_state = random_state
@@ -164,6 +193,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         started = time.perf_counter()
         frame = as_frame(X)
         target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
+        self.conflict_tolerance_, self.max_rules_, self.auto_scores_ = self._choose_auto(
+            frame, target
+        )
         discretization = self.discretize(frame, target)
         records = self.encode(frame, target, discretization)
         subsets = self.draw_subsets(discretization)
@@ -175,9 +207,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             self.heuristic,
             self.seeds,
             self.n_jobs,
-            self.conflict_tolerance,
+            self.conflict_tolerance_,
         )
-        selection = self.select(candidates, records, discretization)
+        selection = self.select(candidates, records, discretization, self.max_rules_)
         self.assemble(
             frame.columns,
             target,
@@ -247,18 +279,97 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def select(
-        self, candidates: Candidates, records: DistinctRecords, discretization: Discretization
+        self,
+        candidates: Candidates,
+        records: DistinctRecords,
+        discretization: Discretization,
+        max_rules=AUTO,
     ) -> Selection:
-        """Local-support filter, top-K and weighted set cover (section 3.3)."""
+        """Local-support filter, top-K and weighted set cover (section 3.3), capped at
+        ``max_rules`` (default: the parameter; "auto" left unresolved means no cap)."""
+        if max_rules == AUTO:
+            max_rules = self.max_rules
         return select_rules(
             candidates,
             records,
             discretization.n_bins,
             alpha=float(self.alpha),
             top_k=self.top_k,
-            max_rules=self.max_rules,
+            max_rules=None if max_rules == AUTO else max_rules,
             min_local_support=float(self.min_local_support),
         )
+
+    # -- the "auto" choice --------------------------------------------------------------------
+
+    def _auto_options(self) -> tuple[list, list]:
+        tolerances = [self.conflict_tolerance]
+        if self.conflict_tolerance == AUTO:
+            tolerant = self.heuristic == "H1" and self.seeds == "uncovered"
+            tolerances = list(AUTO_TOLERANCES) if tolerant else [0.0]
+        stops = list(AUTO_STOPS) if self.max_rules == AUTO else [self.max_rules]
+        return tolerances, stops
+
+    def _choose_auto(self, frame: pd.DataFrame, target: Target):
+        """(conflict_tolerance, max_rules, scores): the parameters, or what inner
+        cross-validation on the training rows chooses for those set to "auto"."""
+        tolerances, stops = self._auto_options()
+        if len(tolerances) * len(stops) == 1:
+            return float(tolerances[0]), stops[0], None
+        n_rows = frame.shape[0]
+        n_splits = AUTO_FOLDS_LARGE if n_rows >= AUTO_LARGE else AUTO_FOLDS
+        n_positive = int(target.positive.sum())
+        if min(n_positive, n_rows - n_positive) < 2 * n_splits:
+            # too few rows of a class to validate: the paper's learner, no cap
+            return float(tolerances[0]), (None if self.max_rules == AUTO else stops[0]), None
+        folds = StratifiedKFold(n_splits, shuffle=True, random_state=_seed(self.random_state))
+        scores = np.zeros((len(tolerances), len(stops), n_splits))
+        sizes = np.zeros_like(scores)
+        for f, (train, test) in enumerate(folds.split(np.zeros(n_rows), target.positive)):
+            part = Target(target.positive[train], target.classes, target.positive_class)
+            fold_f1, fold_rules = self._validate_fold(
+                frame.iloc[train], part, frame.iloc[test], target.positive[test], tolerances, stops
+            )
+            scores[..., f], sizes[..., f] = fold_f1, fold_rules
+        mean, std = scores.mean(axis=2).ravel(), scores.std(axis=2).ravel()
+        rules = sizes.mean(axis=2).ravel()
+        choice = choose_candidate(mean, rules, resolve_tolerance(0.01, 1.0, mean, std, n_splits))
+        tolerance, stop = tolerances[choice // len(stops)], stops[choice % len(stops)]
+        pairs = [(float(t), s) for t in tolerances for s in stops]
+        table = {"params": pairs, "mean_f1": mean.tolist(), "std_f1": std.tolist(),
+                 "mean_rules": rules.tolist(), "n_splits": n_splits}  # fmt: skip
+        logger.info(
+            "auto: conflict_tolerance=%s, max_rules=%s (inner F1 %.3f with %.1f rules)",
+            tolerance, stop, mean[choice], rules[choice],
+        )  # fmt: skip
+        return float(tolerance), stop, table
+
+    def _validate_fold(self, X_train, target, X_test, truth, tolerances, stops):
+        """(F1, rules) on the held-out rows of every (tolerance, stop) pair, each stop scored
+        on a prefix of one set cover per tolerance (a capped cover is the uncapped one's
+        prefix), as ``fit`` would give with those parameters."""
+        f1 = np.zeros((len(tolerances), len(stops)))
+        n_rules = np.zeros_like(f1)
+        discretization = self.discretize(X_train, target)
+        records = self.encode(X_train, target, discretization)
+        subsets = self.draw_subsets(discretization)
+        n_positive = float(target.positive.sum())
+        n_negative = float(target.positive.size) - n_positive
+        atoms: dict = {}
+        for a, tolerance in enumerate(tolerances):
+            candidates = fit_ensemble(
+                records, discretization.n_bins, subsets, self.heuristic, self.seeds,
+                self.n_jobs, tolerance,
+            )  # fmt: skip
+            selection = self.select(candidates, records, discretization, None)
+            rules = rules_from_points(candidates.points[selection.indices], discretization)
+            fired = [r.evaluate(X_test, atoms) for r in rules]
+            for b, stop in enumerate(stops):
+                k = len(rules) if stop is None else min(stop, len(rules))
+                if self.abstain:
+                    k = majority_prefix(selection.stats[:k], n_positive, n_negative)
+                pred = np.logical_or.reduce(fired[:k]) if k else np.zeros(truth.size, bool)
+                f1[a, b], n_rules[a, b] = f1_score(truth, pred), k
+        return f1, n_rules
 
     def assemble(
         self,
@@ -284,6 +395,14 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.discretization_ = discretization
         self.feature_subsets_ = [tuple(int(f) for f in s) for s in subsets]
         self.n_candidates_ = len(candidates)
+        if not hasattr(self, "auto_scores_"):  # assembled from a pipeline's stages
+            self.auto_scores_ = None
+            self.max_rules_ = None if self.max_rules == AUTO else self.max_rules
+            tolerance = self.conflict_tolerance
+            self.conflict_tolerance_ = 0.0 if tolerance == AUTO else float(tolerance)
+        chosen = selection.indices.size
+        if self.abstain:
+            selection = self._no_worse_than_majority(selection, target)
         self.rules_ = RuleSet(
             tuple(rules_from_points(candidates.points[selection.indices], discretization)),
             target=target_name,
@@ -291,7 +410,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             negative_class=self.classes_[0],
             stats=selection.stats,
         )
-        if not len(self.rules_):
+        if not chosen:
             warnings.warn(
                 "No rule was learned: no candidate passed the local-support filter with a "
                 "positive set-cover gain, so the model predicts the negative class everywhere. "
@@ -300,7 +419,44 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 LibreWarning,
                 stacklevel=2,
             )
+        self._warn_weak_rules(target)
         return self
+
+    @staticmethod
+    def _no_worse_than_majority(selection: Selection, target: Target) -> Selection:
+        n_positive = float(target.positive.sum())
+        n_negative = float(target.positive.size) - n_positive
+        k = majority_prefix(selection.stats, n_positive, n_negative)
+        if k == selection.indices.size:
+            return selection
+        warnings.warn(
+            f"Kept {k} of the {selection.indices.size} rules the set cover chose: with more, the "
+            "rule set was less accurate on its training data than answering the majority class "
+            "everywhere (abstain=False keeps them all).",
+            LibreWarning,
+            stacklevel=3,
+        )
+        return Selection(
+            selection.indices[:k], selection.stats[:k], selection.n_candidates,
+            selection.n_filtered,
+        )  # fmt: skip
+
+    def _warn_weak_rules(self, target: Target) -> None:
+        base = float(target.positive.mean()) if target.positive.size else 0.0
+        weak = [
+            (i, s.precision)
+            for i, s in enumerate(self.rules_.stats, start=1)
+            if s.precision < WEAK_LIFT * base
+        ]
+        if weak and base < 1:
+            listed = ", ".join(f"rule {i} ({p:.2f})" for i, p in weak)
+            warnings.warn(
+                f"{listed}: training precision below {WEAK_LIFT:g} x the base rate {base:.2f} "
+                "of the positive class; such rules add little over guessing. Consider a higher "
+                "alpha, a smaller max_rules, or max_rules='auto'.",
+                LibreWarning,
+                stacklevel=3,
+            )
 
     def _n_features(self, n_usable: int) -> int:
         if self.max_features is None:
@@ -408,6 +564,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "discretization": self.discretization_.to_dict(),
             "feature_subsets": [list(s) for s in self.feature_subsets_],
             "n_candidates": self.n_candidates_,
+            "chosen": {
+                "max_rules": self.max_rules_,
+                "conflict_tolerance": self.conflict_tolerance_,
+            },
             "rules": [
                 rule_to_dict(r, s) for r, s in zip(self.rules_, self.rules_.stats, strict=True)
             ],
@@ -441,6 +601,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             model.discretization_ = Discretization.from_dict(data["discretization"])
             model.feature_subsets_ = [tuple(s) for s in data["feature_subsets"]]
             model.n_candidates_ = int(data["n_candidates"])
+            chosen = data.get("chosen") or {}
+            model.auto_scores_ = None
+            model.max_rules_ = chosen.get("max_rules", _explicit(model.max_rules, None))
+            model.conflict_tolerance_ = float(
+                chosen.get("conflict_tolerance", _explicit(model.conflict_tolerance, 0.0))
+            )
             parsed = [rule_from_dict(r) for r in data["rules"]]
         except (KeyError, TypeError) as exc:
             raise ModelFormatError(
@@ -462,6 +628,50 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         except json.JSONDecodeError as exc:
             raise ModelFormatError(f"The model is not valid JSON: {exc}.") from None
         return cls.from_dict(data)
+
+
+def _explicit(value, paper):
+    """A parameter's value, the paper's when it is "auto"."""
+    return paper if value == AUTO else value
+
+
+def resolve_tolerance(
+    score_tolerance, standard_errors, mean_scores, std_scores, n_splits: int
+) -> float:
+    """The choice's tolerance: max(``score_tolerance``, ``standard_errors`` x the standard
+    error of the best mean score: the first best's std over the folds / sqrt(n_splits))."""
+    best = int(np.argmax(np.asarray(mean_scores, dtype=float)))
+    se = float(np.asarray(std_scores, dtype=float)[best]) / np.sqrt(n_splits)
+    return max(float(score_tolerance), float(standard_errors) * se)
+
+
+def choose_candidate(mean_scores, mean_rules, score_tolerance=0.0) -> int:
+    """Index of the candidate to pick: among those whose mean score is at least the best mean
+    score minus ``score_tolerance``, the one with the fewest mean rules, then the best mean
+    score, then the first in order. ``score_tolerance=0`` is "best mean score, exact ties
+    broken by fewer rules"."""
+    mean_scores = np.asarray(mean_scores, dtype=float)
+    mean_rules = np.asarray(mean_rules, dtype=float)
+    if mean_scores.size == 0:
+        raise ValueError("no candidate to choose from")
+    # rounded so that equal scores are not split by float noise
+    eligible = np.round(mean_scores, 9) >= np.round(np.max(mean_scores) - score_tolerance, 9)
+    index = np.flatnonzero(eligible)
+    order = np.lexsort((index, -mean_scores[index], mean_rules[index]))
+    return int(index[order[0]])
+
+
+def f1_score(truth: np.ndarray, pred: np.ndarray) -> float:
+    """F1 of the positive class from two bool masks (0 when neither has a positive)."""
+    tp = float(np.sum(truth & pred))
+    denominator = float(truth.sum() + pred.sum())
+    return 2.0 * tp / denominator if denominator else 0.0
+
+
+def _seed(random_state) -> int:
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def _target_name(y) -> str:

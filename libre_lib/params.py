@@ -35,6 +35,9 @@ SEEDING = ("uncovered", "all")
 SUBSET_SIZES = ("cycle", "fixed")
 #: Most weak learners a model may ask for: far beyond any useful ensemble, well below a typo.
 MAX_ESTIMATORS = 100_000
+#: The value of ``max_rules`` and ``conflict_tolerance`` that ``fit`` chooses by inner
+#: cross-validation on the training data.
+AUTO = "auto"
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,7 @@ class Requires:
         return self.name in params and all(k in params for k in self.needs)
 
     def is_satisfied_by(self, params: Mapping[str, Any]) -> bool:
-        if params[self.name] == self.off:
+        if params[self.name] == self.off or params[self.name] == AUTO:
             return True
         return all(params[k] == v for k, v in self.needs.items())
 
@@ -168,10 +171,11 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "chi2_threshold": [Range(Real, 0, None, closed="left")],
     "max_intervals": [_AT_LEAST_ONE, None],
     "top_k": [_AT_LEAST_ONE, None],
-    "max_rules": [_AT_LEAST_ONE, None],
+    "max_rules": [_AT_LEAST_ONE, None, Options((AUTO,))],
     "min_local_support": [Range(Real, 0, 1, closed="both")],
     "seeds": [Options(SEEDING)],
-    "conflict_tolerance": [Range(Real, 0, None, closed="left")],
+    "conflict_tolerance": [Range(Real, 0, None, closed="left"), Options((AUTO,))],
+    "abstain": [InstanceOf(bool)],
     "positive_class": [CheckedInFit("a label of y")],
     "categorical_features": [CheckedInFit("column names, indices or a mask of X")],
     "random_state": [
@@ -277,6 +281,7 @@ def validate_params(
 
 
 __all__ = [
+    "AUTO",
     "HEURISTICS",
     "LIBRE_PARAMETERS",
     "LIBRE_REQUIREMENTS",

@@ -68,15 +68,22 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv
-from sklearn.utils.validation import check_is_fitted, check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from .ensemble import learn_subset, union_candidates
 from .errors import LibreWarning, ParameterError
-from .estimator import LibreClassifier, libre_tags
+from .estimator import (
+    LibreClassifier,
+    _seed,
+    choose_candidate,
+    f1_score,
+    libre_tags,
+    resolve_tolerance,
+)
 from .inputs import as_frame, binary_target
-from .params import SEARCH_PARAMETERS, validate_params
+from .params import AUTO, SEARCH_PARAMETERS, validate_params
 from .rules import rule_from_point
-from .selection import Selection, cover_filtered, filter_for_cover
+from .selection import Selection, cover_filtered, filter_for_cover, majority_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -321,7 +328,18 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                     "max_rules is both fixed (max_rules=...) and tuned (param_grid): pick one."
                 )
             validate_params(point, owner="LibreSearchCV", noun="param_grid entry")
-        candidates = [{**base, **point} for point in points]
+            auto = sorted(k for k, v in point.items() if isinstance(v, str) and v == AUTO)
+            if auto:
+                raise ParameterError(
+                    f"param_grid sets {auto} to 'auto', the estimator's own inner choice: list "
+                    "the values for the search to try instead."
+                )
+        # a parameter the grid leaves at "auto" takes the paper's value (the search tunes it)
+        paper = {"max_rules": None, "conflict_tolerance": 0.0}
+        candidates = [
+            {**base, **{k: v for k, v in paper.items() if base.get(k) == AUTO}, **point}
+            for point in points
+        ]
         for params in candidates:
             validate_params(params)
         self._tuned_names = sorted({k for point in points for k in point})
@@ -487,81 +505,91 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
 
     Runs LibreClassifier's stages with every shareable result reused; each candidate ends in
     exactly the state ``LibreClassifier(**params).fit(train)`` would produce. The candidates
-    are visited in the groups of :func:`_share_groups`, and a group's learners, union and cover
-    problem are dropped once its candidates are scored: the memory held is one learner
-    setting's learners, one union and one cover problem at a time, whatever the grid. (Grid
-    order varies ``alpha`` slowest, so keeping them for the grid's order held every cover
-    problem of the fold at once.) Candidates that differ only in ``max_rules`` share one set
-    cover: the greedy cover capped at ``k`` rules is the first ``k`` rules of the uncapped one,
-    so it runs once (up to the largest cap of the task) and every candidate is scored on its
-    prefix.
+    are visited in the groups of :func:`_share_groups`, and a group's learners, union, cover
+    problem and evaluated rules are dropped once its candidates are scored: the memory held is
+    one discretization's rules, one learner setting's learners, one union and one cover problem
+    at a time, whatever the grid. (Grid order varies ``alpha`` slowest, so keeping them for the
+    grid's order held every cover problem of the fold at once.) Candidates that differ only
+    in ``max_rules`` share one set cover: the greedy cover capped at ``k`` rules is the first
+    ``k`` rules of the uncapped one, so it runs once (up to the largest cap of the task) and
+    every candidate is scored on its prefix.
     """
     started = time.perf_counter()
     train, test = split
     X_train = frame.iloc[train]
     validation = _Validation(frame.iloc[test], labels[test], positive[test], scorer)
     caps = [params["max_rules"] for params in candidates]
+    n_positive = float(positive[train].sum())
+    n_negative = float(len(train)) - n_positive
     largest = None if any(c is None for c in caps) else max(caps)
-    point_rules: dict = {}  # (discretization id, point bytes) -> Rule
     out: list = [None] * len(candidates)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LibreWarning)
         target, discretizations, groups = _share_groups(X_train, labels[train], candidates)
-        for (did, learner), by_subsets in groups.items():
+        for did, by_learner in groups.items():
             disc, records = discretizations[did]
-            setting = dict(zip(_LEARNERS, learner, strict=True))
-            learned: dict = {}  # subset -> Candidates of this discretization and setting
-            for subsets, by_filter in by_subsets.items():
-                for subset in subsets:
-                    if subset not in learned:
-                        learned[subset] = learn_subset(
-                            records,
-                            disc.n_bins,
-                            subset,
-                            setting["heuristic"],
-                            setting["seeds"],
-                            setting["conflict_tolerance"],
+            # rules and atoms of another discretization rarely recur: keep one's at a time
+            validation.forget()
+            point_rules: dict = {}  # point bytes -> Rule of this discretization
+            for learner, by_subsets in by_learner.items():
+                setting = dict(zip(_LEARNERS, learner, strict=True))
+                learned: dict = {}  # subset -> Candidates of this discretization and setting
+                for subsets, by_filter in by_subsets.items():
+                    for subset in subsets:
+                        if subset not in learned:
+                            learned[subset] = learn_subset(
+                                records,
+                                disc.n_bins,
+                                subset,
+                                setting["heuristic"],
+                                setting["seeds"],
+                                setting["conflict_tolerance"],
+                            )
+                    union = union_candidates([learned[s] for s in subsets], int(disc.n_bins.sum()))
+                    for (top_k, min_local_support), members in by_filter.items():
+                        # the filter and the cover problem are shared by every alpha and cap
+                        filtered = filter_for_cover(
+                            union, records, disc.n_bins, top_k, float(min_local_support)
                         )
-                union = union_candidates([learned[s] for s in subsets], int(disc.n_bins.sum()))
-                for (top_k, min_local_support), members in by_filter.items():
-                    # the filter and the cover problem are shared by every alpha and cap
-                    filtered = filter_for_cover(
-                        union, records, disc.n_bins, top_k, float(min_local_support)
-                    )
-                    covers: dict = {}  # alpha -> its cover, rules and scores per cap
-                    for i in members:
-                        params = candidates[i]
-                        alpha = params["alpha"]
-                        if alpha not in covers:
-                            selection = cover_filtered(
-                                filtered, records, disc.n_bins, float(alpha), largest
-                            )
-                            covers[alpha] = {"selection": selection, "scores": {}}
-                        cover = covers[alpha]
-                        full = cover["selection"]
-                        n_chosen = full.indices.size
-                        cap = params["max_rules"]
-                        k = n_chosen if cap is None else min(cap, n_chosen)
-                        if k in cover["scores"]:
+                        covers: dict = {}  # alpha -> its cover, rules and scores per cap
+                        for i in members:
+                            params = candidates[i]
+                            alpha = params["alpha"]
+                            if alpha not in covers:
+                                selection = cover_filtered(
+                                    filtered, records, disc.n_bins, float(alpha), largest
+                                )
+                                covers[alpha] = {"selection": selection, "scores": {}}
+                            cover = covers[alpha]
+                            full = cover["selection"]
+                            n_chosen = full.indices.size
+                            cap = params["max_rules"]
+                            k = n_chosen if cap is None else min(cap, n_chosen)
+                            if params["abstain"]:  # what assemble keeps of this prefix
+                                k = majority_prefix(full.stats[:k], n_positive, n_negative)
+                            if k in cover["scores"]:
+                                out[i] = cover["scores"][k]
+                                continue
+                            if scorer is None:
+                                # what fit + predict give (a rule fires -> positive): the cover's
+                                # rules are built once (every cap is a prefix)
+                                if "rules" not in cover:
+                                    cover["rules"] = [
+                                        _rule(point, disc, point_rules)
+                                        for point in union.points[full.indices]
+                                    ]
+                                cover["scores"][k] = validation.rules_score(cover["rules"][:k])
+                            else:
+                                prefix = Selection(
+                                    full.indices[:k],
+                                    full.stats[:k],
+                                    full.n_candidates,
+                                    full.n_filtered,
+                                )
+                                clf = LibreClassifier(**params)
+                                clf.assemble(X_train.columns, target, disc, subsets, union, prefix)
+                                cover["scores"][k] = validation.model_score(clf)
                             out[i] = cover["scores"][k]
-                            continue
-                        if scorer is None:
-                            # what fit + predict give (a rule fires -> positive): the cover's
-                            # rules are built once (every cap is a prefix)
-                            if "rules" not in cover:
-                                cover["rules"] = [
-                                    _rule(point, did, disc, point_rules)
-                                    for point in union.points[full.indices]
-                                ]
-                            cover["scores"][k] = validation.rules_score(cover["rules"][:k])
-                        else:
-                            prefix = Selection(
-                                full.indices[:k], full.stats[:k], full.n_candidates, full.n_filtered
-                            )
-                            clf = LibreClassifier(**params)
-                            clf.assemble(X_train.columns, target, disc, subsets, union, prefix)
-                            cover["scores"][k] = validation.model_score(clf)
-                        out[i] = cover["scores"][k]
     return {"results": out, "seconds": time.perf_counter() - started}
 
 
@@ -570,9 +598,9 @@ def _share_groups(X_train, train_labels, candidates):
 
     Returns the training target, the distinct discretizations (discretization, encoded records;
     thresholds that give the same bins share one) and the candidates' indices grouped as
-    (discretization id, learner setting) -> the learners' subsets -> (top_k,
+    discretization id -> learner setting -> the learners' subsets -> (top_k,
     min_local_support), every level in order of first appearance: the candidates of a group
-    share its learners, then their union, then the filtered cover problem.
+    share its rules, then its learners, then their union, then the filtered cover problem.
     """
     target = binary_target(train_labels, candidates[0]["positive_class"]) if candidates else None
     by_params: dict = {}  # discretization params -> id
@@ -595,35 +623,51 @@ def _share_groups(X_train, train_labels, candidates):
         if draw not in drawn:
             drawn[draw] = tuple(clf.draw_subsets(discretizations[did][0]))
         learner = tuple(params[k] for k in _LEARNERS)
-        by_subsets = groups.setdefault((did, learner), {})
+        by_subsets = groups.setdefault(did, {}).setdefault(learner, {})
         by_filter = by_subsets.setdefault(drawn[draw], {})
         by_filter.setdefault((params["top_k"], params["min_local_support"]), []).append(i)
     return target, discretizations, groups
 
 
 class _Validation:
-    """The validation rows of one split, with every rule and atom evaluated on them once
-    (rules are frozen value objects, and rules share atoms)."""
+    """The validation rows of one split, with every rule and atom (condition) evaluated on
+    them once until :meth:`forget`; rules are frozen value objects and share atoms. The rows
+    a rule or atom holds on are kept bit-packed (8 per byte): on magic a fold evaluates
+    about 47,000 distinct atoms."""
 
     def __init__(self, X, labels, truth, scorer):
         self.X = X
         self.labels = labels
         self.truth = truth
         self.scorer = scorer
-        self.fired: dict = {}  # rule -> validation rows it fires on, bit-packed
-        self.atoms: dict = {}  # condition -> validation rows it holds on
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop the evaluated rules and atoms."""
+        self.fired: dict = {}  # rule -> packed validation rows it fires on
+        self.atoms: dict = {}  # condition -> packed validation rows it holds on
+
+    def fires(self, rule) -> np.ndarray:
+        """Packed rows ``rule`` fires on: ``rule.evaluate(X)``, from the atoms' packed rows."""
+        if rule not in self.fired:
+            hit = np.packbits(np.ones(len(self.truth), dtype=bool))
+            for condition in rule:
+                if condition not in self.atoms:
+                    held = condition.evaluate(self.X[condition.feature])
+                    self.atoms[condition] = np.packbits(held)
+                hit &= self.atoms[condition]
+            self.fired[rule] = hit
+        return self.fired[rule]
 
     def rules_score(self, rules) -> tuple[float, int, float]:
         """(F1 of the positive class, rules, mean atoms) of predicting positive where a rule
         fires, as fit + predict would."""
         pred = np.zeros(-(-len(self.truth) // 8), dtype=np.uint8)
         for rule in rules:
-            if rule not in self.fired:
-                self.fired[rule] = np.packbits(rule.evaluate(self.X, self.atoms))
-            pred |= self.fired[rule]
+            pred |= self.fires(rule)
         covered = np.unpackbits(pred, count=len(self.truth)).astype(bool)
         atoms = float(np.mean([len(r) for r in rules])) if rules else 0.0
-        return _f1(self.truth, covered), len(rules), atoms
+        return f1_score(self.truth, covered), len(rules), atoms
 
     def model_score(self, clf) -> tuple[float, int, float]:
         """(score, rules, atoms) of a fitted LibreClassifier under the search's scorer."""
@@ -631,44 +675,13 @@ class _Validation:
         return score, len(clf.rules_), clf.rules_.n_atoms
 
 
-def _rule(point: np.ndarray, did: int, disc, cache: dict):
-    """``rule_from_point(point, disc)``, cached per discretization and point."""
-    key = (did, point.tobytes())
+def _rule(point: np.ndarray, disc, cache: dict):
+    """``rule_from_point(point, disc)``, cached per point (``cache`` serves one
+    discretization)."""
+    key = point.tobytes()
     if key not in cache:
         cache[key] = rule_from_point(point, disc)
     return cache[key]
-
-
-def resolve_tolerance(
-    score_tolerance, standard_errors, mean_scores, std_scores, n_splits: int
-) -> float:
-    """The choice's tolerance: max(``score_tolerance``, ``standard_errors`` x the standard
-    error of the best mean score: the first best's std over the folds / sqrt(n_splits))."""
-    best = int(np.argmax(np.asarray(mean_scores, dtype=float)))
-    se = float(np.asarray(std_scores, dtype=float)[best]) / np.sqrt(n_splits)
-    return max(float(score_tolerance), float(standard_errors) * se)
-
-
-def choose_candidate(mean_scores, mean_rules, score_tolerance=0.0) -> int:
-    """Index of the candidate LibreSearchCV picks: among those whose mean score is at least
-    the best mean score minus ``score_tolerance``, the one with the fewest mean rules, then the
-    best mean score, then the first in grid order. ``score_tolerance=0`` is "best mean score,
-    exact ties broken by fewer rules"."""
-    mean_scores = np.asarray(mean_scores, dtype=float)
-    mean_rules = np.asarray(mean_rules, dtype=float)
-    if mean_scores.size == 0:
-        raise ValueError("no candidate to choose from")
-    # rounded so that equal scores are not split by float noise
-    eligible = np.round(mean_scores, 9) >= np.round(np.max(mean_scores) - score_tolerance, 9)
-    index = np.flatnonzero(eligible)
-    order = np.lexsort((index, -mean_scores[index], mean_rules[index]))
-    return int(index[order[0]])
-
-
-def _f1(truth: np.ndarray, pred: np.ndarray) -> float:
-    tp = float(np.sum(truth & pred))
-    denominator = float(truth.sum() + pred.sum())
-    return 2.0 * tp / denominator if denominator else 0.0
 
 
 def _labels(y) -> np.ndarray:
@@ -676,12 +689,6 @@ def _labels(y) -> np.ndarray:
         y = y.iloc[:, 0]
     values = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
     return values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
-
-
-def _seed(random_state) -> int:
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        return int(random_state)
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def _splitter(cv, seed: int):

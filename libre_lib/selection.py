@@ -379,3 +379,23 @@ def select_rules(
     indices refer to ``candidates``."""
     filtered = filter_for_cover(candidates, records, n_bins, top_k, min_local_support)
     return cover_filtered(filtered, records, n_bins, alpha, max_rules)
+
+
+def majority_prefix(stats, n_positive: float, n_negative: float) -> int:
+    """How many of the first selected rules to keep so that the rule set is at least as
+    accurate on its training records as answering the majority class everywhere: the longest
+    such prefix (0 rules: abstain, i.e. predict the negative class). Not in the paper: its
+    set cover accepts any rule above ``1 - alpha`` precision, whatever the base rate.
+
+    ``stats`` are the rules' :class:`~libre_lib.rules.RuleStats` in selection order (their new
+    positives and negatives add up to the prefix's true and false positives). When the
+    positives are the majority and no prefix reaches their rate, every rule is kept (abstaining
+    cannot help there).
+    """
+    new_pos = np.array([s.new_positives for s in stats], dtype=float)
+    new_neg = np.array([s.new_negatives for s in stats], dtype=float)
+    # accuracy of each prefix minus that of "negative everywhere", in weighted records
+    gain = np.concatenate([[0.0], np.cumsum(new_pos - new_neg)])
+    needed = max(float(n_positive) - float(n_negative), 0.0)
+    ok = np.flatnonzero(gain >= needed - 1e-9 * max(float(n_positive) + float(n_negative), 1.0))
+    return int(ok[-1]) if ok.size else len(new_pos)

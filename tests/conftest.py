@@ -24,9 +24,12 @@ def credit_data():
 
 @pytest.fixture(scope="module")
 def credit_model(credit_data):
-    """A LibreClassifier fitted on the whole credit_approval dataset (random_state=0)."""
+    """A LibreClassifier fitted on the whole credit_approval dataset (random_state=0), with the
+    paper's selection (no inner choice of max_rules), so that its rules test many columns."""
     X, y, info = credit_data
-    return LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
+    return LibreClassifier(
+        positive_class=info.positive_class, random_state=0, max_rules=None, conflict_tolerance=0.0
+    ).fit(X, y)
 
 
 @pytest.fixture(scope="module")

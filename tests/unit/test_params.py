@@ -165,8 +165,19 @@ def test_the_spec_checks_the_rules_between_parameters_naming_the_field():
 def test_the_spec_keeps_its_defaults_from_the_estimator():
     signature = inspect.signature(LibreClassifier.__init__).parameters
     for name, field in ModelSpec.model_fields.items():
-        if name != "random_state":
+        if name == "random_state":
+            continue
+        if signature[name].default == "auto":  # a pipeline is explicit: the paper's value
+            assert field.default == {"max_rules": None, "conflict_tolerance": 0.0}[name]
+        else:
             assert field.default == signature[name].default
+
+
+def test_the_spec_refuses_auto_with_a_clear_message():
+    raw = {"name": "p", "data": {"path": "d.csv"}, "target": {"column": "y", "positive_class": 1}}
+    for name in ("max_rules", "conflict_tolerance"):
+        with pytest.raises(SpecError, match=rf"model\.{name}: 'auto' is LibreClassifier's inner"):
+            parse_spec({**raw, "model": {name: "auto"}})
 
 
 # --- the other readers of the table ----------------------------------------------------------

@@ -1,6 +1,7 @@
 """LibreSearchCV: inner CV on fit's data only, exact shared-work evaluation, sklearn API."""
 
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -25,6 +26,9 @@ from libre_lib.search import (
 )
 
 SMALL_GRID = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "chi2_threshold": [6.0, 4.0]}
+
+#: What the search gives the parameters its grid leaves at "auto": the paper's learner.
+PAPER = {"max_rules": None, "conflict_tolerance": 0.0}
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +56,7 @@ def test_tunes_over_the_grid_and_refits_the_best(haberman, tuned):
     assert len(tuned.cv_results_["params"]) == 8
     assert tuned.n_splits_ == 3
     # best_estimator_ is exactly LibreClassifier(best params, same seed) on all of X
-    plain = LibreClassifier(positive_class=info.positive_class, random_state=0)
+    plain = LibreClassifier(positive_class=info.positive_class, random_state=0, **PAPER)
     plain.set_params(**tuned.best_params_).fit(X, y)
     assert tuned.rules_ == plain.rules_
     assert list(tuned.classes_) == list(plain.classes_)
@@ -69,7 +73,7 @@ def assert_scores_equal_plain_fits(results, data, n_splits=3):
     for i, params in enumerate(results["params"]):
         n_rules, n_atoms = [], []
         for k, (train, test) in enumerate(folds):
-            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
+            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **{**PAPER, **params})
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LibreWarning)
                 clf.fit(X.iloc[train], y.iloc[train])
@@ -177,7 +181,7 @@ def test_other_scorer_scores_like_plain_fits(haberman):
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, positive))
     for i, params in enumerate(search.cv_results_["params"]):
         for k, (train, test) in enumerate(folds):
-            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
+            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **{**PAPER, **params})
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LibreWarning)
                 clf.fit(X.iloc[train], y.iloc[train])
@@ -210,13 +214,15 @@ def test_max_rules_is_a_prefix_of_the_uncapped_cover():
     what lets the search score every early stop on one cover."""
     X, y, info = load_dataset("pima")
     for alpha in (0.5, 0.7):
-        full = LibreClassifier(positive_class=info.positive_class, alpha=alpha, random_state=0)
+        full = LibreClassifier(
+            positive_class=info.positive_class, alpha=alpha, random_state=0, **PAPER, abstain=False
+        )
         full.fit(X, y)
         assert len(full.rules_) >= 2  # otherwise the check below says nothing
         for k in range(1, len(full.rules_) + 2):
             capped = LibreClassifier(
-                positive_class=info.positive_class, alpha=alpha, max_rules=k, random_state=0
-            ).fit(X, y)
+                positive_class=info.positive_class, alpha=alpha, random_state=0, abstain=False
+            ).set_params(**{**PAPER, "max_rules": k}).fit(X, y)
             assert capped.rules_.rules == full.rules_.rules[:k]
             assert capped.rules_.stats == full.rules_.stats[:k]
 
@@ -344,3 +350,39 @@ def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberma
     for name, values in PAPER_GRID.items():
         if name != "heuristic":
             assert h1[name] == h2[name] == values
+
+
+def test_one_cover_problem_at_a_time(haberman, monkeypatch):
+    """The default search ran out of memory on magic (15,216 training rows, past 23 GB): a
+    fold kept the cover problem of every filter setting it met, because the grid's order
+    varies alpha slowest and each problem was needed again until the fold's end. Grid points
+    are now visited grouped by what they share, and a problem is dropped once its points are
+    scored; the scores do not depend on the grid's order."""
+    X, y, info = haberman
+    grid = {
+        "alpha": [0.5, 0.9],
+        "chi2_threshold": [6.0, 4.0],
+        "n_estimators": [5, 20],
+        "top_k": [3, None],
+        "max_rules": [2, None],
+    }
+    problems, alive = [], []
+    original = search_module.filter_for_cover
+
+    def spy(*args):
+        alive.append(sum(ref() is not None for ref in problems))
+        filtered = original(*args)
+        problems.append(weakref.ref(filtered))
+        return filtered
+
+    monkeypatch.setattr(search_module, "filter_for_cover", spy)
+    kwargs = dict(positive_class=info.positive_class, cv=3, random_state=0, refit=False)
+    search = LibreSearchCV(grid, n_jobs=1, **kwargs).fit(X, y)
+    assert len(alive) >= 3 * 4  # per fold: 2 n_estimators x 2 top_k, per distinct bins
+    assert max(alive) <= 1  # the one being replaced
+    points = list(ParameterGrid(grid))[::-1]
+    backwards = LibreSearchCV([{k: [v] for k, v in p.items()} for p in points], **kwargs)
+    backwards.fit(X, y)
+    assert backwards.cv_results_["params"] == points
+    for name in ("mean_test_score", "std_test_score", "mean_n_rules", "mean_n_atoms"):
+        assert backwards.cv_results_[name][::-1].tolist() == search.cv_results_[name].tolist()

@@ -1,0 +1,136 @@
+"""The estimator's shipped defaults: the inner choice of ``max_rules`` and
+``conflict_tolerance`` ("auto"), the majority-class guard (``abstain``) and the weak-rule
+warning."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
+from libre_lib.estimator import AUTO_STOPS, AUTO_TOLERANCES
+from libre_lib.rules import RuleStats
+from libre_lib.selection import majority_prefix
+
+
+def stats(*pairs):
+    return [RuleStats(p, n, p, n) for p, n in pairs]
+
+
+@pytest.mark.parametrize(
+    ("pairs", "n_pos", "n_neg", "expected"),
+    [
+        ([(10, 0), (5, 1)], 20, 80, 2),  # every prefix helps
+        ([(3, 5)], 20, 80, 0),  # the only rule is wrong more often than right: abstain
+        ([(10, 2), (1, 6), (4, 0)], 20, 80, 3),  # a bad middle rule, still better overall
+        ([(10, 2), (1, 6), (1, 9)], 20, 80, 2),  # the last rule makes it worse: the longest good prefix
+        ([(5, 5)], 20, 80, 1),  # exactly as accurate as the majority: kept
+        ([], 20, 80, 0),
+        # positives are the majority (60 vs 40): a prefix must beat "positive everywhere"
+        ([(55, 10)], 60, 40, 1),
+        ([(20, 0)], 60, 40, 1),  # no prefix reaches it: abstaining cannot help, keep all
+    ],
+)
+def test_majority_prefix(pairs, n_pos, n_neg, expected):
+    assert majority_prefix(stats(*pairs), n_pos, n_neg) == expected
+
+
+def noisy_data(seed=0, n=600):
+    """A weak signal in x0 and noise elsewhere: the paper's cover keeps rules that are worse
+    than answering "no" everywhere."""
+    rng = np.random.RandomState(seed)
+    X = pd.DataFrame(rng.rand(n, 4), columns=["x0", "x1", "x2", "x3"])
+    y = (rng.rand(n) < 0.15 + 0.25 * (X["x0"] > 0.7)).astype(int)
+    return X, y
+
+
+def training_accuracy(model, X, y) -> float:
+    return float(np.mean(model.predict(X) == y))
+
+
+def test_the_guard_keeps_the_model_no_worse_than_the_majority_on_training_data():
+    X, y = noisy_data()
+    majority = max(y.mean(), 1 - y.mean())
+    paper = dict(max_rules=None, conflict_tolerance=0.0, random_state=0, alpha=0.7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        unguarded = LibreClassifier(abstain=False, **paper).fit(X, y)
+    assert training_accuracy(unguarded, X, y) < majority  # the data shows the problem
+    with pytest.warns(LibreWarning, match=r"Kept \d+ of the \d+ rules"):
+        guarded = LibreClassifier(**paper).fit(X, y)
+    assert training_accuracy(guarded, X, y) >= majority
+    assert guarded.rules_.rules == unguarded.rules_.rules[: len(guarded.rules_)]
+
+
+def test_auto_chooses_by_inner_cross_validation_and_records_it(haberman):
+    X, y, info = haberman
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
+    scores = model.auto_scores_
+    assert scores["params"] == [(t, s) for t in AUTO_TOLERANCES for s in AUTO_STOPS]
+    assert scores["n_splits"] == 5
+    best = int(np.argmax(scores["mean_f1"]))
+    chosen = scores["params"].index((model.conflict_tolerance_, model.max_rules_))
+    # within max(0.01, 1 standard error) of the best, with the fewest rules
+    tolerance = max(0.01, scores["std_f1"][best] / np.sqrt(5))
+    within = [m >= scores["mean_f1"][best] - tolerance - 1e-9 for m in scores["mean_f1"]]
+    assert within[chosen]
+    assert scores["mean_rules"][chosen] == min(
+        r for r, ok in zip(scores["mean_rules"], within, strict=True) if ok
+    )
+    # the final fit is the plain fit with the chosen values
+    plain = LibreClassifier(
+        positive_class=info.positive_class,
+        random_state=0,
+        max_rules=model.max_rules_,
+        conflict_tolerance=model.conflict_tolerance_,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        plain.fit(X, y)
+    assert plain.rules_ == model.rules_
+    assert plain.auto_scores_ is None
+
+
+def test_auto_is_deterministic_and_survives_json(haberman):
+    X, y, info = haberman
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        a = LibreClassifier(positive_class=info.positive_class, random_state=3).fit(X, y)
+        b = LibreClassifier(positive_class=info.positive_class, random_state=3).fit(X, y)
+    assert a.rules_ == b.rules_ and a.auto_scores_ == b.auto_scores_
+    back = LibreClassifier.from_json(a.to_json())
+    assert (back.max_rules_, back.conflict_tolerance_) == (a.max_rules_, a.conflict_tolerance_)
+    assert back.get_params()["max_rules"] == "auto"
+
+
+def test_auto_with_h2_tries_no_tolerance_and_tiny_data_falls_back():
+    X, y = noisy_data(n=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        h2 = LibreClassifier(heuristic="H2", random_state=0).fit(X, y)
+        assert {t for t, _ in h2.auto_scores_["params"]} == {0.0}
+        tiny = LibreClassifier(random_state=0).fit(X.iloc[:12], [0] * 8 + [1] * 4)
+    assert tiny.auto_scores_ is None  # 4 positives cannot fill 5 folds twice over
+    assert (tiny.max_rules_, tiny.conflict_tolerance_) == (None, 0.0)
+
+
+def test_weak_rules_draw_a_warning():
+    X, y = noisy_data()
+    with pytest.warns(LibreWarning, match=r"training precision below 1.2 x the base rate"):
+        LibreClassifier(
+            max_rules=None, conflict_tolerance=0.0, abstain=False, alpha=0.9, random_state=0
+        ).fit(X, y)
+
+
+def test_search_resolves_auto_and_refuses_it_in_a_grid(haberman):
+    X, y, info = haberman
+    with pytest.raises(ParameterError, match=r"param_grid sets \['max_rules'\] to 'auto'"):
+        LibreSearchCV({"max_rules": ["auto", 1]}).fit(X, y)
+    search = LibreSearchCV({"alpha": [0.7]}, cv=3, random_state=0).fit(X, y)
+    assert search.best_estimator_.max_rules is None
+    assert search.best_estimator_.conflict_tolerance == 0.0
