@@ -26,7 +26,7 @@ def stats(*pairs):
         ([(10, 0), (5, 1)], 20, 80, 2),  # every prefix helps
         ([(3, 5)], 20, 80, 0),  # the only rule is wrong more often than right: abstain
         ([(10, 2), (1, 6), (4, 0)], 20, 80, 3),  # a bad middle rule, still better overall
-        ([(10, 2), (1, 6), (1, 9)], 20, 80, 2),  # the last rule makes it worse: the longest good prefix
+        ([(10, 2), (1, 6), (1, 9)], 20, 80, 2),  # the last rule makes it worse: drop it
         ([(5, 5)], 20, 80, 1),  # exactly as accurate as the majority: kept
         ([], 20, 80, 0),
         # positives are the majority (60 vs 40): a prefix must beat "positive everywhere"
@@ -128,7 +128,7 @@ def test_weak_rules_draw_a_warning():
 
 
 def test_search_resolves_auto_and_refuses_it_in_a_grid(haberman):
-    X, y, info = haberman
+    X, y, _ = haberman
     with pytest.raises(ParameterError, match=r"param_grid sets \['max_rules'\] to 'auto'"):
         LibreSearchCV({"max_rules": ["auto", 1]}).fit(X, y)
     search = LibreSearchCV({"alpha": [0.7]}, cv=3, random_state=0).fit(X, y)
