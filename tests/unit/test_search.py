@@ -73,7 +73,8 @@ def assert_scores_equal_plain_fits(results, data, n_splits=3):
     for i, params in enumerate(results["params"]):
         n_rules, n_atoms = [], []
         for k, (train, test) in enumerate(folds):
-            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **{**PAPER, **params})
+            params = {**PAPER, **params}
+            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LibreWarning)
                 clf.fit(X.iloc[train], y.iloc[train])
@@ -181,7 +182,8 @@ def test_other_scorer_scores_like_plain_fits(haberman):
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, positive))
     for i, params in enumerate(search.cv_results_["params"]):
         for k, (train, test) in enumerate(folds):
-            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **{**PAPER, **params})
+            params = {**PAPER, **params}
+            clf = LibreClassifier(positive_class=info.positive_class, random_state=0, **params)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LibreWarning)
                 clf.fit(X.iloc[train], y.iloc[train])
