@@ -365,9 +365,14 @@ def _is_default_grid(p) -> bool:
     return p["heuristic"] == "H2" or p.get("max_intervals", 3) is None
 
 
+def _paper_defaults() -> dict:
+    """``LibreClassifier()``'s parameters with the paper's selection (no inner choice)."""
+    return {**LibreClassifier().get_params(), "max_rules": None, "conflict_tolerance": 0.0}
+
+
 def _is_untuned(p) -> bool:
-    """``LibreClassifier()``'s own parameters."""
-    untuned = {**LibreClassifier().get_params(), "max_rules": None}
+    """The paper's selection with the estimator's other defaults (the previous default)."""
+    untuned = _paper_defaults()
     return all(p.get(k, untuned[k]) == untuned[k] for k in p) and p["n_estimators"] == 50
 
 
@@ -392,8 +397,8 @@ def _penalty_rule(per_rule):
 
 
 def _untuned_but(**axes):
-    """``LibreClassifier()``'s parameters except ``axes`` (name -> allowed values)."""
-    untuned = {**LibreClassifier().get_params(), "max_rules": None}
+    """:func:`_paper_defaults` except ``axes`` (name -> allowed values)."""
+    untuned = _paper_defaults()
 
     def keep(p):
         return all(p.get(k, untuned[k]) in axes.get(k, [untuned[k]]) for k in p)
@@ -402,7 +407,7 @@ def _untuned_but(**axes):
 
 
 DESIGN_RULES = {
-    "LibreClassifier() untuned": (_is_untuned, _tolerance_rule(0.0)),
+    "previous default (max_rules=None, tolerance 0)": (_is_untuned, _tolerance_rule(0.0)),
     "untuned, max_rules by inner CV, max(.01, 1 SE)": (
         _untuned_but(max_rules=EARLY_STOP),
         _tolerance_rule((0.01, 1.0)),
@@ -419,7 +424,8 @@ DESIGN_RULES = {
         _untuned_but(max_rules=EARLY_STOP, alpha=[0.5, 0.7, 0.9]),
         _tolerance_rule((0.01, 1.0)),
     ),
-    "untuned + tol, max_rules by inner CV, max(.01, 1 SE)": (
+    "untuned + tol, max_rules by inner CV, max(.01, 1 SE) (chosen: max_rules='auto', "
+    "conflict_tolerance='auto')": (
         _untuned_but(max_rules=EARLY_STOP, conflict_tolerance=[0.0, 0.5]),
         _tolerance_rule((0.01, 1.0)),
     ),
