@@ -1,9 +1,9 @@
 """The declarative training pipeline as a Prefect flow (wiring only; the tasks are in
 ``libre_flows.tasks``, the stages they run in ``libre_lib.ops.stages``).
 
-load → validate → split → discretize → encode → learn (mapped, one per feature subset) →
-union_filter → set_cover → report → register → publish, every stage up to the report cached as a
-Parquet artifact (see ``libre_lib.ops.artifacts``)::
+load → validate → split → choose → discretize → encode → learn (mapped, one per feature subset)
+→ union_filter → set_cover → report → register → publish, every stage up to the report cached as
+a Parquet artifact (see ``libre_lib.ops.artifacts``)::
 
     from libre_flows.flows.train import train
     summary = train("deployments/specs/pima.yaml")
@@ -21,6 +21,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from libre_flows.tasks.common import run_folder, store_root
 from libre_flows.tasks.data import load, split, validate
 from libre_flows.tasks.learning import (
+    choose,
     discretize,
     encode,
     feature_subsets,
@@ -44,17 +45,18 @@ def train_flow(spec_path: str, force: bool = False, store: str | None = None) ->
     data = load(spec, root, force)
     validation = validate(spec, root, data, force)
     holdout = split(spec, root, data, force)
+    choice = choose(spec, root, data, holdout, force)
     bins = discretize(spec, root, data, holdout, force)
     records = encode(spec, root, data, holdout, bins, force)
     subsets = feature_subsets(spec, root, bins)
-    learners = learn_all(spec, root, records, bins, subsets, force)
+    learners = learn_all(spec, root, records, bins, choice, subsets, force)
     candidates = union_filter(spec, root, learners, records, bins, force)
-    rules = set_cover(spec, root, candidates, records, bins, data, holdout, subsets, force)
+    rules = set_cover(spec, root, candidates, records, bins, data, holdout, choice, subsets, force)
     run_dir = run_folder(root, spec)
     trained = report(spec, root, rules, data, holdout, validation, force)
     registration = register(spec, root, trained, data, str(run_dir))
     publish(spec, trained, registration, str(run_dir))
-    outputs = [data, validation, holdout, bins, records, *learners, candidates, rules]
+    outputs = [data, validation, holdout, choice, bins, records, *learners, candidates, rules]
     return summarize(spec, run_dir, trained, registration, outputs, started)
 
 

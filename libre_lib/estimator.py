@@ -186,14 +186,16 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         """Learn the rule set from ``X`` (DataFrame or array; numbers, strings, NaN) and ``y``.
 
         The stages below are public so a pipeline can run (and cache) them one by one:
-        :meth:`discretize` → :meth:`encode` → :meth:`draw_subsets` → :func:`learn_subset` per
-        subset → :func:`union_candidates` → :meth:`select` → :meth:`assemble`.
+        :meth:`choose_auto` → :meth:`discretize` → :meth:`encode` → :meth:`draw_subsets` →
+        :func:`learn_subset` per subset → :func:`union_candidates` → :meth:`select` →
+        :meth:`assemble` (set ``max_rules_``, ``conflict_tolerance_`` and ``auto_scores_`` from
+        the choice first; without them it records the parameters, "auto" as the paper's value).
         """
         self._check_params()
         started = time.perf_counter()
         frame = as_frame(X)
         target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
-        self.conflict_tolerance_, self.max_rules_, self.auto_scores_ = self._choose_auto(
+        self.conflict_tolerance_, self.max_rules_, self.auto_scores_ = self.choose_auto(
             frame, target
         )
         discretization = self.discretize(frame, target)
@@ -309,9 +311,32 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         stops = list(AUTO_STOPS) if self.max_rules == AUTO else [self.max_rules]
         return tolerances, stops
 
-    def _choose_auto(self, frame: pd.DataFrame, target: Target):
-        """(conflict_tolerance, max_rules, scores): the parameters, or what inner
-        cross-validation on the training rows chooses for those set to "auto"."""
+    def choose_auto(
+        self, frame: pd.DataFrame, target: Target
+    ) -> tuple[float, int | None, dict | None]:
+        """The ``conflict_tolerance`` and ``max_rules`` a fit on these rows uses: the
+        parameters, or what inner cross-validation chooses for those set to "auto".
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The training rows (as :func:`~libre_lib.inputs.as_frame` returns them).
+        target : Target
+            Their binary target.
+
+        Returns
+        -------
+        conflict_tolerance : float
+            The tolerance the learners use.
+        max_rules : int or None
+            The cap on the rules (None: no cap).
+        scores : dict or None
+            The inner cross-validation, as ``auto_scores_``: ``params`` (the
+            ``(conflict_tolerance, max_rules)`` pairs), ``mean_f1``, ``std_f1``, ``mean_rules``
+            (one value per pair) and ``n_splits``. None when nothing is "auto" or a class has
+            too few rows to validate (then "auto" means the paper's values: 0, no cap).
+        """
+        self._check_params()
         tolerances, stops = self._auto_options()
         if len(tolerances) * len(stops) == 1:
             return float(tolerances[0]), stops[0], None

@@ -1,4 +1,5 @@
-"""Learning tasks: discretize, encode, one task per weak learner, union + filter, set cover."""
+"""Learning tasks: choose, discretize, encode, one task per weak learner, union + filter, set
+cover."""
 
 from __future__ import annotations
 
@@ -18,6 +19,22 @@ from libre_lib.ops.tables import (
 
 from .common import Stage, artifact_key, log, lookup_stage, read_stage, run_stage
 from .data import split_rows
+
+
+@task(name="choose", cache_policy=NO_CACHE)
+def choose(spec, store_root: str, data: Stage, split: Stage, force: bool = False) -> Stage:
+    """max_rules and conflict_tolerance: the spec's, or chosen by inner cross-validation on the
+    training rows where the spec says "auto"."""
+
+    def compute():
+        return stages.choose(spec, *split_rows(spec, store_root, data, split))
+
+    params = stages.choose_params(spec)
+    return run_stage(spec, store_root, "choose", params, [data, split], compute, force)
+
+
+def load_choice(store_root: str, stage: Stage) -> stages.Choice:
+    return stages.choice_from_metadata(read_stage(store_root, stage)[1])
 
 
 @task(name="discretize", cache_policy=NO_CACHE)
@@ -68,30 +85,37 @@ def learn_run_name() -> str:
 
 
 @task(name="learn", task_run_name=learn_run_name, cache_policy=NO_CACHE)
-def learn(spec, store_root, records: Stage, bins: Stage, subset: list[int], force=False) -> Stage:
-    """One weak learner (FindBoundary) on one feature subset."""
+def learn(
+    spec, store_root, records: Stage, bins: Stage, choice: Stage, subset: list[int], force=False
+) -> Stage:
+    """One weak learner (FindBoundary) on one feature subset, with the chosen tolerance."""
+    tolerance = load_choice(store_root, choice).conflict_tolerance
 
     def compute():
         discretization = load_discretization(store_root, bins)
-        return stages.learn(spec, load_records(store_root, records), discretization, subset)
+        distinct = load_records(store_root, records)
+        return stages.learn(spec, distinct, discretization, subset, tolerance)
 
-    params = stages.learn_params(spec, subset)
+    params = stages.learn_params(spec, subset, tolerance)
     return run_stage(spec, store_root, "learn", params, [records, bins], compute, force)
 
 
-def cached_learners(spec, store_root, records: Stage, bins: Stage, subsets, force=False):
+def cached_learners(spec, store_root, records: Stage, bins: Stage, choice: Stage, subsets, force):
     """Per subset, its learner's artifact if the store has it already (never under ``force``),
     else None."""
     if force:
         return [None] * len(subsets)
-    params = [stages.learn_params(spec, s) for s in subsets]
+    tolerance = load_choice(store_root, choice).conflict_tolerance
+    params = [stages.learn_params(spec, s, tolerance) for s in subsets]
     return [lookup_stage(store_root, "learn", p, [records, bins]) for p in params]
 
 
-def learn_all(spec, store_root, records: Stage, bins: Stage, subsets, force=False) -> list[Stage]:
+def learn_all(
+    spec, store_root, records: Stage, bins: Stage, choice: Stage, subsets, force=False
+) -> list[Stage]:
     """``learn`` mapped over the subsets whose learner is not in the store yet (cached learners
     are not resubmitted); a progress artifact follows them."""
-    learners = cached_learners(spec, store_root, records, bins, subsets, force)
+    learners = cached_learners(spec, store_root, records, bins, choice, subsets, force)
     todo = [i for i, stage in enumerate(learners) if stage is None]
     done = len(subsets) - len(todo)
     if done:
@@ -106,6 +130,7 @@ def learn_all(spec, store_root, records: Stage, bins: Stage, subsets, force=Fals
         unmapped(store_root),
         unmapped(records),
         unmapped(bins),
+        unmapped(choice),
         [subsets[i] for i in todo],
         unmapped(force),
     )
@@ -139,10 +164,13 @@ def set_cover(
     bins: Stage,
     data: Stage,
     split: Stage,
+    choice: Stage,
     subsets: list[list[int]],
     force=False,
 ) -> Stage:
-    """Greedy weighted set cover; stores the selected rules and the fitted model (JSON)."""
+    """Greedy weighted set cover with the chosen max_rules; stores the selected rules and the
+    fitted model (JSON, with the choice)."""
+    chosen = load_choice(store_root, choice)
 
     def compute():
         kept = load_candidates(store_root, candidates)
@@ -154,11 +182,12 @@ def set_cover(
             load_discretization(store_root, bins),
             *split_rows(spec, store_root, data, split),
             subsets,
+            chosen,
             n_candidates=n_union,
         )
 
-    params = stages.set_cover_params(spec, subsets)
-    inputs = [candidates, records, bins, data, split]
+    params = stages.set_cover_params(spec, subsets, chosen)
+    inputs = [candidates, records, bins, data, split, choice]
     return run_stage(spec, store_root, "set_cover", params, inputs, compute, force)
 
 

@@ -33,7 +33,7 @@ from pydantic_core import PydanticCustomError
 
 from ..errors import SpecError
 from ..estimator import LibreClassifier
-from ..params import AUTO, broken_requirement, broken_rule
+from ..params import broken_requirement, broken_rule
 
 Label = str | int | float | bool
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -112,7 +112,8 @@ _DEFAULTS = {
 class ModelSpec(_Strict):
     """LibreClassifier parameters (the class's defaults when absent), checked against
     :data:`libre_lib.params.LIBRE_PARAMETERS` before any conversion, so the spec accepts exactly
-    what the estimator accepts. ``random_state`` is an int here (a pipeline is reproducible)."""
+    what the estimator accepts. ``random_state`` is an int here (a pipeline is reproducible);
+    "auto" (``max_rules``, ``conflict_tolerance``) is chosen by the pipeline's ``choose`` stage."""
 
     n_estimators: int = _DEFAULTS["n_estimators"]
     max_features: int | float | None = _DEFAULTS["max_features"]
@@ -122,25 +123,16 @@ class ModelSpec(_Strict):
     chi2_threshold: float = _DEFAULTS["chi2_threshold"]
     max_intervals: int | None = _DEFAULTS["max_intervals"]
     top_k: int | None = _DEFAULTS["top_k"]
-    # explicit in a pipeline: "auto" (the estimator's own inner cross-validation) would hide a
-    # search inside one stage
-    max_rules: int | None = None
+    max_rules: int | Literal["auto"] | None = _DEFAULTS["max_rules"]
     min_local_support: float = _DEFAULTS["min_local_support"]
     seeds: str = _DEFAULTS["seeds"]
-    conflict_tolerance: float = 0.0
+    conflict_tolerance: float | Literal["auto"] = _DEFAULTS["conflict_tolerance"]
     abstain: bool = _DEFAULTS["abstain"]
     random_state: int = 0
 
     @field_validator("*", mode="before")
     @classmethod
     def _parameter_rule(cls, value: Any, info: ValidationInfo) -> Any:
-        if isinstance(value, str) and value == AUTO:
-            raise PydanticCustomError(
-                "libre_parameter",
-                "'auto' is LibreClassifier's inner cross-validation; a pipeline sets an explicit "
-                "value (e.g. {example})",
-                {"example": "max_rules: 5" if info.field_name == "max_rules" else "0.5"},
-            )
         rule = broken_rule(info.field_name, value)
         if rule is not None:
             raise PydanticCustomError("libre_parameter", "must be {rule}", {"rule": rule})

@@ -5,8 +5,8 @@ artifact store keeps of it: a table and a metadata dict. ``<stage>_params(spec)`
 fields a stage depends on, i.e. what its cache key hashes. The stages are named as in
 docs/pipeline.md:
 
-load → validate → split → discretize → encode → learn (one per feature subset) → union_filter →
-set_cover → report → register → publish
+load → validate → split → choose → discretize → encode → learn (one per feature subset) →
+union_filter → set_cover → report → register → publish
 
 The Prefect tasks in ``tasks/`` read a stage's inputs from the store, call the stage and write
 its result; nothing here knows Prefect.
@@ -41,6 +41,7 @@ from .sources import read_source
 from .spec import PipelineSpec
 from .tables import (
     candidates_table,
+    choice_table,
     discretization_table,
     records_table,
     selection_table,
@@ -194,6 +195,44 @@ def split_rows(
     return part[features], part[spec.target.column]
 
 
+# --- choose -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What ``choose`` hands on: the ``conflict_tolerance`` of the learners and the
+    ``max_rules`` of the set cover, and the inner cross-validation behind them (as the
+    estimator's ``auto_scores_``; None when nothing was "auto" or the rows were too few)."""
+
+    conflict_tolerance: float
+    max_rules: int | None
+    scores: dict | None = None
+
+
+def choose_params(spec: PipelineSpec) -> dict:
+    """Every model parameter: the choice cross-validates the whole method (random_state
+    included) on the training rows."""
+    return {"estimator": spec.estimator_params()}
+
+
+def choose(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> Stored:
+    """``max_rules`` and ``conflict_tolerance``: the spec's values, or those inner
+    cross-validation on the training rows chooses for the ones set to "auto" (as
+    ``LibreClassifier.fit`` does). One row per pair tried; the choice in the metadata."""
+    tolerance, max_rules, scores = estimator(spec).choose_auto(X, target(spec, y))
+    choice = {"conflict_tolerance": tolerance, "max_rules": max_rules, "auto_scores": scores}
+    return choice_table(tolerance, max_rules, scores), {"choice": choice}
+
+
+def choice_from_metadata(metadata: dict) -> Choice:
+    """The choice a ``choose`` artifact's metadata holds (pairs as tuples, as ``fit`` has them)."""
+    choice = metadata["choice"]
+    scores = choice["auto_scores"]
+    if scores is not None:
+        scores = {**scores, "params": [(float(t), m) for t, m in scores["params"]]}
+    return Choice(float(choice["conflict_tolerance"]), choice["max_rules"], scores)
+
+
 # --- discretize, encode -----------------------------------------------------------------------
 
 
@@ -229,10 +268,11 @@ def feature_subsets(spec: PipelineSpec, discretization: Discretization) -> list[
     return [list(s) for s in estimator(spec).draw_subsets(discretization)]
 
 
-def learn_params(spec: PipelineSpec, subset: list[int]) -> dict:
+def learn_params(spec: PipelineSpec, subset: list[int], conflict_tolerance: float) -> dict:
+    """``conflict_tolerance`` is the chosen one (:class:`Choice`)."""
     params = {"heuristic": spec.model.heuristic, "seeds": spec.model.seeds, "subset": subset}
-    if spec.model.conflict_tolerance:  # absent at 0, so earlier cached learners stay valid
-        params["conflict_tolerance"] = spec.model.conflict_tolerance
+    if conflict_tolerance:  # absent at 0, so earlier cached learners stay valid
+        params["conflict_tolerance"] = conflict_tolerance
     return params
 
 
@@ -241,8 +281,10 @@ def learn(
     records: DistinctRecords,
     discretization: Discretization,
     subset: list[int],
+    conflict_tolerance: float,
 ) -> Stored:
-    """One weak learner (FindBoundary) on one feature subset: its candidate rules."""
+    """One weak learner (FindBoundary) on one feature subset, with the chosen
+    ``conflict_tolerance``: its candidate rules."""
     model = spec.model
     candidates = learn_subset(
         records,
@@ -250,7 +292,7 @@ def learn(
         subset,
         model.heuristic,
         model.seeds,
-        model.conflict_tolerance,
+        conflict_tolerance,
     )
     return candidates_table(candidates, discretization, with_text=False)
 
@@ -283,10 +325,10 @@ def union_filter(
     return table, {**metadata, "n_union": len(union)}
 
 
-def set_cover_params(spec: PipelineSpec, subsets: list[list[int]]) -> dict:
+def set_cover_params(spec: PipelineSpec, subsets: list[list[int]], choice: Choice) -> dict:
     return {
         "alpha": spec.model.alpha,
-        "max_rules": spec.model.max_rules,
+        "max_rules": choice.max_rules,
         "estimator": spec.estimator_params(),
         "subsets": subsets,
     }
@@ -300,14 +342,19 @@ def set_cover(
     X: pd.DataFrame,
     y: pd.Series,
     subsets: list[list[int]],
+    choice: Choice,
     n_candidates: int | None = None,
 ) -> Stored:
-    """Greedy weighted set cover: the chosen rules in order, and the fitted model (JSON) in the
-    metadata. ``n_candidates`` is the size of the union before filtering."""
+    """Greedy weighted set cover capped at the chosen ``max_rules``: the rules in order, and the
+    fitted model (JSON, with the choice) in the metadata. ``n_candidates`` is the size of the
+    union before filtering."""
     selection = cover_candidates(
-        candidates, records, discretization.n_bins, spec.model.alpha, spec.model.max_rules
+        candidates, records, discretization.n_bins, spec.model.alpha, choice.max_rules
     )
-    model = estimator(spec).assemble(
+    model = estimator(spec)
+    model.max_rules_, model.conflict_tolerance_ = choice.max_rules, choice.conflict_tolerance
+    model.auto_scores_ = choice.scores
+    model.assemble(
         X.columns,
         target(spec, y),
         discretization,

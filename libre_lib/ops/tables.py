@@ -150,3 +150,23 @@ def selection_table(
         }
     )
     return table, {}
+
+
+def choice_table(conflict_tolerance: float, max_rules: int | None, scores: dict | None) -> pa.Table:
+    """The inner cross-validation behind the "auto" choice: one row per (conflict_tolerance,
+    max_rules) pair with its mean F1 over the folds, their standard deviation, the mean rules
+    and whether it was chosen (``max_rules`` null: no cap). Without a cross-validation (nothing
+    "auto", or too few rows) one row: the values used, with null scores."""
+    measures = ("mean_f1", "std_f1", "mean_rules")
+    if scores is None:
+        scores = {"params": [(conflict_tolerance, max_rules)], **{k: [None] for k in measures}}
+    pairs = [(float(t), s) for t, s in scores["params"]]
+    chosen = (float(conflict_tolerance), max_rules)
+    return pa.table(
+        {
+            "conflict_tolerance": pa.array([t for t, _ in pairs], pa.float64()),
+            "max_rules": pa.array([s for _, s in pairs], pa.int64()),
+            **{k: pa.array(scores[k], pa.float64()) for k in measures},
+            "chosen": pa.array([pair == chosen for pair in pairs], pa.bool_()),
+        }
+    )

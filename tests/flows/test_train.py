@@ -26,10 +26,13 @@ def first_run(tmp_path_factory, write_spec):
 
 def test_every_stage_writes_a_parquet_file_that_loads(first_run):
     _, summary, _ = first_run
-    names = {s["stage"] for s in summary["stages"]}
-    assert {"load", "validate", "split", "discretize", "encode", "learn"} <= names
-    assert {"union_filter", "set_cover"} <= names
-    assert len(_stages(summary, "learn")) >= 2
+    names = [s["stage"] for s in summary["stages"]]
+    n_learners = len(_stages(summary, "learn"))
+    assert names == [
+        "load", "validate", "split", "choose", "discretize", "encode",
+        *["learn"] * n_learners, "union_filter", "set_cover",
+    ]  # fmt: skip
+    assert n_learners >= 2 and summary["n_stages"] == len(names)
     for stage in summary["stages"]:
         frame = pd.read_parquet(stage["path"])
         assert isinstance(frame, pd.DataFrame)
@@ -75,9 +78,19 @@ def test_the_pipeline_model_equals_the_estimator_fitted_on_the_same_rows(first_r
     train_rows = data.loc[~holdout].reset_index(drop=True)
     X, y = train_rows.drop(columns="target"), train_rows["target"]
     params = spec.estimator_params()
+    assert (params["max_rules"], params["conflict_tolerance"]) == ("auto", "auto")
     direct = LibreClassifier(**params).fit(X, y)
     assert direct.rules_ == model.rules_
+    assert (direct.max_rules_, direct.conflict_tolerance_) == (
+        model.max_rules_,
+        model.conflict_tolerance_,
+    )
     np.testing.assert_array_equal(direct.predict(X), model.predict(X))
+    choices = pd.read_parquet(_stages(summary, "choose")[0]["path"])
+    assert len(choices) == len(direct.auto_scores_["params"])
+    np.testing.assert_allclose(choices["mean_f1"], direct.auto_scores_["mean_f1"])
+    picked = choices.loc[choices["chosen"]]
+    assert picked["conflict_tolerance"].tolist() == [direct.conflict_tolerance_]
 
 
 def test_report_artifacts_are_published(first_run):
@@ -93,17 +106,48 @@ def test_report_artifacts_are_published(first_run):
     assert Artifact.get("libre-haberman-progress").data == 100
 
 
-def test_changing_alpha_reruns_only_set_cover_and_report(first_run, spec_copy):
-    spec_path, _, _ = first_run
+def _variant(spec_path, name, section, **changes):
+    """The spec with ``changes`` in one section, next to it (same store)."""
     import yaml
 
     raw = yaml.safe_load(spec_path.read_text())
-    raw["model"]["alpha"] = 0.9
-    changed = spec_path.with_name("haberman-alpha.yaml")
+    raw.setdefault(section, {}).update(changes)
+    changed = spec_path.with_name(f"haberman-{name}.yaml")
     changed.write_text(yaml.safe_dump(raw))
-    summary = train(changed)
+    return changed
+
+
+def _chosen_tolerance(summary):
+    choices = pd.read_parquet(_stages(summary, "choose")[0]["path"])
+    return float(choices.loc[choices["chosen"], "conflict_tolerance"].iloc[0])
+
+
+@pytest.mark.parametrize(
+    ("alpha", "tolerance", "recomputed"),
+    [
+        (0.8, 0.0, {"choose", "set_cover"}),
+        (0.9, 0.5, {"choose", "learn", "union_filter", "set_cover"}),
+    ],
+)
+def test_changing_alpha_reruns_choose_and_set_cover_and_the_learners_for_a_new_tolerance(
+    first_run, alpha, tolerance, recomputed
+):
+    """alpha enters the inner cross-validation, so the choice is recomputed; the learners are
+    keyed by the tolerance chosen, not by alpha: they stay cached while it is unchanged."""
+    spec_path, first, _ = first_run
+    assert _chosen_tolerance(first) == 0.0
+    summary = train(_variant(spec_path, f"alpha-{alpha}", "model", alpha=alpha))
+    assert _chosen_tolerance(summary) == tolerance  # what haberman's training rows choose
+    assert {s["stage"] for s in summary["stages"] if not s["cache_hit"]} == recomputed
+
+
+def test_changing_what_the_model_does_not_read_keeps_the_choice(first_run):
+    """The choice depends on the training rows and the model parameters only: new
+    expectations re-run validate and nothing else."""
+    spec_path, _, _ = first_run
+    summary = train(_variant(spec_path, "expectations", "expectations", max_missing_fraction=0.5))
     recomputed = {s["stage"] for s in summary["stages"] if not s["cache_hit"]}
-    assert recomputed == {"set_cover"}
+    assert recomputed == {"validate"}
 
 
 def test_a_corrupted_cache_file_is_recomputed(first_run):

@@ -2,6 +2,7 @@
 them: the estimator, the pipeline spec, fit_discretization, the weak learner and the search."""
 
 import inspect
+import re
 import subprocess
 import sys
 from numbers import Integral, Real
@@ -123,7 +124,7 @@ def test_every_estimator_parameter_has_a_rule_and_its_default_satisfies_it():
 SPEC_FIELDS = [name for name in ModelSpec.model_fields if name != "random_state"]
 VALUES = [
     0, 1, 2, 100_000, 100_001, -1, 0.0, 0.05, 0.5, 1.0, 1.3, 4.6, 2.0, float("nan"), float("inf"),
-    True, None, "0.5", "H1", "H2", "H3", "cycle", "fixed", "uncovered", "all",
+    True, None, "0.5", "H1", "H2", "H3", "cycle", "fixed", "uncovered", "all", "auto", "sometimes",
 ]  # fmt: skip
 
 
@@ -165,19 +166,17 @@ def test_the_spec_checks_the_rules_between_parameters_naming_the_field():
 def test_the_spec_keeps_its_defaults_from_the_estimator():
     signature = inspect.signature(LibreClassifier.__init__).parameters
     for name, field in ModelSpec.model_fields.items():
-        if name == "random_state":
-            continue
-        if signature[name].default == "auto":  # a pipeline is explicit: the paper's value
-            assert field.default == {"max_rules": None, "conflict_tolerance": 0.0}[name]
-        else:
+        if name != "random_state":
             assert field.default == signature[name].default
 
 
-def test_the_spec_refuses_auto_with_a_clear_message():
+def test_the_spec_accepts_auto_and_refuses_other_words_with_the_tables_message():
     raw = {"name": "p", "data": {"path": "d.csv"}, "target": {"column": "y", "positive_class": 1}}
     for name in ("max_rules", "conflict_tolerance"):
-        with pytest.raises(SpecError, match=rf"model\.{name}: 'auto' is LibreClassifier's inner"):
-            parse_spec({**raw, "model": {name: "auto"}})
+        assert getattr(parse_spec({**raw, "model": {name: "auto"}}).model, name) == "auto"
+        rule = re.escape(describe(LIBRE_PARAMETERS[name]))
+        with pytest.raises(SpecError, match=rf"model\.{name}: must be {rule} \(got 'sometimes'\)"):
+            parse_spec({**raw, "model": {name: "sometimes"}})
 
 
 # --- the other readers of the table ----------------------------------------------------------

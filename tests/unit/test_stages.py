@@ -1,5 +1,6 @@
-"""The pipeline's stages as plain functions: column selection, the holdout split, cache-key
-parameters, and the stages chained by hand giving the estimator's own model."""
+"""The pipeline's stages as plain functions: column selection, the holdout split, the choice of
+max_rules and conflict_tolerance, cache-key parameters, and the stages chained by hand giving
+the estimator's own model."""
 
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataError, SpecError
 from libre_lib.ops import stages
+from libre_lib.ops.artifacts import ArtifactStore
 from libre_lib.ops.spec import load_spec
 from libre_lib.ops.tables import (
     candidates_from_table,
@@ -67,19 +69,67 @@ def test_split_compares_the_positive_class_as_text(spec):
 
 
 def test_learn_params_leave_conflict_tolerance_out_at_zero(spec):
-    """Cached learners of specs without conflict_tolerance keep their keys."""
-    assert stages.learn_params(spec, [0, 2]) == {
+    """Cached learners keep their keys when the chosen conflict_tolerance is 0 (the only value
+    before it could be chosen)."""
+    assert stages.learn_params(spec, [0, 2], 0.0) == {
         "heuristic": spec.model.heuristic,
         "seeds": spec.model.seeds,
         "subset": [0, 2],
     }
-    tolerant = _with(spec, model=spec.model.model_copy(update={"conflict_tolerance": 0.1}))
-    assert stages.learn_params(tolerant, [0])["conflict_tolerance"] == 0.1
+    assert stages.learn_params(spec, [0], 0.1)["conflict_tolerance"] == 0.1
 
 
-def test_the_stages_chained_by_hand_give_the_estimators_model(spec):
-    """Through the tables the store keeps: load, validate, split, discretize, encode, learn,
-    union_filter and set_cover equal LibreClassifier.fit on the same training rows."""
+def test_choose_params_hold_every_model_parameter(spec):
+    """The choice cross-validates the whole method: any model parameter (the seed too) can move
+    it; the report, expectations or the runner cannot."""
+    params = stages.choose_params(spec)["estimator"]
+    assert set(spec.model.model_dump()) <= set(params)
+    report = spec.report.model_copy(update={"title": "t"})
+    expectations = spec.expectations.model_copy(update={"min_rows": 7})
+    for unrelated in (_with(spec, report=report), _with(spec, expectations=expectations)):
+        assert stages.choose_params(unrelated) == stages.choose_params(spec)
+    for change in ({"alpha": 0.9}, {"random_state": 1}, {"top_k": 10}):
+        changed = _with(spec, model=spec.model.model_copy(update=change))
+        assert stages.choose_params(changed) != stages.choose_params(spec)
+
+
+def _training_rows(spec):
+    frame, _ = stages.load(spec, "sha")
+    holdout = stages.split(spec, frame)[0].column("holdout").to_numpy()
+    return stages.split_rows(spec, frame, holdout)
+
+
+def test_choose_without_auto_records_the_explicit_values_in_one_row(spec):
+    X, y = _training_rows(spec)
+    model = spec.model.model_copy(update={"max_rules": 3, "conflict_tolerance": 0.5})
+    explicit = _with(spec, model=model)
+    table, metadata = stages.choose(explicit, X, y)
+    assert table.to_pylist() == [
+        {"conflict_tolerance": 0.5, "max_rules": 3, "mean_f1": None, "std_f1": None,
+         "mean_rules": None, "chosen": True},
+    ]  # fmt: skip
+    assert stages.choice_from_metadata(metadata) == stages.Choice(0.5, 3, None)
+
+
+def test_choose_writes_one_row_per_pair_tried_and_the_choice(spec, tmp_path):
+    X, y = _training_rows(spec)
+    table, metadata = stages.choose(spec, X, y)
+    store = ArtifactStore(tmp_path)
+    stored = store.metadata(store.write("choose", "k", table, metadata))
+    choice = stages.choice_from_metadata(stored)
+    rows = table.to_pandas()
+    assert len(rows) == len(choice.scores["params"]) and rows["chosen"].sum() == 1
+    picked = rows.loc[rows["chosen"]].iloc[0]
+    assert picked["conflict_tolerance"] == choice.conflict_tolerance
+    assert (None if pd.isna(picked["max_rules"]) else picked["max_rules"]) == choice.max_rules
+    np.testing.assert_allclose(rows["mean_f1"], choice.scores["mean_f1"])
+
+
+def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path):
+    """Through the tables the store keeps: load, validate, split, choose, discretize, encode,
+    learn, union_filter and set_cover equal LibreClassifier.fit on the same training rows, with
+    the spec's defaults ("auto": the same inner cross-validation, the same choice)."""
+    assert (spec.model.max_rules, spec.model.conflict_tolerance) == ("auto", "auto")
     frame, metadata = stages.load(spec, "sha")
     assert metadata == {"source": spec.data_location(), "source_sha256": "sha"}
     _, checked = stages.validate(frame, stages.validation_rules(spec))
@@ -87,20 +137,34 @@ def test_the_stages_chained_by_hand_give_the_estimators_model(spec):
     holdout = stages.split(spec, frame)[0].column("holdout").to_numpy()
     X, y = stages.split_rows(spec, frame, holdout)
 
+    store = ArtifactStore(tmp_path)  # the choice's scores survive the Parquet footer's JSON
+    chosen = store.metadata(store.write("choose", "k", *stages.choose(spec, X, y)))
+    choice = stages.choice_from_metadata(chosen)
     discretization = discretization_from_metadata(stages.discretize(spec, X, y)[1])
     records = records_from_table(*stages.encode(spec, X, y, discretization))
     subsets = stages.feature_subsets(spec, discretization)
+    tolerance = choice.conflict_tolerance
     parts = [
-        candidates_from_table(*stages.learn(spec, records, discretization, s)) for s in subsets
+        candidates_from_table(*stages.learn(spec, records, discretization, s, tolerance))
+        for s in subsets
     ]
     table, meta = stages.union_filter(spec, parts, records, discretization)
     kept = candidates_from_table(table, meta)
     _, fitted = stages.set_cover(
-        spec, kept, records, discretization, X, y, subsets, n_candidates=meta["n_union"]
+        spec, kept, records, discretization, X, y, subsets, choice, n_candidates=meta["n_union"]
     )
     model = stages.model_from_metadata(fitted)
 
     direct = LibreClassifier(**spec.estimator_params()).fit(X, y)
+    assert direct.auto_scores_ is not None and direct.auto_scores_ == choice.scores
+    assert (model.max_rules_, model.conflict_tolerance_) == (
+        direct.max_rules_,
+        direct.conflict_tolerance_,
+    )
+    assert fitted["model"]["chosen"] == {
+        "max_rules": direct.max_rules_,
+        "conflict_tolerance": direct.conflict_tolerance_,
+    }
     assert model.rules_ == direct.rules_
     assert model.n_candidates_ == meta["n_union"]
 
