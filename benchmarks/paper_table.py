@@ -785,8 +785,9 @@ def halves(stats, datasets) -> list[str]:
     lines = ["", "### Design and confirmation halves (benchmarks/protocol.py)", ""]
     lines += [
         "Every default, grid and choice rule was chosen on the design half; the confirmation "
-        "half was run once the choices were fixed. Means over the datasets where every method "
-        "in the row ran.",
+        "half was run once the choices were fixed. Each cell: the mean over the half's datasets "
+        "where that method ran (their number in parentheses; skipped runs are listed below), "
+        "and on the last row of each half the mean over the datasets where all five ran.",
         "",
         "| half | datasets | " + " | ".join(f"{m} F1 / #rules" for m in methods) + " |",
         "|---|---|" + "---|" * len(methods),
@@ -805,6 +806,18 @@ def halves(stats, datasets) -> list[str]:
             n = f" / {np.mean(rules):.1f}" if rules else ""
             cells.append(f"{f1:.3f}{n} ({len(ok)})")
         lines.append(f"| {half} | {', '.join(names)} | " + " | ".join(cells) + " |")
+        common = [
+            d
+            for d in names
+            if all((x := stats.get((d, m))) and x["status"] == "ok" for m in methods)
+        ]
+        if common and len(common) < len(names):
+            cells = []
+            for m in methods:
+                f1 = np.mean([stats[(d, m)]["f1"] for d in common])
+                rules = [stats[(d, m)]["rules"] for d in common if "rules" in stats[(d, m)]]
+                cells.append(f"{f1:.3f}" + (f" / {np.mean(rules):.1f}" if rules else ""))
+            lines.append(f"| {half}, common | {', '.join(common)} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "| dataset | half | LIBRE F1 | DT F1 | LIBRE ≥ DT − 0.02 | LIBRE default F1 | "
