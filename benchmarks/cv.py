@@ -2,7 +2,9 @@
 
     python benchmarks/cv.py --datasets liver pima --set alpha=0.5 --set max_rules=3
 
-Prints, per dataset, mean (std) F1 of the positive class, #rules, average atoms and fit time.
+Prints, per dataset, mean (std) F1 of the positive class, #rules, average atoms, fit time, and
+the mean test accuracy next to the majority-class rate of the test folds (and how many folds
+fell below it).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def cross_validate(name: str, params: dict, n_splits: int = 5, seed: int = 0) ->
     X, y, info = load_dataset(name)
     positive = (y == info.positive_class).to_numpy()
     folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    f1s, rules, atoms, times = [], [], [], []
+    f1s, rules, atoms, times, accuracy, majority = [], [], [], [], [], []
     for train, test in folds.split(X, positive):
         clf = LibreClassifier(positive_class=info.positive_class, random_state=seed, **params)
         start = time.perf_counter()
@@ -36,6 +38,9 @@ def cross_validate(name: str, params: dict, n_splits: int = 5, seed: int = 0) ->
         times.append(time.perf_counter() - start)
         pred = clf.predict(X.iloc[test]) == info.positive_class
         f1s.append(f1_score(positive[test], pred, zero_division=0.0))
+        accuracy.append(float(np.mean(pred == positive[test])))
+        rate = float(np.mean(positive[test]))
+        majority.append(max(rate, 1 - rate))
         rules.append(len(clf.rules_))
         atoms.append(clf.rules_.n_atoms)
     return {
@@ -45,6 +50,9 @@ def cross_validate(name: str, params: dict, n_splits: int = 5, seed: int = 0) ->
         "rules": float(np.mean(rules)),
         "atoms": float(np.mean(atoms)),
         "fit_s": float(np.mean(times)),
+        "accuracy": float(np.mean(accuracy)),
+        "majority": float(np.mean(majority)),
+        "folds_below_majority": int(sum(a < m - 1e-12 for a, m in zip(accuracy, majority))),
     }
 
 
@@ -62,12 +70,17 @@ def main() -> None:
         except (ValueError, SyntaxError):
             params[key] = value
     print(f"params: {params or 'defaults'}")
-    print(f"{'dataset':<16}{'F1':>12}{'#rules':>8}{'atoms':>7}{'fit s':>8}")
+    print(
+        f"{'dataset':<16}{'F1':>12}{'#rules':>8}{'atoms':>7}{'fit s':>8}"
+        f"{'accuracy':>10}{'majority':>10}{'folds below':>13}"
+    )
     for name in args.datasets:
         r = cross_validate(name, params, seed=args.seed)
         print(
             f"{name:<16}{r['f1']:>6.3f} ({r['f1_std']:.2f}){r['rules']:>8.1f}"
-            f"{r['atoms']:>7.2f}{r['fit_s']:>8.2f}"
+            f"{r['atoms']:>7.2f}{r['fit_s']:>8.2f}{r['accuracy']:>10.3f}{r['majority']:>10.3f}"
+            f"{r['folds_below_majority']:>13d}",
+            flush=True,
         )
 
 

@@ -366,8 +366,13 @@ def _is_default_grid(p) -> bool:
 
 
 def _paper_defaults() -> dict:
-    """``LibreClassifier()``'s parameters with the paper's selection (no inner choice)."""
-    return {**LibreClassifier().get_params(), "max_rules": None, "conflict_tolerance": 0.0}
+    """The estimator's previous defaults: the paper's selection (alpha 0.7, no inner choice)."""
+    return {
+        **LibreClassifier().get_params(),
+        "alpha": 0.7,
+        "max_rules": None,
+        "conflict_tolerance": 0.0,
+    }
 
 
 def _is_untuned(p) -> bool:
