@@ -53,6 +53,12 @@ capped bins; thresholds that give the same bins share them), one cover problem p
 (discretization, learner setting, n_estimators, top_k, min_local_support) and one greedy cover
 per alpha on it, instead of one full fit per combination (measured times: docs/benchmarks.md). The
 equivalence with plain fits is pinned by a unit test.
+
+**Why it fits in memory.** A fold visits the grid grouped by what the points share
+(discretization, then learner setting, then the learners' subsets, then the filter) and drops
+each group's learners, union, cover problem and evaluated rules once its points are scored,
+so it holds one of each at a time, however large the grid; cover problems stay bit-packed.
+Peak RSS of the default search per development dataset: docs/benchmarks.md, "Search memory".
 """
 
 from __future__ import annotations
@@ -572,13 +578,16 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                                 continue
                             if scorer is None:
                                 # what fit + predict give (a rule fires -> positive): the cover's
-                                # rules are built once (every cap is a prefix)
+                                # rules are built and evaluated once (every cap is a prefix)
                                 if "rules" not in cover:
                                     cover["rules"] = [
                                         _rule(point, disc, point_rules)
                                         for point in union.points[full.indices]
                                     ]
-                                cover["scores"][k] = validation.rules_score(cover["rules"][:k])
+                                    cover["fired"] = [validation.fires(r) for r in cover["rules"]]
+                                cover["scores"][k] = validation.rules_score(
+                                    cover["rules"][:k], cover["fired"][:k]
+                                )
                             else:
                                 prefix = Selection(
                                     full.indices[:k],
@@ -659,12 +668,12 @@ class _Validation:
             self.fired[rule] = hit
         return self.fired[rule]
 
-    def rules_score(self, rules) -> tuple[float, int, float]:
+    def rules_score(self, rules, fired) -> tuple[float, int, float]:
         """(F1 of the positive class, rules, mean atoms) of predicting positive where a rule
-        fires, as fit + predict would."""
+        fires, as fit + predict would; ``fired``: the rules' :meth:`fires`."""
         pred = np.zeros(-(-len(self.truth) // 8), dtype=np.uint8)
-        for rule in rules:
-            pred |= self.fires(rule)
+        for rows in fired:
+            pred |= rows
         covered = np.unpackbits(pred, count=len(self.truth)).astype(bool)
         atoms = float(np.mean([len(r) for r in rules])) if rules else 0.0
         return f1_score(self.truth, covered), len(rules), atoms
