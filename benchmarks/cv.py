@@ -52,7 +52,9 @@ def cross_validate(name: str, params: dict, n_splits: int = 5, seed: int = 0) ->
         "fit_s": float(np.mean(times)),
         "accuracy": float(np.mean(accuracy)),
         "majority": float(np.mean(majority)),
-        "folds_below_majority": int(sum(a < m - 1e-12 for a, m in zip(accuracy, majority))),
+        "folds_below_majority": int(
+            sum(a < m - 1e-12 for a, m in zip(accuracy, majority, strict=True))
+        ),
     }
 
 

@@ -2,8 +2,10 @@
 ``libre_flows.tasks``, the stages they run in ``libre_lib.ops.stages``).
 
 load → validate → split → choose → discretize → encode → learn (mapped, one per feature subset)
-→ union_filter → set_cover → report → register → publish, every stage up to the report cached as
-a Parquet artifact (see ``libre_lib.ops.artifacts``)::
+→ union_filter → set_cover → report → register → publish → promote, every stage up to the report
+cached as a Parquet artifact (see ``libre_lib.ops.artifacts``). ``register`` adds the model as a
+candidate version; ``promote``, the last step, moves the champion once the run folder, its
+artifacts and ``run.json`` are written, so a failed run leaves the champion where it was::
 
     from libre_flows.flows.train import train
     summary = train("deployments/specs/pima.yaml")
@@ -29,7 +31,7 @@ from libre_flows.tasks.learning import (
     set_cover,
     union_filter,
 )
-from libre_flows.tasks.report import publish, register, report, summarize
+from libre_flows.tasks.report import outcome, promote, publish, register, report, summarize
 from libre_lib.errors import DataError, SpecError
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
@@ -57,7 +59,9 @@ def train_flow(spec_path: str, force: bool = False, store: str | None = None) ->
     registration = register(spec, root, trained, data, str(run_dir))
     publish(spec, trained, registration, str(run_dir))
     outputs = [data, validation, holdout, choice, bins, records, *learners, candidates, rules]
-    return summarize(spec, run_dir, trained, registration, outputs, started)
+    summary = summarize(spec, run_dir, trained, registration, outputs, started)
+    registration = promote(spec, root, registration)  # last: a failed run keeps the champion
+    return {**summary, **outcome(registration)}
 
 
 def preflight(spec_path: str | os.PathLike) -> PipelineSpec:

@@ -40,6 +40,10 @@ NUMERIC = "numeric"
 CATEGORICAL = "categorical"
 DEFAULT_MAX_PREBINS = 256
 DEFAULT_MIN_FRACTION = 0.0
+#: A categorical column with at least this share of distinct values among its present values
+#: (and at least ``ID_LIKE_MIN_ROWS`` of them) is nearly unique per row: an id, not a feature.
+ID_LIKE_FRACTION = 0.9
+ID_LIKE_MIN_ROWS = 50
 
 
 def chi2_adjacent(counts: np.ndarray) -> np.ndarray:
@@ -311,6 +315,7 @@ def fit_discretization(
                 name, CATEGORICAL, categories=categories, has_missing=bool(missing.any())
             )
             n_distinct = len(categories)
+            _warn_if_id_like(name, n_distinct, len(present))
         else:
             values = numeric_values(series)
             missing = np.isnan(values)
@@ -337,6 +342,20 @@ def fit_discretization(
             continue
         features.append(feature)
     return Discretization(tuple(features), tuple(dropped))
+
+
+def _warn_if_id_like(name, n_distinct: int, n_present: int) -> None:
+    """Warn about a categorical column that is nearly unique per row: each of its categories
+    is a bin and covers about one row, so no rule generalizes from it."""
+    if n_present >= ID_LIKE_MIN_ROWS and n_distinct >= ID_LIKE_FRACTION * n_present:
+        warnings.warn(
+            f"Categorical column {name!r} has {n_distinct:,} distinct values in "
+            f"{n_present:,} rows: it looks like an id, not a feature (each category covers "
+            "about one row, so rules on it do not generalize). Exclude it, or declare it "
+            "numeric if its values are measurements.",
+            LibreWarning,
+            stacklevel=4,
+        )
 
 
 def _sorted_categories(values) -> tuple:

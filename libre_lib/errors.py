@@ -53,3 +53,20 @@ class DataValidationError(LibreError):
     """
 
     report = None
+
+
+#: The most characters of a bad value an error message shows.
+EXCERPT_CHARS = 80
+
+
+def shorten(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters ("…" and the full length at the cut)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 1]}… ({len(text)} characters)"
+
+
+def excerpt(value, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(value)`` cut to ``limit`` characters, so an error message never echoes a whole
+    large value."""
+    return shorten(repr(value), limit)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ParameterError, excerpt
 
 #: Bit-selection heuristics of FindBoundaryPoint (paper, section 3.1).
 HEURISTICS = ("H1", "H2")
@@ -35,6 +35,8 @@ SEEDING = ("uncovered", "all")
 SUBSET_SIZES = ("cycle", "fixed")
 #: Most weak learners a model may ask for: far beyond any useful ensemble, well below a typo.
 MAX_ESTIMATORS = 100_000
+#: The largest seed ``random_state`` (and a pipeline's ``split_seed``) may be: numpy's limit.
+MAX_SEED = 2**32 - 1
 #: The value of ``max_rules`` and ``conflict_tolerance`` that ``fit`` chooses by inner
 #: cross-validation on the training data.
 AUTO = "auto"
@@ -179,7 +181,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "positive_class": [CheckedInFit("a label of y")],
     "categorical_features": [CheckedInFit("column names, indices or a mask of X")],
     "random_state": [
-        Range(Integral, 0, 2**32 - 1, closed="both"),
+        Range(Integral, 0, MAX_SEED, closed="both"),
         InstanceOf(np.random.RandomState),
         None,
     ],
@@ -241,7 +243,7 @@ def parameter_message(
     """The message of a broken rule: "The 'alpha' parameter of LibreClassifier must be a float
     in [0, 1]. Got 1.3 instead." (``owner=None`` leaves out " of LibreClassifier")."""
     of = f" of {owner}" if owner else ""
-    return f"The {name!r} {noun}{of} must be {rule}. Got {value!r} instead."
+    return f"The {name!r} {noun}{of} must be {rule}. Got {excerpt(value)} instead."
 
 
 def validate_params(
@@ -286,6 +288,7 @@ __all__ = [
     "LIBRE_PARAMETERS",
     "LIBRE_REQUIREMENTS",
     "MAX_ESTIMATORS",
+    "MAX_SEED",
     "SEARCH_PARAMETERS",
     "SEEDING",
     "SUBSET_SIZES",

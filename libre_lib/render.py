@@ -32,7 +32,13 @@ def sql_identifier(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
 
 
+#: The largest finite double: only +inf is above it, only -inf below its negative.
+_MAX_DOUBLE = repr(float(np.finfo(np.float64).max))
+
+
 def sql_literal(value) -> str:
+    """A valid SQL literal for a finite number, a bool or a text. Infinities and NaN have no
+    literal SQLite, DuckDB and PostgreSQL share: :func:`sql_in` compares with them instead."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool):
@@ -40,23 +46,47 @@ def sql_literal(value) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} has no SQL literal; sql_in compares with it instead.")
         return repr(value)
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_in(column: str, values) -> str:
+    """``column`` equals one of ``values``: an ``IN`` list of the literals, and a comparison
+    beyond the largest double for each infinity; NaN equals nothing (as in
+    ``Condition.evaluate``), so it is left out (``FALSE`` if nothing is left)."""
+    literals, parts = [], []
+    for value in values:
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and math.isnan(value):
+            continue
+        if isinstance(value, float) and math.isinf(value):
+            sign, operator = ("", ">") if value > 0 else ("-", "<")
+            parts.append(f"{column} {operator} {sign}{_MAX_DOUBLE}")
+        else:
+            literals.append(sql_literal(value))
+    if literals:
+        parts.insert(0, f"{column} IN ({', '.join(literals)})")
+    if not parts:
+        return "FALSE"
+    return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
 def condition_sql(condition: Condition) -> str:
     column = sql_identifier(condition.feature)
     parts = []
     if condition.kind == NUMERIC:
-        for interval in condition.intervals:
+        for interval in condition.intervals:  # finite bounds: an unbounded side is left out
             bounds = []
             if interval.low != -math.inf:
-                bounds.append(f"{column} >= {float(interval.low)!r}")
+                bounds.append(f"{column} >= {sql_literal(float(interval.low))}")
             if interval.high != math.inf:
-                bounds.append(f"{column} < {float(interval.high)!r}")
+                bounds.append(f"{column} < {sql_literal(float(interval.high))}")
             parts.append(" AND ".join(bounds) if bounds else f"{column} IS NOT NULL")
     elif condition.categories:
-        parts.append(f"{column} IN ({', '.join(sql_literal(c) for c in condition.categories)})")
+        parts.append(sql_in(column, condition.categories))
     if condition.missing:
         parts.append(f"{column} IS NULL")
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(f"({p})" for p in parts) + ")"

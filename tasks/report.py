@@ -1,5 +1,5 @@
-"""Report tasks: the rule report on the holdout rows, the model version in the registry, and
-the run folder's files and Prefect artifacts."""
+"""Report tasks: the rule report on the holdout rows, the model version in the registry, the
+run folder's files and Prefect artifacts, and last the promotion."""
 
 from __future__ import annotations
 
@@ -54,11 +54,16 @@ def report(
 def register(
     spec: PipelineSpec, store_root: str, trained: TrainingReport, data: Stage, run_dir: str
 ) -> Registration:
-    """Register the model as a new version and promote it unless it is worse than the champion
-    (section "Model versions" of docs/operations.md)."""
+    """Register the model as a new version, a candidate, and decide whether it will replace
+    the champion (``promote`` records the decision, last)."""
     registry = ModelRegistry(store_root)
     registration = stages.register(registry, spec, trained, data.ref.sha256, Path(run_dir).name)
-    log().info("model %s: %s", registration.version.version, registration.decision.reason)
+    log().info(
+        "model %s registered; %s: %s",
+        registration.version.version,
+        "to be promoted" if registration.decision.promoted else "not to be promoted",
+        registration.decision.reason,
+    )
     return registration
 
 
@@ -86,6 +91,33 @@ def publish(
     )
 
 
+@task(name="promote", cache_policy=NO_CACHE)
+def promote(spec: PipelineSpec, store_root: str, registration: Registration) -> Registration:
+    """Record the promotion decision: the champion pointer moves if the version is not worse
+    than the champion. The run's last step, so a failed run leaves the champion in place
+    (section "Model versions" of docs/operations.md)."""
+    registry = ModelRegistry(store_root)
+    promoted = stages.promote(registry, spec, registration)
+    if promoted.decision != registration.decision:
+        log().warning(
+            "the champion changed while this run wrote its files; %s (the run folder's report "
+            "says: %s)",
+            promoted.decision.reason,
+            registration.decision.reason,
+        )
+    log().info("model %s: %s", promoted.version.version, promoted.decision.reason)
+    return promoted
+
+
+def outcome(registration: Registration) -> dict:
+    """The promotion fields of the run's summary."""
+    return {
+        "model_version": registration.version.version,
+        "promoted": registration.decision.promoted,
+        "promotion": registration.decision.reason,
+    }
+
+
 def summarize(
     spec: PipelineSpec,
     run_dir: Path,
@@ -94,17 +126,16 @@ def summarize(
     outputs: list[Stage],
     started: float,
 ) -> dict:
-    """The run's summary (run folder, metrics, model version, which stages were cache hits),
-    also written to ``run.json`` in the run folder."""
+    """The run's summary (run folder, metrics, model version and the promotion decision, which
+    stages were cache hits), also written to ``run.json`` in the run folder (before
+    ``promote``)."""
     summary = {
         "pipeline": spec.name,
         "run_dir": str(run_dir),
         "report": str(run_dir / "report.html"),
         "model": str(run_dir / "model.json"),
         "metrics": trained.metrics,
-        "model_version": registration.version.version,
-        "promoted": registration.decision.promoted,
-        "promotion": registration.decision.reason,
+        **outcome(registration),
         "stages": [
             {"stage": s.name, "key": s.key, "path": s.ref.path, "cache_hit": s.hit} for s in outputs
         ],

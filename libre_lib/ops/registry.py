@@ -8,7 +8,13 @@ Layout under the store root::
         v0001-1a2b3c4d/            one folder per version, never changed after creation ...
             model.json             ... except version.json's decision fields (atomic rewrites)
             spec.json
+            contract.json          the data contract (and expectations.json, its GX suite)
             version.json           metadata: ids, hashes, metrics, validation, status, reason
+
+version.json records the sha256 of model.json and of every extra file (contract.json, ...);
+every read of a version's model or contract (:meth:`ModelRegistry.load_model`,
+:meth:`ModelRegistry.load_contract`, :func:`verified_text`, and scoring from a path inside a
+version folder) checks it and refuses a changed file naming the pipeline and version.
 
 Version ids are ``v<number>-<first 8 hex of the model's sha256>``, numbered 1, 2, 3 … per
 pipeline (four digits at least; :meth:`ModelRegistry.versions` sorts by the number, so v10000
@@ -50,6 +56,7 @@ import re
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -57,9 +64,10 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import LibreError, ModelFormatError
+from ..errors import LibreError, LibreWarning, ModelFormatError
 from ..estimator import LibreClassifier
 from .artifacts import canonical_json, fingerprint_bytes
+from .contract import DataContract
 from .diff import ChampionChanges, diff_rules, metric_deltas, metric_value
 from .files import atomic_write_text, fsync_dir, remove_stale, write_new_file
 
@@ -77,7 +85,9 @@ __all__ = [
     "ModelVersion",
     "PromotionDecision",
     "RegistryError",
+    "registered_version",
     "validation_record",
+    "verified_text",
 ]
 
 logger = logging.getLogger(__name__)
@@ -92,6 +102,7 @@ REGISTRY_FORMAT = "libre-flows/model-version"
 REGISTRY_FORMAT_VERSION = 1
 MODEL_FILE = "model.json"
 SPEC_FILE = "spec.json"
+CONTRACT_FILE = "contract.json"
 VERSION_FILE = "version.json"
 CHAMPION_FILE = "champion.json"
 LOCK_FILE = ".lock"
@@ -129,6 +140,7 @@ class ModelVersion:
     reason: str = ""
     decided_at: str | None = None
     library_version: str = __version__
+    files_sha256: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_champion(self) -> bool:
@@ -171,6 +183,7 @@ class ModelVersion:
                 reason=str(record.get("reason", "")),
                 decided_at=record.get("decided_at"),
                 library_version=str(record.get("library_version", "")),
+                files_sha256=dict(record.get("files_sha256") or {}),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RegistryError(
@@ -257,6 +270,49 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise RegistryError(f"{what.capitalize()} {path} does not hold a JSON object.")
     return data
+
+
+def verified_text(entry: ModelVersion, name: str) -> str:
+    """The text of the file ``name`` of a registered version, after checking its bytes (read
+    once, so nothing can change between check and use) against the sha256 recorded when the
+    version was registered. Versions registered before file checksums were recorded have
+    none for their extra files: those are read with a warning saying so."""
+    path = entry.path / name
+    label = f"{entry.pipeline}/{entry.version}"
+    try:
+        payload = path.read_bytes()
+    except OSError as exc:
+        raise RegistryError(f"Cannot read {name} of {label}: {exc}.") from None
+    expected = entry.model_sha256 if name == MODEL_FILE else entry.files_sha256.get(name)
+    if expected is None:
+        warnings.warn(
+            f"{name} of {label} has no recorded sha256 (registered by an older release), so "
+            "it cannot be verified; retrain to register a version with checksums.",
+            LibreWarning,
+            stacklevel=3,
+        )
+    elif fingerprint_bytes(payload) != expected:
+        raise RegistryError(
+            f"{name} of {label} does not match the sha256 recorded at registration: it was "
+            f"changed or corrupted ({path}); restore it or promote another version."
+        )
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RegistryError(f"{name} of {label} is not UTF-8 text ({path}).") from None
+
+
+def registered_version(path: str | os.PathLike[str]) -> ModelVersion | None:
+    """The registered version a file path lies in (``<root>/models/<pipeline>/<version>/
+    <file>``), or None when the path is not in a model registry (e.g. a run folder)."""
+    path = Path(path)
+    folder = path.parent
+    if not _VERSION.fullmatch(folder.name) or folder.parent.parent.name != "models":
+        return None
+    if not (folder / VERSION_FILE).is_file():
+        return None
+    registry = ModelRegistry(folder.parent.parent.parent)
+    return registry.get(folder.parent.name, folder.name)
 
 
 # --------------------------------------------------------------------------- the registry
@@ -350,6 +406,8 @@ class ModelRegistry:
                 raise RegistryError(f"{name} must be a non-empty str; got {value!r}.")
         payload = model_json.encode("utf-8")
         model_sha256 = fingerprint_bytes(payload)
+        extra = {name: text.encode("utf-8") for name, text in (extra_files or {}).items()}
+        files_sha256 = {name: fingerprint_bytes(data) for name, data in extra.items()}
         try:
             spec_text = _json_text(dict(spec))
             metrics_copy = json.loads(_json_text(dict(metrics)))
@@ -375,6 +433,7 @@ class ModelRegistry:
                     model_sha256=model_sha256,
                     metrics=metrics_copy,
                     validation=validation_copy,
+                    files_sha256=files_sha256,
                 )
                 temp = directory / f"{TEMP_PREFIX}{version_id}-{os.getpid()}-{uuid.uuid4().hex}"
                 temp.mkdir()
@@ -384,8 +443,8 @@ class ModelRegistry:
                     write_new_file(
                         temp / VERSION_FILE, _json_text(version._record()).encode("utf-8")
                     )
-                    for name, text in (extra_files or {}).items():
-                        write_new_file(temp / name, text.encode("utf-8"))
+                    for name, data in extra.items():
+                        write_new_file(temp / name, data)
                     fsync_dir(temp)
                     os.rename(temp, final)
                 except BaseException:
@@ -487,7 +546,14 @@ class ModelRegistry:
                 f"version folder under {path.parent}; restore the folder or promote another "
                 "version."
             )
-        return self._load(pipeline, path, name)
+        champion = self._load(pipeline, path, name)
+        if pointer.get("model_sha256", champion.model_sha256) != champion.model_sha256:
+            raise RegistryError(
+                f"The champion {pipeline}/{name}'s version.json records another model sha256 "
+                "than the champion pointer: the version was changed after its promotion; "
+                "restore it or promote another version."
+            )
+        return champion
 
     def _no_champion_message(self, pipeline: str) -> str:
         known = [v.version for v in self.versions(pipeline)]
@@ -500,21 +566,24 @@ class ModelRegistry:
 
     def model_json(self, pipeline: str, version: str = CHAMPION) -> str:
         """The stored ``model.json`` text, checked against the recorded sha256."""
-        entry = self.get(pipeline, version)
-        try:
-            payload = entry.model_path.read_bytes()
-        except OSError as exc:
-            raise RegistryError(f"Cannot read the model of {entry.version}: {exc}.") from None
-        if fingerprint_bytes(payload) != entry.model_sha256:
-            raise RegistryError(
-                f"{entry.model_path} does not match the sha256 recorded for {entry.version}; "
-                "the file was changed or corrupted after registration."
-            )
-        return payload.decode("utf-8")
+        return self.file_text(pipeline, version, MODEL_FILE)
+
+    def file_text(self, pipeline: str, version: str, name: str) -> str:
+        """A file of a version (``model.json``, ``contract.json``, ...), checked against the
+        sha256 recorded at registration; :class:`RegistryError` when it differs."""
+        return verified_text(self.get(pipeline, version), name)
 
     def load_model(self, pipeline: str, version: str = CHAMPION) -> LibreClassifier:
-        """The fitted classifier of a version (default: the champion)."""
+        """The fitted classifier of a version (default: the champion), checksum verified."""
         return LibreClassifier.from_json(self.model_json(pipeline, version))
+
+    def load_contract(self, pipeline: str, version: str = CHAMPION) -> DataContract | None:
+        """The data contract of a version, checksum verified (None if it was registered
+        without one)."""
+        entry = self.get(pipeline, version)
+        if not (entry.path / CONTRACT_FILE).is_file():
+            return None
+        return DataContract.from_json(verified_text(entry, CONTRACT_FILE))
 
     def spec(self, pipeline: str, version: str = CHAMPION) -> dict[str, Any]:
         """The spec dict the version was trained from."""

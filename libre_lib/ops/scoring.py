@@ -45,9 +45,10 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import NUMERIC
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, excerpt
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly
+from .registry import registered_version, verified_text
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -81,7 +82,7 @@ def load_model(path: str | os.PathLike):
     path = Path(path)
     if not path.is_file():
         raise DataError(f"Model file {str(path)!r} does not exist.")
-    return LibreClassifier.from_json(path.read_text(encoding="utf-8"))
+    return LibreClassifier.from_json(_read_text(path))
 
 
 def find_contract(model_path: str | os.PathLike) -> DataContract | None:
@@ -93,8 +94,17 @@ def find_contract(model_path: str | os.PathLike) -> DataContract | None:
         path.with_name("contract.json"),
     ):
         if candidate.is_file():
-            return DataContract.load(candidate)
+            return DataContract.from_json(_read_text(candidate))
     return None
+
+
+def _read_text(path: Path) -> str:
+    """A model or contract file's text; inside a model registry's version folder, checked
+    against the sha256 recorded at registration."""
+    version = registered_version(path)
+    if version is not None:
+        return verified_text(version, path.name)
+    return path.read_text(encoding="utf-8")
 
 
 def _as_model(model):
@@ -109,15 +119,29 @@ def _as_model(model):
 def _as_contract(model, contract) -> DataContract:
     if contract is None:
         return DataContract.from_model(model)
-    if isinstance(contract, DataContract):
-        return contract
     if isinstance(contract, dict):
-        return DataContract.from_dict(contract)
-    if isinstance(contract, str | os.PathLike):
-        return DataContract.load(contract)
-    raise ParameterError(
-        f"contract must be a DataContract, its dict, a path or None; got {type(contract).__name__}."
-    )
+        contract = DataContract.from_dict(contract)
+    elif isinstance(contract, str | os.PathLike):
+        contract = DataContract.from_json(_read_text(Path(contract)))
+    elif not isinstance(contract, DataContract):
+        raise ParameterError(
+            "contract must be a DataContract, its dict, a path or None; got "
+            f"{type(contract).__name__}."
+        )
+    _check_covers(contract, model)
+    return contract
+
+
+def _check_covers(contract: DataContract, model) -> None:
+    """The contract names every column the model reads (a contract of another model, or an
+    edited one, otherwise fails mid-scoring with a bare KeyError)."""
+    missing = [c for c in model.columns_ if c not in contract.names]
+    if missing:
+        raise ParameterError(
+            f"The data contract does not cover the model's column {excerpt(missing[0])} "
+            f"({len(missing)} column(s) missing): it belongs to another model or was edited; "
+            "use the contract saved with the model."
+        )
 
 
 # --------------------------------------------------------------------------- scoring a frame

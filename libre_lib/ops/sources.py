@@ -56,7 +56,7 @@ def read_source(
             frame = pd.read_csv(location, dtype=dtypes or None, **options)
     except pd.errors.EmptyDataError:
         raise DataError(f"Data file {location!r} is empty.") from None
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
+    except (ValueError, TypeError, OSError, pd.errors.ParserError) as exc:
         raise DataError(
             f"Could not read {location!r} as {file_format.upper()}: {exc}. Check the file and "
             "data.format / data.read_options in the spec."

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
+import pandas as pd
 import yaml
 from pydantic import (
     BaseModel,
@@ -31,12 +32,27 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from ..errors import SpecError
+from ..errors import SpecError, excerpt, shorten
 from ..estimator import LibreClassifier
-from ..params import broken_requirement, broken_rule
+from ..params import MAX_SEED, broken_requirement, broken_rule
 
 Label = str | int | float | bool
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+#: The largest spec file read (a spec is a few kilobytes; this bounds memory and parse time).
+MAX_SPEC_BYTES = 1 << 20
+#: The deepest nesting of mappings and lists a spec may have.
+MAX_SPEC_DEPTH = 20
+#: read_options the pipeline sets itself, or that would make pandas return something else
+#: than one DataFrame.
+_RESERVED_READ_OPTIONS = {
+    "chunksize": "the pipeline reads the whole file into one table",
+    "iterator": "the pipeline reads the whole file into one table",
+    "dtype": "declare text columns with features.categorical",
+    "filepath_or_buffer": "set data.path",
+    "path": "set data.path",
+}
+_CSV_OPTIONS = frozenset(inspect.signature(pd.read_csv).parameters)
 
 
 class _Strict(BaseModel):
@@ -50,21 +66,48 @@ class DataSource(_Strict):
     format: Literal["auto", "csv", "parquet"] = "auto"
     read_options: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("read_options")
+    @classmethod
+    def _read_options(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        for key in value:
+            why = _RESERVED_READ_OPTIONS.get(key)
+            if why is not None:
+                raise ValueError(f"option {excerpt(key)} is not supported ({why})")
+        path, file_format = info.data.get("path"), info.data.get("format")
+        if path is not None and file_format is not None:
+            if _format_of(path, file_format) == "csv":
+                unknown = sorted(k for k in value if k not in _CSV_OPTIONS)
+                if unknown:
+                    raise ValueError(
+                        f"{excerpt(unknown[0])} is not an option of pandas.read_csv (check its "
+                        "spelling)"
+                    )
+        return value
+
     def resolved_format(self) -> str:
-        if self.format != "auto":
-            return self.format
-        lowered = self.path.lower()
-        if lowered.endswith((".parquet", ".pq")):
-            return "parquet"
-        if lowered.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".txt")):
-            return "csv"
-        raise SpecError(
-            f"data.path {self.path!r} is neither .csv nor .parquet: set data.format to 'csv' or "
-            "'parquet'."
-        )
+        file_format = _format_of(self.path, self.format)
+        if file_format is None:
+            raise SpecError(
+                f"data.path {excerpt(self.path)} is neither .csv nor .parquet: set data.format "
+                "to 'csv' or 'parquet'."
+            )
+        return file_format
 
     def is_url(self) -> bool:
         return bool(_URL.match(self.path)) and not self.path.startswith("file://")
+
+
+def _format_of(path: str, file_format: str) -> str | None:
+    """The file format: the one given, else the one the path's suffix names ("csv" or
+    "parquet"; None if neither)."""
+    if file_format != "auto":
+        return file_format
+    lowered = path.lower()
+    if lowered.endswith((".parquet", ".pq")):
+        return "parquet"
+    if lowered.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".txt")):
+        return "csv"
+    return None
 
 
 class TargetSpec(_Strict):
@@ -208,7 +251,7 @@ class PipelineSpec(_Strict):
     expectations: ExpectationsSpec = Field(default_factory=ExpectationsSpec)
     model: ModelSpec = Field(default_factory=ModelSpec)
     holdout_fraction: float = Field(default=0.2, ge=0, lt=1)
-    split_seed: int = 0
+    split_seed: int = Field(default=0, ge=0, le=MAX_SEED)
     store: str = ".libre-store"
     runner: RunnerSpec = Field(default_factory=RunnerSpec)
     schedule: ScheduleSpec = Field(default_factory=ScheduleSpec)
@@ -243,19 +286,89 @@ class PipelineSpec(_Strict):
 
 
 def load_spec(path: str | Path) -> PipelineSpec:
-    """Read and check a YAML spec; every problem becomes one :class:`SpecError` line."""
+    """Read and check a YAML spec; every problem becomes one :class:`SpecError` line.
+
+    The file must be UTF-8 and at most :data:`MAX_SPEC_BYTES` long; YAML anchors and aliases,
+    merge keys and duplicate keys are refused, and nesting is at most :data:`MAX_SPEC_DEPTH`
+    deep, so no spec can expand into more than its own size."""
     path = Path(path)
+    where = excerpt(str(path))
     if not path.is_file():
-        raise SpecError(f"Spec file {str(path)!r} does not exist.")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise SpecError(f"Spec file {str(path)!r} is not valid YAML: {exc}") from None
-    if not isinstance(raw, dict):
+        raise SpecError(f"Spec file {where} does not exist.")
+    size = path.stat().st_size
+    if size > MAX_SPEC_BYTES:
         raise SpecError(
-            f"Spec file {str(path)!r} must hold a mapping of keys, got {type(raw).__name__}."
+            f"Spec file {where} is {size:,} bytes; a spec may be at most {MAX_SPEC_BYTES:,} "
+            "bytes (keep data out of the spec)."
         )
+    with path.open("rb") as handle:
+        payload = handle.read(MAX_SPEC_BYTES + 1)
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"Spec file {where} is not UTF-8 text (byte {payload[exc.start]:#04x} at offset "
+            f"{exc.start}); save it as UTF-8."
+        ) from None
+    try:
+        raw = yaml.load(text, Loader=_SpecLoader)
+    except yaml.MarkedYAMLError as exc:
+        raise SpecError(f"Spec file {where} is not a valid spec: {_yaml_problem(exc)}") from None
+    except yaml.YAMLError as exc:
+        problem = shorten(" ".join(str(exc).split()))
+        raise SpecError(f"Spec file {where} is not valid YAML: {problem}") from None
+    if not isinstance(raw, dict):
+        raise SpecError(f"Spec file {where} must hold a mapping of keys, got {type(raw).__name__}.")
     return parse_spec(raw, base_dir=path.resolve().parent, source=str(path))
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """YAML's safe loader without anchors, aliases and merge keys (an alias "bomb" expands a
+    small file into billions of nodes), refusing duplicate keys and deep nesting."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise _refusal("aliases (*name) are not allowed in a spec; write the value out", event)
+        if getattr(event, "anchor", None) is not None:
+            raise _refusal("anchors (&name) are not allowed in a spec; write the value out", event)
+        if isinstance(event, yaml.CollectionStartEvent) and self._depth >= MAX_SPEC_DEPTH:
+            raise _refusal(f"the spec nests deeper than {MAX_SPEC_DEPTH} levels", event)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise _refusal("merge keys (<<) are not allowed in a spec", key_node)
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # unhashable: the base class says so
+                continue
+            if duplicate:
+                raise _refusal(f"duplicate key {excerpt(key)}", key_node)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def _refusal(problem: str, where) -> yaml.MarkedYAMLError:
+    return yaml.MarkedYAMLError(problem=problem, problem_mark=where.start_mark)
+
+
+def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+    """The YAML error in one line: what is wrong and where (no echo of the file)."""
+    problem = shorten(" ".join(str(exc.problem or exc.context or "").split()))
+    mark = exc.problem_mark or exc.context_mark
+    if mark is None:
+        return problem
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
 
 
 def parse_spec(raw: dict, base_dir: str | Path = ".", source: str = "spec") -> PipelineSpec:
@@ -268,9 +381,11 @@ def parse_spec(raw: dict, base_dir: str | Path = ".", source: str = "spec") -> P
 
 
 def _describe(error: dict) -> str:
+    """One error of the spec's check, with at most a short excerpt of the bad key or value."""
     where = ".".join(str(p) for p in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
-        return f"unknown key {where!r} (check its spelling; see docs/pipeline.md)"
+        return f"unknown key {shorten(repr(where))} (check its spelling; see docs/pipeline.md)"
     if error["type"] == "missing":
-        return f"missing required key {where!r}"
-    return f"{where}: {error['msg']} (got {error.get('input')!r})"
+        return f"missing required key {excerpt(where)}"
+    message = error["msg"].removeprefix("Value error, ")  # a rule, not the value
+    return f"{shorten(where)}: {message} (got {excerpt(error.get('input'))})"

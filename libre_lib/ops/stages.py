@@ -6,7 +6,7 @@ fields a stage depends on, i.e. what its cache key hashes. The stages are named 
 docs/pipeline.md:
 
 load → validate → split → choose → discretize → encode → learn (one per feature subset) →
-union_filter → set_cover → report → register → publish
+union_filter → set_cover → report → register → publish → promote
 
 The Prefect tasks in ``tasks/`` read a stage's inputs from the store, call the stage and write
 its result; nothing here knows Prefect.
@@ -15,6 +15,7 @@ its result; nothing here knows Prefect.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -170,11 +171,21 @@ def split_params(spec: PipelineSpec) -> dict:
 def holdout_mask(positive: np.ndarray, fraction: float, seed: int) -> np.ndarray:
     """True for the holdout rows: ``fraction`` of them, stratified by class when each class has
     at least two rows, drawn with ``seed``."""
-    holdout = np.zeros(positive.shape[0], dtype=bool)
+    n_rows = positive.shape[0]
+    holdout = np.zeros(n_rows, dtype=bool)
     if fraction > 0:
-        rows = np.arange(positive.shape[0])
+        n_holdout = math.ceil(fraction * n_rows)
+        if n_rows - n_holdout < 2:
+            raise DataError(
+                f"holdout_fraction {fraction!r} leaves {max(n_rows - n_holdout, 0)} of the "
+                f"{n_rows} rows for training; lower holdout_fraction (0.2 is usual)."
+            )
+        rows = np.arange(n_rows)
         counts = np.bincount(positive.astype(int), minlength=2)
-        stratify = positive if counts.min() >= 2 else None
+        # stratified only when each class, the holdout and the training rows can hold both
+        stratify = (
+            positive if counts.min() >= 2 and min(n_holdout, n_rows - n_holdout) >= 2 else None
+        )
         _, test = train_test_split(rows, test_size=fraction, random_state=seed, stratify=stratify)
         holdout[test] = True
     return holdout
@@ -444,8 +455,9 @@ def report_table(trained: TrainingReport) -> Stored:
 
 @dataclass(frozen=True)
 class Registration:
-    """What ``register`` hands on: the new model version, the promotion decision, and what
-    changed since the champion it was compared with (None for the first version)."""
+    """What ``register`` hands on: the new model version (a candidate), the promotion decision
+    (what ``promote`` will record, decided against the champion at registration), and what
+    changed since that champion (None for the first version)."""
 
     version: ModelVersion
     decision: PromotionDecision
@@ -459,8 +471,9 @@ def register(
     data_fingerprint: str,
     run_id: str,
 ) -> Registration:
-    """Register the model as the pipeline's next version and promote it if it is not worse
-    than the champion (section "Model versions" of docs/operations.md)."""
+    """Register the model as the pipeline's next version, a candidate: the champion does not
+    move (``promote``, the run's last step, does that), and decide whether it will be promoted
+    (section "Model versions" of docs/operations.md)."""
     previous = registry.champion(spec.name)
     version = registry.register(
         spec.name,
@@ -473,16 +486,46 @@ def register(
         run_id=run_id,
         extra_files=trained.contract_files(),
     )
+    decision = registry.decide(
+        spec.name,
+        version.version,
+        tolerance=spec.promotion.tolerance,
+        metric=spec.promotion.metric,
+    )
+    return Registration(version, decision, _changes(registry, spec, previous, version, decision))
+
+
+def promote(
+    registry: ModelRegistry, spec: PipelineSpec, registration: Registration
+) -> Registration:
+    """Record the promotion decision on the registered version: the champion pointer moves if
+    it is promoted. The run's last step, after every file it depends on is written, so a failed
+    run never moves the champion. The decision is taken again under the registry's lock: it
+    differs from the registered one only if another run promoted a version meanwhile."""
+    version = registration.version
     decision = registry.promote(
         spec.name,
         version.version,
         tolerance=spec.promotion.tolerance,
         metric=spec.promotion.metric,
     )
+    if decision == registration.decision:
+        return registration
+    changes = _changes(registry, spec, decision.previous, version, decision)
+    return Registration(version, decision, changes)
+
+
+def _changes(
+    registry: ModelRegistry,
+    spec: PipelineSpec,
+    previous: ModelVersion | None,
+    version: ModelVersion,
+    decision: PromotionDecision,
+) -> ChampionChanges | None:
     changes = registry.changes(spec.name, previous, version, decision)
     if changes is not None and spec.report.column_labels:
         changes = replace(changes, column_labels=dict(spec.report.column_labels))
-    return Registration(version, decision, changes)
+    return changes
 
 
 def run_files(trained: TrainingReport, registration: Registration) -> dict[str, str]:

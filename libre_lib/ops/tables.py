@@ -61,14 +61,23 @@ def discretization_from_metadata(metadata: dict) -> Discretization:
 def records_table(
     records: DistinctRecords, discretization: Discretization
 ) -> tuple[pa.Table, dict]:
-    """Distinct training records: one bin-code column per feature plus class weights."""
+    """Distinct training records: one bin-code column per feature plus class weights. Codes
+    are stored in the smallest unsigned type that holds every feature's bins (uint8 for up to
+    256 bins, uint16 for 65,536, then uint32)."""
+    dtype = code_dtype(discretization)
     columns = {
-        f"bin__{name}": pa.array(records.codes[:, j].astype(np.int16))
+        f"bin__{name}": pa.array(records.codes[:, j].astype(dtype))
         for j, name in enumerate(discretization.names)
     }
     columns[WEIGHT_POS] = pa.array(records.positive_weight)
     columns[WEIGHT_NEG] = pa.array(records.negative_weight)
     return pa.table(columns), {"features": discretization.names}
+
+
+def code_dtype(discretization: Discretization) -> np.dtype:
+    """The smallest unsigned integer type that holds every bin code (0 … bins - 1)."""
+    largest = int(discretization.n_bins.max(initial=1)) - 1
+    return np.min_scalar_type(max(largest, 0))
 
 
 def records_from_table(table: pa.Table, metadata: dict) -> DistinctRecords:

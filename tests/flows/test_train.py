@@ -220,3 +220,49 @@ def test_every_run_registers_a_version_and_a_worse_model_is_not_promoted(spec_co
     assert registry.champion("haberman").version == good["model_version"]
     report = Path(worse["run_dir"], "report.md").read_text()
     assert "Changes since the champion" in report
+
+
+def _fail_after(function):
+    """``function`` that does its work, then fails."""
+
+    def failing(*args, **kwargs):
+        function(*args, **kwargs)
+        raise RuntimeError("injected failure")
+
+    return failing
+
+
+def test_a_run_that_fails_after_any_step_leaves_the_champion_where_it_was(
+    spec_copy, tmp_path, monkeypatch
+):
+    """Training registered and promoted before the run folder was written, so a run that
+    failed afterwards had already moved the champion. Promotion is now the last step."""
+    import libre_flows.flows.train as train_module
+    import libre_flows.tasks.report as report_tasks
+    from libre_lib.ops import stages
+    from libre_lib.ops.registry import CANDIDATE, ModelRegistry
+
+    spec = spec_copy()
+    first = train(spec)
+    registry = ModelRegistry(tmp_path / "store")
+    pointer = registry.pipeline_dir("haberman") / "champion.json"
+    before = pointer.read_bytes()
+    steps = [
+        (stages, "register"),  # the version is registered
+        (report_tasks, "create_markdown_artifact"),  # the run folder's files are written
+        (report_tasks, "create_table_artifact"),  # the artifacts are published
+        (train_module, "summarize"),  # run.json is written
+    ]
+    for module, name in steps:
+        with monkeypatch.context() as patch:
+            patch.setattr(module, name, _fail_after(getattr(module, name)))
+            with pytest.raises(RuntimeError, match="injected failure"):
+                train(spec)
+        assert pointer.read_bytes() == before, f"a failure after {name} moved the champion"
+        newest = registry.versions("haberman")[-1]
+        assert newest.status == CANDIDATE and newest.version != first["model_version"]
+        assert registry.champion("haberman").version == first["model_version"]
+    again = train(spec)  # the same model without a failure: promoted (not worse), last
+    assert again["promoted"] and pointer.read_bytes() != before
+    assert registry.champion("haberman").version == again["model_version"]
+    assert json.loads(Path(again["run_dir"], "run.json").read_text())["promoted"]

@@ -134,6 +134,22 @@ def test_from_json_refuses_bad_models(text, message):
         LibreClassifier.from_json(text)
 
 
+def test_from_json_refuses_a_rule_on_a_column_the_model_does_not_have(credit):
+    """A hand-edited model.json with a rule on an unknown column loaded, then predict raised a
+    bare KeyError."""
+    _, clf, _ = credit
+    data = clf.to_dict()
+    condition = data["rules"][0]["conditions"][0]
+    condition["feature"] = "no_such_column"
+    with pytest.raises(ModelFormatError, match=r"rule 1 tests column 'no_such_column', which is"):
+        LibreClassifier.from_dict(data)
+    data = clf.to_dict()
+    condition = data["rules"][0]["conditions"][0]
+    condition["kind"] = "numeric" if condition["kind"] == "categorical" else "categorical"
+    with pytest.raises(ModelFormatError, match=r"but the model discretized it as"):
+        LibreClassifier.from_dict(data)
+
+
 def test_sql_matches_predict_on_credit_approval(credit):
     X, clf, _ = credit
     with sqlite3.connect(":memory:") as con:

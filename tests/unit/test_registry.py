@@ -710,3 +710,123 @@ def test_cli_mounts_as_a_sub_app(populated):
     assert result.exit_code == 0, result.output
     assert c.version in result.output
     assert "list" in runner.invoke(app, ["models", "--help"]).output
+
+
+# --- checksums: a changed model or contract is never used ----------------------------------------
+
+
+def contract_text(model, X) -> str:
+    from libre_lib.ops.contract import DataContract
+
+    return DataContract.from_model(model, X).to_json()
+
+
+@pytest.fixture
+def with_contract(registry, models, haberman):
+    """A champion registered with its contract, as training registers it."""
+    X, _, _ = haberman
+    version = register(
+        registry, models[0], extra_files={"contract.json": contract_text(models[0], X)}
+    )
+    registry.promote(PIPE, version.version)
+    return registry, registry.get(PIPE, version.version), X
+
+
+def test_the_contract_checksum_is_recorded_at_registration(with_contract):
+    from libre_lib.ops.artifacts import fingerprint_bytes
+
+    registry, version, _ = with_contract
+    record = json.loads((version.path / "version.json").read_text())
+    contract = (version.path / "contract.json").read_bytes()
+    assert record["files_sha256"] == {"contract.json": fingerprint_bytes(contract)}
+    assert registry.load_contract(PIPE).names == list(registry.load_model(PIPE).columns_)
+
+
+def tamper(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_tampered_champion_model_is_refused_on_every_load(with_contract, tmp_path):
+    """`libre score PIPELINE@VERSION` read the version's model.json without checking the
+    sha256 the registry recorded, so an edited champion was used for scoring."""
+    from libre_lib.ops import scoring
+
+    registry, version, _ = with_contract
+    tamper(version.model_path, '"precision"', '"precision" ')
+    message = rf"model.json of {PIPE}/{version.version} does not match the sha256 recorded"
+    with pytest.raises(RegistryError, match=message) as exc:
+        registry.load_model(PIPE)
+    assert "\n" not in str(exc.value)
+    with pytest.raises(RegistryError, match=message):
+        scoring.load_model(version.model_path)  # the path `libre score PIPELINE` resolves to
+    copy = tmp_path / "elsewhere" / "model.json"  # an unregistered copy is not checked
+    copy.parent.mkdir()
+    copy.write_text(version.model_path.read_text())
+    scoring.load_model(copy)
+
+
+def test_a_tampered_contract_is_refused_not_a_key_error(with_contract):
+    """A contract edited after registration was used unchecked (an edit that dropped a column
+    the rules test ended in a bare `KeyError` mid-scoring)."""
+    from libre_lib.ops import scoring
+
+    registry, version, X = with_contract
+    tamper(version.path / "contract.json", '"name": "age"', '"name": "aged"')
+    message = rf"contract.json of {PIPE}/{version.version} does not match the sha256 recorded"
+    with pytest.raises(RegistryError, match=message):
+        registry.load_contract(PIPE, version.version)
+    with pytest.raises(RegistryError, match=message):
+        scoring.find_contract(version.model_path)
+    with pytest.raises(RegistryError, match=message):
+        scoring.score_frame(registry.load_model(PIPE), X, version.path / "contract.json")
+
+
+def test_a_contract_that_misses_a_model_column_is_one_clear_error(models, haberman, tmp_path):
+    from libre_lib.ops import scoring
+    from libre_lib.ops.contract import DataContract
+
+    X, _, _ = haberman
+    contract = DataContract.from_model(models[0], X).to_dict()
+    contract["columns"] = [c for c in contract["columns"] if c["name"] != "age"]
+    with pytest.raises(LibreError, match=r"does not cover the model's column 'age'"):
+        scoring.score_frame(models[0], X, contract)
+
+
+def test_a_version_registered_before_contract_checksums_says_so(with_contract):
+    from libre_lib.errors import LibreWarning
+
+    registry, version, _ = with_contract
+    record = json.loads((version.path / "version.json").read_text())
+    del record["files_sha256"]  # as an older release wrote it
+    (version.path / "version.json").write_text(json.dumps(record))
+    with pytest.warns(LibreWarning, match=rf"contract.json of {PIPE}/{version.version} has no"):
+        contract = registry.load_contract(PIPE)
+    assert contract is not None
+    registry.load_model(PIPE)  # the model's sha256 was always recorded
+
+
+def test_a_champion_whose_record_was_rewritten_disagrees_with_the_pointer(with_contract):
+    registry, version, _ = with_contract
+    tamper(version.path / "version.json", version.model_sha256, "0" * 64)
+    with pytest.raises(RegistryError, match=r"records another model sha256 than the champion"):
+        registry.load_model(PIPE)
+
+
+def test_cli_score_refuses_a_tampered_registered_model_in_one_line(with_contract, tmp_path):
+    from libre_flows.flows.cli.score import app as score_app
+
+    registry, version, X = with_contract
+    inputs = tmp_path / "in.csv"
+    X.to_csv(inputs, index=False)
+    tamper(version.model_path, '"precision"', '"precision" ')
+    for ref in (PIPE, f"{PIPE}@{version.version}"):
+        result = runner.invoke(
+            score_app,
+            [ref, str(inputs), str(tmp_path / "out.parquet"), "--store", str(registry.root)],
+        )
+        assert result.exit_code == 1
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"{PIPE}/{version.version}" in lines[0], result.stderr
+        assert not (tmp_path / "out.parquet").exists()

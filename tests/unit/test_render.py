@@ -166,6 +166,75 @@ def test_sql_literal_of_numpy_scalars():
     assert sql_literal(np.bool_(True)) == "TRUE"
 
 
+# Every kind of category and interval, in every column type, checked in sqlite against
+# Condition.evaluate (what scoring uses). A float category inf was written as bare `inf`, which
+# SQLite and DuckDB reject.
+CATEGORY_FRAME = pd.DataFrame(
+    {
+        "f": [1.5, INF, -INF, np.nan, 0.0, -2.25, 1e300, 5e-324],
+        "s": ["a", "O'Brien", "inf", "NaN", None, "", "1.5", "ü"],
+        "i": pd.array([1, -3, 0, None, 2**62, 7, 1, -(2**62)], dtype="Int64"),
+        "b": [True, False, None, True, False, True, None, False],
+    }
+)
+CATEGORY_CASES = [
+    ("f", (INF,)),
+    ("f", (-INF,)),
+    ("f", (INF, -INF)),
+    ("f", (1.5, INF)),
+    ("f", (float("nan"),)),
+    ("f", (float("nan"), 0.0)),
+    ("f", (-2.25, 1e300, 5e-324)),
+    ("f", (np.float64(INF), np.float64(1.5))),
+    ("s", ("inf", "NaN", "O'Brien")),
+    ("s", ("", "ü", "1.5")),
+    ("i", (1, 2**62, -(2**62))),
+    ("i", (np.int64(0), -3)),
+    ("b", (True,)),
+    ("b", (False,)),
+]
+
+
+@pytest.mark.parametrize("missing", [False, True])
+@pytest.mark.parametrize(("column", "categories"), CATEGORY_CASES)
+def test_sql_of_every_category_kind_runs_in_sqlite_and_agrees(column, categories, missing):
+    condition = Condition(column, CATEGORICAL, categories=categories, missing=missing)
+    sql = condition_sql(condition)
+    assert "inf" not in sql.replace("'inf'", "").lower()
+    assert "nan" not in sql.replace("'NaN'", "").lower()
+    rules = RuleSet((Rule((condition,)),))
+    expected = condition.evaluate(CATEGORY_FRAME[column]).tolist()
+    assert sql_mask(rules, CATEGORY_FRAME) == expected
+
+
+INTERVAL_CASES = [
+    (Interval(-INF, INF),),
+    (Interval(-INF, 0.5),),
+    (Interval(0.5, INF),),
+    (Interval(-1e300, 1e300),),
+    (Interval(-INF, -1.0), Interval(1.0, INF)),
+    (Interval(-0.5, 0.5), Interval(2.0, 3.0)),
+    (Interval(5e-324, 1.0),),
+]
+
+
+@pytest.mark.parametrize("missing", [False, True])
+@pytest.mark.parametrize("intervals", INTERVAL_CASES)
+def test_sql_of_every_interval_kind_runs_in_sqlite_and_agrees(intervals, missing):
+    frame = pd.DataFrame(
+        {"x": [-1e308, -1.0, -0.5, 0.0, 5e-324, 0.5, 1.0, 2.5, 3.0, 1e308, np.nan]}
+    )
+    condition = Condition("x", NUMERIC, intervals=intervals, missing=missing)
+    rules = RuleSet((Rule((condition,)),))
+    assert sql_mask(rules, frame) == condition.evaluate(frame["x"]).tolist()
+
+
+def test_sql_literal_refuses_a_number_without_a_literal():
+    for value in (INF, -INF, float("nan")):
+        with pytest.raises(ValueError, match="has no SQL literal"):
+            sql_literal(value)
+
+
 # --- JSON-ready dictionaries -------------------------------------------------------------------
 
 

@@ -58,6 +58,17 @@ def test_holdout_mask_is_stratified_seeded_and_empty_at_fraction_zero():
     assert stages.holdout_mask(lonely, 0.2, seed=0).sum() == 4
 
 
+def test_a_holdout_fraction_that_leaves_no_training_rows_is_a_clear_error():
+    """holdout_fraction 0.999999 passed the spec check and failed in scikit-learn's split."""
+    positive = np.array([True, False] * 384)
+    with pytest.raises(DataError, match=r"holdout_fraction 0.999999 leaves 0 of the 768 rows"):
+        stages.holdout_mask(positive, 0.999999, seed=0)
+    with pytest.raises(DataError, match=r"leaves 1 of the 768 rows for training; lower"):
+        stages.holdout_mask(positive, 767 / 768, seed=0)
+    # one holdout row cannot hold both classes: the split is not stratified, not an error
+    assert stages.holdout_mask(positive, 0.001, seed=0).sum() == 1
+
+
 def test_split_compares_the_positive_class_as_text(spec):
     frame = pd.DataFrame({"age": range(20), "target": ["2"] * 10 + ["1"] * 10})
     table, _ = stages.split(spec, frame)

@@ -1,0 +1,167 @@
+"""The pipeline spec: YAML read safely and bounded, every problem one short SpecError line."""
+
+from pathlib import Path
+
+import pytest
+
+from libre_lib.errors import EXCERPT_CHARS, SpecError
+from libre_lib.ops.spec import MAX_SPEC_BYTES, MAX_SPEC_DEPTH, load_spec, parse_spec
+
+DATA = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets" / "pima.csv"
+BASE = f"""name: pima
+data: {{path: {DATA}}}
+target: {{column: target, positive_class: "1"}}
+"""
+RAW = {
+    "name": "pima",
+    "data": {"path": str(DATA)},
+    "target": {"column": "target", "positive_class": "1"},
+}
+
+
+def write(tmp_path: Path, text: str | bytes) -> Path:
+    path = tmp_path / "spec.yaml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def one_line(exc: pytest.ExceptionInfo) -> str:
+    message = str(exc.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_plain_spec_loads(tmp_path):
+    assert load_spec(write(tmp_path, BASE)).name == "pima"
+
+
+# --- YAML read safely (the "billion laughs" expanded a 1 KB file into gigabytes) --------------
+
+
+BILLION_LAUGHS = (
+    BASE
+    + """description: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol"]
+extra0: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+extra1: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+extra2: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+extra3: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+extra4: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+extra5: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+extra6: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]
+extra7: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]
+"""
+)
+
+
+def test_an_alias_bomb_is_refused_before_it_expands(tmp_path):
+    with pytest.raises(SpecError, match=r"anchors \(&name\) are not allowed.*line 4") as exc:
+        load_spec(write(tmp_path, BILLION_LAUGHS))
+    assert len(one_line(exc)) < 300
+
+
+def test_aliases_and_merge_keys_are_refused(tmp_path):
+    with pytest.raises(SpecError, match=r"aliases \(\*name\) are not allowed"):
+        load_spec(write(tmp_path, BASE + "description: *x\n"))
+    with pytest.raises(SpecError, match=r"merge keys \(<<\) are not allowed"):
+        load_spec(write(tmp_path, BASE + "model: {<<: {alpha: 0.5}}\n"))
+
+
+def test_duplicate_keys_are_refused_not_silently_overwritten(tmp_path):
+    text = BASE + "model: {alpha: 0.5}\nmodel: {alpha: 0.9}\n"
+    with pytest.raises(SpecError, match=r"duplicate key 'model' at line 5"):
+        load_spec(write(tmp_path, text))
+    with pytest.raises(SpecError, match=r"duplicate key 'alpha'"):
+        load_spec(write(tmp_path, BASE + "model: {alpha: 0.5, alpha: 0.9}\n"))
+
+
+def test_a_spec_file_over_the_size_cap_is_refused_unread(tmp_path):
+    text = BASE + "description: '" + "x" * MAX_SPEC_BYTES + "'\n"
+    with pytest.raises(SpecError, match=r"at most 1,048,576 bytes"):
+        load_spec(write(tmp_path, text))
+
+
+def test_deep_nesting_is_refused(tmp_path):
+    deep = "[" * (MAX_SPEC_DEPTH + 5) + "]" * (MAX_SPEC_DEPTH + 5)
+    with pytest.raises(SpecError, match=rf"nests deeper than {MAX_SPEC_DEPTH} levels"):
+        load_spec(write(tmp_path, BASE + f"description: {deep}\n"))
+    very_deep = "[" * 5000 + "]" * 5000  # was a RecursionError
+    with pytest.raises(SpecError, match=r"nests deeper"):
+        load_spec(write(tmp_path, BASE + f"description: {very_deep}\n"))
+
+
+def test_a_spec_that_is_not_utf8_is_one_clear_error(tmp_path):
+    text = BASE.encode() + b"description: caf\xe9\n"  # Latin-1, was a UnicodeDecodeError
+    with pytest.raises(SpecError, match=r"is not UTF-8 text \(byte 0xe9 at offset \d+\)"):
+        load_spec(write(tmp_path, text))
+
+
+def test_bad_yaml_is_one_line(tmp_path):
+    with pytest.raises(SpecError, match=r"line 4, column") as exc:
+        load_spec(write(tmp_path, BASE + "model: {alpha: [0.5}\n"))
+    one_line(exc)
+
+
+# --- errors never echo a whole value ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        {"model": {"alpha": "x" * 10_000}},
+        {"model": {"n_estimators": list(range(10_000))}},
+        {"holdout_fraction": "y" * 10_000},
+        {"k" * 10_000: 1},
+        {"data": {"path": "z" * 10_000 + ".xlsx"}},
+    ],
+)
+def test_spec_errors_show_only_a_short_excerpt_of_a_bad_value(section):
+    with pytest.raises(SpecError) as exc:
+        parse_spec({**RAW, **section})
+    message = one_line(exc)
+    assert len(message) < 3 * EXCERPT_CHARS + 200, message
+    assert "characters)" in message
+
+
+# --- values that used to pass the check and fail later with a raw exception --------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "match"),
+    [
+        ({"split_seed": -1}, r"split_seed: .*greater than or equal to 0 \(got -1\)"),
+        ({"split_seed": 2**70}, r"split_seed: .*less than or equal to 4294967295"),
+        (
+            {"model": {"random_state": 2**70}},
+            r"model.random_state: must be an int in \[0, 4294967295\]",
+        ),
+        (
+            {"model": {"random_state": -1}},
+            r"model.random_state: must be an int in \[0, 4294967295\]",
+        ),
+    ],
+)
+def test_seeds_are_bounded_in_the_spec(section, match):
+    with pytest.raises(SpecError, match=match):
+        parse_spec({**RAW, **section})
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"chunksize": 10}, r"option 'chunksize' is not supported \(the pipeline reads the whole"),
+        ({"iterator": True}, r"option 'iterator' is not supported"),
+        ({"dtype": {"age": "str"}}, r"option 'dtype' is not supported \(declare text columns"),
+        ({"seperator": ";"}, r"'seperator' is not an option of pandas.read_csv"),
+    ],
+)
+def test_read_options_that_cannot_work_are_refused_in_the_spec(options, match):
+    with pytest.raises(SpecError, match=r"data.read_options: .*" + match):
+        parse_spec({**RAW, "data": {"path": str(DATA), "read_options": options}})
+
+
+def test_read_options_of_read_csv_pass():
+    spec = parse_spec({**RAW, "data": {"path": str(DATA), "read_options": {"sep": ","}}})
+    assert spec.data.read_options == {"sep": ","}
