@@ -5,7 +5,11 @@ load → validate → split → choose → discretize → encode → learn (mapp
 → union_filter → set_cover → report → register → publish → promote, every stage up to the report
 cached as a Parquet artifact (see ``libre_lib.ops.artifacts``). ``register`` adds the model as a
 candidate version; ``promote``, the last step, moves the champion once the run folder, its
-artifacts and ``run.json`` are written, so a failed run leaves the champion where it was::
+artifacts and ``run.json`` are written, so a failed run leaves the champion where it was.
+
+``train_flow`` (the deployments' entrypoint) reads the spec and runs ``train_pipeline``, the
+stages, as a subflow on the task runner the spec asks for (threads, or Dask), so a deployment
+run honours ``runner:`` as :func:`train` does. From Python::
 
     from libre_flows.flows.train import train
     summary = train("deployments/specs/pima.yaml")
@@ -36,14 +40,23 @@ from libre_lib.errors import DataError, SpecError
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
 
-@flow(name="libre-train", task_runner=ThreadPoolTaskRunner(max_workers=os.cpu_count() or 2))
+@flow(name="libre-train")
 def train_flow(spec_path: str, force: bool = False, store: str | None = None) -> dict:
-    """Train the rule set a spec file declares; returns a summary (run folder, metrics, hits)."""
+    """Train the rule set a spec file declares, on the spec's task runner; returns a summary
+    (run folder, metrics, hits)."""
+    spec = preflight(spec_path)
+    if spec.runner.kind == "dask":
+        _share_api_with_workers()
+    pipeline = train_pipeline.with_options(task_runner=task_runner(spec))
+    return pipeline(spec_path, force=force, store=store)
+
+
+@flow(name="libre-train-pipeline")
+def train_pipeline(spec_path: str, force: bool = False, store: str | None = None) -> dict:
+    """The pipeline's stages in order (the task runner is set by ``train_flow``)."""
     started = time.perf_counter()
     spec = load_spec(spec_path)
     root = store_root(spec, store)
-    if spec.runner.kind == "dask":
-        _share_api_with_workers()
     data = load(spec, root, force)
     validation = validate(spec, root, data, force)
     holdout = split(spec, root, data, force)
@@ -112,7 +125,7 @@ def _share_api_with_workers() -> None:
 
 
 def train(spec_path: str | os.PathLike, force: bool = False, store: str | None = None) -> dict:
-    """Run the training flow for a spec file (Prefect's default embedded setup if no server)."""
-    spec = preflight(spec_path)
-    flow_run = train_flow.with_options(task_runner=task_runner(spec))
-    return flow_run(str(spec_path), force=force, store=store)
+    """Run the training flow for a spec file (Prefect's default embedded setup if no server);
+    the spec is checked before Prefect starts."""
+    preflight(spec_path)
+    return train_flow(str(spec_path), force=force, store=store)

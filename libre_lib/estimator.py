@@ -28,7 +28,9 @@ from .selection import Selection, majority_prefix, select_rules
 logger = logging.getLogger(__name__)
 
 MODEL_FORMAT = "libre-flows/model"
-MODEL_FORMAT_VERSION = 1
+MODEL_FORMAT_VERSION = 2
+#: Format 1 listed ``classes`` as [negative, positive]; format 2 sorts them as ``np.unique`` does.
+READABLE_FORMAT_VERSIONS = (1, 2)
 
 #: What ``conflict_tolerance="auto"`` chooses from (H1 with uncovered seeds; else 0).
 AUTO_TOLERANCES = (0.0, 0.5)
@@ -125,7 +127,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     rules_ : RuleSet
         The selected rules in selection order; ``str(rules_)`` is the paper-style text.
     classes_ : ndarray of shape (2,)
-        ``[negative label, positive label]``.
+        The two labels, sorted as ``np.unique`` sorts them (scikit-learn's convention).
+    positive_class_ : label
+        The class the rules describe: ``classes_[1]`` or ``classes_[0]``.
     discretization_ : Discretization
         The bins of every used column (cut points, categories, missing bins).
     feature_subsets_ : list of tuple
@@ -419,7 +423,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(self.columns_, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.classes_ = target.classes
+        self.classes_ = sorted_labels(target.classes)
         self.positive_class_ = target.positive_class
         self.target_name_ = target_name
         self.discretization_ = discretization
@@ -436,8 +440,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.rules_ = RuleSet(
             tuple(rules_from_points(candidates.points[selection.indices], discretization)),
             target=target_name,
-            positive_class=self.classes_[1],
-            negative_class=self.classes_[0],
+            positive_class=target.classes[1],
+            negative_class=target.classes[0],
             stats=selection.stats,
         )
         if not chosen:
@@ -535,19 +539,67 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         frame = self._frame_for_predict(X)
         return self.rules_.fired(frame)
 
-    def decision_function(self, X) -> np.ndarray:
-        """Score of each row: the training precision of the most precise rule that fires on it,
-        0 when no rule fires. Positive exactly when ``predict`` returns the positive class."""
-        fired = self.fired_rules(X)
-        precision = np.array([s.precision for s in self.rules_.stats], dtype=float)
+    def _positive_index(self) -> int:
+        """Where the positive class is in ``classes_`` (0 or 1)."""
+        return 0 if self.classes_[0] == self.positive_class_ else 1
+
+    def _labels(self, positive: np.ndarray) -> np.ndarray:
+        """The positive label where ``positive`` is set, the negative label elsewhere."""
+        index = self._positive_index()
+        return self.classes_[np.where(positive, index, 1 - index)]
+
+    def _positive_score(self, fired: np.ndarray) -> np.ndarray:
+        """The training precision of the most precise rule that fires, 0 where none fires."""
         if not fired.shape[1]:
             return np.zeros(fired.shape[0])
+        precision = np.array([s.precision for s in self.rules_.stats], dtype=float)
         return np.where(fired, precision, 0.0).max(axis=1)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Score of each row, oriented as scikit-learn's binary classifiers: positive values
+        mean ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The training precision of the most precise rule that fires on the row, 0 when no
+            rule fires; negated when the positive class is ``classes_[0]``, so that > 0 means
+            ``classes_[1]`` and < 0 ``classes_[0]``. Nonzero exactly when ``predict`` returns
+            the positive class; 0 (no rule fires) means the negative class, whichever it is.
+        """
+        score = self._positive_score(self.fired_rules(X))
+        return score if self._positive_index() == 1 else -score
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, columns in the order of ``classes_``.
+
+        The positive class's probability is the training precision of the most precise rule
+        that fires on the row (the share of training rows that rule covers which are positive),
+        0 where no rule fires; the negative class gets the rest. It ranks rows as
+        :meth:`decision_function` does. A row covered only by a rule less than half precise
+        gets a positive probability below 0.5 although ``predict`` answers positive: the rules
+        decide, the probability measures how reliable the deciding rule was.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Rows sum to 1.
+        """
+        score = self._positive_score(self.fired_rules(X))
+        proba = np.column_stack([1.0 - score, score])
+        return proba if self._positive_index() == 1 else proba[:, ::-1].copy()
 
     def predict(self, X) -> np.ndarray:
         """The positive label where some rule fires, the negative label elsewhere."""
-        fired = self.fired_rules(X)
-        return self.classes_[fired.any(axis=1).astype(np.intp)]
+        return self._labels(self.fired_rules(X).any(axis=1))
 
     def explain(self, X) -> pd.DataFrame:
         """Per row: the prediction, the indices of the rules that fired and their text."""
@@ -557,7 +609,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         index = X.index if isinstance(X, pd.DataFrame) else None
         return pd.DataFrame(
             {
-                "prediction": self.classes_[fired.any(axis=1).astype(np.intp)],
+                "prediction": self._labels(fired.any(axis=1)),
                 "rules": idx,
                 "explanation": [" OR ".join(texts[i] for i in r) if r else "" for r in idx],
             },
@@ -579,7 +631,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         return ruleset_sql(self.rules_)
 
     def to_dict(self) -> dict:
-        """A JSON-ready description of the fitted model (format version 1)."""
+        """A JSON-ready description of the fitted model (format version 2: ``classes`` sorted
+        as ``classes_``; ``positive_class`` names the class the rules describe)."""
         check_is_fitted(self, "rules_")
         return {
             "format": MODEL_FORMAT,
@@ -614,14 +667,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 "Not a libre-flows model: the 'format' field is missing or wrong."
             )
         version = data.get("format_version")
-        if version != MODEL_FORMAT_VERSION:
+        if isinstance(version, bool) or version not in READABLE_FORMAT_VERSIONS:
+            readable = ", ".join(str(v) for v in READABLE_FORMAT_VERSIONS)
             raise ModelFormatError(
                 f"Model format version {version!r} is not supported by this release "
-                f"(it reads version {MODEL_FORMAT_VERSION}); retrain or upgrade libre-flows."
+                f"(it reads versions {readable}); retrain or upgrade libre-flows."
             )
         try:
             model = cls(**data["params"])
-            model.classes_ = label_array(data["classes"])
+            model.classes_ = sorted_labels(label_array(data["classes"]))
             model.positive_class_ = data["positive_class"]
             model.target_name_ = data["target"]
             model.columns_ = list(data["columns"])
@@ -646,8 +700,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         model.rules_ = RuleSet(
             tuple(r for r, _ in parsed),
             target=model.target_name_,
-            positive_class=model.classes_[1],
-            negative_class=model.classes_[0],
+            positive_class=model.classes_[model._positive_index()],
+            negative_class=model.classes_[1 - model._positive_index()],
             stats=tuple(s for _, s in parsed),
         )
         return model
@@ -659,6 +713,16 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         except json.JSONDecodeError as exc:
             raise ModelFormatError(f"The model is not valid JSON: {exc}.") from None
         return cls.from_dict(data)
+
+
+def sorted_labels(classes) -> np.ndarray:
+    """Two labels in ``np.unique``'s order (by their text when they do not compare)."""
+    first, second = classes
+    try:
+        swap = bool(second < first)
+    except TypeError:
+        swap = str(second) < str(first)
+    return label_array([second, first] if swap else [first, second])
 
 
 def _check_rule_columns(parsed, discretization: Discretization) -> None:

@@ -490,9 +490,15 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         return self.best_estimator_.predict(X)
 
     def decision_function(self, X) -> np.ndarray:
-        """The best model's scores (precision of the most precise rule that fires, else 0)."""
+        """The best model's scores (precision of the most precise rule that fires, else 0;
+        negative when the positive class is ``classes_[0]``)."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """The best model's class probabilities, columns in the order of ``classes_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_proba(X)
 
     def fired_rules(self, X) -> np.ndarray:
         check_is_fitted(self, "best_estimator_")

@@ -112,11 +112,20 @@ def store_root(spec: PipelineSpec, store: str | None = None) -> str:
     return str(Path(store or spec.store).resolve())
 
 
-def run_folder(store_root: str, spec: PipelineSpec) -> Path:
-    """``<store>/runs/<pipeline>/<timestamp>-<flow run id>``: where a run's files go."""
-    try:
-        run_id = str(get_run_context().flow_run.id)[:8]
-    except Exception:  # pragma: no cover - outside a flow run
-        run_id = uuid.uuid4().hex[:8]
+def run_folder(store_root: str, spec: PipelineSpec, run_id: str | None = None) -> Path:
+    """``<store>/runs/<pipeline>/<timestamp>-<run tail>``: where a run's files go. The tail is
+    the last 12 hex digits of the flow run's id (``run_id``, default: the current flow run's):
+    server-made ids are UUIDv7, whose leading digits are a timestamp shared by runs started
+    together, so only the random tail tells them apart."""
+    if run_id is None:
+        try:
+            run_id = str(get_run_context().flow_run.id)
+        except Exception:  # pragma: no cover - outside a flow run
+            run_id = uuid.uuid4().hex
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return Path(store_root) / "runs" / spec.name / f"{stamp}-{run_id}"
+    return Path(store_root) / "runs" / spec.name / f"{stamp}-{run_tail(run_id)}"
+
+
+def run_tail(run_id: str) -> str:
+    """The random tail of a flow run id (its last 12 hex digits)."""
+    return str(run_id).replace("-", "")[-12:]

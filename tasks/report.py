@@ -54,13 +54,17 @@ def report(
 def register(
     spec: PipelineSpec, store_root: str, trained: TrainingReport, data: Stage, run_dir: str
 ) -> Registration:
-    """Register the model as a new version, a candidate, and decide whether it will replace
-    the champion (``promote`` records the decision, last)."""
+    """Register the model as a new version, a candidate (or reuse the latest version when the
+    model, data and spec are unchanged), and decide whether it will replace the champion
+    (``promote`` records the decision, last)."""
     registry = ModelRegistry(store_root)
     registration = stages.register(registry, spec, trained, data.ref.sha256, Path(run_dir).name)
     log().info(
-        "model %s registered; %s: %s",
+        "model %s %s; %s: %s",
         registration.version.version,
+        "registered"
+        if registration.new_version
+        else "unchanged (same model, data and spec as the latest version): reused, not registered",
         "to be promoted" if registration.decision.promoted else "not to be promoted",
         registration.decision.reason,
     )
@@ -113,6 +117,7 @@ def outcome(registration: Registration) -> dict:
     """The promotion fields of the run's summary."""
     return {
         "model_version": registration.version.version,
+        "new_version": registration.new_version,
         "promoted": registration.decision.promoted,
         "promotion": registration.decision.reason,
     }

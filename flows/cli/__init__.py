@@ -83,8 +83,10 @@ def _print_summary(summary: dict, seconds: float) -> None:
         f"rules {metrics.get('n_rules', 0)}"
     )
     verdict = "[green]champion[/]" if summary.get("promoted") else "[yellow]not promoted[/]"
+    reused = "" if summary.get("new_version", True) else " (unchanged: reused, not registered)"
     console.print(
-        f"model version {summary.get('model_version')}: {verdict} ({summary.get('promotion')})"
+        f"model version {summary.get('model_version')}{reused}: {verdict} "
+        f"({summary.get('promotion')})"
     )
     console.print(f"report: [green]{summary['report']}[/]")
     console.print(f"model:  {summary['model']}")

@@ -380,6 +380,40 @@ class ModelRegistry:
         text, e.g. the scoring data contract ``contract.json``) are stored in the same version
         folder, written before it becomes visible. Call :meth:`promote` next.
         """
+        version, _ = self.register_unless_unchanged(
+            pipeline,
+            model_json,
+            spec=spec,
+            metrics=metrics,
+            validation=validation,
+            data_fingerprint=data_fingerprint,
+            spec_hash=spec_hash,
+            run_id=run_id,
+            created_at=created_at,
+            extra_files=extra_files,
+            reuse=False,
+        )
+        return version
+
+    def register_unless_unchanged(
+        self,
+        pipeline: str,
+        model_json: str,
+        *,
+        spec: Mapping[str, Any],
+        metrics: Mapping[str, Any],
+        validation: Mapping[str, Any],
+        data_fingerprint: str,
+        spec_hash: str,
+        run_id: str,
+        created_at: str | None = None,
+        extra_files: Mapping[str, str] | None = None,
+        reuse: bool = True,
+    ) -> tuple[ModelVersion, bool]:
+        """:meth:`register`, except that a model equal to the pipeline's latest version (same
+        ``model.json`` bytes, data fingerprint and spec hash) reuses that version: nothing is
+        written. Returns ``(version, new)``; ``new`` is False for a reused version. Checked
+        under the pipeline's lock, so identical concurrent runs share one version."""
         reserved = {MODEL_FILE, SPEC_FILE, VERSION_FILE}
         for name in extra_files or {}:
             if name in reserved or "/" in name or name.startswith("."):
@@ -418,6 +452,18 @@ class ModelRegistry:
         directory = self.pipeline_dir(pipeline)
         try:
             with self._lock(pipeline):
+                latest = self._latest(pipeline) if reuse else None
+                if latest is not None and (
+                    latest.model_sha256,
+                    latest.data_fingerprint,
+                    latest.spec_hash,
+                ) == (model_sha256, data_fingerprint, spec_hash):
+                    logger.info(
+                        "%s/%s holds the same model, data and spec: reused",
+                        pipeline,
+                        latest.version,
+                    )
+                    return latest, False
                 number = self._next_number(directory)
                 version_id = f"v{number:04d}-{model_sha256[:8]}"
                 final = directory / version_id
@@ -457,7 +503,12 @@ class ModelRegistry:
                 "free disk space and write permission; no partial version was left."
             ) from exc
         logger.info("registered %s/%s (%s)", pipeline, version_id, final)
-        return version
+        return version, True
+
+    def _latest(self, pipeline: str) -> ModelVersion | None:
+        """The version with the highest number, or None before the first."""
+        versions = self.versions(pipeline)
+        return versions[-1] if versions else None
 
     @staticmethod
     def _next_number(directory: Path) -> int:

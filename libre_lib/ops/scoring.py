@@ -195,7 +195,7 @@ def _score(model, frame: pd.DataFrame, texts: list[str]) -> _Scores:
     n_rows, n_rules = fired.shape
     precision = np.array([s.precision for s in model.rules_.stats], dtype=float)
     score = np.where(fired, precision, 0.0).max(axis=1) if n_rules else np.zeros(n_rows)
-    prediction = model.classes_[fired.any(axis=1).astype(np.intp)]
+    prediction = model._labels(fired.any(axis=1))
     if n_rules == 0:
         inverse, patterns = np.zeros(n_rows, dtype=np.intp), [()]
     elif n_rules <= 62:
@@ -724,7 +724,7 @@ def score_files(
         batches=batches,
         seconds=time.perf_counter() - started,
         n_positive=n_positive,
-        positive_class=model.classes_[1],
+        positive_class=model.classes_[model._positive_index()],
         rule_counts=tuple(int(c) for c in rule_counts),
         rule_texts=tuple(texts),
         report=report,

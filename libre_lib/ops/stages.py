@@ -455,13 +455,15 @@ def report_table(trained: TrainingReport) -> Stored:
 
 @dataclass(frozen=True)
 class Registration:
-    """What ``register`` hands on: the new model version (a candidate), the promotion decision
-    (what ``promote`` will record, decided against the champion at registration), and what
-    changed since that champion (None for the first version)."""
+    """What ``register`` hands on: the model version (a new candidate, or the latest version
+    reused when the model, data and spec are unchanged: ``new_version`` False), the promotion
+    decision (what ``promote`` will record, decided against the champion at registration), and
+    what changed since that champion (None for the first version)."""
 
     version: ModelVersion
     decision: PromotionDecision
     changes: ChampionChanges | None
+    new_version: bool = True
 
 
 def register(
@@ -473,9 +475,11 @@ def register(
 ) -> Registration:
     """Register the model as the pipeline's next version, a candidate: the champion does not
     move (``promote``, the run's last step, does that), and decide whether it will be promoted
-    (section "Model versions" of docs/operations.md)."""
+    (section "Model versions" of docs/operations.md). A model equal to the latest version's,
+    trained on the same data with the same spec (an all-cache-hit or forced rerun), reuses that
+    version instead of registering a copy."""
     previous = registry.champion(spec.name)
-    version = registry.register(
+    version, new = registry.register_unless_unchanged(
         spec.name,
         trained.model.to_json(),
         spec=spec.model_dump(mode="json"),
@@ -492,7 +496,8 @@ def register(
         tolerance=spec.promotion.tolerance,
         metric=spec.promotion.metric,
     )
-    return Registration(version, decision, _changes(registry, spec, previous, version, decision))
+    changes = _changes(registry, spec, previous, version, decision)
+    return Registration(version, decision, changes, new)
 
 
 def promote(
@@ -512,7 +517,7 @@ def promote(
     if decision == registration.decision:
         return registration
     changes = _changes(registry, spec, decision.previous, version, decision)
-    return Registration(version, decision, changes)
+    return replace(registration, decision=decision, changes=changes)
 
 
 def _changes(

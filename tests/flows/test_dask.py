@@ -19,3 +19,35 @@ def test_dask_runner_gives_the_thread_runners_rules(spec_copy, tmp_path):
     assert dask["cache_hits"] == 0  # its own store: everything was computed on the cluster
     rules = [json.loads(Path(s["model"]).read_text())["rules"] for s in (threads, dask)]
     assert rules[0] == rules[1]
+
+
+def test_a_deployment_run_uses_the_specs_dask_runner(spec_copy, monkeypatch):
+    """Only ``train()`` applied the spec's runner: a deployment runs the flow its entrypoint
+    names, which ran every task on the flow's hard-coded thread pool, so ``runner: dask`` was
+    ignored by ``prefect.yaml`` and ``libre serve``. The learners must run on the cluster's
+    workers when the entrypoint's flow is called as a deployment calls it."""
+    from distributed import LocalCluster, get_worker
+    from prefect.flows import load_flow_from_entrypoint
+
+    from libre_lib.ops import stages
+
+    workers = []
+    learn = stages.learn
+
+    def probe(*args, **kwargs):
+        try:
+            workers.append(get_worker().address)
+        except ValueError:
+            workers.append(None)
+        return learn(*args, **kwargs)
+
+    monkeypatch.setattr(stages, "learn", probe)
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        spec = spec_copy(runner={"kind": "dask", "address": cluster.scheduler_address})
+        flow = load_flow_from_entrypoint("libre_flows.flows.train.train_flow")
+        summary = flow(str(spec))
+        addresses = set(cluster.workers[name].address for name in cluster.workers)
+    assert summary["cache_hits"] == 0 and workers
+    assert set(workers) <= addresses, workers

@@ -296,15 +296,22 @@ def test_a_run_that_fails_after_any_step_leaves_the_champion_where_it_was(
     assert json.loads(Path(again["run_dir"], "run.json").read_text())["promoted"]
 
 
-def test_runs_started_together_get_distinct_folders(spec_copy, tmp_path):
+def test_runs_started_together_get_distinct_folders(spec_copy, tmp_path, monkeypatch):
     """Run folders were named by the first 8 hex digits of the flow run id; server-made ids
     are UUIDv7, whose leading digits are a millisecond timestamp, so two runs started in the
     same millisecond shared one folder. The random tail names them now."""
-    from libre_flows.tasks.common import run_folder
+    from types import SimpleNamespace
+
+    import libre_flows.tasks.common as common
     from libre_lib.ops.spec import load_spec
 
     spec = load_spec(spec_copy())
     ids = ["0193a1b2-c3d4-7e5f-8a6b-1c2d3e4f5a6b", "0193a1b2-c3d4-7e5f-9b7c-8d9e0f1a2b3c"]
-    folders = [run_folder(str(tmp_path), spec, run_id) for run_id in ids]
-    assert folders[0].name[-12:] == "1c2d3e4f5a6b" and folders[1].name[-12:] == "8d9e0f1a2b3c"
+    folders = []
+    for run_id in ids:
+        context = SimpleNamespace(flow_run=SimpleNamespace(id=run_id))
+        monkeypatch.setattr(common, "get_run_context", lambda context=context: context)
+        folders.append(common.run_folder(str(tmp_path), spec))
+    assert [f.name[-12:] for f in folders] == ["1c2d3e4f5a6b", "8d9e0f1a2b3c"]
     assert folders[0].name != folders[1].name
+    assert common.run_folder(str(tmp_path), spec, ids[0]).name[-12:] == "1c2d3e4f5a6b"

@@ -287,7 +287,7 @@ def fit(X, y, params) -> LibreClassifier:
 def test_every_rule_covers_a_training_positive_and_its_stats_are_right(data, params):
     X, y = data
     clf = fit(X, y, params)
-    positive = (y == clf.classes_[1]).to_numpy()
+    positive = (y == clf.positive_class_).to_numpy()
     fired = clf.rules_.fired(X)
     for j, stats in enumerate(clf.rules_.stats):
         assert (fired[:, j] & positive).any()
@@ -299,7 +299,14 @@ def test_every_rule_covers_a_training_positive_and_its_stats_are_right(data, par
     assert sum(s.new_positives for s in clf.rules_.stats) == (fired.any(axis=1) & positive).sum()
     prediction = clf.predict(X)
     assert set(prediction.tolist()) <= set(y.tolist())
-    np.testing.assert_array_equal(clf.decision_function(X) > 0, prediction == clf.classes_[1])
+    # nonzero exactly where the positive class is predicted; > 0 means classes_[1], < 0 classes_[0]
+    scores = clf.decision_function(X)
+    np.testing.assert_array_equal(scores != 0, prediction == clf.positive_class_)
+    assert (prediction[scores > 0] == clf.classes_[1]).all()
+    assert (prediction[scores < 0] == clf.classes_[0]).all()
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert clf.classes_.tolist() == sorted(clf.classes_.tolist())
 
 
 @FAST
@@ -334,4 +341,4 @@ def test_sql_gives_the_same_positives_as_predict(data, params):
         X.to_sql("t", con, index=False)
         rows = con.execute(f"SELECT {clf.to_sql()} FROM t").fetchall()
     sql_positive = np.array([bool(r[0]) for r in rows])
-    np.testing.assert_array_equal(sql_positive, clf.predict(X) == clf.classes_[1])
+    np.testing.assert_array_equal(sql_positive, clf.predict(X) == clf.positive_class_)

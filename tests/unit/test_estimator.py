@@ -46,14 +46,18 @@ def test_fit_predict_on_bundled_datasets(name):
     X, y, info = load_dataset(name)
     clf = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
     assert len(clf.rules_) >= 1
-    assert clf.classes_[1] == info.positive_class
-    assert set(clf.classes_) == set(y)
+    assert clf.positive_class_ == info.positive_class
+    assert clf.classes_.tolist() == np.unique(y).tolist()
     prediction = clf.predict(X)
     assert prediction.shape == (len(X),)
     assert set(prediction) <= set(y)  # labels in y's own values
     positive = prediction == info.positive_class
-    # decision_function > 0 exactly where the positive class is predicted
-    np.testing.assert_array_equal(clf.decision_function(X) > 0, positive)
+    # decision_function is nonzero exactly where the positive class is predicted; its sign
+    # names the class as scikit-learn's binary classifiers do: > 0 classes_[1], < 0 classes_[0]
+    scores = clf.decision_function(X)
+    np.testing.assert_array_equal(scores != 0, positive)
+    assert (prediction[scores > 0] == clf.classes_[1]).all()
+    assert (prediction[scores < 0] == clf.classes_[0]).all()
     # better than chance: the records the rules pick are richer in positives than the data
     truth = (y == info.positive_class).to_numpy()
     assert truth[positive].mean() > truth.mean()
@@ -91,7 +95,7 @@ def test_explain_lists_the_rules_that_fire(credit):
     for (_, row), fired_row in zip(explanation.iterrows(), fired, strict=True):
         assert row["rules"] == np.flatnonzero(fired_row).tolist()
         assert row["explanation"] == " OR ".join(texts[i] for i in row["rules"])
-        assert (row["prediction"] == clf.classes_[1]) == bool(row["rules"])
+        assert (row["prediction"] == clf.positive_class_) == bool(row["rules"])
     assert explanation["prediction"].tolist() == clf.predict(sample).tolist()
 
 
@@ -112,6 +116,44 @@ def test_json_round_trip(credit):
     assert again.get_params() == clf.get_params()
     np.testing.assert_array_equal(again.predict(X), clf.predict(X))
     np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
+
+
+def test_a_format_1_model_file_still_loads(credit):
+    """Format 1 listed ``classes`` as [negative, positive]; format 2 sorts them."""
+    X, clf, _ = credit
+    old = clf.to_dict()
+    negative = [c for c in old["classes"] if c != old["positive_class"]]
+    old.update(format_version=1, classes=[*negative, old["positive_class"]])
+    again = LibreClassifier.from_dict(old)
+    assert again.classes_.tolist() == clf.classes_.tolist() == sorted(old["classes"])
+    assert again.rules_ == clf.rules_ and str(again.rules_) == str(clf.rules_)
+    np.testing.assert_array_equal(again.predict(X), clf.predict(X))
+    np.testing.assert_array_equal(again.predict_proba(X), clf.predict_proba(X))
+    assert again.to_dict()["format_version"] == 2
+
+
+def test_classes_are_sorted_and_roc_auc_sees_the_rules_ranking(credit_data):
+    """credit_approval's positive class is '+', which sorts before '-'. classes_ was
+    [negative, positive] = ['-', '+'], so scikit-learn's roc_auc scorer read the positive
+    scores as scores of '-' and gave about 0.23 per fold instead of 0.77."""
+    from sklearn.model_selection import cross_val_score
+
+    X, y, _ = credit_data
+    clf = LibreClassifier(random_state=0).fit(X, y)
+    assert clf.classes_.tolist() == np.unique(y).tolist()
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(X), 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    positive = clf.classes_.tolist().index(clf.positive_class_)
+    fired = clf.predict(X) == clf.positive_class_
+    assert (proba[fired, positive] > 0).all() and (proba[~fired, positive] == 0).all()
+    sign = 1 if positive == 1 else -1
+    np.testing.assert_array_equal(clf.decision_function(X), sign * proba[:, positive])
+    again = LibreClassifier.from_json(clf.to_json())
+    np.testing.assert_array_equal(again.predict_proba(X), proba)
+    assert again.classes_.tolist() == clf.classes_.tolist()
+    scores = cross_val_score(LibreClassifier(random_state=0), X, y, scoring="roc_auc")
+    assert (scores > 0.5).all(), scores
 
 
 def test_pickle_round_trip(credit):
@@ -155,7 +197,7 @@ def test_sql_matches_predict_on_credit_approval(credit):
     with sqlite3.connect(":memory:") as con:
         X.to_sql("t", con, index=False)
         sql_positive = [bool(r[0]) for r in con.execute(f"SELECT {clf.to_sql()} FROM t")]
-    assert sql_positive == (clf.predict(X) == clf.classes_[1]).tolist()
+    assert sql_positive == (clf.predict(X) == clf.positive_class_).tolist()
 
 
 # --- labels and the positive class -----------------------------------------------------------
@@ -167,9 +209,9 @@ def test_sql_matches_predict_on_credit_approval(credit):
         ([1, 1, 1, 0, 0], 1, [0, 1]),  # 1 even when it is the majority
         ([True, True, True, False, False], True, [False, True]),
         ([1.0, 1.0, 1.0, 0.0, 0.0], 1.0, [0.0, 1.0]),
-        ([2, 2, 1, 1, 1], 1, [2, 1]),  # classes_ is [negative, positive]
+        ([2, 2, 1, 1, 1], 1, [1, 2]),  # classes_ is sorted, whichever class is positive
         (["a", "a", "a", "b", "b"], "b", ["a", "b"]),  # no 1/True: the minority
-        (["z", "z", "z", "b", "b"], "b", ["z", "b"]),
+        (["z", "z", "z", "b", "b"], "b", ["b", "z"]),
     ],
 )
 def test_default_positive_class(labels, positive, classes):
@@ -484,7 +526,7 @@ def test_object_column_of_numpy_scalars(values):
     with sqlite3.connect(":memory:") as con:
         X.astype({"c": float}).to_sql("t", con, index=False)
         sql = [bool(r[0]) for r in con.execute(f"SELECT {clf.to_sql()} FROM t")]
-    assert sql == (clf.predict(X) == clf.classes_[1]).tolist()
+    assert sql == (clf.predict(X) == clf.positive_class_).tolist()
 
 
 # scikit-learn's estimator checks. LibreClassifier is binary-only, takes no sparse input and

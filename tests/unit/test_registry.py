@@ -830,3 +830,26 @@ def test_cli_score_refuses_a_tampered_registered_model_in_one_line(with_contract
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and f"{PIPE}/{version.version}" in lines[0], result.stderr
         assert not (tmp_path / "out.parquet").exists()
+
+
+def test_an_unchanged_model_reuses_the_latest_version(registry, models):
+    """The same model, data fingerprint and spec hash as the latest version register nothing;
+    any difference registers a new version."""
+    model = models[0].to_json()
+    kwargs = dict(
+        spec={"name": PIPE},
+        metrics={"f1": 0.5},
+        validation=PASSED,
+        data_fingerprint="d" * 64,
+        spec_hash="s" * 64,
+        run_id="run-1",
+    )
+    first, new = registry.register_unless_unchanged(PIPE, model, **kwargs)
+    assert new
+    again, new = registry.register_unless_unchanged(PIPE, model, **{**kwargs, "run_id": "run-2"})
+    assert not new and again.version == first.version and again.run_id == "run-1"
+    changed = {**kwargs, "spec_hash": "t" * 64}
+    other, new = registry.register_unless_unchanged(PIPE, model, **changed)
+    assert new and other.number == 2
+    assert registry.register(PIPE, model, **changed).number == 3  # register always adds one
+    assert [v.number for v in registry.versions(PIPE)] == [1, 2, 3]
