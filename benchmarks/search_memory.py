@@ -22,6 +22,7 @@ what must not change when the search's code is optimized.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -57,7 +58,16 @@ def fingerprint(search) -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
-def child(name: str, n_jobs: int, memory_limit: int) -> None:
+def estimator_params(pairs: list[str]) -> dict:
+    """``NAME=VALUE`` pairs (values as Python literals) for the search's ``estimator``."""
+    params = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        params[name] = ast.literal_eval(value)
+    return params
+
+
+def child(name: str, n_jobs: int, memory_limit: int, estimator: dict) -> None:
     """Run one search and print its figures as one JSON line (the parent measures memory)."""
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
@@ -77,7 +87,16 @@ def child(name: str, n_jobs: int, memory_limit: int) -> None:
         X_train.iloc[:200], y_train.iloc[:200]
     )
     started = time.perf_counter()
-    search = LibreSearchCV(positive_class=info.positive_class, random_state=0, n_jobs=n_jobs)
+    # names the installed LibreClassifier does not have are ignored, so that one command
+    # compares two versions of the library
+    known = LibreClassifier().get_params()
+    base = LibreClassifier(**{k: v for k, v in estimator.items() if k in known})
+    search = LibreSearchCV(
+        estimator=base if estimator else None,
+        positive_class=info.positive_class,
+        random_state=0,
+        n_jobs=n_jobs,
+    )
     search.fit(X_train, y_train)
     seconds = time.perf_counter() - started
     result = {
@@ -119,12 +138,13 @@ def _kill_tree(proc) -> None:
             pass
 
 
-def run_one(name: str, n_jobs: int, memory_limit: int, tree_limit: int, timeout: float) -> dict:
+def run_one(name: str, n_jobs: int, args) -> dict:
     """One search in a child process, its process tree's RSS sampled every 50 ms."""
     import psutil
 
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name, str(n_jobs)]
-    cmd += ["--memory-limit", str(memory_limit)]
+    cmd += ["--memory-limit", str(args.memory_limit), "--estimator", *args.estimator]
+    tree_limit, timeout = args.tree_limit, args.timeout
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         child_proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
@@ -228,13 +248,22 @@ def main() -> None:
         "--tree-limit", type=int, default=6 * 2**30, help="RSS of the process tree, bytes"
     )
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per search")
+    parser.add_argument(
+        "--estimator",
+        nargs="*",
+        default=[],
+        metavar="NAME=VALUE",
+        help="LibreClassifier parameters the search does not tune (default: its defaults)",
+    )
     parser.add_argument("--json", type=Path, help="append each result to this JSON-lines file")
     parser.add_argument("--from-json", type=Path, help="render saved results instead of running")
     parser.add_argument("--update-docs", action="store_true")
     parser.add_argument("--child", nargs=2, metavar=("DATASET", "N_JOBS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child[0], int(args.child[1]), args.memory_limit)
+        child(
+            args.child[0], int(args.child[1]), args.memory_limit, estimator_params(args.estimator)
+        )
         return
 
     if args.from_json:
@@ -245,15 +274,18 @@ def main() -> None:
         results = []
         for name in dataset_order(args.datasets or dataset_names()):
             for n_jobs in args.n_jobs:
-                result = run_one(name, n_jobs, args.memory_limit, args.tree_limit, args.timeout)
+                result = run_one(name, n_jobs, args)
                 results.append(result)
                 print(json.dumps(result), flush=True)
                 if args.json:
                     with args.json.open("a", encoding="utf-8") as handle:
                         handle.write(json.dumps(result) + "\n")
-    command = "python benchmarks/search_memory.py " + " ".join(
-        a for a in sys.argv[1:] if a != "--update-docs"
-    )
+    if args.from_json:
+        command = "python benchmarks/search_memory.py --json FILE`, rendered by `--from-json FILE"
+    else:
+        command = "python benchmarks/search_memory.py " + " ".join(
+            a for a in sys.argv[1:] if a != "--update-docs"
+        )
     section = "\n".join(
         [
             f"Machine: {machine()}.",
