@@ -28,6 +28,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _docs import replace_marked_section
 from _machine import cpu_model, ram_gib
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -238,18 +239,7 @@ def flatness(results) -> list[str]:
 
 def update_docs(section: str) -> None:
     """Replace only our marked section of docs/benchmarks.md (others write other sections)."""
-    block = f"{START}\n{section.strip()}\n{END}\n"
-    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + block + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    tmp = DOCS.with_name(f".{DOCS.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, DOCS)
+    replace_marked_section(DOCS, START, END, section)
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _docs import replace_marked_section
 from _machine import cpu_model, ram_gib
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,17 +217,7 @@ def table(results: list[dict]) -> str:
 
 def update_docs(section: str) -> None:
     """Replace only our marked section of docs/benchmarks.md (others write other sections)."""
-    block = f"{START}\n{section.strip()}\n{END}\n"
-    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + block + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    tmp = DOCS.with_name(f".{DOCS.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, DOCS)
+    replace_marked_section(DOCS, START, END, section)
 
 
 def dataset_order(names: list[str]) -> list[str]:
