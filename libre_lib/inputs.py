@@ -6,13 +6,25 @@ and the pipeline, so every input problem gets the same clear message.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, ParameterError
+from .errors import DataError, LibreWarning, ParameterError, excerpt
+
+#: A text column is reported as numbers stored as text when at least this share of its present
+#: values parse as numbers ...
+MOSTLY_NUMERIC_FRACTION = 0.8
+#: ... and the numbers take at least this many distinct values (a few codes such as "0"/"1"
+#: are harmless as categories; many numbers as categories make rules list exact values).
+MOSTLY_NUMERIC_MIN_DISTINCT = 10
+#: How many of the values that are not numbers such a warning shows.
+MOSTLY_NUMERIC_EXAMPLES = 3
+#: ``pandas.api.types.infer_dtype`` kinds of object columns that hold dates or durations.
+_DATE_KINDS = frozenset({"datetime64", "datetime", "date", "timedelta64", "timedelta", "period"})
 
 
 def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -69,12 +81,46 @@ def is_categorical_dtype(series: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(dtype)
 
 
-def resolve_categorical(frame: pd.DataFrame, categorical_features) -> list[bool]:
-    """Per column: is it categorical? Inferred from the dtype, or forced by the caller."""
+def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = True) -> list[bool]:
+    """Per column: is it categorical? Inferred from the dtype, or forced by the caller.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The training columns.
+    categorical_features : list of names/indices, bool mask or None
+        The columns the caller declares categorical (``LibreClassifier``'s parameter).
+    warn : bool, default=True
+        Warn (:class:`~libre_lib.errors.LibreWarning`) about a text column that is not declared
+        categorical but mostly holds numbers: as categories, its numbers would be listed one
+        by one in the rules.
+
+    Returns
+    -------
+    list of bool
+        One flag per column of ``frame``.
+
+    Raises
+    ------
+    DataError
+        A column holds dates or durations: rules would name exact timestamps.
+    """
+    for name in frame.columns:
+        _refuse_dates(frame[name])
     flags = [is_categorical_dtype(frame[c]) for c in frame.columns]
+    declared = _declared_categorical(list(frame.columns), categorical_features)
+    if warn:
+        for name, inferred, forced in zip(frame.columns, flags, declared, strict=True):
+            if inferred and not forced:
+                _warn_if_numbers_as_text(frame[name])
+    return [a or b for a, b in zip(flags, declared, strict=True)]
+
+
+def _declared_categorical(names: list, categorical_features) -> list[bool]:
+    """Per column: does ``categorical_features`` name it?"""
+    declared = [False] * len(names)
     if categorical_features is None:
-        return flags
-    names = list(frame.columns)
+        return declared
     requested = np.atleast_1d(np.asarray(categorical_features, dtype=object))
     if requested.size and all(isinstance(v, bool | np.bool_) for v in requested):
         if requested.size != len(names):
@@ -82,7 +128,7 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features) -> list[bool]
                 "The 'categorical_features' parameter of LibreClassifier is a boolean mask of "
                 f"length {requested.size}, but X has {len(names)} columns."
             )
-        return [bool(v) or f for v, f in zip(requested, flags, strict=True)]
+        return [bool(v) for v in requested]
     for item in requested:
         if isinstance(item, int | np.integer) and not isinstance(item, bool):
             if not 0 <= int(item) < len(names):
@@ -90,15 +136,93 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features) -> list[bool]
                     f"The 'categorical_features' parameter of LibreClassifier names column index "
                     f"{item}, but X has {len(names)} columns."
                 )
-            flags[int(item)] = True
+            declared[int(item)] = True
         elif str(item) in names:
-            flags[names.index(str(item))] = True
+            declared[names.index(str(item))] = True
         else:
             raise ParameterError(
                 f"The 'categorical_features' parameter of LibreClassifier names column {item!r}, "
                 f"which is not in X. Columns are: {names}."
             )
-    return flags
+    return declared
+
+
+def _refuse_dates(series: pd.Series) -> None:
+    """Refuse a column of dates or durations: its rules would name exact timestamps, and no
+    rule on them carries over to new rows."""
+    dtype = series.dtype
+    if pd.api.types.is_object_dtype(dtype):
+        kind = pd.api.types.infer_dtype(series, skipna=True)
+        if kind not in _DATE_KINDS:
+            return
+        dates = "timedelta" not in kind
+    elif pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
+        dates = True
+    elif pd.api.types.is_timedelta64_dtype(dtype):
+        dates = False
+    else:
+        return
+    if dates:
+        what = "dates"
+        advice = (
+            "Drop it, or derive features from it (e.g. month, day of week, days since a "
+            "reference date) and use those instead."
+        )
+    else:
+        what = "durations"
+        advice = f"Convert it to a number (e.g. X[{series.name!r}].dt.total_seconds()), or drop it."
+    raise DataError(
+        f"Column {series.name!r} holds {what} (dtype {dtype}): rules on it would name exact "
+        f"{'timestamps' if dates else 'durations'}, which do not carry over to new rows. "
+        f"{advice}"
+    )
+
+
+def _warn_if_numbers_as_text(series: pd.Series) -> None:
+    """Warn about a text column whose values are mostly numbers (a numeric column with some
+    stray text, or numbers read as strings): as categories, rules list its values one by one."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return  # the caller chose categories explicitly
+    if not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)):
+        return
+    try:
+        counts = series.value_counts(dropna=True)
+        if counts.size < MOSTLY_NUMERIC_MIN_DISTINCT:
+            return
+        parsed = pd.to_numeric(pd.Series(counts.index, dtype=object), errors="coerce")
+    except (TypeError, ValueError):  # unhashable or exotic values: not numbers as text
+        return
+    numeric = parsed.notna().to_numpy()
+    n_present = int(counts.sum())
+    stray = counts[~numeric]
+    n_stray = int(stray.sum())
+    if (
+        int(numeric.sum()) < MOSTLY_NUMERIC_MIN_DISTINCT
+        or n_present - n_stray < MOSTLY_NUMERIC_FRACTION * n_present
+    ):
+        return
+    name = series.name
+    if n_stray:
+        examples = ", ".join(excerpt(v, 20) for v in stray.index[:MOSTLY_NUMERIC_EXAMPLES])
+        found = (
+            f"is mostly numbers, but {n_stray:,} of its {n_present:,} values "
+            f"({n_stray / n_present:.1%}) are not (e.g. {examples})"
+        )
+        fix = (
+            f"replace those values by missing ones (pd.to_numeric(X[{name!r}], "
+            "errors='coerce'), or data.read_options.na_values in a pipeline spec)"
+        )
+    else:
+        found = f"holds numbers stored as text (dtype {series.dtype})"
+        fix = f"convert it (pd.to_numeric(X[{name!r}]))"
+    warnings.warn(
+        f"Column {name!r} {found}, so it is treated as categorical and rules list its values "
+        f"one by one. If it is numeric, {fix}; if its values are categories, declare it in "
+        "categorical_features (features.categorical in a pipeline spec).",
+        LibreWarning,
+        stacklevel=5,
+    )
 
 
 def numeric_values(series: pd.Series) -> np.ndarray:

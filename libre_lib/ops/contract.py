@@ -307,11 +307,13 @@ class DataContract:
                 )
             frame = frame[list(model.columns_)]
         forced = None
-        if frame is not None:
+        if frame is not None:  # no warnings: fitting the model on this frame gave them
             forced = dict(
                 zip(
                     frame.columns,
-                    resolve_categorical(frame, getattr(model, "categorical_features", None)),
+                    resolve_categorical(
+                        frame, getattr(model, "categorical_features", None), warn=False
+                    ),
                     strict=True,
                 )
             )

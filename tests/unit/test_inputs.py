@@ -1,0 +1,144 @@
+"""How input columns are typed: numbers hidden in text columns are named in a warning, and
+dates are refused, so no model silently memorises exact values."""
+
+import contextlib
+import datetime
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from libre_lib import LibreClassifier
+from libre_lib.errors import DataError, LibreWarning
+from libre_lib.inputs import resolve_categorical
+from libre_lib.ops import stages
+from libre_lib.ops.spec import parse_spec
+
+N = 300
+
+
+def measurements(stray_every: int | None = 10) -> tuple[pd.DataFrame, np.ndarray]:
+    """A numeric column 'a' with stray text in every ``stray_every``-th row (10 %), as a
+    spreadsheet export gives it, and a noise column 'b'."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(30, 5, N).round(2)
+    y = (a > 31).astype(int)
+    column = a.astype(object)
+    if stray_every is not None:
+        column[::stray_every] = ["n/a", "?", "abc"] * (N // stray_every // 3)
+    return pd.DataFrame({"a": column, "b": rng.normal(size=N)}), y
+
+
+@contextlib.contextmanager
+def no_libre_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)
+        yield
+
+
+# --- numbers in a text column -------------------------------------------------------------------
+
+
+def test_a_numeric_column_with_stray_text_is_named_with_its_share_and_examples():
+    # the story: ~10 % "n/a"/"?"/"abc" among floats made the column categorical, and the rule
+    # listed exact values (a ∈ {20.03, 24.82, 31.1, …}) without a word
+    X, _ = measurements()
+    with pytest.warns(LibreWarning) as caught:
+        resolve_categorical(X, None)
+    (message,) = [str(w.message) for w in caught]
+    assert message.startswith("Column 'a' is mostly numbers, but 30 of its 300 values (10.0%)")
+    assert "'n/a'" in message and "'?'" in message and "'abc'" in message
+    assert "categorical_features" in message and "errors='coerce'" in message
+
+
+def test_the_warning_reaches_the_caller_of_fit_and_the_cleaned_column_gets_intervals():
+    X, y = measurements()
+    model = LibreClassifier(n_estimators=5, max_rules=3, random_state=0)
+    with pytest.warns(LibreWarning, match=r"Column 'a' is mostly numbers") as caught:
+        model.fit(X, y)
+    assert any(w.filename == __file__ for w in caught if "mostly numbers" in str(w.message))
+    assert model.discretization_.features[0].kind == "categorical"
+    cleaned = X.assign(a=pd.to_numeric(X["a"], errors="coerce"))  # what the warning advises
+    with no_libre_warnings():
+        resolve_categorical(cleaned, None)
+    model.fit(cleaned, y)
+    assert model.discretization_.features[0].kind == "numeric"
+    assert "a ∈ {" not in str(model.rules_)
+
+
+def test_declaring_the_column_categorical_silences_the_warning():
+    X, _ = measurements()
+    with no_libre_warnings():
+        assert resolve_categorical(X, ["a"]) == [True, False]
+        assert resolve_categorical(X, [0]) == [True, False]
+        assert resolve_categorical(X, [True, False]) == [True, False]
+        assert resolve_categorical(X, None, warn=False) == [True, False]
+
+
+@pytest.mark.parametrize("dtype", [object, "str"])
+def test_numbers_stored_as_text_are_named(dtype):
+    X, _ = measurements(stray_every=None)
+    text = X.assign(a=X["a"].astype(str).astype(dtype))
+    with pytest.warns(LibreWarning, match=r"Column 'a' holds numbers stored as text"):
+        resolve_categorical(text, None)
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        ["x", "y", "z"] * (N // 3),  # categories
+        ["0", "1", "n/a"] * (N // 3),  # a few codes: harmless as categories
+        [str(i) for i in range(N // 2)] + [f"w{i}" for i in range(N // 2)],  # half text
+        pd.Categorical([str(i % 50) for i in range(N)]),  # categories chosen by the caller
+    ],
+    ids=["categories", "codes", "half-text", "category-dtype"],
+)
+def test_real_categories_draw_no_warning(column):
+    with no_libre_warnings():
+        assert resolve_categorical(pd.DataFrame({"c": column}), None) == [True]
+
+
+# --- dates ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("column", "what"),
+    [
+        (pd.date_range("2020-01-01", periods=N, freq="D"), "dates"),
+        (pd.date_range("2020-01-01", periods=N, freq="h", tz="Europe/Paris"), "dates"),
+        (pd.period_range("2020-01", periods=N, freq="M"), "dates"),
+        ([datetime.date(2020, 1, 1) + datetime.timedelta(days=i) for i in range(N)], "dates"),
+        (pd.to_timedelta(np.arange(N), unit="s"), "durations"),
+    ],
+    ids=["datetime64", "tz-aware", "period", "date-objects", "timedelta64"],
+)
+def test_a_date_column_is_refused_with_what_to_do(column, what):
+    # the story: a timestamp column was typed categorical and rules named exact timestamps
+    X = pd.DataFrame({"when": column, "b": np.arange(N, dtype=float)})
+    y = np.arange(N) % 2
+    with pytest.raises(DataError, match=rf"Column 'when' holds {what} \(dtype "):
+        resolve_categorical(X, None)
+    with pytest.raises(DataError, match=r"Column 'when' holds .*(derive features|number)"):
+        LibreClassifier(n_estimators=2, max_rules=3).fit(X, y)
+    with pytest.raises(DataError, match=r"Column 'when'"):
+        resolve_categorical(X, ["when"])  # declaring it categorical makes no difference
+
+
+def test_a_column_parsed_as_dates_in_a_pipeline_is_refused(tmp_path):
+    days = pd.date_range("2020-01-01", periods=N, freq="D").strftime("%Y-%m-%d")
+    data = pd.DataFrame({"visit": days, "age": np.arange(N) % 70 + 18, "target": np.arange(N) % 2})
+    data.to_csv(tmp_path / "visits.csv", index=False)
+    spec = parse_spec(
+        {
+            "name": "visits",
+            "data": {"path": "visits.csv", "read_options": {"parse_dates": ["visit"]}},
+            "target": {"column": "target", "positive_class": 1},
+            "model": {"n_estimators": 2, "max_rules": 3},
+        },
+        base_dir=tmp_path,
+    )
+    frame, _ = stages.load(spec, "fingerprint")
+    X, y = frame.drop(columns="target"), frame["target"]
+    with pytest.raises(DataError, match=r"Column 'visit' holds dates .* Drop it, or derive"):
+        stages.discretize(spec, X, y)
