@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +12,17 @@ import pandas as pd
 from ..errors import DataError
 
 _CHUNK = 1 << 22
+#: read_csv options that decide how a file's lines split into fields: kept when the header row
+#: is read again as plain text.
+_TOKENIZING_OPTIONS = frozenset(
+    {
+        "sep", "delimiter", "encoding", "encoding_errors", "compression", "storage_options",
+        "engine", "dialect", "quotechar", "quoting", "doublequote", "escapechar", "comment",
+        "lineterminator", "skiprows", "skipinitialspace", "skip_blank_lines",
+    }
+)  # fmt: skip
+#: How pandas renames the second and later copies of a header name ("a" -> "a.1").
+_MANGLED = re.compile(r".*\.\d+")
 
 
 def _open(location: str):
@@ -42,7 +55,8 @@ def read_source(
     string_columns: list[str] | tuple[str, ...] = (),
 ) -> pd.DataFrame:
     """The data as a DataFrame; ``string_columns`` (categoricals, the target) are read as text
-    with missing values as None. Empty fields are missing values."""
+    with missing values as None. Empty fields are missing values. A header that names two
+    columns alike is refused (:class:`~libre_lib.errors.DataError`), not renamed."""
     options = dict(read_options or {})
     local = "://" not in location or location.startswith("file://")
     if local:
@@ -63,8 +77,52 @@ def read_source(
         ) from None
     if frame.shape[0] == 0:
         raise DataError(f"Data file {location!r} has a header but no rows.")
+    names = [str(c) for c in frame.columns]
+    if file_format != "parquet" and any(_MANGLED.fullmatch(n) for n in names):
+        index_col = options.get("index_col")
+        index_columns = 0 if index_col is None or index_col is False else frame.index.nlevels
+        names = _csv_header(location, options, len(names) + index_columns) or names
+    _refuse_duplicate_names(location, names)
     for column in string_columns:
         if column in frame.columns:
             series = frame[column]
             frame[column] = series.astype("string").astype(object).where(series.notna(), None)
     return frame
+
+
+def _csv_header(location: str, options: dict, width: int) -> list[str] | None:
+    """The CSV file's header row of ``width`` fields as written (pandas renames a repeated name
+    "a" to "a.1"); None when the header does not come from one row of the file, or when that
+    row cannot be read on its own."""
+    header = options.get("header", "infer")
+    if "names" in options or header is None or isinstance(header, list | tuple):
+        return None
+    row = 0 if header == "infer" else int(header)
+    kept = {k: v for k, v in options.items() if k in _TOKENIZING_OPTIONS}
+    try:
+        raw = pd.read_csv(
+            location, header=None, names=range(width), nrows=row + 1, dtype=str,
+            na_filter=False, **kept,
+        )  # fmt: skip
+    except (ValueError, TypeError, OSError, pd.errors.ParserError):
+        return None  # the data were read: keep pandas' names rather than fail here
+    return [str(v) for v in raw.iloc[row].tolist()] if raw.shape[0] > row else None
+
+
+def _refuse_duplicate_names(location: str, names: list[str]) -> None:
+    """Refuse a header that names two columns alike: rules, expectations and the data contract
+    name columns, so each name must mean one column."""
+    counts = Counter(n for n in names if n != "")
+    duplicated = [n for n, count in counts.items() if count > 1]
+    if not duplicated:
+        return
+    listed = ", ".join(
+        f"{n!r} (columns {', '.join(str(i + 1) for i, m in enumerate(names) if m == n)})"
+        for n in duplicated
+    )
+    first = duplicated[0]
+    raise DataError(
+        f"Data file {location!r} repeats column names in its header: {listed}. Rename them in "
+        "the file so each column has its own name (pandas would silently rename the later "
+        f"ones, e.g. {first!r} to {first + '.1'!r})."
+    )

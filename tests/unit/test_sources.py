@@ -1,0 +1,53 @@
+"""Reading a pipeline's data: a header that repeats a column name is refused, not renamed."""
+
+import gzip
+
+import pytest
+
+from libre_lib.errors import DataError
+from libre_lib.ops.sources import read_source
+
+
+def write(tmp_path, text: str, name: str = "data.csv") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_a_repeated_header_name_is_refused_with_the_columns_named(tmp_path):
+    # the story: pandas renamed the second 'a' to 'a.1', and the model trained on a column
+    # nobody had named
+    location = write(tmp_path, "a,b,a,c,b\n1,2,3,4,5\n6,7,8,9,10\n")
+    with pytest.raises(DataError) as exc:
+        read_source(location, "csv")
+    message = str(exc.value)
+    assert "repeats column names in its header: 'a' (columns 1, 3), 'b' (columns 2, 5)" in message
+    assert "Rename them" in message and "'a.1'" in message
+
+
+def test_the_header_is_read_with_the_spec_s_read_options(tmp_path):
+    location = write(tmp_path, "# exported 2024-05-01\nx;y;x\n1;2;3\n")
+    with pytest.raises(DataError, match=r"'x' \(columns 1, 3\)"):
+        read_source(location, "csv", {"sep": ";", "skiprows": 1})
+    location = write(tmp_path, "title line\nx,y,x\n1,2,3\n", "header1.csv")
+    with pytest.raises(DataError, match=r"'x' \(columns 1, 3\)"):
+        read_source(location, "csv", {"header": 1})
+    location = write(tmp_path, "id,x,x\n7,2,3\n", "indexed.csv")
+    with pytest.raises(DataError, match=r"'x' \(columns 2, 3\)"):
+        read_source(location, "csv", {"index_col": 0})
+
+
+def test_names_that_only_look_renamed_are_kept(tmp_path):
+    location = write(tmp_path, "a,a.1,v2.0\n1,2,3\n")
+    frame = read_source(location, "csv")
+    assert list(frame.columns) == ["a", "a.1", "v2.0"]
+    # names given in read_options replace the header: pandas checks those itself
+    renamed = read_source(write(tmp_path, "a,a\n1,2\n", "n.csv"), "csv", {"names": ["p", "q"]})
+    assert list(renamed.columns) == ["p", "q"]
+
+
+def test_a_compressed_csv_header_is_checked_too(tmp_path):
+    path = tmp_path / "data.csv.gz"
+    path.write_bytes(gzip.compress(b"k,m,k\n1,2,3\n"))
+    with pytest.raises(DataError, match=r"'k' \(columns 1, 3\)"):
+        read_source(str(path), "csv")
