@@ -6,6 +6,8 @@ load → validate → split → choose → discretize → encode → learn (mapp
 cached as a Parquet artifact (see ``libre_lib.ops.artifacts``). ``register`` adds the model as a
 candidate version; ``promote``, the last step, moves the champion once the run folder, its
 artifacts and ``run.json`` are written, so a failed run leaves the champion where it was.
+Before ``load``, ``clean_store`` removes what crashed runs left in the store once it is stale
+(``libre_lib.ops.cleanup``).
 
 ``train_flow`` (the deployments' entrypoint) reads the spec and runs ``train_pipeline``, the
 stages, as a subflow on the task runner the spec asks for (threads, or Dask), so a deployment
@@ -26,6 +28,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from libre_flows.tasks.common import run_folder, store_root
 from libre_flows.tasks.data import load, split, validate
+from libre_flows.tasks.housekeeping import clean_store
 from libre_flows.tasks.learning import (
     choose,
     discretize,
@@ -57,6 +60,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     started = time.perf_counter()
     spec = load_spec(spec_path)
     root = store_root(spec, store)
+    clean_store(root)  # what crashed runs left, once no live run can own it
     data = load(spec, root, force)
     validation = validate(spec, root, data, force)
     holdout = split(spec, root, data, force)

@@ -17,6 +17,7 @@ from prefect.logging import get_run_logger
 
 from libre_lib import __version__
 from libre_lib.ops.artifacts import ArtifactRef, ArtifactStore, stage_key
+from libre_lib.ops.cleanup import RUNS_DIR
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.stages import spec_hash
 
@@ -123,7 +124,7 @@ def run_folder(store_root: str, spec: PipelineSpec, run_id: str | None = None) -
         except Exception:  # pragma: no cover - outside a flow run
             run_id = uuid.uuid4().hex
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return Path(store_root) / "runs" / spec.name / f"{stamp}-{run_tail(run_id)}"
+    return Path(store_root) / RUNS_DIR / spec.name / f"{stamp}-{run_tail(run_id)}"
 
 
 def run_tail(run_id: str) -> str:

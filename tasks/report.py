@@ -12,6 +12,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from libre_lib.ops import stages
+from libre_lib.ops.cleanup import RUN_FILE
 from libre_lib.ops.files import atomic_write_text
 from libre_lib.ops.registry import ModelRegistry
 from libre_lib.ops.spec import PipelineSpec
@@ -148,7 +149,7 @@ def summarize(
         "n_stages": len(outputs),
         "seconds": round(time.perf_counter() - started, 3),
     }
-    atomic_write_text(run_dir / "run.json", json.dumps(summary, indent=2))
+    atomic_write_text(run_dir / RUN_FILE, json.dumps(summary, indent=2))
     log().info(
         "%d of %d stages were cache hits; report: %s",
         summary["cache_hits"],

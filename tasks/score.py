@@ -15,6 +15,7 @@ from prefect.cache_policies import NO_CACHE
 from libre_lib.errors import ParameterError
 from libre_lib.ops import scoring
 from libre_lib.ops.contract import DataContract
+from libre_lib.ops.files import remove_stale_temps
 
 from .common import log
 
@@ -88,7 +89,13 @@ def check_inputs(model, contract, inputs: str, output: str) -> dict:
 
 @task(name="score_inputs", cache_policy=NO_CACHE)
 def score_inputs(model, contract, inputs: str, output: str, batch_rows: int) -> dict:
-    """Stream the inputs through the model into one Parquet file."""
+    """Stream the inputs through the model into one Parquet file (first removing the stale
+    temps a killed scoring run left next to it, ``libre_lib.ops.files.remove_stale_temps``)."""
+    removed = remove_stale_temps(output)
+    if removed:
+        log().info(
+            "removed %d temp file(s) a killed scoring run left next to %s", len(removed), output
+        )
     last = [0.0]
 
     def progress(rows: int, total: int | None) -> None:

@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from .._version import __version__
 from ..errors import ArtifactError, DataError, ParameterError
 from .files import (
+    STALE_AFTER_S,
     atomic_write_bytes,
     commit_temp,
     is_temp_name,
@@ -507,8 +508,12 @@ class ArtifactStore:
 
     # ------------------------------------------------------------------ housekeeping
 
-    def cleanup_temp(self, max_age_s: float = 3600) -> list[Path]:
-        """Delete temp files older than ``max_age_s`` seconds (left by crashes); return them."""
+    def cleanup_temp(self, max_age_s: float = STALE_AFTER_S) -> list[Path]:
+        """Delete the temp files crashed writes left anywhere under the root; return them.
+
+        Only files last modified over ``max_age_s`` seconds ago whose writer is not a live
+        process on this host (:func:`~libre_lib.ops.files.remove_stale`).
+        """
         if not self.root.is_dir():
             return []
         temps = (path for path in self.root.rglob(".*.tmp-*") if is_temp_name(path.name))

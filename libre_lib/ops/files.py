@@ -3,8 +3,9 @@
 A new file is written under a hidden temp name in its final directory
 (``.<name>.tmp-<pid>-<uuid>``), fsynced and ``os.replace``-d onto the final name, then the
 directory is fsynced, so readers see either the old file or the whole new one and a crash leaves
-at most a temp file (:func:`is_temp_name` tells them apart; :func:`remove_stale` clears them).
-The artifact store, the model registry and batch scoring all write this way.
+at most a temp file (:func:`is_temp_name` tells them apart; :func:`remove_stale` clears them
+once they are older than :data:`STALE_AFTER_S` and their writer is gone). The artifact store,
+the model registry and batch scoring all write this way.
 """
 
 from __future__ import annotations
@@ -21,21 +22,36 @@ from typing import BinaryIO
 from ..errors import ArtifactError
 
 __all__ = [
+    "STALE_AFTER_S",
     "atomic_write_bytes",
     "atomic_write_text",
     "commit_temp",
     "fsync_dir",
     "fsync_file",
     "is_temp_name",
+    "process_alive",
     "remove_stale",
+    "remove_stale_temps",
     "temp_path",
     "unlink_quietly",
     "write_failed",
     "write_new_file",
     "write_temp",
+    "writer_pid",
 ]
 
+STALE_AFTER_S = 6 * 3600.0
+"""Seconds since its last write after which a crash's leftover may be removed.
+
+It bounds how long one write goes without touching its temp, which is far shorter: a temp file
+is written in one go and renamed, a registry version folder is filled in milliseconds, a run
+folder gets its ``run.json`` seconds after its first file, and a scoring output's temp grows
+batch after batch. A temp whose name carries the pid of a live process on this host is kept
+whatever its age (:func:`remove_stale`).
+"""
+
 _TEMP_NAME = re.compile(r"\..+\.tmp-\d+-[0-9a-f]{32}")
+_WRITER = re.compile(r"-(\d+)-[0-9a-f]{32}")  # the pid in a temp file or folder name
 
 
 def temp_path(final: Path) -> Path:
@@ -46,6 +62,25 @@ def temp_path(final: Path) -> Path:
 def is_temp_name(name: str) -> bool:
     """Whether ``name`` is a file name made by :func:`temp_path`."""
     return _TEMP_NAME.fullmatch(name) is not None
+
+
+def writer_pid(name: str) -> int | None:
+    """The pid of the process that made the temp file or folder ``name``, or None."""
+    match = _WRITER.search(name)
+    return int(match.group(1)) if match and match.end() == len(name) else None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process on this host (False where that cannot be asked)."""
+    if os.name == "nt":  # os.kill(pid, 0) would send CTRL_C_EVENT there
+        return False
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True  # it exists, under another user
+    except (OSError, OverflowError):
+        return False
+    return True
 
 
 def fsync_file(path: Path) -> None:
@@ -148,13 +183,50 @@ def remove_stale(
 ) -> list[Path]:
     """Call ``remove`` on each of ``paths`` last modified over ``max_age_s`` seconds ago.
 
+    A path whose name carries the pid of a live process on this host (:func:`writer_pid`; the
+    temp names made here do) is kept: its writer may still be at work. The age alone guards
+    writers on other hosts of a shared file system.
+
     Returns the paths removed; a path that vanished meanwhile is skipped.
     """
     cutoff = time.time() - max_age_s
     removed = []
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
-            if path.stat().st_mtime < cutoff:
-                remove(path)
-                removed.append(path)
+            if path.stat().st_mtime >= cutoff:
+                continue
+            pid = writer_pid(path.name)
+            if pid is not None and process_alive(pid):
+                continue
+            remove(path)
+            removed.append(path)
     return removed
+
+
+def remove_stale_temps(
+    final: str | os.PathLike[str], max_age_s: float = STALE_AFTER_S
+) -> list[Path]:
+    """Remove the temps a crashed write of ``final`` left next to it (see :func:`remove_stale`).
+
+    Parameters
+    ----------
+    final : path-like
+        The file whose leftovers to remove, e.g. a scoring run's output Parquet file.
+    max_age_s : float
+        Keep temps modified more recently than this many seconds ago.
+
+    Returns
+    -------
+    list of Path
+        The temp files removed.
+    """
+    final = Path(final)
+    if not final.parent.is_dir():
+        return []
+    prefix = f".{final.name}.tmp-"
+    temps = (
+        path
+        for path in final.parent.iterdir()
+        if path.name.startswith(prefix) and is_temp_name(path.name)
+    )
+    return remove_stale(temps, max_age_s, Path.unlink)

@@ -69,7 +69,7 @@ from ..estimator import LibreClassifier
 from .artifacts import canonical_json, fingerprint_bytes
 from .contract import DataContract
 from .diff import ChampionChanges, diff_rules, metric_deltas, metric_value
-from .files import atomic_write_text, fsync_dir, remove_stale, write_new_file
+from .files import STALE_AFTER_S, atomic_write_text, fsync_dir, remove_stale, write_new_file
 
 try:  # POSIX only; see the module docstring.
     import fcntl
@@ -828,15 +828,35 @@ class ModelRegistry:
 
     # ------------------------------------------------------------------ housekeeping
 
-    def cleanup_temp(self, pipeline: str, max_age_s: float = 3600) -> list[Path]:
-        """Remove temp folders older than ``max_age_s`` left by crashed registrations."""
+    def cleanup_temp(self, pipeline: str, max_age_s: float = STALE_AFTER_S) -> list[Path]:
+        """Remove the temp folders crashed registrations of ``pipeline`` left behind.
+
+        Only folders last modified over ``max_age_s`` seconds ago whose writer is not a live
+        process on this host (:func:`~libre_lib.ops.files.remove_stale`), and under the
+        pipeline's lock, so no registration is in progress meanwhile.
+
+        Parameters
+        ----------
+        pipeline : str
+            The pipeline whose registry to tidy.
+        max_age_s : float
+            Keep temp folders modified more recently than this many seconds ago.
+
+        Returns
+        -------
+        list of Path
+            The temp folders removed.
+        """
         directory = self.pipeline_dir(pipeline)
         if not directory.is_dir():
             return []
-        temps = (e for e in directory.iterdir() if e.name.startswith(TEMP_PREFIX) and e.is_dir())
-        return remove_stale(
-            temps, max_age_s, lambda entry: shutil.rmtree(entry, ignore_errors=True)
-        )
+        with self._lock(pipeline):
+            temps = [
+                e for e in directory.iterdir() if e.name.startswith(TEMP_PREFIX) and e.is_dir()
+            ]
+            return remove_stale(
+                temps, max_age_s, lambda entry: shutil.rmtree(entry, ignore_errors=True)
+            )
 
 
 @contextlib.contextmanager

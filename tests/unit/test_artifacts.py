@@ -362,8 +362,9 @@ def test_stale_temp_files_are_ignored_and_cleaned_up(tmp_path):
     store = ArtifactStore(tmp_path)
     stage_dir = tmp_path / STAGE
     stage_dir.mkdir()
-    stale = stage_dir / f".{KEY}.parquet.tmp-4242-{'a' * 32}"
-    fresh = stage_dir / f".{KEY}.parquet.tmp-4243-{'b' * 32}"
+    dead = 2**22 + 1  # above Linux's largest pid_max: never a live process
+    stale = stage_dir / f".{KEY}.parquet.tmp-{dead}-{'a' * 32}"
+    fresh = stage_dir / f".{KEY}.parquet.tmp-{dead}-{'b' * 32}"
     other = stage_dir / "notes.txt"
     for path in (stale, fresh, other):
         path.write_bytes(b"PAR1 half written")

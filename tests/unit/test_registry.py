@@ -433,6 +433,8 @@ def test_hard_crash_leaves_only_an_ignored_temp_folder(registry, models, monkeyp
     assert_consistent(registry, {old.version})
     assert register(registry, models[2]).number == 2
     assert registry.cleanup_temp(PIPE, max_age_s=3600) == []  # too recent
+    assert registry.cleanup_temp(PIPE, max_age_s=-1) == []  # its writer (this process) lives
+    monkeypatch.setattr(files_module, "process_alive", lambda pid: False)
     assert registry.cleanup_temp(PIPE, max_age_s=-1) == temps
     assert not temps[0].exists()
 
