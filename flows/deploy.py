@@ -20,6 +20,7 @@ from prefect.types.entrypoint import EntrypointType
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
+from .embedded_server import guard_embedded_server
 from .train import train_flow
 
 DATASET_UPDATED = "libre.dataset.updated"
@@ -71,6 +72,7 @@ def notify(spec_path: str | Path):
     """Emit the "dataset updated" event for a spec's pipeline (its data file has changed)."""
     spec = load_spec(spec_path)
     location = spec.data_location()
+    guard_embedded_server()
     return emit_event(
         event=DATASET_UPDATED,
         resource={"prefect.resource.id": pipeline_resource(spec), "libre.pipeline": spec.name},
@@ -83,4 +85,5 @@ def serve(*spec_paths: str | Path, limit: int | None = None) -> None:
     from prefect import serve as prefect_serve
 
     deployments = [d for path in spec_paths for d in build_deployments(path, relative_to=None)]
+    guard_embedded_server()
     prefect_serve(*deployments, limit=limit)

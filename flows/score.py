@@ -21,6 +21,7 @@ from pathlib import Path
 
 from prefect import flow
 
+from libre_flows.flows.embedded_server import guard_embedded_server
 from libre_flows.tasks.score import (
     check_inputs,
     resolve_model,
@@ -73,10 +74,12 @@ def score(
     name: str | None = None,
     model_loader: Callable | None = None,
 ) -> dict:
-    """Run the scoring flow (Prefect's default embedded setup if no server is configured)."""
+    """Run the scoring flow (Prefect's default embedded setup if no server is configured,
+    guarded to die with this process)."""
     if inputs is None or output is None:
         raise ParameterError("score needs inputs and an output path.")
     preflight(model_path, inputs, output, model_loader)
+    guard_embedded_server()
     return score_flow(
         str(model_path) if model_path else None,
         str(inputs),

@@ -26,6 +26,7 @@ from pathlib import Path
 from prefect import flow
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from libre_flows.flows.embedded_server import guard_embedded_server
 from libre_flows.tasks.common import run_folder, store_root
 from libre_flows.tasks.data import load, split, validate
 from libre_flows.tasks.housekeeping import clean_store
@@ -129,7 +130,8 @@ def _share_api_with_workers() -> None:
 
 
 def train(spec_path: str | os.PathLike, force: bool = False, store: str | None = None) -> dict:
-    """Run the training flow for a spec file (Prefect's default embedded setup if no server);
-    the spec is checked before Prefect starts."""
+    """Run the training flow for a spec file (Prefect's default embedded setup if no server,
+    guarded to die with this process); the spec is checked before Prefect starts."""
     preflight(spec_path)
+    guard_embedded_server()
     return train_flow(str(spec_path), force=force, store=store)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prefect import flow
 
+from libre_flows.flows.embedded_server import guard_embedded_server
 from libre_flows.tasks import data as tasks
 from libre_flows.tasks.common import store_root
 from libre_lib.ops.spec import load_spec
@@ -20,4 +21,6 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
 
 
 def validate(spec_path, store: str | None = None) -> dict:
+    """Run the validation flow (the embedded server, if any, guarded to die with this process)."""
+    guard_embedded_server()
     return validate_flow(str(spec_path), store=store)

@@ -1,0 +1,199 @@
+"""Prefect's embedded server dies with the process that started it.
+
+Without ``PREFECT_API_URL``, Prefect runs its API in a child process (uvicorn serving
+``prefect.server.api.server:create_app``) and stops it at exit. A process killed with SIGKILL
+(or ended by an unhandled SIGTERM) never gets there, and the server ran on as an orphan (10 of
+14 killed training runs). Prefect starts that child itself, from whichever thread first needs
+the API, so the project cannot give it a ``preexec_fn``; and ``PR_SET_PDEATHSIG`` would fire
+when the starting *thread* ends, not the process.
+
+So :func:`guard_embedded_server` puts a token in this process's environment (:data:`TOKEN`),
+which every child inherits, and starts a small watchdog process
+(``python -m libre_flows.flows.embedded_server <pid> <token>``: a few MB, no Prefect import).
+Every :data:`POLL_S` seconds it checks that its parent is alive and notes the parent's children
+that run Prefect's server (pid and start time, from ``/proc``). Once its parent is gone (its own
+parent pid changed) it finds, besides those, every process running Prefect's server with the
+token in its environment (so a server started just before the kill is found too), sends them
+SIGTERM, then SIGKILL after :data:`GRACE_S` seconds, and exits. It exits as well when its parent
+ends normally, after Prefect has stopped the server. Ctrl-C and hang-ups are its parent's to
+handle: it ignores SIGINT and SIGHUP.
+
+Linux only (``/proc``); elsewhere, and when ``PREFECT_API_URL`` names a server, the guard does
+nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+__all__ = [
+    "GRACE_S",
+    "POLL_S",
+    "SERVER_APP",
+    "TOKEN",
+    "guard_embedded_server",
+    "guarded_servers",
+    "server_children",
+]
+
+SERVER_APP = "prefect.server.api.server:create_app"
+"""The app Prefect's embedded server runs (how the watchdog recognises it)."""
+TOKEN = "LIBRE_SERVER_GUARD"
+"""The environment variable that marks the processes a watchdog guards."""
+POLL_S = 0.5
+GRACE_S = 5.0
+
+_PROC = Path("/proc")
+_guarded: dict[int, subprocess.Popen] = {}  # pid of the guarded process -> its watchdog
+
+
+def _uses_embedded_server() -> bool:
+    from prefect.settings import get_current_settings
+
+    return not get_current_settings().api.url
+
+
+def guard_embedded_server() -> subprocess.Popen | None:
+    """Start this process's watchdog (once) if Prefect would run an embedded server here.
+
+    Returns
+    -------
+    subprocess.Popen or None
+        The watchdog process, or None where none is needed or possible (``PREFECT_API_URL``
+        is set, or there is no ``/proc``).
+    """
+    pid = os.getpid()
+    if pid in _guarded:
+        return _guarded[pid]
+    if not (_PROC / str(pid) / "task").is_dir() or not _uses_embedded_server():
+        return None
+    token = f"{pid}-{uuid.uuid4().hex}"
+    os.environ[TOKEN] = token  # before Prefect starts its server: the server inherits it
+    _guarded[pid] = subprocess.Popen(
+        [sys.executable, "-m", __name__, str(pid), token],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return _guarded[pid]
+
+
+# --------------------------------------------------------------------------- the watchdog
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of ``pid`` (field 22 of ``/proc/<pid>/stat``); None once it has ended
+    (gone, or a zombie waiting to be reaped)."""
+    try:
+        fields = (_PROC / str(pid) / "stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def _children(parent: int) -> set[int]:
+    """The pids of ``parent``'s children (every thread's, from ``/proc``)."""
+    pids: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in (_PROC / str(parent) / "task").iterdir():
+            with contextlib.suppress(OSError):
+                pids.update(int(p) for p in (task / "children").read_text().split())
+    return pids
+
+
+def _runs_server(pid: int) -> bool:
+    try:
+        args = (_PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return SERVER_APP.encode() in args
+
+
+def _has_token(pid: int, token: str) -> bool:
+    try:
+        environ = (_PROC / str(pid) / "environ").read_bytes().split(b"\0")
+    except OSError:  # gone, or another user's
+        return False
+    return f"{TOKEN}={token}".encode() in environ
+
+
+def guarded_servers(token: str) -> dict[int, str]:
+    """The processes running Prefect's server with ``token`` in their environment.
+
+    Parameters
+    ----------
+    token : str
+        The value of :data:`TOKEN` a guarded process put in its environment.
+
+    Returns
+    -------
+    dict of int to str
+        Each server's pid and its start time.
+    """
+    found = {}
+    for entry in _PROC.iterdir():
+        if entry.name.isdigit() and _has_token(pid := int(entry.name), token):
+            started = _start_time(pid)
+            if started is not None and _runs_server(pid):
+                found[pid] = started
+    return found
+
+
+def server_children(parent: int) -> dict[int, str]:
+    """The children of ``parent`` that run Prefect's server: pid -> start time.
+
+    Parameters
+    ----------
+    parent : int
+        A process id.
+
+    Returns
+    -------
+    dict of int to str
+        Each server's pid and its start time (tells the process apart from a later one that
+        reuses the pid).
+    """
+    found = {}
+    for pid in _children(parent):
+        started = _start_time(pid)
+        if started is not None and _runs_server(pid):
+            found[pid] = started
+    return found
+
+
+def _stop(servers: dict[int, str]) -> None:
+    """SIGTERM the servers still running, SIGKILL those left after the grace period."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        live = {pid for pid, started in servers.items() if _start_time(pid) == started}
+        for pid in live:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + GRACE_S
+        while live and time.monotonic() < deadline:
+            time.sleep(0.1)
+            live = {pid for pid in live if _start_time(pid) == servers[pid]}
+        if not live:
+            return
+
+
+def watch(parent: int, token: str) -> None:
+    """Note ``parent``'s server children until ``parent`` is gone, then stop them and every
+    server started with ``token``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    servers: dict[int, str] = {}
+    while os.getppid() == parent:
+        servers.update(server_children(parent))
+        time.sleep(POLL_S)
+    _stop({**servers, **guarded_servers(token)})
+
+
+if __name__ == "__main__":
+    watch(int(sys.argv[1]), sys.argv[2])

@@ -1,0 +1,172 @@
+"""What a killed command leaves behind: nothing that outlives the bound, and no server.
+
+After SIGKILLs during training, promotion and scoring, stage temp files, a temp version folder,
+a run folder without run.json and a scoring output's temp stayed forever (nothing called the
+clean-up), and in 10 of 14 kills Prefect's embedded server ran on as an orphan.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from libre_flows.flows.embedded_server import SERVER_APP, server_children
+from libre_flows.flows.score import score
+from libre_flows.flows.train import train
+from libre_lib.ops.files import STALE_AFTER_S
+
+DEAD = 2**22 + 1  # above Linux's largest pid_max: never a live process
+HEX = "0123456789abcdef" * 2
+LINUX = Path("/proc/self/task").is_dir()
+
+
+def _debris(path: Path, age: float, folder: bool = False) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if folder:
+        path.mkdir()
+        (path / "model.json").write_text("{}")
+    else:
+        path.write_bytes(b"PAR1 half written")
+    past = time.time() - age
+    os.utime(path, (past, past))
+    return path
+
+
+def test_training_removes_stale_leftovers_of_crashed_runs_and_keeps_fresh_ones(spec_copy, tmp_path):
+    store = tmp_path / "store"
+    old = STALE_AFTER_S + 600
+    stale = [
+        _debris(store / "learn" / f".k.parquet.tmp-{DEAD}-{HEX}", old),
+        _debris(store / "models" / "haberman" / f".tmp-v0007-1a2b3c4d-{DEAD}-{HEX}", old, True),
+        _debris(store / "runs" / "haberman" / "20260101-000000-0123456789ab", old, True),
+    ]
+    fresh = [
+        _debris(store / "learn" / f".k2.parquet.tmp-{DEAD}-{HEX}", 60),
+        _debris(store / "models" / "haberman" / f".tmp-v0008-1a2b3c4d-{DEAD}-{HEX}", 60, True),
+        _debris(store / "runs" / "haberman" / "20260101-000100-0123456789ac", 60, True),
+    ]
+    summary = train(spec_copy())
+    assert [path for path in stale if path.exists()] == []
+    assert all(path.exists() for path in fresh)
+    assert summary["model_version"].startswith("v0001-")  # the temp folders took no number
+    assert Path(summary["run_dir"], "run.json").is_file()
+
+
+def test_scoring_removes_stale_temps_of_its_output_and_keeps_fresh_ones(tmp_path, credit):
+    X, model, contract = credit
+    (tmp_path / "model.json").write_text(model.to_json())
+    contract.save(tmp_path / "contract.json")
+    X.iloc[:200].to_csv(tmp_path / "day.csv", index=False)
+    output = tmp_path / "scored" / "day.parquet"
+    stale = _debris(output.with_name(f".day.parquet.tmp-{DEAD}-{HEX}"), STALE_AFTER_S + 600)
+    fresh = _debris(output.with_name(f".day.parquet.tmp-{DEAD}-{'e' * 32}"), 60)
+    summary = score(tmp_path / "model.json", tmp_path / "day.csv", output)
+    assert summary["rows"] == 200 and output.is_file()
+    assert not stale.exists() and fresh.exists()
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def _started(pid: int) -> str | None:
+    """The start time of a running process (None once it is gone or a zombie)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def _alive(pids: dict[int, str]) -> dict[int, str]:
+    """The processes of ``pids`` (pid -> start time) still running."""
+    return {pid: started for pid, started in pids.items() if _started(pid) == started}
+
+
+def _watchdogs(parent: int) -> dict[int, str]:
+    """The children of ``parent`` running the embedded server's watchdog."""
+    found = {}
+    for pid in map(int, Path(f"/proc/{parent}/task/{parent}/children").read_text().split()):
+        try:
+            if b"libre_flows.flows.embedded_server" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found[pid] = _started(pid)
+        except OSError:
+            continue
+    return found
+
+
+def _wait_gone(pids: dict[int, str], seconds: float) -> dict[int, str]:
+    deadline = time.monotonic() + seconds
+    while _alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = _alive(pids)
+    for pid in left:  # do not leave them running after a failure
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    """This environment without a configured API, so the command starts its own server."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    return env
+
+
+@pytest.mark.skipif(not LINUX, reason="the guard reads /proc (Linux)")
+def test_a_sigkilled_parent_takes_a_just_started_server_with_it(tmp_path):
+    """The parent starts a (stand-in) server and is killed at once: before the watchdog's next
+    look at its children, so only the token in the server's environment finds it."""
+    parent = textwrap.dedent(
+        f"""
+        import subprocess, sys, time
+        from libre_flows.flows.embedded_server import guard_embedded_server
+        assert guard_embedded_server() is not None
+        server = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(120)", {SERVER_APP!r}]
+        )
+        print(server.pid, flush=True)
+        time.sleep(120)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True, env=_env(tmp_path)
+    )
+    try:
+        server = int(proc.stdout.readline())
+        servers = _alive({server: _started(server)})
+        assert servers, "the stand-in server did not start"
+    finally:
+        proc.kill()
+        proc.wait()
+    assert _wait_gone(servers, 30) == {}, "the server outlived its parent"
+
+
+@pytest.mark.skipif(not LINUX, reason="the guard reads /proc (Linux)")
+def test_a_sigkilled_libre_train_leaves_no_prefect_server(write_spec, tmp_path):
+    libre = Path(sys.executable).with_name("libre")
+    if not libre.is_file():
+        pytest.skip("the libre console script is not installed next to this Python")
+    spec = write_spec(tmp_path)
+    log = (tmp_path / "libre.log").open("w")
+    proc = subprocess.Popen(
+        [str(libre), "train", str(spec)], stdout=log, stderr=log, env=_env(tmp_path)
+    )
+    try:
+        deadline = time.monotonic() + 90
+        servers: dict[int, str] = {}
+        while not servers and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            servers = server_children(proc.pid)
+        watchdogs = _watchdogs(proc.pid) if proc.poll() is None else {}
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        log.close()
+    assert servers, "libre train started no server: " + (tmp_path / "libre.log").read_text()
+    assert watchdogs, "libre train started no watchdog"
+    assert _wait_gone(servers, 30) == {}, "Prefect's server outlived the killed libre train"
+    assert _wait_gone(watchdogs, 30) == {}, "the watchdog outlived its parent"
