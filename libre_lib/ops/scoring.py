@@ -2,7 +2,8 @@
 
 ``score_frame(model, frame, contract)`` scores an in-memory DataFrame; ``score_files(model,
 inputs, output)`` streams CSV / Parquet files (a file, a list, or a directory) in record batches
-with ``pyarrow.dataset`` and writes one Parquet file atomically. Both add four columns:
+and writes them batch by batch to one Parquet file, committed atomically. Both add four
+columns:
 
 * ``prediction``: the positive label where some rule fires, else the negative label
   (``model.predict``);
@@ -19,12 +20,12 @@ value in a feature without a missing bin, satisfies only the rules that do not t
 feature; a number beyond the training range falls in the open first / last interval. The drift
 is counted in the returned ``ContractReport`` (one report over all batches).
 
-Memory is bounded by the batch size: the input is never loaded whole. CSV columns the model
-reads as numbers are parsed as float64 and text categories as strings (so ``"007"`` stays
-``"007"``); a value that is not a number raises ``ContractViolation`` naming the file, column
-and line. Empty CSV fields and the usual NA spellings (``NA``, ``NaN``, ``null``, ...) are
-missing values. Parquet row groups are read one at a time, so their size (not only
-``batch_rows``) bounds memory too.
+Memory is bounded by the batch size, not the input's size: each file is read on demand, one
+batch at a time (Parquet pages as they are decoded, CSV one block at a time), and nothing read
+is kept once its batch is written. CSV columns the model reads as numbers are parsed as float64
+and text categories as strings (so ``"007"`` stays ``"007"``); a value that is not a number
+raises ``ContractViolation`` naming the file, column and line. Empty CSV fields and the usual
+NA spellings (``NA``, ``NaN``, ``null``, ...) are missing values.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ DEFAULT_SAMPLE_ROWS = 10_000
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".csv.lz4")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 _CSV_BLOCK_BYTES = 4 << 20
+_PARQUET_BUFFER_BYTES = 1 << 20
 
 
 # --------------------------------------------------------------------------- the model
@@ -339,7 +341,16 @@ def _fixed_types(contract: DataContract) -> dict:
 
 
 class _Reader:
-    """Reads input files as Arrow record batches, with the contract's CSV column types."""
+    """Reads input files as Arrow record batches, with the contract's CSV column types.
+
+    Batches are pulled from the file when scoring asks for them, so memory holds a batch and
+    the reader's buffers whatever the file's size: Parquet through ``ParquetFile.iter_batches``
+    without pre-buffering (a pre-buffering reader keeps the column chunks of every row group it
+    has read until it is closed) and with a buffered stream (pages are read as they are
+    decoded, not a whole column chunk at once); CSV through ``pyarrow.csv.open_csv``, whose
+    input reads a bounded number of blocks ahead. (A ``pyarrow.dataset`` scan reads ahead of a
+    slower consumer, for CSV up to the whole file.)
+    """
 
     def __init__(self, contract: DataContract):
         import pyarrow.csv as pacsv
@@ -347,27 +358,24 @@ class _Reader:
 
         types = _fixed_types(contract)
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
-        read = pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES)
-        self.csv = ds.CsvFileFormat(
-            read_options=read,
-            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=True),
-        )
+        # One thread: the reader counts rows, so a conversion error names its line.
+        self.csv_read = pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES, use_threads=False)
+        self.csv_convert = pacsv.ConvertOptions(column_types=types, strings_can_be_null=True)
         # Discovery infers every type, so a bad value cannot hide a missing column.
         self.csv_discovery = ds.CsvFileFormat(
-            read_options=read, convert_options=pacsv.ConvertOptions(strings_can_be_null=True)
+            read_options=self.csv_read,
+            convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
         )
 
-    def dataset(self, file: InputFile, discovery: bool = False):
+    def dataset(self, file: InputFile):
         import pyarrow.dataset as ds
 
-        fmt = "parquet"
-        if file.format == "csv":
-            fmt = self.csv_discovery if discovery else self.csv
+        fmt = self.csv_discovery if file.format == "csv" else "parquet"
         with self.errors(file):
             return ds.dataset(str(file.path), format=fmt)
 
     def schema(self, file: InputFile):
-        return self.dataset(file, discovery=True).schema
+        return self.dataset(file).schema
 
     def n_rows(self, file: InputFile) -> int | None:
         if file.format != "parquet":
@@ -375,19 +383,38 @@ class _Reader:
         with self.errors(file):
             return self.dataset(file).count_rows()
 
+    @contextlib.contextmanager
+    def stream(self, file: InputFile, batch_rows: int):
+        """(schema, an iterator of record batches of at most ``batch_rows`` rows), read on
+        demand; the file is closed on leaving the context."""
+        import pyarrow.csv as pacsv
+        import pyarrow.parquet as pq
+
+        with self.errors(file):
+            if file.format == "parquet":
+                source = pq.ParquetFile(
+                    str(file.path), pre_buffer=False, buffer_size=_PARQUET_BUFFER_BYTES
+                )
+                batches = source.iter_batches(batch_size=batch_rows)
+                schema = source.schema_arrow
+            else:
+                source = pacsv.open_csv(
+                    str(file.path), read_options=self.csv_read, convert_options=self.csv_convert
+                )
+                batches, schema = source, source.schema
+        try:
+            yield schema, batches
+        finally:
+            source.close()
+
     def batches(self, file: InputFile, batch_rows: int) -> Iterator:
         """Tables of exactly ``batch_rows`` rows (the last one of the file may be shorter),
         with the file's own column types."""
         import pyarrow as pa
 
-        dataset = self.dataset(file)
-        schema = dataset.schema
         pending, n_pending = [], 0
-        with self.errors(file):
-            scanner = dataset.to_batches(
-                batch_size=batch_rows, batch_readahead=2, fragment_readahead=1
-            )
-            for batch in scanner:
+        with self.stream(file, batch_rows) as (schema, batches), self.errors(file):
+            for batch in batches:
                 if not batch.num_rows:
                     continue
                 pending.append(batch)

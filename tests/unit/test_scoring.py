@@ -4,11 +4,13 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from libre_lib import LibreError
 from libre_lib.errors import DataError
+from libre_lib.ops import scoring
 from libre_lib.ops.contract import ContractViolation
 from libre_lib.ops.scoring import (
     SCORE_COLUMNS,
@@ -310,3 +312,78 @@ def test_rules_on_distinct_values_equal_the_model_on_every_row(credit, dtype):
         frame[column] = values if dtype is object else values.astype(dtype)
     frame.loc[rng.random(len(frame)) < 0.1, "a2"] = np.nan
     np.testing.assert_array_equal(_fired(model, frame), model.fired_rules(frame))
+
+
+def _with_noise(X: pd.DataFrame, n_rows: int, seed: int = 0) -> pd.DataFrame:
+    """``n_rows`` rows of X (sampled with replacement, some drift) plus 8 columns of random
+    numbers the model does not read (incompressible, so the files are not tiny)."""
+    rng = np.random.default_rng(seed)
+    frame = X.sample(n_rows, replace=True, random_state=seed).reset_index(drop=True)
+    frame.loc[rng.random(n_rows) < 0.05, "a2"] = np.nan
+    frame.loc[rng.random(n_rows) < 0.01, "a4"] = "unseen"
+    for k in range(8):
+        frame[f"noise{k}"] = rng.random(n_rows)
+    return frame
+
+
+def _write(frame: pd.DataFrame, path, monkeypatch) -> None:
+    """Parquet with row groups of 1,000 rows, or CSV read in blocks of 64 KiB."""
+    if path.suffix == ".parquet":
+        frame.to_parquet(path, row_group_size=1_000)
+    else:
+        frame.to_csv(path, index=False)
+        monkeypatch.setattr(scoring, "_CSV_BLOCK_BYTES", 1 << 16)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_one_file_streamed_in_batches_equals_the_whole_frame_scored_at_once(
+    credit, tmp_path, monkeypatch, suffix
+):
+    X, model, contract = credit
+    frame = _with_noise(X, 5_000)
+    path = tmp_path / f"data{suffix}"
+    _write(frame, path, monkeypatch)
+    done = []
+    summary = score_files(
+        model,
+        path,
+        tmp_path / "out.parquet",
+        batch_rows=64,
+        contract=contract,
+        progress=lambda rows, total: done.append(rows),
+    )
+    # the batch size is honoured: full batches of 64 rows, then the rest, whatever the row
+    # groups (1,000 rows) or CSV blocks (64 KiB) the file is read in
+    assert summary.batches == len(done) == -(-len(frame) // 64)
+    assert np.diff([0, *done]).tolist() == [64] * (len(frame) // 64) + [len(frame) % 64]
+    streamed = pq.read_table(tmp_path / "out.parquet")
+    whole, report = score_frame(model, frame, contract)
+    expected = pa.Table.from_pandas(whole, preserve_index=False).cast(streamed.schema)
+    assert streamed.equals(expected)
+    assert summary.report.to_dict() == report.to_dict()
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_memory_held_while_scoring_does_not_grow_with_the_file(
+    credit, tmp_path, monkeypatch, suffix
+):
+    """Regression: scoring a 10x larger file took twice the peak memory. Files were read with
+    a ``pyarrow.dataset`` scan, which reads ahead of its consumer (for CSV, up to the whole
+    file), and its Parquet reader pre-buffered row groups and kept every one it had read until
+    the file ended. Arrow's memory while scoring must not depend on the file's size."""
+    X, model, contract = credit
+    peaks = {}
+    for n_rows in (10_000, 40_000):
+        path = tmp_path / f"data-{n_rows}{suffix}"
+        _write(_with_noise(X, n_rows), path, monkeypatch)
+        allocated = []
+        score_files(
+            model,
+            path,
+            tmp_path / "out.parquet",
+            batch_rows=500,
+            contract=contract,
+            progress=lambda rows, total, seen=allocated: seen.append(pa.total_allocated_bytes()),
+        )
+        peaks[n_rows] = max(allocated)
+    assert peaks[40_000] < 1.5 * peaks[10_000], peaks
