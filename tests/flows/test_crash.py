@@ -27,12 +27,13 @@ LINUX = Path("/proc/self/task").is_dir()
 
 def _debris(path: Path, age: float, folder: bool = False) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
+    past = time.time() - age
     if folder:
         path.mkdir()
         (path / "model.json").write_text("{}")
+        os.utime(path / "model.json", (past, past))
     else:
         path.write_bytes(b"PAR1 half written")
-    past = time.time() - age
     os.utime(path, (past, past))
     return path
 
