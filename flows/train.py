@@ -66,7 +66,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     validation = validate(spec, root, data, force)
     holdout = split(spec, root, data, force)
     choice = choose(spec, root, data, holdout, force)
-    bins = discretize(spec, root, data, holdout, force)
+    bins = discretize(spec, root, data, holdout, choice, force)
     records = encode(spec, root, data, holdout, bins, force)
     subsets = feature_subsets(spec, root, bins)
     learners = learn_all(spec, root, records, bins, choice, subsets, force)

@@ -7,6 +7,7 @@ import logging
 import numbers
 import time
 import warnings
+from itertools import product
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,14 @@ from .inputs import Target, as_frame, binary_target, label_array, resolve_catego
 from .params import AUTO, validate_params
 from .render import rule_from_dict, rule_to_dict, ruleset_sql
 from .rules import RuleSet, rules_from_points
-from .selection import Selection, majority_prefix, select_rules
+from .selection import (
+    F1_GAIN,
+    Selection,
+    cover_filtered,
+    filter_for_cover,
+    majority_prefix,
+    select_rules,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -32,11 +40,20 @@ MODEL_FORMAT_VERSION = 2
 #: Format 1 listed ``classes`` as [negative, positive]; format 2 sorts them as ``np.unique`` does.
 READABLE_FORMAT_VERSIONS = (1, 2)
 
+#: What ``max_intervals="auto"`` chooses from: ChiMerge capped at 3 intervals, or uncapped.
+AUTO_INTERVALS = (3, None)
+#: What ``alpha="auto"`` chooses from (the paper's search grid).
+AUTO_ALPHAS = (0.5, 0.7, 0.9)
 #: What ``conflict_tolerance="auto"`` chooses from (H1 with uncovered seeds; else 0).
 AUTO_TOLERANCES = (0.0, 0.5)
 #: What ``max_rules="auto"`` chooses from: early stops of the set cover, each about 1.6x the
 #: previous (None: no stop). Free to validate: every stop is a prefix of one cover.
 AUTO_STOPS = (1, 2, 3, 5, 8, 13, 21, None)
+#: The "auto" parameters' values when no choice is made (too few rows of a class to validate,
+#: or a model assembled from stages without one): the paper's learner, no cap.
+AUTO_FALLBACK = {"max_intervals": 3, "conflict_tolerance": 0.0, "alpha": 0.5, "max_rules": None}
+#: The parameters "auto" may choose, in the order their combinations are scored.
+AUTO_CHOSEN = tuple(AUTO_FALLBACK)
 #: Inner folds of the "auto" choice (fewer from :data:`AUTO_LARGE` rows on).
 AUTO_FOLDS, AUTO_FOLDS_LARGE, AUTO_LARGE = 5, 3, 20_000
 #: A rule whose training precision is below this multiple of the base rate draws a warning.
@@ -75,17 +92,22 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     heuristic : {"H1", "H2"}, default="H1"
         Bit-selection heuristic of FindBoundaryPoint (section 3.1): H1 favours fewer rules,
         H2 shorter ones.
-    alpha : float in [0, 1], default=0.5
+    alpha : float in [0, 1], "f1" or "auto", default=0.5
         Weight of new positives against new negatives in the weighted set cover (section 3.3):
         a rule joins while its new positives are more than ``(1 - alpha) / alpha`` times its new
         negatives, i.e. its marginal precision exceeds ``1 - alpha``. The default 0.5 accepts
         only rules that make the rule set more accurate on its training data, the companion
         of ``abstain``; the paper's default is 0.7 (chosen on the design half of the
-        development datasets, docs/benchmarks.md).
+        development datasets, docs/benchmarks.md). "f1" (not in the paper): the cover takes
+        the rule that raises the rule set's training F1 the most, while one does and (with
+        negatives the majority) true positives stay at least as many as false ones. "auto"
+        chooses from :data:`AUTO_ALPHAS` by inner cross-validation (see
+        ``conflict_tolerance``).
     chi2_threshold : float >= 0, default=4.6
         ChiMerge threshold: adjacent intervals whose chi-square is below it are merged.
-    max_intervals : int or None, default=3
+    max_intervals : int, None or "auto", default=3
         Cap on the intervals per numeric feature (merging continues past the threshold).
+        "auto" chooses 3 or None (uncapped) by inner cross-validation.
     top_k : int or None, default=200
         Candidates kept after the local-support filter, ranked by exclusiveness.
     max_rules : int, None or "auto", default="auto"
@@ -104,10 +126,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         at most ``conflict_tolerance`` times the positives it covers: fewer, more general rules
         on large noisy data. Needs ``heuristic="H1"`` and ``seeds="uncovered"``. "auto"
         chooses 0 or 0.5 (0 for other learners) by inner cross-validation: stratified 5-fold
-        (3-fold from 20,000 rows) F1 of every (tolerance, ``max_rules``) pair, then the fewest
-        rules within max(0.01, one standard error) of the best mean F1, as
-        :class:`~libre_lib.LibreSearchCV` chooses. The choice is ``conflict_tolerance_`` and
-        ``max_rules_``; the paper's learner is ``conflict_tolerance=0, max_rules=None``.
+        (3-fold from 20,000 rows) F1 of every combination of the "auto" parameters' values,
+        then the fewest rules within max(0.01, one standard error) of the best mean F1, as
+        :class:`~libre_lib.LibreSearchCV` chooses (:meth:`choose_auto`). The values used are
+        ``conflict_tolerance_``, ``max_rules_``, ``alpha_`` and ``max_intervals_``; the
+        paper's learner is ``conflict_tolerance=0, max_rules=None``.
     abstain : bool, default=True
         Drop trailing rules (down to none: predict the negative class) while the rule set is
         less accurate on its training data than answering the majority class everywhere (see
@@ -136,11 +159,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Column indices (into ``discretization_.features``) of each learner.
     n_candidates_ : int
         Size of the union of the learners' boundary points.
-    max_rules_, conflict_tolerance_ : int or None, float
+    max_rules_, conflict_tolerance_, alpha_, max_intervals_ : int, float or str, or None
         The values used: the parameters, or what "auto" chose.
     auto_scores_ : dict or None
-        The inner cross-validation behind an "auto" choice: the (tolerance, max_rules) pairs
-        with their mean F1, its standard deviation and mean rules; None without "auto".
+        The inner cross-validation behind an "auto" choice: the combinations tried (dicts of
+        the four values) with their mean F1, its standard deviation and mean rules; None
+        without "auto".
     """
 
     def __init__(
@@ -197,16 +221,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         The stages below are public so a pipeline can run (and cache) them one by one:
         :meth:`choose_auto` → :meth:`discretize` → :meth:`encode` → :meth:`draw_subsets` →
         :func:`learn_subset` per subset → :func:`union_candidates` → :meth:`select` →
-        :meth:`assemble` (set ``max_rules_``, ``conflict_tolerance_`` and ``auto_scores_`` from
-        the choice first; without them it records the parameters, "auto" as the paper's value).
+        :meth:`assemble` (call :meth:`set_chosen` and set ``auto_scores_`` from the choice
+        first; without them it records the parameters, "auto" as :data:`AUTO_FALLBACK`).
         """
         self._check_params()
         started = time.perf_counter()
         frame = as_frame(X)
         target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
-        self.conflict_tolerance_, self.max_rules_, self.auto_scores_ = self.choose_auto(
-            frame, target
-        )
+        chosen, self.auto_scores_ = self.choose_auto(frame, target)
+        self.set_chosen(chosen)
         discretization = self.discretize(frame, target)
         records = self.encode(frame, target, discretization)
         subsets = self.draw_subsets(discretization)
@@ -220,7 +243,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             self.n_jobs,
             self.conflict_tolerance_,
         )
-        selection = self.select(candidates, records, discretization, self.max_rules_)
+        selection = self.select(candidates, records, discretization)
         self.assemble(
             frame.columns,
             target,
@@ -244,15 +267,16 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     # -- the stages of fit --------------------------------------------------------------------
 
-    def discretize(self, frame: pd.DataFrame, target: Target) -> Discretization:
-        """ChiMerge / category bins of every column (constant columns dropped with a warning)."""
+    def discretize(self, frame: pd.DataFrame, target: Target, max_intervals=AUTO) -> Discretization:
+        """ChiMerge / category bins of every column (constant columns dropped with a warning);
+        ``max_intervals`` default: the one the fit uses."""
         self._check_params()
         discretization = fit_discretization(
             frame,
             target.positive,
             resolve_categorical(frame, self.categorical_features),
             chi2_threshold=float(self.chi2_threshold),
-            max_intervals=self.max_intervals,
+            max_intervals=self._used("max_intervals") if max_intervals == AUTO else max_intervals,
         )
         if not discretization.features:
             raise DataError("No usable feature: every column of X is constant or entirely missing.")
@@ -297,34 +321,53 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         max_rules=AUTO,
     ) -> Selection:
         """Local-support filter, top-K and weighted set cover (section 3.3), capped at
-        ``max_rules`` (default: the parameter; "auto" left unresolved means no cap)."""
-        if max_rules == AUTO:
-            max_rules = self.max_rules
+        ``max_rules`` (default: the one the fit uses)."""
         return select_rules(
             candidates,
             records,
             discretization.n_bins,
-            alpha=float(self.alpha),
+            alpha=_gain(self._used("alpha")),
             top_k=self.top_k,
-            max_rules=None if max_rules == AUTO else max_rules,
+            max_rules=self._used("max_rules") if max_rules == AUTO else max_rules,
             min_local_support=float(self.min_local_support),
         )
 
     # -- the "auto" choice --------------------------------------------------------------------
 
-    def _auto_options(self) -> tuple[list, list]:
-        tolerances = [self.conflict_tolerance]
-        if self.conflict_tolerance == AUTO:
-            tolerant = self.heuristic == "H1" and self.seeds == "uncovered"
-            tolerances = list(AUTO_TOLERANCES) if tolerant else [0.0]
-        stops = list(AUTO_STOPS) if self.max_rules == AUTO else [self.max_rules]
-        return tolerances, stops
+    def _auto_options(self) -> dict[str, list]:
+        """The values inner cross-validation chooses from, per parameter (one value: fixed)."""
+        tolerant = self.heuristic == "H1" and self.seeds == "uncovered"
+        auto = {
+            "max_intervals": list(AUTO_INTERVALS),
+            "conflict_tolerance": list(AUTO_TOLERANCES) if tolerant else [0.0],
+            "alpha": list(AUTO_ALPHAS),
+            "max_rules": list(AUTO_STOPS),
+        }
+        return {
+            name: values if getattr(self, name) == AUTO else [getattr(self, name)]
+            for name, values in auto.items()
+        }
 
-    def choose_auto(
-        self, frame: pd.DataFrame, target: Target
-    ) -> tuple[float, int | None, dict | None]:
-        """The ``conflict_tolerance`` and ``max_rules`` a fit on these rows uses: the
-        parameters, or what inner cross-validation chooses for those set to "auto".
+    def _used(self, name: str):
+        """The value a fit uses: the parameter, or what "auto" chose (:data:`AUTO_FALLBACK`
+        before a choice)."""
+        value = getattr(self, name)
+        if value != AUTO:
+            return value
+        return getattr(self, name + "_") if hasattr(self, name + "_") else AUTO_FALLBACK[name]
+
+    def choose_auto(self, frame: pd.DataFrame, target: Target) -> tuple[dict, dict | None]:
+        """The values of the "auto" parameters a fit on these rows uses, chosen by inner
+        cross-validation (section 4's protocol on the training rows only).
+
+        Every combination of :data:`AUTO_INTERVALS` (``max_intervals``),
+        :data:`AUTO_TOLERANCES` (``conflict_tolerance``), :data:`AUTO_ALPHAS` (``alpha``) and
+        :data:`AUTO_STOPS` (``max_rules``) among the parameters set to "auto" is scored by
+        stratified 5-fold (3-fold from :data:`AUTO_LARGE` rows) F1; the choice is the fewest
+        rules within max(0.01, one standard error) of the best mean F1, as
+        :class:`~libre_lib.LibreSearchCV` chooses. Learners are fitted once per
+        (``max_intervals``, ``conflict_tolerance``); every ``alpha`` is a cover of the same
+        candidates and every ``max_rules`` a prefix of one cover.
 
         Parameters
         ----------
@@ -335,75 +378,96 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        conflict_tolerance : float
-            The tolerance the learners use.
-        max_rules : int or None
-            The cap on the rules (None: no cap).
+        chosen : dict
+            ``max_intervals``, ``conflict_tolerance``, ``alpha`` and ``max_rules``: the
+            parameter's value, or the one chosen (None for ``max_rules``: no cap).
         scores : dict or None
-            The inner cross-validation, as ``auto_scores_``: ``params`` (the
-            ``(conflict_tolerance, max_rules)`` pairs), ``mean_f1``, ``std_f1``, ``mean_rules``
-            (one value per pair) and ``n_splits``. None when nothing is "auto" or a class has
-            too few rows to validate (then "auto" means the paper's values: 0, no cap).
+            The inner cross-validation, as ``auto_scores_``: ``params`` (one dict of the
+            four values per combination), ``mean_f1``, ``std_f1``, ``mean_rules`` (one value
+            per combination) and ``n_splits``. None when nothing is "auto" or a class has too
+            few rows to validate (then "auto" means :data:`AUTO_FALLBACK`).
         """
         self._check_params()
-        tolerances, stops = self._auto_options()
-        if len(tolerances) * len(stops) == 1:
-            return float(tolerances[0]), stops[0], None
+        options = self._auto_options()
+        combos = [dict(zip(options, values, strict=True)) for values in product(*options.values())]
+        fallback = {name: (AUTO_FALLBACK[name] if getattr(self, name) == AUTO else values[0])
+                    for name, values in options.items()}  # fmt: skip
+        if len(combos) == 1:
+            return combos[0], None
         n_rows = frame.shape[0]
         n_splits = AUTO_FOLDS_LARGE if n_rows >= AUTO_LARGE else AUTO_FOLDS
         n_positive = int(target.positive.sum())
         if min(n_positive, n_rows - n_positive) < 2 * n_splits:
-            # too few rows of a class to validate: the paper's learner, no cap
-            return float(tolerances[0]), (None if self.max_rules == AUTO else stops[0]), None
+            return fallback, None  # too few rows of a class to validate
         folds = StratifiedKFold(n_splits, shuffle=True, random_state=_seed(self.random_state))
-        scores = np.zeros((len(tolerances), len(stops), n_splits))
+        scores = np.zeros((len(combos), n_splits))
         sizes = np.zeros_like(scores)
         for f, (train, test) in enumerate(folds.split(np.zeros(n_rows), target.positive)):
             part = Target(target.positive[train], target.classes, target.positive_class)
-            fold_f1, fold_rules = self._validate_fold(
-                frame.iloc[train], part, frame.iloc[test], target.positive[test], tolerances, stops
-            )
-            scores[..., f], sizes[..., f] = fold_f1, fold_rules
-        mean, std = scores.mean(axis=2).ravel(), scores.std(axis=2).ravel()
-        rules = sizes.mean(axis=2).ravel()
+            with warnings.catch_warnings():  # the fit on all rows says it once
+                warnings.simplefilter("ignore", LibreWarning)
+                scores[:, f], sizes[:, f] = self._validate_fold(
+                    frame.iloc[train], part, frame.iloc[test], target.positive[test], options
+                )
+        mean, std, rules = scores.mean(axis=1), scores.std(axis=1), sizes.mean(axis=1)
         choice = choose_candidate(mean, rules, resolve_tolerance(0.01, 1.0, mean, std, n_splits))
-        tolerance, stop = tolerances[choice // len(stops)], stops[choice % len(stops)]
-        pairs = [(float(t), s) for t in tolerances for s in stops]
-        table = {"params": pairs, "mean_f1": mean.tolist(), "std_f1": std.tolist(),
+        chosen = {
+            **combos[choice],
+            "conflict_tolerance": float(combos[choice]["conflict_tolerance"]),
+        }
+        table = {"params": combos, "mean_f1": mean.tolist(), "std_f1": std.tolist(),
                  "mean_rules": rules.tolist(), "n_splits": n_splits}  # fmt: skip
         logger.info(
-            "auto: conflict_tolerance=%s, max_rules=%s (inner F1 %.3f with %.1f rules)",
-            tolerance, stop, mean[choice], rules[choice],
+            "auto: %s (inner F1 %.3f with %.1f rules)",
+            ", ".join(f"{k}={v}" for k, v in chosen.items()), mean[choice], rules[choice],
         )  # fmt: skip
-        return float(tolerance), stop, table
+        return chosen, table
 
-    def _validate_fold(self, X_train, target, X_test, truth, tolerances, stops):
-        """(F1, rules) on the held-out rows of every (tolerance, stop) pair, each stop scored
-        on a prefix of one set cover per tolerance (a capped cover is the uncapped one's
-        prefix), as ``fit`` would give with those parameters."""
-        f1 = np.zeros((len(tolerances), len(stops)))
-        n_rules = np.zeros_like(f1)
-        discretization = self.discretize(X_train, target)
-        records = self.encode(X_train, target, discretization)
-        subsets = self.draw_subsets(discretization)
+    def _validate_fold(self, X_train, target, X_test, truth, options) -> tuple:
+        """(F1, rules) on the held-out rows of every combination of ``options`` (in
+        :func:`itertools.product` order), as ``fit`` would give with those values."""
         n_positive = float(target.positive.sum())
         n_negative = float(target.positive.size) - n_positive
-        atoms: dict = {}
-        for a, tolerance in enumerate(tolerances):
-            candidates = fit_ensemble(
-                records, discretization.n_bins, subsets, self.heuristic, self.seeds,
-                self.n_jobs, tolerance,
-            )  # fmt: skip
-            selection = self.select(candidates, records, discretization, None)
-            rules = rules_from_points(candidates.points[selection.indices], discretization)
-            fired = [r.evaluate(X_test, atoms) for r in rules]
-            for b, stop in enumerate(stops):
-                k = len(rules) if stop is None else min(stop, len(rules))
-                if self.abstain:
-                    k = majority_prefix(selection.stats[:k], n_positive, n_negative)
-                pred = np.logical_or.reduce(fired[:k]) if k else np.zeros(truth.size, bool)
-                f1[a, b], n_rules[a, b] = f1_score(truth, pred), k
-        return f1, n_rules
+        f1, n_rules = [], []
+        for max_intervals in options["max_intervals"]:
+            discretization = self.discretize(X_train, target, max_intervals=max_intervals)
+            records = self.encode(X_train, target, discretization)
+            subsets = self.draw_subsets(discretization)
+            atoms: dict = {}
+            for tolerance in options["conflict_tolerance"]:
+                candidates = fit_ensemble(
+                    records, discretization.n_bins, subsets, self.heuristic, self.seeds,
+                    self.n_jobs, tolerance,
+                )  # fmt: skip
+                filtered = filter_for_cover(
+                    candidates, records, discretization.n_bins, self.top_k,
+                    float(self.min_local_support),
+                )  # fmt: skip
+                for alpha in options["alpha"]:
+                    selection = cover_filtered(
+                        filtered, records, discretization.n_bins, _gain(alpha), None
+                    )
+                    points = candidates.points[selection.indices]
+                    fired = [
+                        r.evaluate(X_test, atoms) for r in rules_from_points(points, discretization)
+                    ]
+                    for stop in options["max_rules"]:
+                        k = len(fired) if stop is None else min(stop, len(fired))
+                        if self.abstain:
+                            k = majority_prefix(selection.stats[:k], n_positive, n_negative)
+                        pred = np.logical_or.reduce(fired[:k]) if k else np.zeros(truth.size, bool)
+                        f1.append(f1_score(truth, pred))
+                        n_rules.append(k)
+        return np.array(f1), np.array(n_rules, dtype=float)
+
+    def set_chosen(self, chosen: dict) -> LibreClassifier:
+        """Record the values the fit uses (``chosen`` as :meth:`choose_auto` returns it) as
+        ``max_intervals_``, ``conflict_tolerance_``, ``alpha_`` and ``max_rules_``."""
+        self.max_intervals_ = chosen["max_intervals"]
+        self.conflict_tolerance_ = float(chosen["conflict_tolerance"])
+        self.alpha_ = _gain(chosen["alpha"])
+        self.max_rules_ = chosen["max_rules"]
+        return self
 
     def assemble(
         self,
@@ -429,11 +493,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.discretization_ = discretization
         self.feature_subsets_ = [tuple(int(f) for f in s) for s in subsets]
         self.n_candidates_ = len(candidates)
-        if not hasattr(self, "auto_scores_"):  # assembled from a pipeline's stages
+        if not hasattr(self, "auto_scores_"):  # assembled from stages without a choice
             self.auto_scores_ = None
-            self.max_rules_ = None if self.max_rules == AUTO else self.max_rules
-            tolerance = self.conflict_tolerance
-            self.conflict_tolerance_ = 0.0 if tolerance == AUTO else float(tolerance)
+            self.set_chosen({name: self._used(name) for name in AUTO_CHOSEN})
         chosen = selection.indices.size
         if self.abstain:
             selection = self._no_worse_than_majority(selection, target)
@@ -647,10 +709,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "discretization": self.discretization_.to_dict(),
             "feature_subsets": [list(s) for s in self.feature_subsets_],
             "n_candidates": self.n_candidates_,
-            "chosen": {
-                "max_rules": self.max_rules_,
-                "conflict_tolerance": self.conflict_tolerance_,
-            },
+            "chosen": {name: getattr(self, name + "_") for name in AUTO_CHOSEN},
             "rules": [
                 rule_to_dict(r, s) for r, s in zip(self.rules_, self.rules_.stats, strict=True)
             ],
@@ -687,10 +746,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             model.n_candidates_ = int(data["n_candidates"])
             chosen = data.get("chosen") or {}
             model.auto_scores_ = None
-            model.max_rules_ = chosen.get("max_rules", _explicit(model.max_rules, None))
-            model.conflict_tolerance_ = float(
-                chosen.get("conflict_tolerance", _explicit(model.conflict_tolerance, 0.0))
-            )
+            model.set_chosen(
+                {name: chosen.get(name, _explicit(getattr(model, name), AUTO_FALLBACK[name]))
+                 for name in AUTO_CHOSEN}
+            )  # fmt: skip
             parsed = [rule_from_dict(r) for r in data["rules"]]
         except (KeyError, TypeError) as exc:
             raise ModelFormatError(
@@ -744,6 +803,11 @@ def _check_rule_columns(parsed, discretization: Discretization) -> None:
                     f"{excerpt(condition.feature)} as {condition.kind}, but the model "
                     f"discretized it as {kind}."
                 )
+
+
+def _gain(alpha):
+    """``alpha`` as the set cover takes it: a float, or :data:`~libre_lib.selection.F1_GAIN`."""
+    return alpha if alpha == F1_GAIN else float(alpha)
 
 
 def _explicit(value, paper):

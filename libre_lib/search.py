@@ -79,7 +79,9 @@ from sklearn.utils.validation import check_is_fitted
 from .ensemble import learn_subset, union_candidates
 from .errors import LibreWarning, ParameterError
 from .estimator import (
+    AUTO_FALLBACK,
     LibreClassifier,
+    _gain,
     _seed,
     choose_candidate,
     f1_score,
@@ -341,7 +343,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                     "the values for the search to try instead."
                 )
         # a parameter the grid leaves at "auto" takes the paper's value (the search tunes it)
-        paper = {"max_rules": None, "conflict_tolerance": 0.0}
+        paper = AUTO_FALLBACK
         candidates = [
             {**base, **{k: v for k, v in paper.items() if base.get(k) == AUTO}, **point}
             for point in points
@@ -569,7 +571,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
                             alpha = params["alpha"]
                             if alpha not in covers:
                                 selection = cover_filtered(
-                                    filtered, records, disc.n_bins, float(alpha), largest
+                                    filtered, records, disc.n_bins, _gain(alpha), largest
                                 )
                                 covers[alpha] = {"selection": selection, "scores": {}}
                             cover = covers[alpha]

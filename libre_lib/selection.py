@@ -29,6 +29,9 @@ from .ensemble import Candidates
 from .rules import RuleStats
 from .weak_learner.cells import _popcount
 
+#: The ``alpha`` that makes the cover's gain the rule set's training F1 (not in the paper).
+F1_GAIN = "f1"
+
 
 def coverage(points: np.ndarray, codes: np.ndarray, n_bins: np.ndarray) -> np.ndarray:
     """Bool matrix (points x records): does point ``a`` cover record ``s`` (``a <= s``)? The
@@ -208,18 +211,42 @@ def _first_best(gain: np.ndarray, generality: np.ndarray) -> int:
     return int(tied[0])
 
 
+def _gains(alpha, new_pos, new_neg, totals, covered) -> tuple[np.ndarray, float]:
+    """Every candidate's gain and the gain a rule must beat: ``alpha * new positives - (1 -
+    alpha) * new negatives`` against 0, or with ``alpha="f1"`` the training F1 of the rule set
+    with the candidate added against the current F1 (candidates that would leave the rule set
+    less accurate than the majority answer get no gain; see :data:`F1_GAIN`)."""
+    if alpha != F1_GAIN:
+        # rounded so that exact ties (integer counts) are not decided by float noise
+        return np.round(alpha * new_pos - (1.0 - alpha) * new_neg, 9), 0.0
+    n_positive, n_negative = totals
+    tp, fp = covered
+    f1 = np.round(2.0 * (tp + new_pos) / (tp + new_pos + fp + new_neg + n_positive), 12)
+    if n_negative >= n_positive:  # the majority guard: at least as many true as false positives
+        f1[tp + new_pos < fp + new_neg] = -np.inf
+    return f1, round(2.0 * tp / (tp + fp + n_positive), 12)
+
+
 def greedy_cover(
-    problem: CoverProblem, alpha: float, max_rules: int | None = None
+    problem: CoverProblem,
+    alpha: float | str,
+    max_rules: int | None = None,
+    totals: tuple[float, float] | None = None,
 ) -> tuple[list[int], list[tuple[float, float]]]:
     """Greedy weighted set cover: repeatedly the candidate with the highest gain
     ``alpha * new positives - (1 - alpha) * new negatives`` (ties: more general, then the
     first), until no positive is left, no gain is positive or ``max_rules`` are chosen.
+    With ``alpha="f1"`` (not in the paper) the gain is the rule set's training F1 with the
+    candidate added, and a rule joins only while it raises that F1; ``totals`` (the weighted
+    positives and negatives of all training records) is then required.
     Returns the chosen rows in order and the (new positives, new negatives) each one added.
 
     Every candidate's new positives and negatives are summed once from the packed patterns;
     after a choice only the patterns it covers are subtracted. The sums are exact (so the
     result does not depend on their order) for integer weights, which record multiplicities
     are."""
+    if alpha == F1_GAIN and totals is None:
+        raise ValueError("alpha='f1' needs the totals of positives and negatives")
     patterns = problem.patterns
     n = problem.n_candidates
     wp = problem.positive_weight.astype(np.float64, copy=True)
@@ -233,15 +260,17 @@ def greedy_cover(
     gains: list[tuple[float, float]] = []
     available = np.ones(n, dtype=bool)
     limit = np.inf if max_rules is None else max_rules
+    covered = [0.0, 0.0]
     while n and len(chosen) < limit and wp.sum() > 0:
-        # rounded so that exact ties (integer counts) are not decided by float noise
-        gain = np.round(alpha * new_pos - (1.0 - alpha) * new_neg, 9)
+        gain, floor = _gains(alpha, new_pos, new_neg, totals, covered)
         gain[~available] = -np.inf
         best = _first_best(gain, generality)
-        if not gain[best] > 0:
+        if not gain[best] > floor:
             break
         chosen.append(best)
         gains.append((float(new_pos[best]), float(new_neg[best])))
+        covered[0] += new_pos[best]
+        covered[1] += new_neg[best]
         available[best] = False
         column = patterns[:, best >> 6] >> np.uint64(best & 63)
         hit = np.flatnonzero(column & np.uint64(1))
@@ -258,13 +287,14 @@ def weighted_set_cover(
     positive_weight: np.ndarray,
     negative_weight: np.ndarray,
     generality: np.ndarray,
-    alpha: float,
+    alpha: float | str,
     max_rules: int | None = None,
 ) -> tuple[list[int], list[tuple[float, float]]]:
     """Greedy weighted set cover over ``cover`` (candidates x records); returns the chosen rows
     in order and the (new positives, new negatives) each one added."""
     problem = cover_problem(cover, positive_weight, negative_weight, generality)
-    return greedy_cover(problem, alpha, max_rules)
+    totals = (float(np.sum(positive_weight)), float(np.sum(negative_weight)))
+    return greedy_cover(problem, alpha, max_rules, totals)
 
 
 def filter_candidates(
@@ -301,7 +331,7 @@ def cover_candidates(
     candidates: Candidates,
     records: DistinctRecords,
     n_bins: np.ndarray,
-    alpha: float = 0.7,
+    alpha: float | str = 0.7,
     max_rules: int | None = None,
     problem: CoverProblem | None = None,
 ) -> Selection:
@@ -314,7 +344,8 @@ def cover_candidates(
         problem = candidates_problem(candidates, records, n_bins)
     elif problem.n_candidates != len(candidates):
         raise ValueError("the cover problem was built for other candidates")
-    chosen, gains = greedy_cover(problem, alpha, max_rules)
+    totals = (float(records.positive_weight.sum()), float(records.negative_weight.sum()))
+    chosen, gains = greedy_cover(problem, alpha, max_rules, totals)
     indices = np.asarray(chosen, dtype=np.int64)
     stats = tuple(
         RuleStats(float(candidates.positives[i]), float(candidates.negatives[i]), g[0], g[1])
@@ -353,7 +384,7 @@ def cover_filtered(
     filtered: FilteredCandidates,
     records: DistinctRecords,
     n_bins: np.ndarray,
-    alpha: float = 0.7,
+    alpha: float | str = 0.7,
     max_rules: int | None = None,
 ) -> Selection:
     """The cover stage of :func:`select_rules` on a :func:`filter_for_cover` result."""
@@ -370,7 +401,7 @@ def select_rules(
     candidates: Candidates,
     records: DistinctRecords,
     n_bins: np.ndarray,
-    alpha: float = 0.7,
+    alpha: float | str = 0.7,
     top_k: int | None = 200,
     max_rules: int | None = None,
     min_local_support: float = 0.0,

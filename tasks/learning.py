@@ -38,13 +38,16 @@ def load_choice(store_root: str, stage: Stage) -> stages.Choice:
 
 
 @task(name="discretize", cache_policy=NO_CACHE)
-def discretize(spec, store_root: str, data: Stage, split: Stage, force: bool = False) -> Stage:
+def discretize(
+    spec, store_root: str, data: Stage, split: Stage, choice: Stage, force: bool = False
+) -> Stage:
     """ChiMerge cut points / category bins, learned on the training rows."""
+    chosen = load_choice(store_root, choice)
 
     def compute():
-        return stages.discretize(spec, *split_rows(spec, store_root, data, split))
+        return stages.discretize(spec, *split_rows(spec, store_root, data, split), chosen)
 
-    params = stages.discretize_params(spec)
+    params = stages.discretize_params(spec, chosen)
     return run_stage(spec, store_root, "discretize", params, [data, split], compute, force)
 
 

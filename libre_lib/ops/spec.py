@@ -156,15 +156,16 @@ class ModelSpec(_Strict):
     """LibreClassifier parameters (the class's defaults when absent), checked against
     :data:`libre_lib.params.LIBRE_PARAMETERS` before any conversion, so the spec accepts exactly
     what the estimator accepts. ``random_state`` is an int here (a pipeline is reproducible);
-    "auto" (``max_rules``, ``conflict_tolerance``) is chosen by the pipeline's ``choose`` stage."""
+    "auto" (``max_rules``, ``conflict_tolerance``, ``alpha``, ``max_intervals``) is chosen by the
+    pipeline's ``choose`` stage."""
 
     n_estimators: int = _DEFAULTS["n_estimators"]
     max_features: int | float | None = _DEFAULTS["max_features"]
     subset_sizes: str = _DEFAULTS["subset_sizes"]
     heuristic: str = _DEFAULTS["heuristic"]
-    alpha: float = _DEFAULTS["alpha"]
+    alpha: float | Literal["auto", "f1"] = _DEFAULTS["alpha"]
     chi2_threshold: float = _DEFAULTS["chi2_threshold"]
-    max_intervals: int | None = _DEFAULTS["max_intervals"]
+    max_intervals: int | Literal["auto"] | None = _DEFAULTS["max_intervals"]
     top_k: int | None = _DEFAULTS["top_k"]
     max_rules: int | Literal["auto"] | None = _DEFAULTS["max_rules"]
     min_local_support: float = _DEFAULTS["min_local_support"]

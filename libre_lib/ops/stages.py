@@ -30,7 +30,7 @@ from ..discretization import Discretization
 from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
-from ..estimator import LibreClassifier
+from ..estimator import AUTO_CHOSEN, LibreClassifier
 from ..inputs import Target, binary_target
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
@@ -211,13 +211,20 @@ def split_rows(
 
 @dataclass(frozen=True)
 class Choice:
-    """What ``choose`` hands on: the ``conflict_tolerance`` of the learners and the
-    ``max_rules`` of the set cover, and the inner cross-validation behind them (as the
-    estimator's ``auto_scores_``; None when nothing was "auto" or the rows were too few)."""
+    """What ``choose`` hands on: the values of the parameters "auto" may choose (the learners'
+    ``conflict_tolerance``, the set cover's ``max_rules``, ChiMerge's ``max_intervals``, the
+    cover's ``alpha``), and the inner cross-validation behind them (as the estimator's
+    ``auto_scores_``; None when nothing was "auto" or the rows were too few)."""
 
     conflict_tolerance: float
     max_rules: int | None
     scores: dict | None = None
+    max_intervals: int | None = 3
+    alpha: float | str = 0.5
+
+    def as_dict(self) -> dict:
+        """The chosen values by parameter name (as ``LibreClassifier.choose_auto`` gives them)."""
+        return {name: getattr(self, name) for name in AUTO_CHOSEN}
 
 
 def choose_params(spec: PipelineSpec) -> dict:
@@ -227,39 +234,44 @@ def choose_params(spec: PipelineSpec) -> dict:
 
 
 def choose(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> Stored:
-    """``max_rules`` and ``conflict_tolerance``: the spec's values, or those inner
-    cross-validation on the training rows chooses for the ones set to "auto" (as
-    ``LibreClassifier.fit`` does). One row per pair tried; the choice in the metadata."""
-    tolerance, max_rules, scores = estimator(spec).choose_auto(X, target(spec, y))
-    choice = {"conflict_tolerance": tolerance, "max_rules": max_rules, "auto_scores": scores}
-    return choice_table(tolerance, max_rules, scores), {"choice": choice}
+    """The "auto" parameters' values: the spec's, or those inner cross-validation on the
+    training rows chooses (as ``LibreClassifier.fit`` does). One row per combination tried;
+    the choice in the metadata."""
+    chosen, scores = estimator(spec).choose_auto(X, target(spec, y))
+    return choice_table(chosen, scores), {"choice": {**chosen, "auto_scores": scores}}
 
 
 def choice_from_metadata(metadata: dict) -> Choice:
-    """The choice a ``choose`` artifact's metadata holds (pairs as tuples, as ``fit`` has them)."""
-    choice = metadata["choice"]
-    scores = choice["auto_scores"]
-    if scores is not None:
-        scores = {**scores, "params": [(float(t), m) for t, m in scores["params"]]}
-    return Choice(float(choice["conflict_tolerance"]), choice["max_rules"], scores)
+    """The choice a ``choose`` artifact's metadata holds."""
+    choice = dict(metadata["choice"])
+    scores = choice.pop("auto_scores")
+    fallback = {"max_intervals": 3, "alpha": 0.5}  # artifacts of releases choosing two values
+    values = {name: choice.get(name, fallback.get(name)) for name in AUTO_CHOSEN}
+    values["conflict_tolerance"] = float(values["conflict_tolerance"])
+    return Choice(scores=scores, **values)
 
 
 # --- discretize, encode -----------------------------------------------------------------------
 
 
-def discretize_params(spec: PipelineSpec) -> dict:
+def discretize_params(spec: PipelineSpec, choice: Choice) -> dict:
     model = spec.model
     return {
         "chi2_threshold": model.chi2_threshold,
-        "max_intervals": model.max_intervals,
+        "max_intervals": choice.max_intervals,
         "categorical": spec.features.categorical,
         "positive_class": positive_label(spec),
     }
 
 
-def discretize(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> Stored:
-    """ChiMerge cut points / category bins of the training rows: one row per bin."""
-    return discretization_table(estimator(spec).discretize(X, target(spec, y)))
+def discretize(
+    spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, choice: Choice | None = None
+) -> Stored:
+    """ChiMerge cut points / category bins of the training rows (with the chosen
+    ``max_intervals``; without a choice, the spec's): one row per bin."""
+    model = estimator(spec)
+    max_intervals = "auto" if choice is None else choice.max_intervals
+    return discretization_table(model.discretize(X, target(spec, y), max_intervals))
 
 
 def encode(
@@ -338,7 +350,7 @@ def union_filter(
 
 def set_cover_params(spec: PipelineSpec, subsets: list[list[int]], choice: Choice) -> dict:
     return {
-        "alpha": spec.model.alpha,
+        "alpha": choice.alpha,
         "max_rules": choice.max_rules,
         "estimator": spec.estimator_params(),
         "subsets": subsets,
@@ -360,10 +372,9 @@ def set_cover(
     fitted model (JSON, with the choice) in the metadata. ``n_candidates`` is the size of the
     union before filtering."""
     selection = cover_candidates(
-        candidates, records, discretization.n_bins, spec.model.alpha, choice.max_rules
+        candidates, records, discretization.n_bins, choice.alpha, choice.max_rules
     )
-    model = estimator(spec)
-    model.max_rules_, model.conflict_tolerance_ = choice.max_rules, choice.conflict_tolerance
+    model = estimator(spec).set_chosen(choice.as_dict())
     model.auto_scores_ = choice.scores
     model.assemble(
         X.columns,

@@ -161,21 +161,35 @@ def selection_table(
     return table, {}
 
 
-def choice_table(conflict_tolerance: float, max_rules: int | None, scores: dict | None) -> pa.Table:
-    """The inner cross-validation behind the "auto" choice: one row per (conflict_tolerance,
-    max_rules) pair with its mean F1 over the folds, their standard deviation, the mean rules
-    and whether it was chosen (``max_rules`` null: no cap). Without a cross-validation (nothing
-    "auto", or too few rows) one row: the values used, with null scores."""
+def choice_table(chosen: dict, scores: dict | None) -> pa.Table:
+    """The inner cross-validation behind the "auto" choice: one row per combination of
+    ``max_intervals``, ``conflict_tolerance``, ``alpha`` and ``max_rules`` with its mean F1
+    over the folds, their standard deviation, the mean rules and whether it was chosen
+    (``max_intervals`` / ``max_rules`` null: no cap; ``alpha`` as text, "f1" included).
+    Without a cross-validation (nothing "auto", or too few rows) one row: the values used,
+    with null scores."""
     measures = ("mean_f1", "std_f1", "mean_rules")
     if scores is None:
-        scores = {"params": [(conflict_tolerance, max_rules)], **{k: [None] for k in measures}}
-    pairs = [(float(t), s) for t, s in scores["params"]]
-    chosen = (float(conflict_tolerance), max_rules)
+        scores = {"params": [chosen], **{k: [None] for k in measures}}
+    combos = scores["params"]
+
+    def column(name, kind):
+        return pa.array([c[name] for c in combos], kind)
+
     return pa.table(
         {
-            "conflict_tolerance": pa.array([t for t, _ in pairs], pa.float64()),
-            "max_rules": pa.array([s for _, s in pairs], pa.int64()),
+            "max_intervals": column("max_intervals", pa.int64()),
+            "conflict_tolerance": column("conflict_tolerance", pa.float64()),
+            "alpha": pa.array([str(c["alpha"]) for c in combos], pa.string()),
+            "max_rules": column("max_rules", pa.int64()),
             **{k: pa.array(scores[k], pa.float64()) for k in measures},
-            "chosen": pa.array([pair == chosen for pair in pairs], pa.bool_()),
+            "chosen": pa.array([_same(c, chosen) for c in combos], pa.bool_()),
         }
+    )
+
+
+def _same(combo: dict, chosen: dict) -> bool:
+    return all(
+        combo[k] == chosen[k] if k != "conflict_tolerance" else float(combo[k]) == chosen[k]
+        for k in combo
     )

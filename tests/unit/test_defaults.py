@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
-from libre_lib.estimator import AUTO_STOPS, AUTO_TOLERANCES
+from libre_lib.estimator import AUTO_CHOSEN, AUTO_STOPS, AUTO_TOLERANCES
 from libre_lib.rules import RuleStats
 from libre_lib.selection import majority_prefix
 
@@ -71,10 +71,14 @@ def test_auto_chooses_by_inner_cross_validation_and_records_it(haberman):
         warnings.simplefilter("ignore", LibreWarning)
         model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
     scores = model.auto_scores_
-    assert scores["params"] == [(t, s) for t in AUTO_TOLERANCES for s in AUTO_STOPS]
+    assert scores["params"] == [
+        {"max_intervals": 3, "conflict_tolerance": t, "alpha": 0.5, "max_rules": s}
+        for t in AUTO_TOLERANCES
+        for s in AUTO_STOPS
+    ]
     assert scores["n_splits"] == 5
     best = int(np.argmax(scores["mean_f1"]))
-    chosen = scores["params"].index((model.conflict_tolerance_, model.max_rules_))
+    chosen = scores["params"].index({k: getattr(model, k + "_") for k in AUTO_CHOSEN})
     # within max(0.01, 1 standard error) of the best, with the fewest rules
     tolerance = max(0.01, scores["std_f1"][best] / np.sqrt(5))
     within = [m >= scores["mean_f1"][best] - tolerance - 1e-9 for m in scores["mean_f1"]]
@@ -104,7 +108,9 @@ def test_auto_is_deterministic_and_survives_json(haberman):
         b = LibreClassifier(positive_class=info.positive_class, random_state=3).fit(X, y)
     assert a.rules_ == b.rules_ and a.auto_scores_ == b.auto_scores_
     back = LibreClassifier.from_json(a.to_json())
-    assert (back.max_rules_, back.conflict_tolerance_) == (a.max_rules_, a.conflict_tolerance_)
+    assert {k: getattr(back, k + "_") for k in AUTO_CHOSEN} == {
+        k: getattr(a, k + "_") for k in AUTO_CHOSEN
+    }
     assert back.get_params()["max_rules"] == "auto"
 
 
@@ -113,7 +119,7 @@ def test_auto_with_h2_tries_no_tolerance_and_tiny_data_falls_back():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LibreWarning)
         h2 = LibreClassifier(heuristic="H2", random_state=0).fit(X, y)
-        assert {t for t, _ in h2.auto_scores_["params"]} == {0.0}
+        assert {p["conflict_tolerance"] for p in h2.auto_scores_["params"]} == {0.0}
         tiny = LibreClassifier(random_state=0).fit(X.iloc[:12], [0] * 8 + [1] * 4)
     assert tiny.auto_scores_ is None  # 4 positives cannot fill 5 folds twice over
     assert (tiny.max_rules_, tiny.conflict_tolerance_) == (None, 0.0)
@@ -134,3 +140,50 @@ def test_search_resolves_auto_and_refuses_it_in_a_grid(haberman):
     search = LibreSearchCV({"alpha": [0.7]}, cv=3, random_state=0).fit(X, y)
     assert search.best_estimator_.max_rules is None
     assert search.best_estimator_.conflict_tolerance == 0.0
+
+
+def test_a_column_warning_is_given_once_not_once_per_inner_fold():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=300), "id": [f"row-{i}" for i in range(300)]})
+    y = (X["x"] > 0.3).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LibreClassifier(random_state=0).fit(X, y)
+    about_id = [w for w in caught if "'id'" in str(w.message)]
+    assert len(about_id) == 1, [str(w.message) for w in about_id]
+
+
+def test_alpha_and_max_intervals_can_be_auto_too(haberman):
+    X, y, info = haberman
+    params = dict(positive_class=info.positive_class, random_state=0, n_estimators=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        model = LibreClassifier(alpha="auto", max_intervals="auto", **params).fit(X, y)
+    scores = model.auto_scores_
+    assert len(scores["params"]) == 2 * 2 * 3 * len(AUTO_STOPS)
+    assert {p["alpha"] for p in scores["params"]} == {0.5, 0.7, 0.9}
+    assert {p["max_intervals"] for p in scores["params"]} == {3, None}
+    used = {k: getattr(model, k + "_") for k in AUTO_CHOSEN}
+    assert used in scores["params"]
+    # the final fit is the plain fit with the chosen values
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        plain = LibreClassifier(**{**params, **used}).fit(X, y)
+    assert plain.rules_ == model.rules_
+    assert model.discretization_ == plain.discretization_
+    back = LibreClassifier.from_json(model.to_json())
+    assert {k: getattr(back, k + "_") for k in AUTO_CHOSEN} == used
+
+
+def test_the_f1_gain_fits_and_survives_json(haberman):
+    X, y, info = haberman
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        model = LibreClassifier(alpha="f1", positive_class=info.positive_class, random_state=0)
+        model.fit(X, y)
+    assert model.alpha_ == "f1"
+    back = LibreClassifier.from_json(model.to_json())
+    assert back.alpha_ == "f1" and back.rules_ == model.rules_
+    tp = sum(s.new_positives for s in model.rules_.stats)
+    fp = sum(s.new_negatives for s in model.rules_.stats)
+    assert tp >= fp  # never less accurate than the negative majority on its training data

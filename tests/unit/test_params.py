@@ -85,7 +85,7 @@ def test_options_none_and_instances():
 
 def test_a_list_of_rules_reads_as_one_sentence():
     assert describe(LIBRE_PARAMETERS["max_features"]) == "an int >= 1, a float in (0, 1] or None"
-    assert describe(LIBRE_PARAMETERS["alpha"]) == "a float in [0, 1]"
+    assert describe(LIBRE_PARAMETERS["alpha"]) == "a float in [0, 1] or one of ('auto', 'f1')"
 
 
 def test_requirements_between_parameters():
@@ -106,7 +106,8 @@ def test_the_message_names_the_parameter_the_owner_the_rule_and_the_value():
     with pytest.raises(ParameterError) as caught:
         validate_params({"alpha": 1.3})
     assert str(caught.value) == (
-        "The 'alpha' parameter of LibreClassifier must be a float in [0, 1]. Got 1.3 instead."
+        "The 'alpha' parameter of LibreClassifier must be a float in [0, 1] or one of ('auto', "
+        "'f1'). Got 1.3 instead."
     )
     with pytest.raises(ParameterError, match=r"^The 'heuristic' parameter must be one of"):
         validate_params({"heuristic": "H3"}, owner=None)

@@ -392,3 +392,56 @@ def test_greedy_cover_on_many_candidates_matches_the_plain_greedy():
         problem = cover_problem(cover, pos_w, neg_w, generality)
         got = greedy_cover(problem, alpha)
         assert got == plain_greedy(cover, pos_w, neg_w, generality, alpha), trial
+
+
+# --- alpha="f1": the rule set's training F1 as the gain ------------------------------------
+
+
+def _f1(tp, fp, n_positive):
+    return 2 * tp / (tp + fp + n_positive)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_f1_gain_takes_rules_only_while_they_raise_training_f1(seed):
+    rng = np.random.default_rng(seed)
+    n_records, n_candidates = 60, 12
+    cover = rng.random((n_candidates, n_records)) < rng.uniform(0.05, 0.5, (n_candidates, 1))
+    pos_w = rng.integers(0, 3, n_records).astype(float)
+    neg_w = rng.integers(0, 6, n_records).astype(float)  # negatives the majority
+    generality = rng.integers(1, 5, n_candidates)
+    chosen, gains = weighted_set_cover(cover, pos_w, neg_w, generality, alpha="f1")
+    n_pos = pos_w.sum()
+    tp = fp = 0.0
+    covered = np.zeros(n_records, bool)
+    for c, (new_pos, new_neg) in zip(chosen, gains, strict=True):
+        fresh = cover[c] & ~covered
+        assert (new_pos, new_neg) == (pos_w[fresh].sum(), neg_w[fresh].sum())
+        before = _f1(tp, fp, n_pos)
+        tp, fp = tp + new_pos, fp + new_neg
+        assert _f1(tp, fp, n_pos) > before  # every rule raises the F1
+        assert tp >= fp  # never less accurate than answering the (negative) majority
+        covered |= cover[c]
+    # and it stops where no other candidate would raise it within the guard
+    for c in set(range(n_candidates)) - set(chosen):
+        fresh = cover[c] & ~covered
+        more_tp, more_fp = tp + pos_w[fresh].sum(), fp + neg_w[fresh].sum()
+        assert more_tp < more_fp or _f1(more_tp, more_fp, n_pos) <= _f1(tp, fp, n_pos) + 1e-12
+
+
+def test_f1_gain_picks_by_f1_where_alpha_picks_by_precision():
+    # a precise rule (4 positives, 0 negatives) and a broad one (10 positives, 4 negatives)
+    cover = np.array([[1] * 4 + [0] * 16, [0] * 4 + [1] * 14 + [0] * 2], dtype=bool)
+    pos_w = np.array([1.0] * 14 + [0.0] * 4 + [1.0] * 2)
+    neg_w = np.array([0.0] * 14 + [1.0] * 4 + [0.0] * 2)
+    neg_w = neg_w + np.r_[np.zeros(18), [10.0, 10.0]]  # negatives are the majority
+    generality = np.ones(2)
+    assert weighted_set_cover(cover, pos_w, neg_w, generality, alpha=0.9)[0][0] == 1
+    assert weighted_set_cover(cover, pos_w, neg_w, generality, alpha=0.2)[0] == [0]
+    chosen, _ = weighted_set_cover(cover, pos_w, neg_w, generality, alpha="f1")
+    assert chosen[0] == 1  # F1 2*10/(14+16) = .67 beats 2*4/(4+16) = .4
+
+
+def test_f1_gain_needs_the_totals():
+    problem = cover_problem(np.ones((1, 2), bool), np.ones(2), np.zeros(2), np.ones(1))
+    with pytest.raises(ValueError, match="totals"):
+        greedy_cover(problem, "f1")

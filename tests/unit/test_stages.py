@@ -10,6 +10,7 @@ import pytest
 
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataError, SpecError
+from libre_lib.estimator import AUTO_CHOSEN
 from libre_lib.ops import stages
 from libre_lib.ops.artifacts import ArtifactStore
 from libre_lib.ops.spec import load_spec
@@ -116,10 +117,15 @@ def test_choose_without_auto_records_the_explicit_values_in_one_row(spec):
     explicit = _with(spec, model=model)
     table, metadata = stages.choose(explicit, X, y)
     assert table.to_pylist() == [
-        {"conflict_tolerance": 0.5, "max_rules": 3, "mean_f1": None, "std_f1": None,
-         "mean_rules": None, "chosen": True},
+        {"max_intervals": 3, "conflict_tolerance": 0.5, "alpha": "0.5", "max_rules": 3,
+         "mean_f1": None, "std_f1": None, "mean_rules": None, "chosen": True},
     ]  # fmt: skip
-    assert stages.choice_from_metadata(metadata) == stages.Choice(0.5, 3, None)
+    assert stages.choice_from_metadata(metadata) == stages.Choice(0.5, 3, None, 3, 0.5)
+
+
+def test_a_choose_artifact_of_the_two_value_format_still_reads():
+    metadata = {"choice": {"conflict_tolerance": 0.5, "max_rules": 3, "auto_scores": None}}
+    assert stages.choice_from_metadata(metadata) == stages.Choice(0.5, 3, None, 3, 0.5)
 
 
 def test_choose_writes_one_row_per_pair_tried_and_the_choice(spec, tmp_path):
@@ -151,7 +157,7 @@ def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path):
     store = ArtifactStore(tmp_path)  # the choice's scores survive the Parquet footer's JSON
     chosen = store.metadata(store.write("choose", "k", *stages.choose(spec, X, y)))
     choice = stages.choice_from_metadata(chosen)
-    discretization = discretization_from_metadata(stages.discretize(spec, X, y)[1])
+    discretization = discretization_from_metadata(stages.discretize(spec, X, y, choice)[1])
     records = records_from_table(*stages.encode(spec, X, y, discretization))
     subsets = stages.feature_subsets(spec, discretization)
     tolerance = choice.conflict_tolerance
@@ -168,14 +174,9 @@ def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path):
 
     direct = LibreClassifier(**spec.estimator_params()).fit(X, y)
     assert direct.auto_scores_ is not None and direct.auto_scores_ == choice.scores
-    assert (model.max_rules_, model.conflict_tolerance_) == (
-        direct.max_rules_,
-        direct.conflict_tolerance_,
-    )
-    assert fitted["model"]["chosen"] == {
-        "max_rules": direct.max_rules_,
-        "conflict_tolerance": direct.conflict_tolerance_,
-    }
+    used = {k: getattr(direct, k + "_") for k in AUTO_CHOSEN}
+    assert {k: getattr(model, k + "_") for k in AUTO_CHOSEN} == used
+    assert fitted["model"]["chosen"] == used
     assert model.rules_ == direct.rules_
     assert model.n_candidates_ == meta["n_union"]
 
@@ -184,3 +185,18 @@ def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path):
     assert set(trained.contract_files()) == {"contract.json", "expectations.json"}
     rules, saved = stages.report_table(trained)
     assert len(rules) == len(model.rules_) and saved == {"metrics": trained.metrics}
+
+
+def test_auto_alpha_and_max_intervals_flow_from_choose_into_discretize_and_set_cover(spec):
+    X, y = _training_rows(spec)
+    model = spec.model.model_copy(update={"alpha": "auto", "max_intervals": "auto"})
+    auto = _with(spec, model=model)
+    table, metadata = stages.choose(auto, X, y)
+    choice = stages.choice_from_metadata(metadata)
+    rows = table.to_pandas()
+    assert set(rows["alpha"]) == {"0.5", "0.7", "0.9"} and rows["chosen"].sum() == 1
+    assert stages.discretize_params(auto, choice)["max_intervals"] == choice.max_intervals
+    assert stages.set_cover_params(auto, [], choice)["alpha"] == choice.alpha
+    direct = LibreClassifier(**auto.estimator_params()).fit(X, y)
+    discretization = discretization_from_metadata(stages.discretize(auto, X, y, choice)[1])
+    assert discretization == direct.discretization_
