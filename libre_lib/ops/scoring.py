@@ -70,7 +70,8 @@ DEFAULT_BATCH_ROWS = 100_000
 DEFAULT_SAMPLE_ROWS = 10_000
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".csv.lz4")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
-_CSV_BLOCK_BYTES = 4 << 20
+_CSV_BLOCK_BYTES = 4 << 20  # the first block is the sample CSV column types are guessed from
+_CSV_STREAM_BLOCK_BYTES = 1 << 20  # its reader reads a few dozen blocks ahead
 _PARQUET_BUFFER_BYTES = 1 << 20
 
 
@@ -356,16 +357,17 @@ class _Reader:
         import pyarrow.csv as pacsv
         import pyarrow.dataset as ds
 
-        types = _fixed_types(contract)
+        self.fixed = _fixed_types(contract)
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
-        # One thread: the reader counts rows, so a conversion error names its line.
-        self.csv_read = pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES, use_threads=False)
-        self.csv_convert = pacsv.ConvertOptions(column_types=types, strings_can_be_null=True)
         # Discovery infers every type, so a bad value cannot hide a missing column.
         self.csv_discovery = ds.CsvFileFormat(
-            read_options=self.csv_read,
+            read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES),
             convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
         )
+        # Streaming: smaller blocks (the reader's read-ahead is counted in blocks) and one
+        # thread (the reader then counts rows, so a conversion error names its line).
+        self.csv_stream = pacsv.ReadOptions(block_size=_CSV_STREAM_BLOCK_BYTES, use_threads=False)
+        self.schemas: dict = {}
 
     def dataset(self, file: InputFile):
         import pyarrow.dataset as ds
@@ -375,7 +377,9 @@ class _Reader:
             return ds.dataset(str(file.path), format=fmt)
 
     def schema(self, file: InputFile):
-        return self.dataset(file).schema
+        if file.path not in self.schemas:
+            self.schemas[file.path] = self.dataset(file).schema
+        return self.schemas[file.path]
 
     def n_rows(self, file: InputFile) -> int | None:
         if file.format != "parquet":
@@ -398,8 +402,11 @@ class _Reader:
                 batches = source.iter_batches(batch_size=batch_rows)
                 schema = source.schema_arrow
             else:
+                # The types discovery guessed from the first block, then the contract's.
+                types = {f.name: f.type for f in self.schema(file)} | self.fixed
+                convert = pacsv.ConvertOptions(column_types=types, strings_can_be_null=True)
                 source = pacsv.open_csv(
-                    str(file.path), read_options=self.csv_read, convert_options=self.csv_convert
+                    str(file.path), read_options=self.csv_stream, convert_options=convert
                 )
                 batches, schema = source, source.schema
         try:

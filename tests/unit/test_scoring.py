@@ -332,7 +332,7 @@ def _write(frame: pd.DataFrame, path, monkeypatch) -> None:
         frame.to_parquet(path, row_group_size=1_000)
     else:
         frame.to_csv(path, index=False)
-        monkeypatch.setattr(scoring, "_CSV_BLOCK_BYTES", 1 << 16)
+        monkeypatch.setattr(scoring, "_CSV_STREAM_BLOCK_BYTES", 1 << 16)
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
@@ -387,3 +387,22 @@ def test_memory_held_while_scoring_does_not_grow_with_the_file(
         )
         peaks[n_rows] = max(allocated)
     assert peaks[40_000] < 1.5 * peaks[10_000], peaks
+
+
+def test_csv_types_are_guessed_once_from_the_sample_then_kept(credit, tmp_path, monkeypatch):
+    """The CSV stream reads smaller blocks than the sample the schema is guessed from, so it
+    must use the guessed types, not guess again from its own first block."""
+    X, model, contract = credit
+    monkeypatch.setattr(scoring, "_CSV_BLOCK_BYTES", 1 << 14)  # the sample: about 300 rows
+    monkeypatch.setattr(scoring, "_CSV_STREAM_BLOCK_BYTES", 1 << 10)  # about 20 rows
+    frame = X.sample(3_000, replace=True, random_state=0).reset_index(drop=True)
+    frame["ref"] = np.arange(len(frame)).astype(object)
+    frame.loc[100, "ref"] = 2.5  # in the sample, past the stream's first block
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    score_files(model, tmp_path / "data.csv", tmp_path / "out.parquet", contract=contract)
+    out = pq.read_table(tmp_path / "out.parquet")
+    assert out.schema.field("ref").type == pa.float64() and out["ref"][100].as_py() == 2.5
+    frame.loc[2_500, "ref"] = "x12"  # past the sample
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    with pytest.raises(DataError, match=r"column 'ref' changes type at line 2502 .*'x12'"):
+        score_files(model, tmp_path / "data.csv", tmp_path / "out.parquet", contract=contract)
