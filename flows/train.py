@@ -1,11 +1,15 @@
 """The declarative training pipeline as a Prefect flow (wiring only; the tasks are in
 ``libre_flows.tasks``, the stages they run in ``libre_lib.ops.stages``).
 
-load → validate → split → choose → discretize → encode → learn (mapped, one per feature subset)
-→ union_filter → set_cover → report → register → publish → promote, every stage up to the report
-cached as a Parquet artifact (see ``libre_lib.ops.artifacts``). ``register`` adds the model as a
-candidate version; ``promote``, the last step, moves the champion once the run folder, its
-artifacts and ``run.json`` are written, so a failed run leaves the champion where it was.
+load → validate → split → [tune (mapped, one per inner fold and discretization setting) → pick]
+→ choose → discretize → encode → learn (mapped, one per feature subset) → union_filter →
+set_cover → report → register → publish → promote, every stage up to the report cached as a
+Parquet artifact (see ``libre_lib.ops.artifacts``). With ``tuning.enabled`` (the default)
+``tune`` and ``pick`` run the spec's ``LibreSearchCV`` and the stages after them fit the picked
+parameters, so the model equals the search's refit on the same rows. ``register`` adds the
+model as a candidate version; ``promote``, the last step, moves the champion once the run
+folder, its artifacts and ``run.json`` are written, so a failed run leaves the champion where
+it was.
 Before ``load``, ``clean_store`` removes what crashed runs left in the store once it is stale
 (``libre_lib.ops.cleanup``).
 
@@ -40,6 +44,7 @@ from libre_flows.tasks.learning import (
     union_filter,
 )
 from libre_flows.tasks.report import outcome, promote, publish, register, report, summarize
+from libre_flows.tasks.tuning import pick, tune_all, tuned_spec
 from libre_lib.errors import DataError, SpecError
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
@@ -65,6 +70,11 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     data = load(spec, root, force)
     validation = validate(spec, root, data, force)
     holdout = split(spec, root, data, force)
+    tuning = []
+    if spec.tuning.enabled:
+        tuning = tune_all(spec, root, data, holdout, force)
+        tuning.append(pick(spec, root, data, holdout, tuning, force))
+        spec = tuned_spec(spec, root, tuning[-1])
     choice = choose(spec, root, data, holdout, force)
     bins = discretize(spec, root, data, holdout, choice, force)
     records = encode(spec, root, data, holdout, bins, force)
@@ -76,7 +86,8 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     trained = report(spec, root, rules, data, holdout, validation, force)
     registration = register(spec, root, trained, data, str(run_dir))
     publish(spec, trained, registration, str(run_dir))
-    outputs = [data, validation, holdout, choice, bins, records, *learners, candidates, rules]
+    outputs = [data, validation, holdout, *tuning, choice, bins, records, *learners]
+    outputs += [candidates, rules]
     summary = summarize(spec, run_dir, trained, registration, outputs, started)
     registration = promote(spec, root, registration)  # last: a failed run keeps the champion
     return {**summary, **outcome(registration)}

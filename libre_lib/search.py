@@ -67,6 +67,7 @@ import logging
 import numbers
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -360,6 +361,71 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Tune on ``X, y`` by inner CV, then refit the best combination on all of it."""
         started = time.perf_counter()
+        plan = self.plan(X, y)
+        logger.info(
+            "LibreSearchCV: %d candidates x %d folds (%d tasks, n_jobs=%s) on %d rows",
+            len(plan.candidates),
+            plan.n_splits,
+            plan.n_splits,
+            self.n_jobs,
+            plan.frame.shape[0],
+        )
+        shape = (len(plan.candidates), plan.n_splits)
+        scores, n_rules, n_atoms = np.full(shape, np.nan), np.zeros(shape), np.zeros(shape)
+        # one task per fold: the folds' discretizations and learners are shared by candidates
+        everything = list(range(len(plan.candidates)))
+        jobs = (delayed(plan.evaluate)(k, everything) for k in range(plan.n_splits))
+        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
+        for k, result in enumerate(parallel(jobs)):
+            scores[:, k], n_rules[:, k], n_atoms[:, k] = np.asarray(result["results"]).T
+            logger.info(
+                "LibreSearchCV: task %d/%d (fold %d, %d candidates) done in %.1f s; "
+                "best fold score so far %.3f",
+                k + 1,
+                plan.n_splits,
+                k + 1,
+                len(everything),
+                result["seconds"],
+                np.nanmax(scores[:, k]),
+            )
+        self.search_time_ = time.perf_counter() - started
+        best = self.choose(plan, scores, n_rules, n_atoms)
+        logger.info(
+            "LibreSearchCV: best %s (mean score %.3f, %.1f rules) after %.1f s",
+            self.best_params_,
+            self.best_score_,
+            self.cv_results_["mean_n_rules"][best],
+            self.search_time_,
+        )
+
+        if not self.refit:
+            return self
+        refit_started = time.perf_counter()
+        self.best_estimator_ = LibreClassifier(**{**plan.candidates[best], "n_jobs": self.n_jobs})
+        self.best_estimator_.fit(X, y)
+        self.refit_time_ = time.perf_counter() - refit_started
+        self.n_features_in_ = self.best_estimator_.n_features_in_
+        if hasattr(self.best_estimator_, "feature_names_in_"):
+            self.feature_names_in_ = self.best_estimator_.feature_names_in_
+        return self
+
+    def plan(self, X, y) -> SearchPlan:
+        """The inner CV ``fit`` runs, as data: the candidates (full LibreClassifier parameters,
+        grid order), the folds and the scorer. A pipeline can run :meth:`SearchPlan.evaluate`
+        per fold and group of candidates (as separate tasks) and pass the scores to
+        :meth:`choose`; the result equals ``fit``'s.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The training rows.
+        y : array-like of shape (n_samples,)
+            Their labels.
+
+        Returns
+        -------
+        SearchPlan
+        """
         validate_params(
             {name: getattr(self, name) for name in SEARCH_PARAMETERS},
             owner="LibreSearchCV",
@@ -373,86 +439,48 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             else getattr(self.estimator, "positive_class", None)
         )
         target = binary_target(y, probe.positive_class, n_rows=frame.shape[0])
-        positive_label = target.positive_class
-        labels = _labels(y)
         seed = self.seed_ = _seed(self.random_state)
-        base = self._base_params(positive_label)
+        base = self._base_params(target.positive_class)
         base["random_state"] = seed
         base["n_jobs"] = None
         candidates = self._candidates(base, int(target.positive.sum()))
-
-        splitter = _splitter(self.cv, seed)
-        splits = list(splitter.split(frame, target.positive))
+        splits = list(_splitter(self.cv, seed).split(frame, target.positive))
         self.n_splits_ = len(splits)
         scorer = None if self.scoring == "f1" else check_scoring(LibreClassifier(), self.scoring)
+        return SearchPlan(frame, _labels(y), target.positive, candidates, splits, scorer)
 
-        # one task per fold: the folds' discretizations and learners are shared by candidates
-        tasks = [(k, list(range(len(candidates)))) for k in range(len(splits))]
-        logger.info(
-            "LibreSearchCV: %d candidates x %d folds (%d tasks, n_jobs=%s) on %d rows",
-            len(candidates),
-            len(splits),
-            len(tasks),
-            self.n_jobs,
-            frame.shape[0],
-        )
-        scores = np.full((len(candidates), len(splits)), np.nan)
-        n_rules = np.zeros_like(scores)
-        n_atoms = np.zeros_like(scores)
-        jobs = (
-            delayed(_evaluate)(
-                frame, labels, target.positive, splits[k], [candidates[i] for i in idx], scorer
-            )
-            for k, idx in tasks
-        )
-        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        for done, ((k, idx), result) in enumerate(zip(tasks, parallel(jobs), strict=True), 1):
-            for i, (score, rules, atoms) in zip(idx, result["results"], strict=True):
-                scores[i, k], n_rules[i, k], n_atoms[i, k] = score, rules, atoms
-            logger.info(
-                "LibreSearchCV: task %d/%d (fold %d, %d candidates) done in %.1f s; "
-                "best fold score so far %.3f",
-                done,
-                len(tasks),
-                k + 1,
-                len(idx),
-                result["seconds"],
-                np.nanmax(scores[:, k]),
-            )
-        self.search_time_ = time.perf_counter() - started
+    def choose(self, plan: SearchPlan, scores, n_rules, n_atoms) -> int:
+        """Set the search results from the inner CV's figures (candidates x folds arrays, as
+        :meth:`SearchPlan.evaluate` gives them) and return the chosen candidate's index:
+        the fewest mean rules within ``tolerance_`` of the best mean score.
 
+        Parameters
+        ----------
+        plan : SearchPlan
+            What :meth:`plan` returned on the same data.
+        scores, n_rules, n_atoms : ndarray of shape (n_candidates, n_splits)
+            Every candidate's validation score, rules and average atoms per fold.
+
+        Returns
+        -------
+        int
+            ``best_index_``.
+        """
+        scores, n_rules = np.asarray(scores, float), np.asarray(n_rules, float)
         mean = scores.mean(axis=1)
-        mean_rules = n_rules.mean(axis=1)
-        self.cv_results_ = self._results(scores, n_rules, n_atoms)
+        self.cv_results_ = self._results(scores, n_rules, np.asarray(n_atoms, float))
         self.tolerance_ = resolve_tolerance(
             self.score_tolerance,
             self.standard_errors,
             mean,
             self.cv_results_["std_test_score"],
-            len(splits),
+            plan.n_splits,
         )
-        best = choose_candidate(mean, mean_rules, self.tolerance_)
+        best = choose_candidate(mean, n_rules.mean(axis=1), self.tolerance_)
         self.best_index_ = best
         self.best_params_ = dict(self._grid_points[best])
         self.best_score_ = float(mean[best])
-        logger.info(
-            "LibreSearchCV: best %s (mean score %.3f, %.1f rules) after %.1f s",
-            self.best_params_,
-            self.best_score_,
-            mean_rules[best],
-            self.search_time_,
-        )
-
-        if not self.refit:
-            return self
-        refit_started = time.perf_counter()
-        self.best_estimator_ = LibreClassifier(**{**candidates[best], "n_jobs": self.n_jobs})
-        self.best_estimator_.fit(X, y)
-        self.refit_time_ = time.perf_counter() - refit_started
-        self.n_features_in_ = self.best_estimator_.n_features_in_
-        if hasattr(self.best_estimator_, "feature_names_in_"):
-            self.feature_names_in_ = self.best_estimator_.feature_names_in_
-        return self
+        return best
 
     def _results(self, scores, n_rules, n_atoms) -> dict:
         mean = scores.mean(axis=1)
@@ -512,6 +540,40 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
 
 # -- the inner CV ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """The inner CV of one search: the training rows, their labels and positive mask, the
+    candidates (full LibreClassifier parameters) and the folds (train, validation indices)."""
+
+    frame: pd.DataFrame
+    labels: np.ndarray
+    positive: np.ndarray
+    candidates: list[dict]
+    splits: list[tuple[np.ndarray, np.ndarray]]
+    scorer: object = None
+
+    @property
+    def n_splits(self) -> int:
+        return len(self.splits)
+
+    def evaluate(self, fold: int, indices) -> dict:
+        """Score the candidates at ``indices`` on fold ``fold``: ``results`` (one (score,
+        rules, atoms) triple per index) and ``seconds``. A candidate's figures do not depend on
+        which others share the call; sharing only saves work."""
+        chosen = [self.candidates[i] for i in indices]
+        return _evaluate(
+            self.frame, self.labels, self.positive, self.splits[fold], chosen, self.scorer
+        )
+
+    def discretization_groups(self) -> dict[tuple, list[int]]:
+        """Candidate indices by discretization setting (``chi2_threshold``, ``max_intervals``),
+        in grid order: the natural unit of work of a mapped search."""
+        groups: dict = {}
+        for i, params in enumerate(self.candidates):
+            groups.setdefault(tuple(params[k] for k in _DISCRETIZATION), []).append(i)
+        return groups
 
 
 def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:

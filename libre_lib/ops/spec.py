@@ -35,6 +35,7 @@ from pydantic_core import PydanticCustomError
 from ..errors import SpecError, excerpt, shorten
 from ..estimator import LibreClassifier
 from ..params import MAX_SEED, broken_requirement, broken_rule
+from ..search import PAPER_GRID
 
 Label = str | int | float | bool
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -194,6 +195,63 @@ class ModelSpec(_Strict):
         return self
 
 
+#: LibreClassifier parameters a pipeline's tuning grid may not set (the spec fixes them).
+_UNTUNABLE = ("positive_class", "categorical_features", "random_state", "n_jobs")
+
+
+class TuningSpec(_Strict):
+    """``LibreSearchCV`` inside the pipeline: the ``tune`` stage (one task per inner fold and
+    discretization setting) and the ``pick`` stage (the choice rule), before the final fit."""
+
+    enabled: bool = True
+    grid: Any = "default"  # "default", "paper", a dict of lists or a list of them
+    folds: int = Field(default=5, ge=2, le=20)
+    scoring: Literal["f1", "accuracy", "balanced_accuracy", "precision", "recall", "roc_auc"] = "f1"
+    score_tolerance: float = Field(default=0.01, ge=0, le=1)
+    standard_errors: float = Field(default=1.0, ge=0, le=10)
+    max_rules: int | None = Field(default=None, ge=1, le=10_000)
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, value):
+        if isinstance(value, str):
+            if value not in ("default", "paper"):
+                raise ValueError(f"must be 'default', 'paper' or lists of values; got {value!r}")
+            return value
+        points = [value] if isinstance(value, dict) else value
+        if not isinstance(points, list) or not all(isinstance(p, dict) for p in points):
+            raise ValueError("must be 'default', 'paper', a mapping of lists or a list of them")
+        if not points:
+            raise ValueError("must list at least one grid (or be 'default' or 'paper')")
+        tunable = sorted(set(_DEFAULTS) - set(_UNTUNABLE))
+        for point in points:
+            for name, values in point.items():
+                if name not in tunable:
+                    raise ValueError(f"{name!r} cannot be tuned; tunable: {tunable}")
+                if not isinstance(values, list) or not values:
+                    raise ValueError(f"{name}: must be a non-empty list of values to try")
+                for v in values:
+                    if v == "auto":
+                        raise ValueError(f"{name}: list values to try, not 'auto'")
+                    if broken_rule(name, v) is not None:
+                        raise ValueError(f"{name}: {v!r} must be {broken_rule(name, v)}")
+        return value
+
+    def search_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``LibreSearchCV`` (besides the estimator and the seed)."""
+        grid = self.grid
+        if isinstance(grid, str):
+            grid = {"default": None, "paper": PAPER_GRID}[grid]
+        return {
+            "param_grid": grid,
+            "cv": self.folds,
+            "scoring": self.scoring,
+            "score_tolerance": self.score_tolerance,
+            "standard_errors": self.standard_errors,
+            "max_rules": self.max_rules,
+        }
+
+
 class RunnerSpec(_Strict):
     kind: Literal["thread", "dask"] = "thread"
     max_workers: int | None = Field(default=None, ge=1)
@@ -251,6 +309,7 @@ class PipelineSpec(_Strict):
     features: FeatureSpec = Field(default_factory=FeatureSpec)
     expectations: ExpectationsSpec = Field(default_factory=ExpectationsSpec)
     model: ModelSpec = Field(default_factory=ModelSpec)
+    tuning: TuningSpec = Field(default_factory=TuningSpec)
     holdout_fraction: float = Field(default=0.2, ge=0, lt=1)
     split_seed: int = Field(default=0, ge=0, le=MAX_SEED)
     store: str = ".libre-store"
@@ -284,6 +343,12 @@ class PipelineSpec(_Strict):
         params["positive_class"] = self.target.positive_class
         params["categorical_features"] = self.features.categorical
         return params
+
+    def with_model(self, params: dict[str, Any]) -> PipelineSpec:
+        """This spec with ``params`` (LibreClassifier parameters, e.g. the tuned ones) in its
+        ``model`` section; parameters the section does not hold are ignored."""
+        update = {k: v for k, v in params.items() if k in ModelSpec.model_fields}
+        return self.model_copy(update={"model": ModelSpec(**{**self.model.model_dump(), **update})})
 
 
 def load_spec(path: str | Path) -> PipelineSpec:

@@ -32,6 +32,7 @@ from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, LibreClassifier
 from ..inputs import Target, binary_target
+from ..search import LibreSearchCV
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
 from .contract import DataContract
@@ -204,6 +205,104 @@ def split_rows(
     part = frame.loc[holdout_flags == holdout].reset_index(drop=True)
     features = [c for c in frame.columns if c != spec.target.column]
     return part[features], part[spec.target.column]
+
+
+# --- tune, pick (the search inside the pipeline) ----------------------------------------------
+
+
+def search(spec: PipelineSpec) -> LibreSearchCV:
+    """The ``LibreSearchCV`` the spec's ``tuning`` section declares (its ``model`` section
+    holds the parameters that are not tuned; the model's seed seeds the folds)."""
+    return LibreSearchCV(
+        estimator=estimator(spec),
+        positive_class=positive_label(spec),
+        random_state=spec.model.random_state,
+        **spec.tuning.search_kwargs(),
+    )
+
+
+def tuning_units(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> list[dict]:
+    """The ``tune`` tasks: one per inner fold and discretization setting (its
+    ``chi2_threshold`` and ``max_intervals``), each scoring that setting's candidates."""
+    plan = search(spec).plan(X, y)
+    groups = plan.discretization_groups()
+    return [
+        {"fold": k, "chi2_threshold": chi2, "max_intervals": cap, "candidates": indices}
+        for k in range(plan.n_splits)
+        for (chi2, cap), indices in groups.items()
+    ]
+
+
+def tune_params(spec: PipelineSpec, unit: dict) -> dict:
+    """Everything a unit's scores depend on; not the choice rule (changing it only re-picks)."""
+    kwargs = spec.tuning.search_kwargs()
+    kwargs.pop("score_tolerance"), kwargs.pop("standard_errors")
+    return {"estimator": spec.estimator_params(), "search": kwargs, "unit": unit}
+
+
+def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
+    """One fold's scores of one discretization setting's candidates: a row per candidate
+    (its index in the search's candidates, validation score, rules, atoms per rule)."""
+    result = search(spec).plan(X, y).evaluate(unit["fold"], unit["candidates"])
+    score, n_rules, n_atoms = np.asarray(result["results"], dtype=float).reshape(-1, 3).T
+    table = pa.table(
+        {
+            "candidate": pa.array(unit["candidates"], pa.int64()),
+            "fold": pa.array([unit["fold"]] * len(unit["candidates"]), pa.int64()),
+            "score": pa.array(score, pa.float64()),
+            "n_rules": pa.array(n_rules, pa.float64()),
+            "n_atoms": pa.array(n_atoms, pa.float64()),
+        }
+    )
+    return table, {"seconds": result["seconds"]}
+
+
+def pick_params(spec: PipelineSpec) -> dict:
+    return {"tuning": spec.tuning.model_dump(), "estimator": spec.estimator_params()}
+
+
+def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.Table]) -> Stored:
+    """The choice rule on the ``tune`` tasks' scores (as ``LibreSearchCV.fit`` applies it): a
+    row per candidate (its tuned parameters as JSON, mean and std score, mean rules and atoms,
+    whether it was chosen); the chosen candidate's parameters in the metadata."""
+    searcher = search(spec)
+    plan = searcher.plan(X, y)
+    shape = (len(plan.candidates), plan.n_splits)
+    figures = {name: np.full(shape, np.nan) for name in ("score", "n_rules", "n_atoms")}
+    for table in scores:
+        rows, folds = table.column("candidate").to_numpy(), table.column("fold").to_numpy()
+        for name, values in figures.items():
+            values[rows, folds] = table.column(name).to_numpy()
+    missing = int(np.isnan(figures["score"]).sum())
+    if missing:
+        raise ValueError(f"pick: {missing} candidate/fold scores are missing from the tune stage")
+    best = searcher.choose(plan, figures["score"], figures["n_rules"], figures["n_atoms"])
+    results = searcher.cv_results_
+    table = pa.table(
+        {
+            "params": pa.array([json.dumps(p, sort_keys=True) for p in results["params"]]),
+            "mean_score": pa.array(results["mean_test_score"], pa.float64()),
+            "std_score": pa.array(results["std_test_score"], pa.float64()),
+            "mean_rules": pa.array(results["mean_n_rules"], pa.float64()),
+            "mean_atoms": pa.array(results["mean_n_atoms"], pa.float64()),
+            "chosen": pa.array(np.arange(shape[0]) == best, pa.bool_()),
+        }
+    )
+    tuned = {k: v for k, v in plan.candidates[best].items() if k not in ("n_jobs",)}
+    metadata = {
+        "best_params": searcher.best_params_,
+        "best_score": searcher.best_score_,
+        "tolerance": searcher.tolerance_,
+        "tuned": tuned,
+        "n_candidates": shape[0],
+        "n_splits": shape[1],
+    }
+    return table, metadata
+
+
+def tuned_spec(spec: PipelineSpec, metadata: dict) -> PipelineSpec:
+    """The spec whose model section holds the parameters ``pick`` chose (its metadata)."""
+    return spec.with_model(metadata["tuned"])
 
 
 # --- choose -----------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ def _write_spec(folder: Path, name: str = "haberman", **changes) -> Path:
     raw = yaml.safe_load((SPECS / f"{name}.yaml").read_text())
     raw["data"]["path"] = str((SPECS / raw["data"]["path"]).resolve())
     raw["store"] = str(folder / "store")
+    if not any(k.startswith("tuning") for k in changes):  # quick runs; tuning has its own tests
+        raw.setdefault("tuning", {"enabled": False})
     for dotted, value in changes.items():
         node = raw
         *parents, leaf = dotted.split("__")
@@ -44,8 +46,9 @@ def _write_spec(folder: Path, name: str = "haberman", **changes) -> Path:
 @pytest.fixture(scope="session")
 def write_spec():
     """``write_spec(folder, name="haberman", **changes)`` writes a variant of a bundled spec into
-    ``folder`` (data path made absolute, store in ``folder / "store"``; ``a__b=value`` sets
-    ``raw["a"]["b"]``) and returns its path."""
+    ``folder`` (data path made absolute, store in ``folder / "store"``, tuning off unless a
+    ``tuning__...`` change is given; ``a__b=value`` sets ``raw["a"]["b"]``) and returns its
+    path."""
     return _write_spec
 
 

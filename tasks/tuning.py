@@ -1,0 +1,86 @@
+"""Tuning tasks: ``LibreSearchCV`` inside the pipeline. ``tune`` is mapped over the inner folds
+and discretization settings (each scores its candidates and writes the scores as Parquet);
+``pick`` applies the choice rule. A re-run recomputes nothing; changing only the choice rule
+(``score_tolerance``, ``standard_errors``) recomputes only ``pick``."""
+
+from __future__ import annotations
+
+from prefect import task, unmapped
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect.cache_policies import NO_CACHE
+
+from libre_lib.ops import stages
+from libre_lib.ops.spec import PipelineSpec
+
+from .common import Stage, artifact_key, log, lookup_stage, read_stage, run_stage
+from .data import split_rows
+
+
+def tune_run_name() -> str:
+    """A mapped tune task's run name says what it scores: ``tune-fold2-chi2=4.6-bins=all``."""
+    from prefect.runtime import task_run
+
+    unit = task_run.parameters["unit"]
+    cap = "all" if unit["max_intervals"] is None else unit["max_intervals"]
+    return f"tune-fold{unit['fold'] + 1}-chi2={unit['chi2_threshold']}-bins={cap}"
+
+
+@task(name="tune", task_run_name=tune_run_name, cache_policy=NO_CACHE)
+def tune(spec, store_root: str, data: Stage, split: Stage, unit: dict, force=False) -> Stage:
+    """One inner fold's scores of one discretization setting's candidates."""
+
+    def compute():
+        return stages.tune(spec, *split_rows(spec, store_root, data, split), unit)
+
+    params = stages.tune_params(spec, unit)
+    return run_stage(spec, store_root, "tune", params, [data, split], compute, force)
+
+
+def tune_all(spec: PipelineSpec, store_root: str, data: Stage, split: Stage, force=False):
+    """``tune`` mapped over the units not in the store yet; a progress artifact follows them."""
+    units = stages.tuning_units(spec, *split_rows(spec, store_root, data, split))
+    found = [
+        None
+        if force
+        else lookup_stage(store_root, "tune", stages.tune_params(spec, u), [data, split])
+        for u in units
+    ]
+    todo = [i for i, stage in enumerate(found) if stage is None]
+    done = len(units) - len(todo)
+    if done:
+        log().info("stage tune         cache hit  %d of %d tasks", done, len(units))
+    progress = create_progress_artifact(
+        100.0 * done / max(len(units), 1),
+        key=artifact_key(spec, "tuning-progress"),
+        description="tuning tasks finished (inner folds x discretization settings)",
+    )
+    futures = tune.map(
+        unmapped(spec),
+        unmapped(store_root),
+        unmapped(data),
+        unmapped(split),
+        [units[i] for i in todo],
+        unmapped(force),
+    )
+    for i, future in zip(todo, futures, strict=True):
+        found[i] = future.result()
+        done += 1
+        update_progress_artifact(progress, 100.0 * done / max(len(units), 1))
+    return found
+
+
+@task(name="pick", cache_policy=NO_CACHE)
+def pick(spec, store_root: str, data: Stage, split: Stage, scores: list[Stage], force=False):
+    """The choice rule on the tune tasks' scores: the tuned parameters."""
+
+    def compute():
+        tables = [read_stage(store_root, stage)[0] for stage in scores]
+        return stages.pick(spec, *split_rows(spec, store_root, data, split), tables)
+
+    params = stages.pick_params(spec)
+    return run_stage(spec, store_root, "pick", params, [data, split, *scores], compute, force)
+
+
+def tuned_spec(spec: PipelineSpec, store_root: str, picked: Stage) -> PipelineSpec:
+    """The spec with the picked parameters in its model section."""
+    return stages.tuned_spec(spec, read_stage(store_root, picked)[1])

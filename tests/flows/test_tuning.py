@@ -1,0 +1,105 @@
+"""The search inside the pipeline: mapped ``tune`` tasks and ``pick`` (haberman, 10 learners)."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from prefect import Task
+
+from libre_flows.flows.train import train
+from libre_lib import LibreClassifier
+from libre_lib.ops import stages
+from libre_lib.ops.spec import load_spec
+
+
+def _stages(summary, name=None):
+    return [s for s in summary["stages"] if name is None or s["stage"] == name]
+
+
+def _recomputed(summary):
+    return {s["stage"] for s in summary["stages"] if not s["cache_hit"]}
+
+
+@pytest.fixture(scope="module")
+def tuned_run(tmp_path_factory, write_spec):
+    spec = write_spec(tmp_path_factory.mktemp("tuning"), tuning__enabled=True)
+    return spec, train(spec), train(spec)
+
+
+def test_the_pipeline_model_is_the_searchs_refit_on_the_same_rows(tuned_run):
+    spec_path, summary, _ = tuned_run
+    spec = load_spec(spec_path)
+    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    X, y = stages.split_rows(spec, data, holdout)
+    search = stages.search(spec).fit(X, y)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    assert model.rules_ == search.best_estimator_.rules_
+    assert model.get_params()["alpha"] == search.best_estimator_.alpha
+    picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
+    assert len(picked) == len(search.cv_results_["params"])
+    assert picked["chosen"].sum() == 1 and picked["chosen"].idxmax() == search.best_index_
+    assert picked["mean_score"].tolist() == pytest.approx(search.cv_results_["mean_test_score"])
+
+
+def test_one_tune_task_per_fold_and_discretization_setting_with_a_readable_name(tuned_run):
+    spec_path, summary, _ = tuned_run
+    names = [s["stage"] for s in summary["stages"]]
+    n_tune = len(_stages(summary, "tune"))
+    assert names[:3] == ["load", "validate", "split"]
+    assert names[3 : 3 + n_tune + 2] == [*["tune"] * n_tune, "pick", "choose"]
+    spec = load_spec(spec_path)
+    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    units = stages.tuning_units(spec, *stages.split_rows(spec, data, holdout))
+    assert (
+        n_tune == len(units) == 5 * len({(u["chi2_threshold"], u["max_intervals"]) for u in units})
+    )
+    from libre_flows.tasks import tuning
+
+    tasks = [t for t in vars(tuning).values() if isinstance(t, Task)]
+    assert {t.name for t in tasks} == {"tune", "pick"}
+    assert all(t.name == t.fn.__name__ for t in tasks)
+
+
+def test_an_unchanged_rerun_recomputes_nothing(tuned_run):
+    _, _, again = tuned_run
+    assert _recomputed(again) == set()
+    assert again["cache_hits"] == again["n_stages"]
+
+
+def test_changing_only_the_choice_rule_recomputes_no_tune_task_and_no_unchanged_learner(
+    tuned_run, write_spec, tmp_path
+):
+    spec_path, first, _ = tuned_run
+    import yaml
+
+    raw = yaml.safe_load(Path(spec_path).read_text())
+    raw["tuning"].update(score_tolerance=0.0, standard_errors=0.0)
+    changed = Path(spec_path).with_name("haberman-best.yaml")
+    changed.write_text(yaml.safe_dump(raw))
+    summary = train(changed)
+    recomputed = _recomputed(summary)
+    assert "pick" in recomputed and "tune" not in recomputed
+    first_picked = pd.read_parquet(_stages(first, "pick")[0]["path"])
+    picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
+    if picked["chosen"].idxmax() == first_picked["chosen"].idxmax():
+        assert recomputed == {"pick"}  # the same point: every later stage is a cache hit
+
+
+def test_the_tuning_section_is_checked():
+    from libre_lib.errors import SpecError
+    from libre_lib.ops.spec import PipelineSpec
+
+    base = {"name": "x", "data": {"path": "x.csv"}, "target": {"column": "y", "positive_class": 1}}
+    good = PipelineSpec(**base, tuning={"grid": {"alpha": [0.5, 0.9], "max_rules": [1, 3]}})
+    assert good.tuning.search_kwargs()["param_grid"] == {"alpha": [0.5, 0.9], "max_rules": [1, 3]}
+    for grid, message in [
+        ({"alpha": [1.5]}, "alpha: 1.5 must be a float in"),
+        ({"alpha": 0.5}, "non-empty list"),
+        ({"random_state": [1, 2]}, "'random_state' cannot be tuned"),
+        ({"max_rules": ["auto"]}, "not 'auto'"),
+        ("best", "must be .default., .paper. or lists"),
+    ]:
+        with pytest.raises((SpecError, ValueError), match=message):
+            PipelineSpec(**base, tuning={"grid": grid})
