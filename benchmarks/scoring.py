@@ -1,15 +1,23 @@
-"""Batch scoring throughput and peak memory as the input grows (``libre_lib.ops.scoring``).
+"""Batch scoring time and peak memory as the input grows (``libre score``).
 
-    python benchmarks/scoring.py --rows 1000000 10000000 [--batch-rows 100000] [--csv]
-    python benchmarks/scoring.py --rows 1000000 10000000 --update-docs   # docs/benchmarks.md
+    python benchmarks/scoring.py --rows 1000000 10000000 [--formats parquet csv]
+        [--data /tmp/libre-scoring-bench] [--json before.json] [--before before.json]
+        [--update-docs]
 
 A model is trained on a small synthetic sample (20 000 rows: 6 numeric and 3 categorical
-features, the target from a hidden rule plus noise). For each size, synthetic rows are written
-in chunks to Parquet files (1M rows per file, row groups of 100 000) in a temp folder, with a
-little drift (unseen categories, values beyond the training range, extra missing values).
-Each size is scored by ``score_files`` in a fresh Python process, which reports rows/second
-and its peak RSS (``resource.getrusage``), so one size's memory cannot leak into the next.
-Peak memory should stay roughly flat as rows grow, since only a batch is in memory at a time.
+features, the target from a hidden rule plus noise) and saved with its data contract. For each
+size and format, the input is one file of synthetic rows with a little drift (unseen
+categories, values beyond the training range, extra missing values); Parquet files get row
+groups of 1,048,576 rows, what ``DataFrame.to_parquet`` and ``pyarrow.parquet.write_table``
+write by default. With ``--data`` the model and the inputs are kept in that folder and reused
+by later runs (a 10M-row input is generated once), else they live in a temp folder.
+
+Each input is scored in a fresh Python process by ``libre_flows.flows.score.score``, the
+Prefect flow ``libre score MODEL INPUTS OUTPUT`` runs (input check, streamed scoring, scoring
+report; Prefect's temporary server runs in its own process). The process reports the scoring
+task's seconds, the whole run's seconds and its peak RSS (VmHWM), so one
+size's memory cannot leak into the next. ``--json`` saves the results; ``--before`` adds the
+results a run of another version saved, as "before" columns.
 """
 
 from __future__ import annotations
@@ -34,9 +42,9 @@ from _machine import cpu_model, ram_gib
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- scoring:start -->", "<!-- scoring:end -->"
-FILE_ROWS = 1_000_000
-CHUNK_ROWS = 250_000
-ROW_GROUP = 100_000
+CHUNK_ROWS = 262_144
+ROW_GROUP = 1_048_576  # pyarrow.parquet.write_table's default
+RESULT = "RESULT "
 CITIES = np.array(["paris", "rome", "oslo", "lima", "kyiv", "pune", "baku", "riga"])
 PLANS = np.array(["basic", "plus", "pro"])
 CHANNELS = np.array(["web", "store", "phone", "partner"])
@@ -79,101 +87,105 @@ def target(frame, seed: int):
     return np.where(rule.to_numpy() ^ noise, "churn", "stay")
 
 
-def train(folder: Path) -> tuple[Path, Path]:
-    """Fit on a 20 000-row sample; write model.json and contract.json into ``folder``."""
+def train(folder: Path) -> Path:
+    """Fit on a 20 000-row sample; write model.json and contract.json into ``folder`` (kept
+    when they are already there); returns the model's path."""
     from libre_lib import LibreClassifier, LibreWarning
     from libre_lib.ops.contract import DataContract
 
+    model_path, contract_path = folder / "model.json", folder / "contract.json"
+    if model_path.is_file() and contract_path.is_file():
+        return model_path
     sample = synthetic(20_000, seed=1)
     X = sample.drop(columns=["id"])
     model = LibreClassifier(positive_class="churn", n_estimators=20, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LibreWarning)
         model.fit(X, target(X, 1))
-    (folder / "model.json").write_text(model.to_json())
-    DataContract.from_model(model, X).save(folder / "contract.json")
-    return folder / "model.json", folder / "contract.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    DataContract.from_model(model, X).save(contract_path)
+    model_path.write_text(model.to_json())
+    return model_path
 
 
-def generate(folder: Path, n_rows: int, csv: bool = False) -> float:
-    """Write n_rows synthetic rows as Parquet (or CSV) files of FILE_ROWS rows, chunk by chunk;
-    returns the seconds it took."""
+def generate(folder: Path, n_rows: int, fmt: str) -> Path:
+    """One input file of n_rows synthetic rows, written chunk by chunk (Parquet row groups of
+    ROW_GROUP rows); kept and reused when a complete one is already in ``folder``."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    started = time.perf_counter()
-    folder.mkdir(parents=True, exist_ok=True)
-    written, part = 0, 0
-    while written < n_rows:
-        rows_in_file = min(FILE_ROWS, n_rows - written)
-        path = folder / (f"part-{part:04d}." + ("csv" if csv else "parquet"))
-        writer = None
-        done = 0
-        while done < rows_in_file:
-            n = min(CHUNK_ROWS, rows_in_file - done)
-            table = pa.Table.from_pandas(
-                synthetic(n, seed=100 + part * 1000 + done // CHUNK_ROWS, drift=True),
-                preserve_index=False,
-            )
-            if csv:
-                if writer is None:
-                    writer = pacsv.CSVWriter(str(path), table.schema)
-                writer.write_table(table)
-            else:
-                if writer is None:
-                    writer = pq.ParquetWriter(str(path), table.schema)
-                writer.write_table(table, row_group_size=ROW_GROUP)
-            done += n
-        writer.close()
-        written += rows_in_file
-        part += 1
-    return time.perf_counter() - started
+    path = folder / f"{fmt}-{n_rows}" / f"data.{fmt}"
+    done_marker = path.with_name(".complete")
+    if path.is_file() and done_marker.is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer, pending, n_pending, chunk = None, [], 0, 0
+    for start in range(0, n_rows, CHUNK_ROWS):
+        n = min(CHUNK_ROWS, n_rows - start)
+        table = pa.Table.from_pandas(synthetic(n, 100 + chunk, drift=True), preserve_index=False)
+        chunk += 1
+        if writer is None:
+            kind = pacsv.CSVWriter if fmt == "csv" else pq.ParquetWriter
+            writer = kind(str(path), table.schema)
+        if fmt == "csv":
+            writer.write_table(table)
+            continue
+        pending.append(table)
+        n_pending += n
+        if n_pending >= ROW_GROUP or start + n == n_rows:
+            writer.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP)
+            pending, n_pending = [], 0
+    writer.close()
+    done_marker.write_text("")
+    return path
 
 
 def peak_rss_mb() -> float:
+    """This process's peak RSS: VmHWM on Linux (``ru_maxrss`` would include the parent's RSS
+    at the fork before this process's exec), else ``resource.getrusage``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0  # kB
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
 
 def child(args) -> None:
-    """Runs in a fresh process: score the inputs, print one JSON line."""
-    from libre_lib.ops.contract import DataContract
-    from libre_lib.ops.scoring import load_model, score_files
+    """Runs in a fresh process: score the input as ``libre score`` does, print one result."""
+    from libre_flows.flows.score import score
+    from libre_lib.ops.scoring import load_model
 
-    model = load_model(args.model)
-    contract = DataContract.load(args.contract)
+    load_model(args.model)
     baseline = peak_rss_mb()
-    summary = score_files(
-        model, args.inputs, args.output, batch_rows=args.batch_rows, contract=contract
-    )
-    print(
-        json.dumps(
-            {
-                "rows": summary.rows,
-                "batches": summary.batches,
-                "seconds": summary.seconds,
-                "rows_per_second": summary.rows_per_second,
-                "baseline_rss_mb": baseline,
-                "peak_rss_mb": peak_rss_mb(),
-                "output_mb": Path(args.output).stat().st_size / 2**20,
-                "warnings": len(summary.warnings),
-            }
-        )
-    )
+    started = time.perf_counter()
+    summary = score(args.model, args.inputs, args.output, batch_rows=args.batch_rows)
+    wall = time.perf_counter() - started
+    result = {
+        "rows": summary["rows"],
+        "batches": summary["batches"],
+        "seconds": summary["seconds"],
+        "wall_seconds": wall,
+        "rows_per_second": summary["rows_per_second"],
+        "baseline_rss_mb": baseline,
+        "peak_rss_mb": peak_rss_mb(),
+        "output_mb": Path(args.output).stat().st_size / 2**20,
+        "warnings": len(summary["warnings"]),
+    }
+    print(RESULT + json.dumps(result), flush=True)
 
 
-def run_size(workdir: Path, model: Path, contract: Path, n_rows: int, batch_rows: int, csv: bool):
-    inputs = workdir / f"in-{n_rows}"
-    gen_s = generate(inputs, n_rows, csv=csv)
-    output = workdir / f"out-{n_rows}.parquet"
+def run_one(data: Path, model: Path, n_rows: int, fmt: str, batch_rows: int) -> dict:
+    inputs = generate(data, n_rows, fmt)
+    output = data / f"scored-{fmt}-{n_rows}.parquet"
     command = [
         sys.executable,
         __file__,
         "--child",
         "--model",
         str(model),
-        "--contract",
-        str(contract),
         "--inputs",
         str(inputs),
         "--output",
@@ -181,12 +193,13 @@ def run_size(workdir: Path, model: Path, contract: Path, n_rows: int, batch_rows
         "--batch-rows",
         str(batch_rows),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
-    if done.returncode != 0:
-        raise SystemExit(done.stderr)
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    result.update(n_rows=n_rows, generate_s=gen_s, format="CSV" if csv else "Parquet")
-    shutil.rmtree(inputs)
+    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT, env=env)
+    lines = [x for x in done.stdout.splitlines() if x.startswith(RESULT)]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(done.stdout[-3000:] + done.stderr[-3000:])
+    result = json.loads(lines[-1][len(RESULT) :])
+    result.update(n_rows=n_rows, format="CSV" if fmt == "csv" else "Parquet")
     output.unlink()
     return result
 
@@ -204,37 +217,55 @@ def machine() -> str:
     )
 
 
-def table(results) -> str:
+def _key(r: dict) -> tuple:
+    return (r["format"], r["n_rows"])
+
+
+def table(results: list[dict], before: list[dict]) -> str:
+    old = {_key(r): r for r in before}
+    head = ["rows", "format", "batches"]
+    cols = [
+        ("scoring s", lambda r: f"{r['seconds']:.1f}"),
+        ("run s", lambda r: f"{r['wall_seconds']:.1f}"),
+        ("peak RSS (MiB)", lambda r: f"{r['peak_rss_mb']:.0f}"),
+    ]
+    if old:
+        names = [f"{name} before → after" for name, _ in cols]
+    else:
+        names = [name for name, _ in cols]
     lines = [
-        "| rows | format | batches | seconds | rows/s | peak RSS (MiB) | RSS before scoring (MiB) "
-        "| output (MiB) |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| " + " | ".join(head + names + ["RSS before scoring (MiB)", "output (MiB)"]) + " |",
+        "|---:|---|---:|" + "---:|" * len(cols) + "---:|---:|",
     ]
     for r in results:
+        prior = old.get(_key(r))
+        if old:
+            cells = [f"{show(prior) if prior else '–'} → {show(r)}" for _, show in cols]
+        else:
+            cells = [show(r) for _, show in cols]
         lines.append(
-            f"| {r['n_rows']:,} | {r['format']} | {r['batches']} | {r['seconds']:.1f} | "
-            f"{r['rows_per_second']:,.0f} | {r['peak_rss_mb']:.0f} | {r['baseline_rss_mb']:.0f} | "
-            f"{r['output_mb']:.0f} |"
+            f"| {r['n_rows']:,} | {r['format']} | {r['batches']} | "
+            + " | ".join(cells)
+            + f" | {r['baseline_rss_mb']:.0f} | {r['output_mb']:.0f} |"
         )
     return "\n".join(lines)
 
 
-def flatness(results) -> list[str]:
-    """One sentence comparing peak RSS of the smallest and largest Parquet runs."""
-    parquet = sorted((r for r in results if r["format"] == "Parquet"), key=lambda r: r["n_rows"])
-    if len(parquet) < 2:
-        return []
-    small, large = parquet[0], parquet[-1]
-    return [
-        f"Rows grew {large['n_rows'] / small['n_rows']:.0f}x ({small['n_rows']:,} to "
-        f"{large['n_rows']:,}) while peak RSS went from {small['peak_rss_mb']:.0f} to "
-        f"{large['peak_rss_mb']:.0f} MiB: memory is bounded by the batch size, not the input "
-        f"size. Scoring adds about {large['peak_rss_mb'] - large['baseline_rss_mb']:.0f} MiB to "
-        "the process (most of the rest is the imports: pandas, pyarrow, scikit-learn). "
-        "Throughput is about the same at every size; much of the time is the Parquet "
-        "writing of the input columns plus the four score columns.",
-        "",
-    ]
+def growth(results: list[dict], label: str) -> list[str]:
+    """One sentence per format comparing peak RSS of its smallest and largest input."""
+    out = []
+    for fmt in ("Parquet", "CSV"):
+        runs = sorted((r for r in results if r["format"] == fmt), key=lambda r: r["n_rows"])
+        if len(runs) < 2:
+            continue
+        small, large = runs[0], runs[-1]
+        change = 100.0 * (large["peak_rss_mb"] / small["peak_rss_mb"] - 1.0)
+        out.append(
+            f"{label}, {fmt}: rows {large['n_rows'] / small['n_rows']:.0f}x "
+            f"({small['n_rows']:,} to {large['n_rows']:,}), peak RSS "
+            f"{small['peak_rss_mb']:.0f} to {large['peak_rss_mb']:.0f} MiB ({round(change):+d} %)."
+        )
+    return out
 
 
 def update_docs(section: str) -> None:
@@ -242,58 +273,72 @@ def update_docs(section: str) -> None:
     replace_marked_section(DOCS, START, END, section)
 
 
+def render(results, before, args, n_rules) -> str:
+    command = "python benchmarks/scoring.py " + " ".join(sys.argv[1:])
+    summary = [*growth(before, "Before"), *growth(results, "After" if before else "Now")]
+    return "\n".join(
+        [
+            "## Scoring",
+            "",
+            "`libre score`'s flow (`libre_flows.flows.score.score`: input check, streamed "
+            "scoring with the contract check per batch, rules, explanations, one Parquet output "
+            "written atomically, the scoring report) on synthetic rows: 10 columns (6 numeric, "
+            f"3 categorical, an id), a {n_rules}-rule model trained on 20,000 rows, batches of "
+            f"{args.batch_rows:,} rows, each input one file with a little drift (Parquet row "
+            f"groups of {ROW_GROUP:,} rows, the pyarrow and pandas default). Each input runs "
+            "in a fresh process; peak RSS is that process's high-water mark (VmHWM, imports "
+            'included; "RSS before scoring" is the peak after imports and loading the model); '
+            '"scoring s" is the scoring task, "run s" the whole flow (Prefect start included).',
+            "",
+            table(results, before),
+            "",
+            *[f"{line}  " for line in summary],
+            "",
+            f"Machine: {machine()}.",
+            "",
+            f"Command: `{command}` ({time.strftime('%Y-%m-%d')}).",
+        ]
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--formats", nargs="+", choices=["parquet", "csv"], default=["parquet"])
     parser.add_argument("--batch-rows", type=int, default=100_000)
-    parser.add_argument("--csv", action="store_true", help="also score CSV inputs (1st size)")
+    parser.add_argument("--data", type=Path, help="keep the model and inputs here, for reuse")
+    parser.add_argument("--json", type=Path, help="save the results here")
+    parser.add_argument("--before", type=Path, help="results of another version (--json)")
     parser.add_argument("--update-docs", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
-    parser.add_argument("--contract", help=argparse.SUPPRESS)
     parser.add_argument("--inputs", help=argparse.SUPPRESS)
     parser.add_argument("--output", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
         return
+    before = json.loads(args.before.read_text()) if args.before else []
     results = []
-    with tempfile.TemporaryDirectory(prefix="libre-scoring-bench-") as tmp:
-        workdir = Path(tmp)
-        model, contract = train(workdir)
+    temp = None if args.data else tempfile.mkdtemp(prefix="libre-scoring-bench-")
+    data = args.data or Path(temp)
+    try:
+        model = train(data)
         from libre_lib.ops.scoring import load_model
 
         n_rules = len(load_model(model).rules_)
         print(f"model: {n_rules} rules, trained on 20,000 synthetic rows", flush=True)
-        runs = [(n, False) for n in args.rows]
-        if args.csv:
-            runs.append((args.rows[0], True))
-        for n_rows, csv in runs:
-            result = run_size(workdir, model, contract, n_rows, args.batch_rows, csv)
-            results.append(result)
-            print(json.dumps(result), flush=True)
-    command = "python benchmarks/scoring.py " + " ".join(sys.argv[1:])
-    section = "\n".join(
-        [
-            "## Scoring",
-            "",
-            "Batch scoring (`libre_lib.ops.scoring.score_files`: contract check per batch, rules, "
-            "explanations, one Parquet output written atomically) of synthetic rows: 10 "
-            f"columns (6 numeric, 3 categorical, an id), a {n_rules}-rule model trained on "
-            f"20,000 rows, batches of {args.batch_rows:,} rows, inputs in files of "
-            f"{FILE_ROWS:,} rows (Parquet row groups of {ROW_GROUP:,}) with a little drift. "
-            "Each size runs in a fresh process; peak RSS is that process's "
-            '`resource.getrusage` maximum (imports included; "RSS before scoring" is the '
-            "peak after imports and loading the model).",
-            "",
-            table(results),
-            "",
-            *flatness(results),
-            f"Machine: {machine()}.",
-            "",
-            f"Command: `{command}` ({time.strftime('%Y-%m-%d')}).",
-        ]
-    )
+        for fmt in args.formats:
+            for n_rows in args.rows:
+                result = run_one(data, model, n_rows, fmt, args.batch_rows)
+                results.append(result)
+                print(json.dumps(result), flush=True)
+    finally:
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    section = render(results, before, args, n_rules)
     print()
     print(section)
     if args.update_docs:
