@@ -15,6 +15,7 @@ from libre_lib.ops import stages
 from libre_lib.ops.cleanup import RUN_FILE
 from libre_lib.ops.files import atomic_write_text
 from libre_lib.ops.registry import ModelRegistry
+from libre_lib.ops.report import artifact_tables, render_markdown
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.stages import Registration, TrainingReport
 
@@ -78,21 +79,22 @@ def publish(
 ) -> None:
     """report.md, report.html, model.json and the contract files in the run folder; the report,
     rules and metrics as Prefect artifacts."""
-    files = stages.run_files(trained, registration)
+    run_id = Path(run_dir).name
+    files = stages.run_files(trained, registration, run_id)
     for name, text in files.items():
         atomic_write_text(Path(run_dir) / name, text)
+    rule_report = stages.run_report(trained, registration, run_id)
     create_markdown_artifact(
-        files["report.md"],
+        render_markdown(rule_report, figures=True),
         key=artifact_key(spec, "report"),
         description=f"LIBRE rule report for {spec.name}",
     )
+    tables = artifact_tables(rule_report)
     create_table_artifact(
-        json.loads(trained.rules.rules.to_json(orient="records")),
-        key=artifact_key(spec, "rules"),
-        description="Per-rule statistics",
+        tables["rules"], key=artifact_key(spec, "rules"), description="Per-rule holdout statistics"
     )
     create_table_artifact(
-        [trained.metrics], key=artifact_key(spec, "metrics"), description="Holdout metrics"
+        tables["metrics"], key=artifact_key(spec, "metrics"), description="Holdout metrics"
     )
 
 

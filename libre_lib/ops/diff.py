@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..render import condition_text
@@ -281,13 +281,15 @@ def condition_change_text(
     change: ConditionChange, column_labels: Mapping[str, str] | None = None
 ) -> str:
     """``glucose ∈ [158, max] → glucose ∈ [150, max]`` (or "no longer required" / "new")."""
+    return _change_text(change, lambda c: plain_condition_text(c, column_labels))
+
+
+def _change_text(change: ConditionChange, condition: Callable[[Condition], str]) -> str:
     if change.after is None:
-        return f"{plain_condition_text(change.before, column_labels)} (no longer required)"
+        return f"{condition(change.before)} (no longer required)"
     if change.before is None:
-        return f"{plain_condition_text(change.after, column_labels)} (new condition)"
-    before = plain_condition_text(change.before, column_labels)
-    after = plain_condition_text(change.after, column_labels)
-    return f"{before} → {after}"
+        return f"{condition(change.after)} (new condition)"
+    return f"{condition(change.before)} → {condition(change.after)}"
 
 
 def metric_name(name: str) -> str:
@@ -347,12 +349,26 @@ def diff_blocks(
     old_label: str,
     new_label: str,
     column_labels: Mapping[str, str] | None = None,
+    text: Callable[[Rule], str] | None = None,
+    condition: Callable[[Condition], str] | None = None,
 ) -> list[tuple[str, object]]:
     """The section's content as plain blocks, shared by the Markdown and HTML renderers.
 
     Each block is ``("p", text)``, ``("h", heading)``, ``("list", [text, ...])`` or
-    ``("table", (headers, rows, numeric))``.
+    ``("table", (headers, rows, numeric))``. ``text`` and ``condition`` write a rule and a
+    condition (default: :func:`plain_rule_text` and :func:`plain_condition_text` with
+    ``column_labels``).
     """
+    if text is None:
+
+        def text(rule: Rule) -> str:
+            return plain_rule_text(rule, column_labels)
+
+    if condition is None:
+
+        def condition(c: Condition) -> str:
+            return plain_condition_text(c, column_labels)
+
     blocks: list[tuple[str, object]] = [("p", summary_sentence(diff, old_label, new_label))]
     if diff.outcome_changed:
         blocks.append(
@@ -364,17 +380,17 @@ def diff_blocks(
         )
     if diff.added:
         blocks.append(("h", "Rules added"))
-        blocks.append(("list", [plain_rule_text(r, column_labels) for r in diff.added]))
+        blocks.append(("list", [text(r) for r in diff.added]))
     if diff.removed:
         blocks.append(("h", "Rules removed"))
-        blocks.append(("list", [plain_rule_text(r, column_labels) for r in diff.removed]))
+        blocks.append(("list", [text(r) for r in diff.removed]))
     if diff.changed:
         blocks.append(("h", "Rules changed: before → after"))
         rows = [
             (
-                plain_rule_text(c.before, column_labels),
-                plain_rule_text(c.after, column_labels),
-                "; ".join(condition_change_text(x, column_labels) for x in c.conditions),
+                text(c.before),
+                text(c.after),
+                "; ".join(_change_text(x, condition) for x in c.conditions),
             )
             for c in diff.changed
         ]

@@ -6,10 +6,19 @@ texts always render as the text they are (no accidental emphasis, link, list or 
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["md_block", "md_blocks", "md_code", "md_fence", "md_inline", "md_table"]
+__all__ = [
+    "md_block",
+    "md_blocks",
+    "md_code",
+    "md_fence",
+    "md_image",
+    "md_inline",
+    "md_table",
+]
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#!])")
 _LINE_START = re.compile(r"^(\s*(?:\d+)?)([-+=.)])")
@@ -51,16 +60,24 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Seq
     return "\n".join(lines)
 
 
+def md_image(svg: str, alt: str) -> str:
+    """An inline image of an SVG figure: ``![alt](data:image/svg+xml;base64,...)``."""
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return f"![{md_inline(alt)}](data:image/svg+xml;base64,{data})"
+
+
 def md_blocks(
     blocks: Iterable[tuple[str, object]],
     heading: str,
     paragraph: Callable[[object], str] = md_inline,
+    figures: bool = False,
 ) -> list[str]:
     """The Markdown of plain blocks, one string per block.
 
-    A block is ``("p", text)``, ``("h", heading)``, ``("list", [text, ...])`` or
-    ``("table", (headers, rows, numeric))``; ``heading`` is the marker of headings (``"###"``)
-    and ``paragraph`` escapes paragraphs.
+    A block is ``("p", text)``, ``("h", heading)``, ``("list", [text, ...])``, ``("dl",
+    [(term, text), ...])``, ``("table", (headers, rows, numeric))`` or ``("figure", (svg,
+    caption))``; ``heading`` is the marker of headings (``"###"``) and ``paragraph`` escapes
+    paragraphs. Figures become inline images with ``figures``, else are left out.
     """
     out = []
     for kind, content in blocks:
@@ -70,6 +87,12 @@ def md_blocks(
             out.append(f"{heading} {md_inline(content)}")
         elif kind == "list":
             out.append("\n".join(f"- {md_inline(item)}" for item in content))
+        elif kind == "dl":
+            out.append("\n".join(f"- **{md_inline(t)}**: {md_inline(d)}" for t, d in content))
+        elif kind == "figure":
+            if figures:
+                svg, caption = content
+                out.append(md_image(svg, caption))
         else:
             out.append(md_table(*content))
     return out

@@ -3,12 +3,15 @@
 >>> report = build_report(model, X_holdout, y_holdout, title="Liver disorders",
 ...                       column_labels={"sgot": "Aspartate aminotransferase (sgot)"})
 >>> markdown = render_markdown(report)   # GitHub / Prefect markdown artifact (no HTML inside)
->>> page = render_html(report)           # one file: inline CSS and two inline SVG figures
+>>> page = render_html(report)           # one file: inline CSS and inline SVG figures
+>>> artifact = render_markdown(report, figures=True)   # the figures as inline images
 
 Every number is computed from ``model.fired_rules(X)`` on the data given (normally a holdout
-set), except the training columns, which come from ``model.rules_.stats``. Rendering is
-deterministic: the same report gives the same text byte for byte (the caller supplies the
-timestamp). The figures are drawn by the small SVG helpers below, without a plotting library.
+set), except the training columns, which come from ``model.rules_.stats``, and the class balance
+and best-rule choice, which use the training rows when given. Rules are written for people
+(:mod:`libre_lib.ops.display`: comparisons, rounded cut points, labels); predictions use the
+exact rules. Rendering is deterministic: the same report gives the same text byte for byte (the
+caller supplies the timestamp). The figures (:mod:`libre_lib.ops.figures`) are inline SVG.
 """
 
 from __future__ import annotations
@@ -25,11 +28,32 @@ import pandas as pd
 
 from ..estimator import LibreClassifier
 from ..rules import RuleSet
+from .baselines import baselines, class_balance, confusion_matrix
+from .baselines import scores as _scores
 from .diff import ChampionChanges, diff_blocks, plain_rule_text
-from .markdown import md_block, md_blocks, md_code, md_fence, md_inline, md_table
+from .display import RuleDisplay
+from .figures import svg_curve, svg_rule_bars
+from .markdown import md_block, md_blocks, md_code, md_fence, md_image, md_inline, md_table
+from .report_sections import (
+    DASH,
+    NOT_AVAILABLE,
+    balance_blocks,
+    baseline_blocks,
+    confusion_blocks,
+    discretization_blocks,
+    discretization_table,
+    expectation_blocks,
+    expectations_frame,
+    legend_blocks,
+    rate_or_na,
+    trend_blocks,
+)
+from .report_sections import fmt as _fmt
+from .report_sections import fmt_value as _fmt_value
 
 __all__ = [
     "RuleReport",
+    "artifact_tables",
     "build_report",
     "metrics",
     "plain_rule_text",
@@ -92,35 +116,23 @@ def _positive_mask(model: LibreClassifier, y, n_rows: int) -> np.ndarray:
     return np.fromiter((_is_label(v, label) for v in values), dtype=bool, count=n_rows)
 
 
-def _scores(predicted: np.ndarray, positive: np.ndarray) -> dict:
-    """Counts and rates of a 0/1 prediction; a rate with an empty denominator is 0."""
-    tp = int(np.sum(predicted & positive))
-    fp = int(np.sum(predicted & ~positive))
-    fn = int(np.sum(~predicted & positive))
-    n = int(predicted.shape[0])
-    tn = n - tp - fp - fn
-    return {
-        "covered": tp + fp,
-        "true_positives": tp,
-        "false_positives": fp,
-        "precision": tp / (tp + fp) if tp + fp else 0.0,
-        "recall": tp / (tp + fn) if tp + fn else 0.0,
-        "f1": 2 * tp / (2 * tp + fp + fn) if tp else 0.0,
-        "accuracy": (tp + tn) / n if n else 0.0,
-    }
-
-
 def _fired_and_positive(model: LibreClassifier, X, y) -> tuple[np.ndarray, np.ndarray]:
     fired = np.asarray(model.fired_rules(X), dtype=bool)
     return fired, _positive_mask(model, y, fired.shape[0])
 
 
 def rule_table(
-    model: LibreClassifier, X, y, *, column_labels: Mapping[str, str] | None = None
+    model: LibreClassifier,
+    X,
+    y,
+    *,
+    column_labels: Mapping[str, str] | None = None,
+    display: RuleDisplay | None = None,
 ) -> pd.DataFrame:
     """One row per rule, in the model's order.
 
-    Columns: ``rule`` (1..k), ``text`` (plain-language, see :func:`plain_rule_text`), ``atoms``
+    Columns: ``rule`` (1..k), ``text`` (``display.rule_text`` if a display is given, else
+    plain-language, see :func:`plain_rule_text`), ``atoms``
     (conditions in the rule), ``train_support`` (training rows the rule matched: positives +
     negatives of ``rules_.stats``), ``train_precision``, and on ``X``/``y``: ``covered`` (rows
     matched), ``true_positives``, ``false_positives``, ``precision``, ``recall`` (share of all
@@ -139,7 +151,11 @@ def rule_table(
         rows.append(
             {
                 "rule": j + 1,
-                "text": plain_rule_text(rule, column_labels),
+                "text": (
+                    display.rule_text(rule)
+                    if display is not None
+                    else plain_rule_text(rule, column_labels)
+                ),
                 "atoms": len(rule),
                 "train_support": (
                     float(stat.positives + stat.negatives) if stat is not None else math.nan
@@ -234,6 +250,22 @@ class RuleReport:
     notes: tuple[str, ...] = ()
     changes: ChampionChanges | None = None
     """Optional "Changes since the champion" section (see :meth:`ModelRegistry.changes`)."""
+    description: str = ""
+    run_id: str = ""
+    model_version: str = ""
+    display: RuleDisplay | None = None
+    """How rules read (labels, rounded cut points); also writes the changes section's rules."""
+    class_names: tuple[str, str] = ("positive", "negative")
+    confusion: Mapping[str, int] | None = None
+    baselines: pd.DataFrame | None = None
+    best_rule: int | None = None
+    best_rule_on_training: bool = False
+    majority_name: str = ""
+    balance: Mapping[str, Mapping[str, int]] | None = None
+    discretization: pd.DataFrame | None = None
+    expectations: pd.DataFrame | None = None
+    trend: pd.DataFrame | None = None
+    """Holdout scores of the registered versions (see ``baselines.version_trend``)."""
 
 
 def build_report(
@@ -244,24 +276,90 @@ def build_report(
     title: str,
     column_labels: Mapping[str, str] | None = None,
     target_label: str | None = None,
+    value_labels: Mapping[str, Mapping[object, str]] | None = None,
+    class_labels: Mapping[object, str] | None = None,
     validation_summary: str | None = None,
     validation_success: bool | None = None,
+    expectations=None,
     data_description: str = "",
+    description: str = "",
     generated_at: str = "",
     notes: Sequence[str] = (),
     changes: ChampionChanges | None = None,
+    X_train=None,
+    y_train=None,
+    trend: pd.DataFrame | None = None,
 ) -> RuleReport:
     """Compute the tables of a fitted model on holdout data and bundle them for rendering.
 
-    ``changes`` adds the "Changes since the champion" section; it uses ``column_labels``
-    unless it carries its own.
+    Parameters
+    ----------
+    model : LibreClassifier
+        The fitted model.
+    X_holdout, y_holdout : DataFrame, array-like
+        The rows every score is computed on (normally rows the model did not learn from).
+    title : str
+        The report's title.
+    column_labels, value_labels, class_labels : mapping, optional
+        Display names of columns, of values per column (``{"sex": {1: "female"}}``) and of
+        classes (``{"1": "diabetic"}``).
+    target_label : str, optional
+        The target's name in ``THEN target = 1`` when its class has no label.
+    validation_summary, validation_success : optional
+        The data validation's summary line(s) and result; ``expectations`` its results
+        (``ExpectationResult`` objects, dicts or a frame), listed one by one.
+    data_description, description, generated_at : str
+        The data, what the pipeline predicts (the spec's description) and when, for the header.
+    notes : sequence of str
+        Shown last.
+    changes : ChampionChanges, optional
+        Adds the "Changes since the champion" section; it uses ``column_labels`` unless it
+        carries its own.
+    X_train, y_train : optional
+        The training rows: the class balance, the majority class and the choice of the best
+        single rule use them (without them, the holdout rows).
+    trend : DataFrame, optional
+        Holdout scores of the registered versions (:func:`libre_lib.ops.baselines.version_trend`).
+
+    Returns
+    -------
+    RuleReport
     """
     if changes is not None and changes.column_labels is None and column_labels:
         changes = dataclasses.replace(changes, column_labels=dict(column_labels))
+    display = RuleDisplay.from_model(
+        model,
+        column_labels=column_labels,
+        value_labels=value_labels,
+        class_labels=class_labels,
+        target_label=target_label if target_label is not None else model.rules_.target,
+    )
+    ruleset = model.rules_
+    names = (display.class_name(ruleset.positive_class), display.class_name(ruleset.negative_class))
+    fired, positive = _fired_and_positive(model, X_holdout, y_holdout)
+    balance = {}
+    train_fired = train_positive = None
+    if y_train is not None:
+        train_positive = _positive_mask(model, y_train, len(np.asarray(y_train, dtype=object)))
+        balance["Training"] = class_balance(train_positive)
+        if X_train is not None:
+            train_fired = np.asarray(model.fired_rules(X_train), dtype=bool)
+    balance["Holdout"] = class_balance(positive)
+    majority_from = train_positive if train_positive is not None else positive
+    majority_positive = (
+        bool(majority_from.size) and 2 * int(majority_from.sum()) > majority_from.size
+    )
+    table, best = baselines(
+        fired,
+        positive,
+        majority_positive=majority_positive,
+        choice_fired=train_fired,
+        choice_positive=train_positive if train_fired is not None else None,
+    )
     return RuleReport(
         title=title,
-        ruleset_text=plain_ruleset_text(model.rules_, column_labels, target_label),
-        rules=rule_table(model, X_holdout, y_holdout, column_labels=column_labels),
+        ruleset_text=display.ruleset_text(ruleset),
+        rules=rule_table(model, X_holdout, y_holdout, display=display),
         metrics=metrics(model, X_holdout, y_holdout),
         curve=truncation_curve(model, X_holdout, y_holdout),
         validation_summary=validation_summary,
@@ -271,6 +369,18 @@ def build_report(
         generated_at=generated_at,
         notes=tuple(str(n) for n in notes),
         changes=changes,
+        description=description,
+        display=display,
+        class_names=names,
+        confusion=confusion_matrix(fired.any(axis=1), positive),
+        baselines=table,
+        best_rule=best,
+        best_rule_on_training=train_fired is not None,
+        majority_name=names[0] if majority_positive else names[1],
+        balance=balance,
+        discretization=discretization_table(getattr(model, "discretization_", None), display),
+        expectations=expectations_frame(expectations),
+        trend=trend,
     )
 
 
@@ -282,10 +392,19 @@ HOW_TO_READ = (
     '"training", numbers come from holdout rows the model did not see while learning.'
 )
 GLOSSARY = (
-    ("Precision", "of the rows flagged, the share that really have the outcome."),
+    (
+        "Precision",
+        "of the rows flagged, the share that really have the outcome (n/a when "
+        "nothing is flagged).",
+    ),
     ("Recall", "of the rows that really have the outcome, the share that is flagged."),
     ("F1 score", "one number balancing precision and recall (1 is perfect, 0 is useless)."),
+    ("Accuracy", "the share of all rows the model predicts correctly."),
     ("Newly caught", "correctly flagged rows that no earlier rule had flagged."),
+)
+COMBINED_NOTE = (
+    "Rules marked “combined” differ in one column only, where their ranges touch; they are "
+    "shown as one line (the table below lists them one by one). This changes no prediction."
 )
 RULE_HEADERS = (
     ("rule", "#", "int"),
@@ -296,7 +415,7 @@ RULE_HEADERS = (
     ("covered", "Rows matched", "int"),
     ("true_positives", "Correctly flagged", "int"),
     ("false_positives", "Wrongly flagged", "int"),
-    ("precision", "Precision", "rate"),
+    ("precision", "Precision", "precision"),
     ("recall", "Recall", "rate"),
     ("marginal_true_positives", "Newly caught", "int"),
 )
@@ -305,7 +424,7 @@ CURVE_HEADERS = (
     ("covered", "Rows flagged", "int"),
     ("true_positives", "Correctly flagged", "int"),
     ("false_positives", "Wrongly flagged", "int"),
-    ("precision", "Precision", "rate"),
+    ("precision", "Precision", "precision"),
     ("recall", "Recall", "rate"),
     ("f1", "F1 score", "rate"),
 )
@@ -319,47 +438,21 @@ METRIC_LABELS = {
     "n_rules": ("Rules", "int"),
     "avg_atoms": ("Average conditions per rule", "decimal"),
 }
-DASH = "–"
 
 
-def _is_missing(value) -> bool:
-    try:
-        return value is None or bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+def _flagged(report: RuleReport) -> int | None:
+    """Rows the whole model flags (None when unknown)."""
+    if report.confusion is None:
+        return None
+    return int(report.confusion["tp"]) + int(report.confusion["fp"])
 
 
-def _fmt(value, kind: str) -> str:
-    if kind == "text":
-        return str(value)
-    if _is_missing(value):
-        return DASH
-    if kind in ("int", "count"):
-        number = float(value)
-        return f"{round(number):,}" if number.is_integer() else f"{number:,.1f}"
-    if kind == "rate":
-        return f"{float(value):.3f}"
-    if kind == "decimal":
-        return f"{float(value):.2f}"
-    return _fmt_value(value)
-
-
-def _fmt_value(value) -> str:
-    """A parameter or unknown metric value."""
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, float | np.floating):
-        return f"{float(value):.4g}"
-    if isinstance(value, np.integer):
-        return str(int(value))
-    return str(value)
-
-
-def _metric_rows(values: Mapping[str, object]) -> list[tuple[str, str]]:
+def _metric_rows(values: Mapping[str, object], flagged: int | None = None) -> list[tuple[str, str]]:
     rows = []
     for key, value in values.items():
         label, kind = METRIC_LABELS.get(key, (str(key), "value"))
-        rows.append((label, _fmt(value, kind)))
+        text = rate_or_na(value, flagged) if key == "precision" and flagged == 0 else None
+        rows.append((label, text if text is not None else _fmt(value, kind)))
     return rows
 
 
@@ -371,6 +464,10 @@ def _validation_status(success: bool | None, summary: str | None) -> str:
 
 def _meta_line(report: RuleReport) -> str:
     parts = []
+    if report.run_id:
+        parts.append(f"Run: {report.run_id}")
+    if report.model_version:
+        parts.append(f"Model version: {report.model_version}")
     if report.data_description:
         parts.append(f"Data: {report.data_description}")
     if report.generated_at:
@@ -378,18 +475,41 @@ def _meta_line(report: RuleReport) -> str:
     return " · ".join(parts)
 
 
-# --- Markdown ----------------------------------------------------------------------------------
-
-
 def _frame_rows(frame: pd.DataFrame, spec) -> tuple[list[str], list[list[str]], list[bool]]:
+    """Headers, text cells and numeric flags of ``frame``'s columns named in ``spec``; a
+    precision of a row that flags nothing (``covered`` 0) reads "n/a"."""
     present = [(col, head, kind) for col, head, kind in spec if col in frame.columns]
     headers = [head for _, head, _ in present]
     numeric = [kind != "text" for _, _, kind in present]
-    rows = [
-        [_fmt(value, kind) for (_, _, kind), value in zip(present, record, strict=True)]
-        for record in frame[[col for col, _, _ in present]].itertuples(index=False, name=None)
-    ]
+    covered = frame["covered"].tolist() if "covered" in frame.columns else [None] * len(frame)
+    rows = []
+    records = frame[[col for col, _, _ in present]].itertuples(index=False, name=None)
+    for record, flagged in zip(records, covered, strict=True):
+        row = []
+        for (_, _, kind), value in zip(present, record, strict=True):
+            row.append(rate_or_na(value, flagged) if kind == "precision" else _fmt(value, kind))
+        rows.append(row)
     return headers, rows, numeric
+
+
+# --- sections shared by both renderers ---------------------------------------------------------
+
+
+def _performance_blocks(report: RuleReport, figures: bool = True) -> list:
+    blocks = []
+    if report.confusion is not None:
+        blocks += confusion_blocks(report.confusion, report.class_names)
+    if report.baselines is not None:
+        blocks += baseline_blocks(
+            report.baselines,
+            report.best_rule,
+            majority_name=report.majority_name,
+            n_rules=int(report.metrics.get("n_rules", len(report.rules))),
+            chosen_on_training=report.best_rule_on_training,
+        )
+    if report.balance:
+        blocks += balance_blocks(report.balance, report.class_names, figure=figures)
+    return blocks
 
 
 CHANGES_HEADING = "Changes since the champion"
@@ -405,7 +525,21 @@ def _changes_intro(changes: ChampionChanges) -> list[str]:
     return intro
 
 
-def _changes_blocks(changes: ChampionChanges):
+def _changes_blocks(changes: ChampionChanges, display: RuleDisplay | None = None):
+    if display is not None:
+        diff = changes.diff
+        rules = [*diff.added, *diff.removed, *diff.unchanged]
+        rules += [r for c in diff.changed for r in (c.before, c.after)]
+        labels = changes.column_labels or display.column_labels
+        both = dataclasses.replace(display.with_rules(rules), column_labels=dict(labels))
+        return diff_blocks(
+            diff,
+            changes.deltas,
+            changes.old_version,
+            changes.new_version,
+            text=both.rule_text,
+            condition=both.condition_text,
+        )
     return diff_blocks(
         changes.diff,
         changes.deltas,
@@ -415,24 +549,101 @@ def _changes_blocks(changes: ChampionChanges):
     )
 
 
-def _changes_markdown(changes: ChampionChanges) -> list[str]:
+# --- table artifacts ---------------------------------------------------------------------------
+
+
+def _cell(value, kind: str, flagged=None):
+    """A table-artifact cell: counts as ints, rates rounded to three decimals, "n/a" for a
+    precision of nothing flagged, missing as None."""
+    if kind == "text":
+        return str(value)
+    if kind == "precision" and flagged is not None and rate_or_na(value, flagged) == NOT_AVAILABLE:
+        return NOT_AVAILABLE
+    if _fmt(value, kind) == DASH:
+        return None
+    if kind in ("int", "count") and float(value).is_integer():
+        return int(value)
+    if kind in ("rate", "precision"):
+        return round(float(value), 3)
+    return round(float(value), 2) if isinstance(value, float | np.floating) else value
+
+
+def artifact_tables(report: RuleReport) -> dict[str, list[dict]]:
+    """The ``rules`` and ``metrics`` tables for Prefect table artifacts: the report's column
+    headers, rounded numbers ("n/a" for a precision of a rule matching no row)."""
+    rules = []
+    covered = report.rules["covered"].tolist() if "covered" in report.rules else []
+    for i, record in enumerate(report.rules.to_dict("records")):
+        flagged = covered[i] if covered else None
+        rules.append(
+            {
+                head: _cell(record[col], kind, flagged)
+                for col, head, kind in RULE_HEADERS
+                if col in record
+            }
+        )
+    flagged = _flagged(report)
+    metrics_rows = []
+    for key, value in report.metrics.items():
+        label, kind = METRIC_LABELS.get(key, (str(key), "value"))
+        kind = "precision" if key == "precision" else kind
+        metrics_rows.append({"Measure": label, "Value": _cell(value, kind, flagged)})
+    return {"rules": rules, "metrics": metrics_rows}
+
+
+# --- Markdown ----------------------------------------------------------------------------------
+
+
+def _changes_markdown(report: RuleReport, changes: ChampionChanges) -> list[str]:
     out = [f"## {CHANGES_HEADING}"]
     out += [md_block(line) for line in _changes_intro(changes)]
-    return out + md_blocks(_changes_blocks(changes), heading="###", paragraph=md_block)
+    blocks = _changes_blocks(changes, report.display)
+    return out + md_blocks(blocks, heading="###", paragraph=md_block)
 
 
-def render_markdown(report: RuleReport) -> str:
-    """GitHub-flavoured Markdown without any HTML (usable as a Prefect markdown artifact)."""
+def render_markdown(report: RuleReport, figures: bool = False) -> str:
+    """GitHub-flavoured Markdown without any HTML (usable as a Prefect markdown artifact).
+
+    Parameters
+    ----------
+    report : RuleReport
+    figures : bool, default False
+        Add the figures as inline images (``data:image/svg+xml`` URLs): for the Prefect
+        artifact; the run folder's ``report.md`` stays plain text.
+
+    Returns
+    -------
+    str
+    """
+    counter = iter(range(1, 100))
+
+    def image(svg: str, caption: str) -> list[str]:
+        if not figures:
+            return []
+        return [md_image(svg, f"Figure {next(counter)}. {caption}")]
+
+    def blocks(items) -> list[str]:
+        numbered = [
+            (kind, (c[0], f"Figure {next(counter)}. {c[1]}") if kind == "figure" and figures else c)
+            for kind, c in items
+        ]
+        return md_blocks(numbered, heading="###", paragraph=md_block, figures=figures)
+
     out = [f"# {md_inline(report.title)}"]
+    if report.description:
+        out.append(f"*{md_inline(report.description)}*")
     meta = _meta_line(report)
     if meta:
         out.append(md_block(meta))
     out.append("## How to read this")
     out.append(md_block(HOW_TO_READ))
     out.append("\n".join(f"- **{md_inline(term)}**: {md_inline(text)}" for term, text in GLOSSARY))
+    out += blocks(legend_blocks())
 
     out.append("## Rule set")
     out.append(md_fence(report.ruleset_text))
+    if "combined)" in report.ruleset_text:
+        out.append(md_block(COMBINED_NOTE))
 
     out.append("## Rules one by one")
     if len(report.rules):
@@ -443,18 +654,34 @@ def render_markdown(report: RuleReport) -> str:
         out.append(md_table(*_frame_rows(report.rules, RULE_HEADERS)))
     else:
         out.append("The model has no rules, so it never flags a row.")
+    out += image(svg_rule_bars(report.rules), RULE_BARS_CAPTION)
 
     out.append("## Holdout performance")
-    out.append(md_table(("Measure", "Value"), _metric_rows(report.metrics), (False, True)))
+    out.append(
+        md_table(
+            ("Measure", "Value"), _metric_rows(report.metrics, _flagged(report)), (False, True)
+        )
+    )
+    out += blocks(_performance_blocks(report, figures=figures))
 
     if report.changes is not None:
-        out += _changes_markdown(report.changes)
+        out += _changes_markdown(report, report.changes)
+    trend = trend_blocks(report.trend, figure=figures)
+    if trend:
+        out.append(f"## {trend[0][1]}")
+        out += blocks(trend[1:])
 
     out.append("## Keeping only the first rules")
     out.append(
         "How the scores change when only the first *k* rules are used (0 rules flags nothing)."
     )
+    out += image(svg_curve(report.curve), CURVE_CAPTION)
     out.append(md_table(*_frame_rows(report.curve, CURVE_HEADERS)))
+
+    if report.discretization is not None:
+        section = discretization_blocks(report.discretization)
+        out.append(f"## {section[0][1]}")
+        out += blocks(section[1:])
 
     out.append("## Data validation")
     status = _validation_status(report.validation_success, report.validation_summary)
@@ -463,6 +690,7 @@ def render_markdown(report: RuleReport) -> str:
         out.append(md_fence(str(report.validation_summary).rstrip("\n")))
     elif report.validation_success is None:
         out.append("The data-validation stage was not run for this report.")
+    out += blocks(expectation_blocks(report.expectations))
 
     out.append("## Model parameters")
     if report.parameters:
@@ -484,215 +712,13 @@ def render_markdown(report: RuleReport) -> str:
     return "\n\n".join(out) + "\n"
 
 
-# --- SVG figures -------------------------------------------------------------------------------
-
-COLOR_NEW = "#0b5cad"  # true positives no earlier rule caught
-COLOR_OLD = "#8cb8e4"  # true positives an earlier rule had caught already
-COLOR_FP = "#d55e00"  # false positives
-COLOR_F1 = "#1a1a1a"
-COLOR_PRECISION = "#009e73"
-COLOR_RECALL = "#cc79a7"
-FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif\""
-
-
-def _h(text) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _n(value: float) -> str:
-    """A coordinate: one decimal, no ``-0.0``."""
-    text = f"{value:.1f}"
-    return "0.0" if text == "-0.0" else text
-
-
-def _count_ticks(maximum: float, most: int = 7) -> list[int]:
-    """Integer ticks 0, s, 2s, ... covering ``maximum`` with the smallest round step
-    (1, 2 or 5 times a power of ten) that needs at most ``most`` intervals."""
-    maximum = max(float(maximum), 1.0)
-    magnitude = 1
-    while True:
-        for multiple in (1, 2, 5):
-            step = multiple * magnitude
-            if math.ceil(maximum / step) <= most:
-                return list(range(0, step * math.ceil(maximum / step) + 1, step))
-        magnitude *= 10
-
-
-def _svg_open(width: int, height: int, label: str) -> list[str]:
-    return [
-        f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-        f'aria-label="{_h(label)}" class="figure" {FONT} font-size="13">',
-        f"<title>{_h(label)}</title>",
-    ]
-
-
-def _legend(items, x: float, y: float, horizontal: bool) -> list[str]:
-    """``items``: (label, svg snippet drawing the key at (0, 0)-(14, 10))."""
-    out = []
-    for label, key in items:
-        out.append(f'<g transform="translate({_n(x)},{_n(y)})">{key}')
-        out.append(f'<text x="20" y="10">{_h(label)}</text></g>')
-        if horizontal:
-            x += 28 + 7.2 * len(label)
-        else:
-            y += 22
-    return out
-
-
-def svg_rule_bars(rules: pd.DataFrame) -> str:
-    """Horizontal stacked bars per rule: holdout rows it matched, split into positives newly
-    caught, positives already caught by an earlier rule, and false positives."""
-    width, left, right, top, row = 760, 78, 150, 46, 30
-    n = len(rules)
-    height = top + max(n, 1) * row + 52
-    plot = width - left - right
-    label = "Holdout rows matched by each rule: correctly flagged vs wrongly flagged"
-    out = _svg_open(width, height, label)
-    key = '<rect width="14" height="10" fill="{}"/>'
-    out += _legend(
-        [
-            ("Correctly flagged, newly caught", key.format(COLOR_NEW)),
-            ("Correctly flagged, caught before", key.format(COLOR_OLD)),
-            ("Wrongly flagged", key.format(COLOR_FP)),
-        ],
-        left,
-        12,
-        horizontal=True,
-    )
-    bottom = top + max(n, 1) * row
-    if not n:
-        out.append(
-            f'<text x="{_n(left + plot / 2)}" y="{_n(top + row / 2 + 4)}" text-anchor="middle" '
-            'fill="#555">No rules: nothing to show</text>'
-        )
-        out.append("</svg>")
-        return "\n".join(out)
-    tp = rules["true_positives"].to_numpy(dtype=float)
-    fp = rules["false_positives"].to_numpy(dtype=float)
-    new = rules["marginal_true_positives"].to_numpy(dtype=float)
-    ticks = _count_ticks(float(np.max(tp + fp)))
-    scale = plot / ticks[-1]
-    for t in ticks:
-        x = left + t * scale
-        out.append(
-            f'<line x1="{_n(x)}" y1="{top - 4}" x2="{_n(x)}" y2="{bottom}" stroke="#e3e3e3"/>'
-        )
-        out.append(
-            f'<text x="{_n(x)}" y="{bottom + 18}" text-anchor="middle" fill="#444">{t:,}</text>'
-        )
-    out.append(
-        f'<line x1="{left}" y1="{top - 4}" x2="{left}" y2="{bottom}" stroke="#888"/>'
-        f'<line x1="{left}" y1="{bottom}" x2="{left + plot}" y2="{bottom}" stroke="#888"/>'
-    )
-    texts = rules["text"].tolist() if "text" in rules.columns else [""] * n
-    numbers = rules["rule"].tolist() if "rule" in rules.columns else list(range(1, n + 1))
-    for i in range(n):
-        y = top + i * row + 5
-        bar = row - 10
-        segments = [(new[i], COLOR_NEW), (tp[i] - new[i], COLOR_OLD), (fp[i], COLOR_FP)]
-        out.append(f"<g><title>{_h(f'Rule {numbers[i]}: {texts[i]}')}</title>")
-        out.append(
-            f'<text x="{left - 10}" y="{_n(y + bar / 2 + 4.5)}" text-anchor="end">'
-            f"Rule {_h(numbers[i])}</text>"
-        )
-        x = float(left)
-        for count, color in segments:
-            if count > 0:
-                w = count * scale
-                out.append(
-                    f'<rect x="{_n(x)}" y="{y}" width="{_n(w)}" height="{bar}" fill="{color}"/>'
-                )
-                x += w
-        out.append(
-            f'<text x="{_n(x + 6)}" y="{_n(y + bar / 2 + 4.5)}" fill="#333">'
-            f"{round(tp[i]):,} correct · {round(fp[i]):,} wrong</text></g>"
-        )
-    out.append(
-        f'<text x="{_n(left + plot / 2)}" y="{bottom + 40}" text-anchor="middle" fill="#222">'
-        "Holdout rows matched by the rule</text>"
-    )
-    out.append("</svg>")
-    return "\n".join(out)
-
-
-def svg_curve(curve: pd.DataFrame) -> str:
-    """F1, precision and recall on the holdout against the number of rules kept."""
-    width, height = 760, 380
-    left, right, top, bottom_margin = 64, 170, 20, 60
-    plot_w, plot_h = width - left - right, height - top - bottom_margin
-    bottom = top + plot_h
-    label = "F1 score, precision and recall when only the first rules are kept"
-    out = _svg_open(width, height, label)
-    ks = curve["n_rules"].to_numpy(dtype=float) if len(curve) else np.zeros(0)
-    x_ticks = _count_ticks(float(ks.max()) if ks.size else 1.0)
-    x_max = x_ticks[-1]
-
-    def px(k: float) -> float:
-        return left + k / x_max * plot_w
-
-    def py(v: float) -> float:
-        return bottom - min(max(v, 0.0), 1.0) * plot_h
-
-    for i in range(6):
-        v = i / 5
-        y = py(v)
-        out.append(
-            f'<line x1="{left}" y1="{_n(y)}" x2="{left + plot_w}" y2="{_n(y)}" stroke="#e3e3e3"/>'
-        )
-        out.append(
-            f'<text x="{left - 8}" y="{_n(y + 4.5)}" text-anchor="end" fill="#444">{v:.1f}</text>'
-        )
-    for t in x_ticks:
-        x = px(t)
-        out.append(
-            f'<line x1="{_n(x)}" y1="{bottom}" x2="{_n(x)}" y2="{bottom + 5}" stroke="#888"/>'
-        )
-        out.append(
-            f'<text x="{_n(x)}" y="{bottom + 20}" text-anchor="middle" fill="#444">{t}</text>'
-        )
-    out.append(
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#888"/>'
-        f'<line x1="{left}" y1="{bottom}" x2="{left + plot_w}" y2="{bottom}" stroke="#888"/>'
-    )
-    out.append(
-        f'<text x="{_n(left + plot_w / 2)}" y="{height - 14}" text-anchor="middle" fill="#222">'
-        "Number of rules kept (in the model's order)</text>"
-    )
-    out.append(
-        f'<text transform="translate(18,{_n(top + plot_h / 2)}) rotate(-90)" '
-        'text-anchor="middle" fill="#222">Score on holdout rows</text>'
-    )
-    series = [
-        ("recall", "Recall", COLOR_RECALL, "2", "4 3"),
-        ("precision", "Precision", COLOR_PRECISION, "2", "8 4"),
-        ("f1", "F1 score", COLOR_F1, "3", ""),
-    ]
-    legend = []
-    for column, name, color, stroke_width, dash in series:
-        if column not in curve.columns or not len(curve):
-            continue
-        values = curve[column].to_numpy(dtype=float)
-        points = " ".join(f"{_n(px(k))},{_n(py(v))}" for k, v in zip(ks, values, strict=True))
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(
-            f'<polyline points="{points}" fill="none" stroke="{color}" '
-            f'stroke-width="{stroke_width}"{dash_attr}/>'
-        )
-        for k, v in zip(ks, values, strict=True):
-            out.append(
-                f'<circle cx="{_n(px(k))}" cy="{_n(py(v))}" r="3.5" fill="{color}">'
-                f"<title>{_h(f'{name} with {round(k)} rule(s): {v:.3f}')}</title></circle>"
-            )
-        legend.append(
-            (
-                name,
-                f'<line x1="0" y1="5" x2="14" y2="5" stroke="{color}" '
-                f'stroke-width="{stroke_width}"{dash_attr}/>',
-            )
-        )
-    out += _legend(reversed(legend), left + plot_w + 20, top + 6, horizontal=False)
-    out.append("</svg>")
-    return "\n".join(out)
+RULE_BARS_CAPTION = (
+    "Holdout rows each rule matches. Blue rows really have the outcome (dark blue: no earlier "
+    "rule had caught them); orange rows do not."
+)
+CURVE_CAPTION = (
+    "F1 score, precision and recall on the holdout rows against the number of rules kept."
+)
 
 
 # --- HTML --------------------------------------------------------------------------------------
@@ -742,17 +768,26 @@ svg.figure { max-width: 100%; height: auto; }
 h3 { font-size: 16px; margin: 20px 0 6px; }
 ul.rules li { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: 13px; }
+p.description { font-size: 17px; color: #2b3340; margin: 4px 0 6px; }
+dl.legend { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px;
+  margin: 8px 0 0; color: #3a4150; }
+dl.legend dt { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  font-size: 13px; }
+dl.legend dd { margin: 0; }
+p.note { color: #5b6272; font-size: 13px; }
+table.confusion td:first-child { font-weight: 600; }
 """
 
 
-def _html_table(headers, rows, numeric, classes=None, wide: bool = False) -> str:
+def _html_table(headers, rows, numeric, classes=None, wide: bool = False, css: str = "") -> str:
     classes = classes or [""] * len(headers)
 
     def cls(i):
         names = [c for c in ("num" if numeric[i] else "", classes[i]) if c]
         return f' class="{" ".join(names)}"' if names else ""
 
-    table = '<table class="wide">' if wide else "<table>"
+    names = " ".join(c for c in ("wide" if wide else "", css) if c)
+    table = f'<table class="{names}">' if names else "<table>"
     out = [f'<div class="table-wrap">{table}', "<thead><tr>"]
     out += [f"<th{cls(i)}>{_h(h)}</th>" for i, h in enumerate(headers)]
     out.append("</tr></thead>")
@@ -761,6 +796,10 @@ def _html_table(headers, rows, numeric, classes=None, wide: bool = False) -> str
         out.append("<tr>" + "".join(f"<td{cls(i)}>{_h(c)}</td>" for i, c in enumerate(row)))
     out.append("</tbody></table></div>")
     return "\n".join(out)
+
+
+def _h(text) -> str:
+    return html.escape(str(text), quote=True)
 
 
 _KEYWORD = re.compile(r"^(IF|OR)\b|\b(AND|THEN|ELSE)\b")
@@ -774,7 +813,7 @@ def _ruleset_html(text: str) -> str:
     return '<pre class="ruleset">' + "\n".join(lines) + "</pre>"
 
 
-def _cards(values: Mapping[str, object]) -> str:
+def _cards(values: Mapping[str, object], flagged: int | None = None) -> str:
     cards = []
     for key in ("f1", "precision", "recall", "accuracy", "n_rules"):
         if key in values:
@@ -782,35 +821,71 @@ def _cards(values: Mapping[str, object]) -> str:
                 key, f"{key.capitalize()} (holdout)"
             )
             kind = METRIC_LABELS[key][1]
+            text = _fmt(values[key], kind)
+            if key == "precision":
+                text = rate_or_na(values[key], flagged) if flagged is not None else text
             cards.append(
-                f'<div class="card"><div class="value">{_h(_fmt(values[key], kind))}</div>'
+                f'<div class="card"><div class="value">{_h(text)}</div>'
                 f'<div class="name">{_h(name)}</div></div>'
             )
     return f'<div class="cards">{"".join(cards)}</div>' if cards else ""
 
 
-def _changes_html(changes: ChampionChanges) -> list[str]:
-    out = [f"<h2>{_h(CHANGES_HEADING)}</h2>"]
-    out += [f"<p>{_h(line)}</p>" for line in _changes_intro(changes)]
-    for kind, content in _changes_blocks(changes):
+class _Figures:
+    """Numbers the figures of a page in order."""
+
+    def __init__(self):
+        self.count = 0
+
+    def html(self, svg: str, caption: str) -> list[str]:
+        self.count += 1
+        return [
+            "<figure>",
+            svg,
+            f"<figcaption>Figure {self.count}. {_h(caption)}</figcaption>",
+            "</figure>",
+        ]
+
+
+def _html_blocks(blocks, figures: _Figures, heading: str = "h3") -> list[str]:
+    out = []
+    for kind, content in blocks:
         if kind == "p":
             out.append(f"<p>{_h(content)}</p>")
         elif kind == "h":
-            out.append(f"<h3>{_h(content)}</h3>")
+            out.append(f"<{heading}>{_h(content)}</{heading}>")
         elif kind == "list":
             out.append(
                 '<ul class="rules">' + "".join(f"<li>{_h(item)}</li>" for item in content) + "</ul>"
             )
+        elif kind == "dl":
+            out.append('<dl class="legend">')
+            out += [f"<dt>{_h(term)}</dt><dd>{_h(text)}</dd>" for term, text in content]
+            out.append("</dl>")
+        elif kind == "figure":
+            out += figures.html(*content)
         else:
             headers, rows, numeric = content
             classes = ["rule-text" if h in ("Before", "After") else "" for h in headers]
-            wide = "Before" in headers
-            out.append(_html_table(headers, rows, numeric, classes, wide=wide))
+            wide = (
+                "Before" in headers or "Details" in headers or "Cut points or categories" in headers
+            )
+            css = "confusion" if headers and headers[-1] == "Total" else ""
+            out.append(_html_table(headers, rows, numeric, classes, wide=wide, css=css))
     return out
 
 
+def _section(blocks, figures: _Figures) -> list[str]:
+    """A section whose first block is its ``h2`` heading."""
+    if not blocks:
+        return []
+    (_, title), rest = blocks[0], blocks[1:]
+    return [f"<h2>{_h(title)}</h2>", *_html_blocks(rest, figures)]
+
+
 def render_html(report: RuleReport) -> str:
-    """One self-contained HTML page: inline CSS, two inline SVG figures, no scripts or links."""
+    """One self-contained HTML page: inline CSS and inline SVG figures, no scripts or links."""
+    figures = _Figures()
     out = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -824,19 +899,25 @@ def render_html(report: RuleReport) -> str:
         "<main>",
         f"<h1>{_h(report.title)}</h1>",
     ]
+    if report.description:
+        out.append(f'<p class="description">{_h(report.description)}</p>')
     meta = _meta_line(report)
     if meta:
         out.append(f'<p class="meta">{_h(meta)}</p>')
-    out.append(_cards(report.metrics))
+    flagged = _flagged(report)
+    out.append(_cards(report.metrics, flagged))
 
     out.append("<h2>How to read this</h2>")
     out.append(f"<p>{_h(HOW_TO_READ)}</p>")
     out.append('<dl class="glossary">')
     out += [f"<dt>{_h(term)}</dt><dd>{_h(text)}</dd>" for term, text in GLOSSARY]
     out.append("</dl>")
+    out += _html_blocks(legend_blocks(), figures)
 
     out.append("<h2>Rule set</h2>")
     out.append(_ruleset_html(report.ruleset_text))
+    if "combined)" in report.ruleset_text:
+        out.append(f'<p class="note">{_h(COMBINED_NOTE)}</p>')
 
     out.append("<h2>Rules one by one</h2>")
     if len(report.rules):
@@ -849,33 +930,30 @@ def render_html(report: RuleReport) -> str:
         out.append(_html_table(headers, rows, numeric, classes, wide=True))
     else:
         out.append('<p class="empty">The model has no rules, so it never flags a row.</p>')
-    out.append("<figure>")
-    out.append(svg_rule_bars(report.rules))
-    out.append(
-        "<figcaption>Figure 1. Holdout rows each rule matches. Blue rows really have the outcome "
-        "(dark blue: no earlier rule had caught them); orange rows do not.</figcaption>"
-    )
-    out.append("</figure>")
+    out += figures.html(svg_rule_bars(report.rules), RULE_BARS_CAPTION)
 
     out.append("<h2>Holdout performance</h2>")
-    out.append(_html_table(("Measure", "Value"), _metric_rows(report.metrics), (False, True)))
+    out.append(
+        _html_table(("Measure", "Value"), _metric_rows(report.metrics, flagged), (False, True))
+    )
+    out += _html_blocks(_performance_blocks(report), figures)
 
     if report.changes is not None:
-        out += _changes_html(report.changes)
+        out.append(f"<h2>{_h(CHANGES_HEADING)}</h2>")
+        out += [f"<p>{_h(line)}</p>" for line in _changes_intro(report.changes)]
+        out += _html_blocks(_changes_blocks(report.changes, report.display), figures)
+    out += _section(trend_blocks(report.trend), figures)
 
     out.append("<h2>Keeping only the first rules</h2>")
     out.append(
         "<p>How the scores change when only the first <em>k</em> rules are used "
         "(0 rules flags nothing).</p>"
     )
-    out.append("<figure>")
-    out.append(svg_curve(report.curve))
-    out.append(
-        "<figcaption>Figure 2. F1 score, precision and recall on the holdout rows against the "
-        "number of rules kept.</figcaption>"
-    )
-    out.append("</figure>")
+    out += figures.html(svg_curve(report.curve), CURVE_CAPTION)
     out.append(_html_table(*_frame_rows(report.curve, CURVE_HEADERS)))
+
+    if report.discretization is not None:
+        out += _section(discretization_blocks(report.discretization), figures)
 
     out.append("<h2>Data validation</h2>")
     status = _validation_status(report.validation_success, report.validation_summary)
@@ -885,6 +963,7 @@ def render_html(report: RuleReport) -> str:
         out.append(f"<pre>{_h(str(report.validation_summary).rstrip())}</pre>")
     elif report.validation_success is None:
         out.append('<p class="empty">The data-validation stage was not run for this report.</p>')
+    out += _html_blocks(expectation_blocks(report.expectations), figures)
 
     out.append("<h2>Model parameters</h2>")
     if report.parameters:

@@ -293,10 +293,63 @@ class PromotionSpec(_Strict):
     tolerance: float = Field(default=0.0, ge=0, le=1)
 
 
+def _label_key(value: Label) -> tuple[str, object]:
+    """Values that read as the same number (``1``, ``1.0``, ``"1"``) share a key."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    try:
+        return ("number", float(str(value).strip()))
+    except ValueError:
+        return ("text", str(value))
+
+
+def _check_labels(labels: dict[Label, str]) -> dict[Label, str]:
+    """Labels are non-empty text; no two keys are the same value, no two labels the same."""
+    seen: dict[tuple[str, object], Label] = {}
+    names: dict[str, Label] = {}
+    for value, label in labels.items():
+        if not str(label).strip():
+            raise ValueError(f"the label of {excerpt(value)} is empty")
+        key = _label_key(value)
+        if key in seen:
+            raise ValueError(
+                f"{excerpt(seen[key])} and {excerpt(value)} are the same value: label it once"
+            )
+        seen[key] = value
+        if label in names:
+            raise ValueError(
+                f"{excerpt(names[label])} and {excerpt(value)} have the same label "
+                f"{excerpt(label)}: labels must tell values apart"
+            )
+        names[label] = value
+    return labels
+
+
 class ReportSpec(_Strict):
+    """How the report names things: ``column_labels`` (column -> label), ``value_labels``
+    (column -> {value: label}, e.g. ``sex: {1: female, 0: male}``), ``class_labels`` (class ->
+    label, e.g. ``{"1": diabetic, "0": not diabetic}``) and ``target_label``."""
+
     title: str | None = None
     column_labels: dict[str, str] = Field(default_factory=dict)
     target_label: str | None = None
+    value_labels: dict[str, dict[Label, str]] = Field(default_factory=dict)
+    class_labels: dict[Label, str] = Field(default_factory=dict)
+
+    @field_validator("value_labels")
+    @classmethod
+    def _value_labels(cls, value: dict[str, dict[Label, str]]) -> dict[str, dict[Label, str]]:
+        for column, labels in value.items():
+            try:
+                _check_labels(labels)
+            except ValueError as exc:
+                raise ValueError(f"column {excerpt(column)}: {exc}") from None
+        return value
+
+    @field_validator("class_labels")
+    @classmethod
+    def _class_labels(cls, value: dict[Label, str]) -> dict[Label, str]:
+        return _check_labels(value)
 
 
 class PipelineSpec(_Strict):
@@ -328,6 +381,37 @@ class PipelineSpec(_Strict):
             )
         return value
 
+    @model_validator(mode="after")
+    def _report_labels(self) -> PipelineSpec:
+        """Class labels name classes of the target; value labels name feature columns."""
+        report, target = self.report, self.target
+        classes = target.classes if target.classes is not None else [target.positive_class]
+        known = {_label_key(c) for c in classes}
+        for value in report.class_labels:
+            if target.classes is not None and _label_key(value) not in known:
+                _spec_error(
+                    ("report", "class_labels", str(value)),
+                    "must be a class of the target, one of "
+                    + ", ".join(repr(str(c)) for c in target.classes),
+                    value,
+                )
+        for column in report.value_labels:
+            if column == target.column:
+                _spec_error(
+                    ("report", "value_labels", column),
+                    "is the target column: label its classes with report.class_labels",
+                    column,
+                )
+            if column in self.features.exclude or (
+                self.features.include is not None and column not in self.features.include
+            ):
+                _spec_error(
+                    ("report", "value_labels", column),
+                    "is not a feature of the model (see features.include / exclude)",
+                    column,
+                )
+        return self
+
     def data_location(self) -> str:
         """The data path, made absolute relative to the spec file when it is a local path."""
         if self.data.is_url():
@@ -349,6 +433,14 @@ class PipelineSpec(_Strict):
         ``model`` section; parameters the section does not hold are ignored."""
         update = {k: v for k, v in params.items() if k in ModelSpec.model_fields}
         return self.model_copy(update={"model": ModelSpec(**{**self.model.model_dump(), **update})})
+
+
+def _spec_error(loc: tuple, rule: str, value) -> None:
+    """Raise a validation error at ``loc`` (one ``SpecError`` line once parsed)."""
+    error = PydanticCustomError("libre_spec", "{rule}", {"rule": rule})
+    raise ValidationError.from_exception_data(
+        "PipelineSpec", [{"type": error, "loc": loc, "input": value}]
+    )
 
 
 def load_spec(path: str | Path) -> PipelineSpec:

@@ -35,6 +35,7 @@ from ..inputs import Target, binary_target
 from ..search import LibreSearchCV
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
+from .baselines import version_trend
 from .contract import DataContract
 from .diff import ChampionChanges
 from .registry import ModelRegistry, ModelVersion, PromotionDecision, validation_record
@@ -536,6 +537,7 @@ def report(
         X, y = split_rows(spec, frame, holdout_flags)
         note = ("holdout_fraction is 0: the metrics below are on the training rows.",)
     n_train = int((~holdout_flags).sum())
+    X_train, y_train = split_rows(spec, frame, holdout_flags)
     rule_report = build_report(
         model,
         X,
@@ -543,16 +545,21 @@ def report(
         title=spec.report.title or f"Rule report: {spec.name}",
         column_labels=spec.report.column_labels,
         target_label=spec.report.target_label,
+        value_labels=spec.report.value_labels,
+        class_labels=spec.report.class_labels,
         validation_summary=validation.summary(),
         validation_success=validation.success,
+        expectations=validation.results,
         data_description=(
             f"{Path(spec.data.path).name}: {n_train} training rows, {len(X)} holdout rows; "
             f"positive class {positive_label(spec)!r}"
         ),
+        description=spec.description,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         notes=note,
+        X_train=X_train,
+        y_train=y_train,
     )
-    X_train, _ = split_rows(spec, frame, holdout_flags)
     contract = DataContract.from_model(model, X_train)
     suite = json.dumps(contract.to_expectation_suite(f"libre-{spec.name}-contract"), indent=2)
     return TrainingReport(model, rule_report, validation, contract.to_json(), suite)
@@ -568,12 +575,14 @@ class Registration:
     """What ``register`` hands on: the model version (a new candidate, or the latest version
     reused when the model, data and spec are unchanged: ``new_version`` False), the promotion
     decision (what ``promote`` will record, decided against the champion at registration), and
-    what changed since that champion (None for the first version)."""
+    what changed since that champion (None for the first version), and the holdout scores of
+    the pipeline's versions so far (``trend``)."""
 
     version: ModelVersion
     decision: PromotionDecision
     changes: ChampionChanges | None
     new_version: bool = True
+    trend: pd.DataFrame | None = None
 
 
 def register(
@@ -607,7 +616,22 @@ def register(
         metric=spec.promotion.metric,
     )
     changes = _changes(registry, spec, previous, version, decision)
-    return Registration(version, decision, changes, new)
+    return Registration(version, decision, changes, new, _trend(registry, spec, version, decision))
+
+
+def _trend(
+    registry: ModelRegistry,
+    spec: PipelineSpec,
+    version: ModelVersion,
+    decision: PromotionDecision,
+) -> pd.DataFrame:
+    """The versions' holdout scores; this run's version says whether it is to be promoted."""
+    champions = [h.get("version") for h in registry.history(spec.name)]
+    trend = version_trend(registry.versions(spec.name), champions, current=version.version)
+    mine = trend["this_run"] & (trend["status"] == "candidate")
+    to_be = "to be promoted" if decision.promoted else "not promoted"
+    trend.loc[mine, "status"] = f"candidate, {to_be}"
+    return trend
 
 
 def promote(
@@ -643,10 +667,24 @@ def _changes(
     return changes
 
 
-def run_files(trained: TrainingReport, registration: Registration) -> dict[str, str]:
+def run_report(trained: TrainingReport, registration: Registration, run_id: str = "") -> RuleReport:
+    """The rule report with the registration: model version, changes since the champion and
+    the versions' holdout scores; ``run_id`` names the run (its folder)."""
+    return replace(
+        trained.rules,
+        changes=registration.changes,
+        model_version=registration.version.version,
+        run_id=run_id,
+        trend=registration.trend,
+    )
+
+
+def run_files(
+    trained: TrainingReport, registration: Registration, run_id: str = ""
+) -> dict[str, str]:
     """The run folder's files by name: the report (with the changes since the champion), the
     model and its contract."""
-    rules = replace(trained.rules, changes=registration.changes)
+    rules = run_report(trained, registration, run_id)
     return {
         "report.md": render_markdown(rules),
         "report.html": render_html(rules),

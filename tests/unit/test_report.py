@@ -267,10 +267,11 @@ def test_markdown_is_plain_gfm(report):
     inline = [c for t in tokens if t.children for c in t.children]
     assert not [t for t in tokens if t.type == "html_block"]
     assert not [t for t in inline if t.type in ("html_inline", "link_open", "image")]
-    assert sum(t.type == "table_open" for t in tokens) == 4
+    # rules, metrics, confusion, baselines, balance, curve, discretization, parameters
+    assert sum(t.type == "table_open" for t in tokens) == 8
     rendered = parser.render(md)
     n_rule_rows = len(report.rules) + 1
-    assert rendered.count("a&lt;b &amp; &quot;c&quot; ∈") >= 2  # fenced block and rule table
+    assert rendered.count("a&lt;b &amp; &quot;c&quot;") >= 3  # fenced block, rules, bins
     assert "<script>" not in rendered
     first_table = rendered.split("<table>")[1]
     assert first_table.count("<tr>") == n_rule_rows
@@ -293,7 +294,7 @@ class _Collector(HTMLParser):
 def test_html_self_contained_and_escaped(report):
     page = render_html(report)
     assert page.startswith("<!DOCTYPE html>")
-    assert page.count("<svg") == 2
+    assert page.count("<svg") == 3  # rule bars, class balance, curve
     assert "http://" not in page and "https://" not in page
     assert "a&lt;b &amp; &quot;c&quot;" in page
     assert NASTY not in page
@@ -305,7 +306,8 @@ def test_html_self_contained_and_escaped(report):
     assert "script" not in collector.tags and "link" not in collector.tags
     assert "img" not in collector.tags and "iframe" not in collector.tags
     assert not [v for k, v in collector.attrs if k in ("src", "href")]
-    assert collector.tags.count("table") == 4  # rules, metrics, curve, parameters
+    # rules, metrics, confusion, baselines, balance, curve, discretization, parameters
+    assert collector.tags.count("table") == 8
     assert "polyline" in collector.tags and "rect" in collector.tags
 
     for svg in re.findall(r"<svg.*?</svg>", page, flags=re.S):
@@ -316,7 +318,7 @@ def test_html_self_contained_and_escaped(report):
 
 def test_html_figures(report):
     page = render_html(report)
-    bars, curve = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+    bars, _, curve = re.findall(r"<svg.*?</svg>", page, flags=re.S)
     for row in report.rules.itertuples():
         assert f">Rule {row.rule}</text>" in bars
         assert f"{row.true_positives} correct · {row.false_positives} wrong" in bars
@@ -368,7 +370,7 @@ def test_model_without_rules(liver):
     md = render_markdown(report)
     assert "The model has no rules" in md and "**Status: Not run**" in md
     page = render_html(report)
-    assert page.count("<svg") == 2 and "No rules: nothing to show" in page
+    assert page.count("<svg") == 3 and "No rules: nothing to show" in page
     for svg in re.findall(r"<svg.*?</svg>", page, flags=re.S):
         ET.fromstring(svg)
 
@@ -505,7 +507,7 @@ def test_changes_section_in_markdown_and_html(liver, labels, report):
     assert "compared with v0003-11111111, the model in production (the champion)" in section
     assert decision in section
     assert "### Rules changed: before → after" in section
-    assert "x ∈ \\[1, max\\] → x ∈ \\[3, max\\]" in section
+    assert "x ≥ 1 → x ≥ 3" in section
     assert "### Rules added" in section and "### Rules removed" not in section
     assert "1 rule stayed the same." in section
     assert "| F1 score | 0.580 | 0.612 | ▲ +0.032 |" in section
@@ -516,7 +518,7 @@ def test_changes_section_in_markdown_and_html(liver, labels, report):
     parser = markdown_it.MarkdownIt("commonmark").enable("table")
     tokens = parser.parse(md)
     assert not [t for t in tokens if t.type == "html_block"]
-    assert sum(t.type == "table_open" for t in tokens) == 4 + 2  # rules changed, scores
+    assert sum(t.type == "table_open" for t in tokens) == 8 + 2  # rules changed, scores
 
     page = render_html(with_changes)
     assert "<h2>Changes since the champion</h2>" in page
@@ -525,7 +527,7 @@ def test_changes_section_in_markdown_and_html(liver, labels, report):
     assert NASTY not in page
     collector = _Collector()
     collector.feed(page)
-    assert collector.tags.count("table") == 4 + 2
+    assert collector.tags.count("table") == 8 + 2
     assert "script" not in collector.tags
     assert render_html(with_changes) == page  # deterministic
 

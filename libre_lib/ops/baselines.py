@@ -1,0 +1,181 @@
+"""What a rule set's scores mean next to simple answers: the confusion matrix, the class
+balance, the majority-class answer and the best single rule, and the scores of earlier model
+versions.
+
+All take 0/1 arrays (``predicted``, ``positive``) or the fired-rules matrix, so they depend on
+nothing but numpy and pandas; :mod:`libre_lib.ops.report` computes those from a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "BASELINE_COLUMNS",
+    "TREND_COLUMNS",
+    "baselines",
+    "class_balance",
+    "confusion_matrix",
+    "scores",
+    "version_trend",
+]
+
+BASELINE_COLUMNS = ("answer", "f1", "precision", "recall", "accuracy", "flagged")
+TREND_COLUMNS = (
+    "version",
+    "created_at",
+    "status",
+    "this_run",
+    "f1",
+    "precision",
+    "recall",
+    "accuracy",
+    "n_rules",
+)
+
+
+def scores(predicted: np.ndarray, positive: np.ndarray) -> dict:
+    """Counts and rates of a 0/1 prediction; a rate with an empty denominator is 0."""
+    predicted = np.asarray(predicted, dtype=bool)
+    positive = np.asarray(positive, dtype=bool)
+    tp = int(np.sum(predicted & positive))
+    fp = int(np.sum(predicted & ~positive))
+    fn = int(np.sum(~predicted & positive))
+    n = int(predicted.shape[0])
+    tn = n - tp - fp - fn
+    return {
+        "covered": tp + fp,
+        "true_positives": tp,
+        "false_positives": fp,
+        "precision": tp / (tp + fp) if tp + fp else 0.0,
+        "recall": tp / (tp + fn) if tp + fn else 0.0,
+        "f1": 2 * tp / (2 * tp + fp + fn) if tp else 0.0,
+        "accuracy": (tp + tn) / n if n else 0.0,
+    }
+
+
+def confusion_matrix(predicted: np.ndarray, positive: np.ndarray) -> dict[str, int]:
+    """``{"tp", "fp", "fn", "tn"}``: rows flagged and really positive, flagged but negative,
+    missed positives, and negatives left alone."""
+    predicted = np.asarray(predicted, dtype=bool)
+    positive = np.asarray(positive, dtype=bool)
+    return {
+        "tp": int(np.sum(predicted & positive)),
+        "fp": int(np.sum(predicted & ~positive)),
+        "fn": int(np.sum(~predicted & positive)),
+        "tn": int(np.sum(~predicted & ~positive)),
+    }
+
+
+def class_balance(positive: np.ndarray) -> dict[str, int]:
+    """``{"positive", "negative"}``: row counts of each class."""
+    positive = np.asarray(positive, dtype=bool)
+    n_positive = int(positive.sum())
+    return {"positive": n_positive, "negative": int(positive.shape[0]) - n_positive}
+
+
+def _f1(fired: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """Each column's F1 score as a prediction on its own."""
+    tp = (fired & positive[:, None]).sum(axis=0)
+    flagged = fired.sum(axis=0)
+    denominator = flagged + positive.sum()
+    return np.divide(2 * tp, denominator, out=np.zeros(fired.shape[1]), where=denominator > 0)
+
+
+def baselines(
+    fired: np.ndarray,
+    positive: np.ndarray,
+    *,
+    majority_positive: bool,
+    choice_fired: np.ndarray | None = None,
+    choice_positive: np.ndarray | None = None,
+) -> tuple[pd.DataFrame, int | None]:
+    """The model next to two simple answers, scored on the same rows.
+
+    Parameters
+    ----------
+    fired : ndarray of shape (n_rows, n_rules)
+        Which rule matches which (holdout) row.
+    positive : ndarray of shape (n_rows,)
+        Which row really has the outcome.
+    majority_positive : bool
+        Whether the majority class (normally of the training rows) is the positive one; the
+        majority-class answer flags every row if so, none otherwise.
+    choice_fired, choice_positive : ndarray, optional
+        The rows the best single rule is chosen on (normally the training rows): the rule with
+        the highest F1 there. Without them it is chosen on ``fired`` / ``positive`` itself.
+
+    Returns
+    -------
+    table : DataFrame
+        Rows ``model``, ``majority`` and (when the model has rules) ``best_rule``; columns
+        :data:`BASELINE_COLUMNS` (``flagged``: rows flagged).
+    best : int or None
+        The 1-based number of the best single rule (None without rules).
+    """
+    fired = np.asarray(fired, dtype=bool)
+    positive = np.asarray(positive, dtype=bool)
+    n_rows = positive.shape[0]
+    rows = [("model", fired.any(axis=1) if fired.shape[1] else np.zeros(n_rows, dtype=bool))]
+    rows.append(("majority", np.full(n_rows, bool(majority_positive))))
+    best = None
+    if fired.shape[1]:
+        if choice_fired is None or choice_positive is None:
+            choice_fired, choice_positive = fired, positive
+        by_f1 = _f1(np.asarray(choice_fired, dtype=bool), np.asarray(choice_positive, dtype=bool))
+        best = int(np.argmax(by_f1))
+        rows.append(("best_rule", fired[:, best]))
+    records = []
+    for answer, predicted in rows:
+        s = scores(predicted, positive)
+        records.append(
+            {
+                "answer": answer,
+                **{k: s[k] for k in ("f1", "precision", "recall", "accuracy")},
+                "flagged": s["covered"],
+            }
+        )
+    return pd.DataFrame(records, columns=list(BASELINE_COLUMNS)), (
+        None if best is None else best + 1
+    )
+
+
+def version_trend(
+    versions: Iterable, champions: Iterable[str] = (), current: str | None = None, last: int = 20
+) -> pd.DataFrame:
+    """Holdout scores of registered model versions, oldest first (at most the ``last`` ones).
+
+    ``versions`` are registry :class:`~libre_lib.ops.registry.ModelVersion` objects (anything
+    with ``version``, ``created_at``, ``status`` and a ``metrics`` mapping); ``champions`` the
+    versions ever promoted, whose ``status`` reads "champion (earlier)" when they are retired;
+    ``current`` the version of this run (``this_run`` True). Columns :data:`TREND_COLUMNS`.
+    """
+    promoted = set(champions)
+    rows = []
+    for v in list(versions)[-last:]:
+        metrics: Mapping = getattr(v, "metrics", {}) or {}
+        status = str(getattr(v, "status", ""))
+        if status != "champion" and v.version in promoted:
+            status = "champion (earlier)"
+        rows.append(
+            {
+                "version": str(v.version),
+                "created_at": str(getattr(v, "created_at", ""))[:10],
+                "status": status,
+                "this_run": v.version == current,
+                **{k: _number(metrics.get(k)) for k in TREND_COLUMNS[4:]},
+            }
+        )
+    return pd.DataFrame(rows, columns=list(TREND_COLUMNS))
+
+
+def _number(value) -> float:
+    if isinstance(value, bool) or value is None:
+        return float("nan")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")

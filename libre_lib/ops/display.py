@@ -1,0 +1,356 @@
+"""Rule text for people: rounded cut points, comparisons, labels, and rules combined for display.
+
+The model's own text (``str(rule)``, :mod:`libre_lib.rules`) is exact and paper-style:
+``bmi ∈ [26.400000000000002, max]``. A report reads better as ``bmi ≥ 26.4``:
+
+>>> display = RuleDisplay.from_model(model, column_labels={"plas": "glucose"},
+...                                  class_labels={"1": "diabetic"})
+>>> display.rule_text(model.rules_[0])
+'glucose ≥ 158 AND age ≥ 30'
+>>> print(display.ruleset_text(model.rules_))
+
+Numbers are rounded to the fewest significant digits (at least three) that keep neighbouring
+cut points of the same column distinct (:func:`display_numbers`), so two different cut points
+never print the same. Everything here is display only: predictions use the exact rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..discretization import NUMERIC
+from ..rules import Condition, Interval, Rule, RuleSet
+
+__all__ = [
+    "LEGEND",
+    "RuleDisplay",
+    "combine_rules",
+    "display_numbers",
+    "round_text",
+]
+
+MIN_DIGITS = 3
+"""The fewest significant digits a cut point is shown with."""
+MAX_DIGITS = 17
+"""Enough significant digits to tell any two doubles apart."""
+
+LEGEND = (
+    ("x ≥ a", "x is a or more."),
+    ("x < b", "x is below b (b itself does not match)."),
+    ("a ≤ x < b", "x lies between a (included) and b (not included)."),
+    ("x ∈ [a, b)", "the same range written as an interval: a included, b not included."),
+    (
+        "min, max",
+        "the lowest and the highest value: [min, b) has no lower bound, [a, max] no upper bound.",
+    ),
+    ("∪", "or: x ∈ [min, 20) ∪ [30, max] matches values below 20 and values of 30 or more."),
+    ("∪ missing", "a row where x is missing (blank) also matches."),
+    ("x = c, x ∈ {c, d}", "x is the category c, or one of the categories listed."),
+    ("x is missing", "only rows where x is blank match."),
+    ("x is not missing", "any value of x matches, but a blank does not."),
+)
+"""The notation of the report's rules: (notation, meaning)."""
+
+ROUNDING_NOTE = (
+    "Numbers in rules are rounded for display (to the fewest digits that keep neighbouring cut "
+    "points of a column apart); the model uses the exact cut points."
+)
+
+
+# --- numbers -----------------------------------------------------------------------------------
+
+
+def round_text(value: float, digits: int) -> str:
+    """``value`` rounded to ``digits`` significant digits (never in its integer part), without
+    trailing zeros or exponent: ``29.709533`` -> ``'29.7'``, ``1234567.8`` -> ``'1234568'``."""
+    value = float(value)
+    if not math.isfinite(value):
+        return "max" if value > 0 else "min" if value < 0 else "nan"
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def display_numbers(values: Iterable[float], min_digits: int = MIN_DIGITS) -> dict[float, str]:
+    """Display text of each finite value: rounded to at least ``min_digits`` significant
+    digits, more where two neighbouring (sorted) values would otherwise print the same.
+
+    >>> display_numbers([29.709533160035694, 29.71, 48.3])
+    {29.709533160035694: '29.7095', 29.71: '29.71', 48.3: '48.3'}
+    """
+    numbers = sorted({float(v) for v in values if math.isfinite(float(v))})
+    digits = [min_digits] * len(numbers)
+    while True:
+        texts = [round_text(v, d) for v, d in zip(numbers, digits, strict=True)]
+        clash = False
+        for i in range(len(numbers) - 1):
+            if float(texts[i]) == float(texts[i + 1]):
+                for j in (i, i + 1):
+                    if digits[j] < MAX_DIGITS:
+                        digits[j] += 1
+                        clash = True
+        if not clash:
+            return dict(zip(numbers, texts, strict=True))
+
+
+def _value_key(value) -> object:
+    """A label lookup key: numbers (and text that reads as one) by value, the rest as text."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int | float):
+        number = float(value)
+        return ("number", number) if math.isfinite(number) else ("text", str(value))
+    try:
+        number = float(str(value).strip())
+    except (TypeError, ValueError):
+        return ("text", str(value))
+    if math.isfinite(number):
+        return ("number", number)
+    return ("text", str(value))
+
+
+# --- combining rules for display ---------------------------------------------------------------
+
+
+def _union(a: Condition, b: Condition) -> Condition:
+    return Condition(
+        a.feature,
+        a.kind,
+        intervals=a.intervals + b.intervals,
+        categories=a.categories + b.categories,
+        missing=a.missing or b.missing,
+    )
+
+
+def _combined(a: Rule, b: Rule) -> Rule | None:
+    """One rule matching exactly the rows ``a OR b`` match, when both constrain the same columns
+    with the same conditions except one column whose conditions join: numeric ranges that touch
+    or overlap, or category sets. None otherwise."""
+    if a.features != b.features:
+        return None
+    differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    if len(differ) != 1:
+        return None
+    i = differ[0]
+    x, y = a.conditions[i], b.conditions[i]
+    if x.kind != y.kind:
+        return None
+    joined = _union(x, y)
+    if x.kind == NUMERIC and len(joined.intervals) == len(x.intervals) + len(y.intervals):
+        return None  # ranges apart: nothing simpler to show
+    return Rule((*a.conditions[:i], joined, *a.conditions[i + 1 :]))
+
+
+def combine_rules(rules: Sequence[Rule]) -> list[tuple[Rule, tuple[int, ...]]]:
+    """The rules as displayed: rules that differ only in one column, where the two conditions
+    join into one (``bmi ∈ [26.4, 48.3)`` OR ``bmi ∈ [48.3, max]`` -> ``bmi ∈ [26.4, max]``),
+    are shown as one rule. Returns (rule, 1-based numbers of the model's rules it stands for),
+    in the order of each group's first rule; a rule OR-ed with the others is unchanged, so
+    the rule set predicts the same."""
+    shown: list[tuple[Rule, tuple[int, ...]]] = [(r, (i + 1,)) for i, r in enumerate(rules)]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(shown)):
+            for j in range(i + 1, len(shown)):
+                rule = _combined(shown[i][0], shown[j][0])
+                if rule is not None:
+                    shown[i] = (rule, tuple(sorted(shown[i][1] + shown[j][1])))
+                    del shown[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    return shown
+
+
+def _numbers_text(numbers: Sequence[int]) -> str:
+    words = [str(n) for n in numbers]
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+
+
+# --- display -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RuleDisplay:
+    """How rules read in a report: labels of columns, values and classes, and the display text
+    of each column's cut points.
+
+    ``cuts`` maps a column to the exact numbers its rules can print (cut points); other numbers
+    are rounded on their own. ``value_labels`` maps a column to {value: label} (values compared
+    as numbers when they read as numbers, so ``1``, ``1.0`` and ``"1"`` are the same value);
+    ``class_labels`` maps a class to a label, e.g. ``{"1": "diabetic"}``.
+    """
+
+    column_labels: Mapping[str, str] = field(default_factory=dict)
+    value_labels: Mapping[str, Mapping[object, str]] = field(default_factory=dict)
+    class_labels: Mapping[object, str] = field(default_factory=dict)
+    target_label: str | None = None
+    cuts: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    _texts: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        texts = {feature: display_numbers(values) for feature, values in self.cuts.items()}
+        object.__setattr__(self, "_texts", texts)
+
+    @classmethod
+    def from_model(
+        cls,
+        model,
+        *,
+        column_labels: Mapping[str, str] | None = None,
+        value_labels: Mapping[str, Mapping[object, str]] | None = None,
+        class_labels: Mapping[object, str] | None = None,
+        target_label: str | None = None,
+    ) -> RuleDisplay:
+        """The display of a fitted model's rules: cut points from its discretization (if it
+        has one) and the interval ends of its rules.
+
+        Parameters
+        ----------
+        model : LibreClassifier
+            A fitted model.
+        column_labels, value_labels, class_labels : mapping, optional
+            Display names of columns, of values per column and of classes.
+        target_label : str, optional
+            The name of the target, used for a class without a label.
+
+        Returns
+        -------
+        RuleDisplay
+        """
+        cuts: dict[str, set[float]] = {}
+        discretization = getattr(model, "discretization_", None)
+        for feature in getattr(discretization, "features", ()):
+            if feature.kind == NUMERIC:
+                cuts.setdefault(feature.name, set()).update(feature.cuts)
+        display = cls(
+            column_labels=dict(column_labels or {}),
+            value_labels={str(k): dict(v) for k, v in (value_labels or {}).items()},
+            class_labels=dict(class_labels or {}),
+            target_label=target_label,
+            cuts={k: tuple(sorted(v)) for k, v in cuts.items()},
+        )
+        return display.with_rules(model.rules_)
+
+    def with_rules(self, rules: Iterable[Rule]) -> RuleDisplay:
+        """This display, also telling apart the interval ends of ``rules`` (e.g. an older
+        model's, so a moved threshold never prints as the same number)."""
+        cuts = {k: set(v) for k, v in self.cuts.items()}
+        for rule in rules:
+            for condition in rule:
+                for interval in condition.intervals:
+                    ends = {interval.low, interval.high} - {-math.inf, math.inf}
+                    cuts.setdefault(condition.feature, set()).update(ends)
+        return RuleDisplay(
+            self.column_labels,
+            self.value_labels,
+            self.class_labels,
+            self.target_label,
+            {k: tuple(sorted(v)) for k, v in cuts.items()},
+        )
+
+    # --- pieces
+
+    def column(self, feature: str) -> str:
+        return str(self.column_labels.get(feature, feature))
+
+    def number(self, feature: str, value: float) -> str:
+        text = self._texts.get(feature, {}).get(float(value))
+        return text if text is not None else round_text(value, MIN_DIGITS)
+
+    def value(self, feature: str, value) -> str:
+        labels = _value_labels(self, feature)
+        label = labels.get(_value_key(value))
+        if label is not None:
+            return label
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+
+    def class_name(self, value) -> str:
+        """``diabetic`` for a labelled class, else ``diabetes = 1``."""
+        labels = {_value_key(k): str(v) for k, v in self.class_labels.items()}
+        label = labels.get(_value_key(value))
+        if label is not None:
+            return label
+        return f"{self.target_label or 'target'} = {value}"
+
+    def interval_text(self, feature: str, interval: Interval) -> str:
+        low = "min" if interval.low == -math.inf else self.number(feature, interval.low)
+        if interval.high == math.inf:
+            return f"[{low}, max]"
+        return f"[{low}, {self.number(feature, interval.high)})"
+
+    # --- text
+
+    def condition_text(self, condition: Condition) -> str:
+        """``bmi ≥ 26.4``, ``26.4 ≤ bmi < 48.3``, ``bmi ∈ [min, 20) ∪ [30, max] ∪ missing``,
+        ``sex = female``, ``sex ∈ {female, male} ∪ missing``, ``bmi is missing``."""
+        name = self.column(condition.feature)
+        feature = condition.feature
+        if condition.kind == NUMERIC:
+            intervals = condition.intervals
+            if len(intervals) == 1 and not condition.missing:
+                (interval,) = intervals
+                low, high = interval.low, interval.high
+                if low == -math.inf and high == math.inf:
+                    return f"{name} is not missing"
+                if low == -math.inf:
+                    return f"{name} < {self.number(feature, high)}"
+                if high == math.inf:
+                    return f"{name} ≥ {self.number(feature, low)}"
+                return f"{self.number(feature, low)} ≤ {name} < {self.number(feature, high)}"
+            parts = [self.interval_text(feature, i) for i in intervals]
+        else:
+            values = [self.value(feature, c) for c in condition.categories]
+            if len(values) == 1 and not condition.missing:
+                return f"{name} = {values[0]}"
+            parts = ["{" + ", ".join(values) + "}"] if values else []
+        if condition.missing:
+            if not parts:
+                return f"{name} is missing"
+            parts.append("missing")
+        return f"{name} ∈ " + " ∪ ".join(parts)
+
+    def rule_text(self, rule: Rule) -> str:
+        """The rule's conditions joined by AND (``TRUE`` for a rule without conditions)."""
+        if not rule.conditions:
+            return "TRUE"
+        return " AND ".join(self.condition_text(c) for c in rule.conditions)
+
+    def outcome_text(self, ruleset: RuleSet) -> str:
+        """``THEN diabetic ELSE not diabetic`` (labelled classes) or ``THEN diabetes = 1 ELSE
+        diabetes = 0``."""
+        positive = self.class_name(ruleset.positive_class)
+        negative = self.class_name(ruleset.negative_class)
+        return f"THEN {positive} ELSE {negative}"
+
+    def ruleset_text(self, ruleset: RuleSet, combine: bool = True) -> str:
+        """``IF ... OR ... THEN ... ELSE ...``; with ``combine``, rules that join into one are
+        shown once, marked with the numbers of the rules they stand for."""
+        outcome = self.outcome_text(ruleset)
+        if not ruleset.rules:
+            return f"IF FALSE {outcome}"
+        if combine:
+            shown = combine_rules(ruleset.rules)
+        else:
+            shown = [(r, (i + 1,)) for i, r in enumerate(ruleset.rules)]
+        lines = []
+        for i, (rule, numbers) in enumerate(shown):
+            line = ("IF " if i == 0 else "OR ") + self.rule_text(rule)
+            if len(numbers) > 1:
+                line += f"   (rules {_numbers_text(numbers)} combined)"
+            lines.append(line)
+        return "\n".join([*lines, outcome])
+
+
+def _value_labels(display: RuleDisplay, feature: str) -> dict[object, str]:
+    return {_value_key(k): str(v) for k, v in display.value_labels.get(feature, {}).items()}

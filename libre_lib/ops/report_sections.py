@@ -1,0 +1,338 @@
+"""The report's sections on evidence and context, as plain blocks both renderers share.
+
+A block is ``("p", text)``, ``("h", heading)``, ``("list", [text, ...])``, ``("dl", [(term,
+text), ...])``, ``("table", (headers, rows, numeric))`` or ``("figure", (svg, caption))``;
+:mod:`libre_lib.ops.report` writes them as Markdown and HTML. Every cell is already text here:
+counts with thousands separators, rates with three decimals, "n/a" for a precision of nothing
+flagged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..discretization import NUMERIC
+from .display import LEGEND, ROUNDING_NOTE, RuleDisplay
+from .figures import svg_class_balance, svg_trend
+
+__all__ = [
+    "NOT_AVAILABLE",
+    "balance_blocks",
+    "baseline_blocks",
+    "confusion_blocks",
+    "discretization_blocks",
+    "discretization_table",
+    "expectation_blocks",
+    "fmt",
+    "legend_blocks",
+    "trend_blocks",
+]
+
+DASH = "–"
+NOT_AVAILABLE = "n/a"
+Block = tuple[str, object]
+
+
+# --- numbers as text ---------------------------------------------------------------------------
+
+
+def is_missing(value) -> bool:
+    try:
+        return value is None or bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt(value, kind: str) -> str:
+    """``int``/``count``: ``1,234``; ``rate``: ``0.612``; ``decimal``: ``1.50``; ``text``: as
+    is; anything else: four significant digits. Missing values read "–"."""
+    if kind == "text":
+        return str(value)
+    if is_missing(value):
+        return DASH
+    if kind in ("int", "count"):
+        number = float(value)
+        return f"{round(number):,}" if number.is_integer() else f"{number:,.1f}"
+    if kind == "rate":
+        return f"{float(value):.3f}"
+    if kind == "decimal":
+        return f"{float(value):.2f}"
+    return fmt_value(value)
+
+
+def fmt_value(value) -> str:
+    """A parameter or unknown metric value."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.4g}"
+    if isinstance(value, np.integer):
+        return str(int(value))
+    return str(value)
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else NOT_AVAILABLE
+
+
+# --- notation ----------------------------------------------------------------------------------
+
+
+def legend_blocks() -> list[Block]:
+    """What the symbols in the rules mean, and that numbers are rounded for display."""
+    return [
+        ("h", "Notation"),
+        ("dl", list(LEGEND)),
+        ("p", ROUNDING_NOTE),
+    ]
+
+
+# --- holdout evidence --------------------------------------------------------------------------
+
+
+def confusion_blocks(confusion: Mapping[str, int], names: tuple[str, str]) -> list[Block]:
+    """The 2x2 table of actual against predicted class, with row shares."""
+    positive, negative = names
+    tp, fp, fn, tn = (int(confusion[k]) for k in ("tp", "fp", "fn", "tn"))
+    rows = [
+        [f"Actually {positive}", f"{tp:,}", f"{fn:,}", f"{tp + fn:,}"],
+        [f"Actually {negative}", f"{fp:,}", f"{tn:,}", f"{fp + tn:,}"],
+        ["Total", f"{tp + fp:,}", f"{fn + tn:,}", f"{tp + fp + fn + tn:,}"],
+    ]
+    headers = ("", f"Predicted {positive}", f"Predicted {negative}", "Total")
+    return [
+        ("h", "Confusion matrix (holdout rows)"),
+        (
+            "p",
+            f"Of the {tp + fn:,} holdout rows whose outcome is “{positive}”, the model flags "
+            f"{tp:,} ({_share(tp, tp + fn)}) and misses {fn:,}; it also flags {fp:,} of the "
+            f"{fp + tn:,} rows whose outcome is “{negative}”.",
+        ),
+        ("table", (headers, rows, (False, True, True, True))),
+    ]
+
+
+def baseline_blocks(
+    table: pd.DataFrame,
+    best_rule: int | None,
+    *,
+    majority_name: str,
+    n_rules: int,
+    chosen_on_training: bool,
+) -> list[Block]:
+    """The model's holdout scores next to the majority-class answer and the best single rule."""
+    names = {
+        "model": f"This model ({n_rules} rule{'' if n_rules == 1 else 's'})",
+        "majority": f"Majority class: always “{majority_name}”",
+        "best_rule": f"Best single rule (rule {best_rule})",
+    }
+    rows = []
+    for record in table.to_dict("records"):
+        flagged = int(record["flagged"])
+        precision = NOT_AVAILABLE if flagged == 0 else fmt(record["precision"], "rate")
+        rows.append(
+            [
+                names.get(record["answer"], str(record["answer"])),
+                fmt(record["f1"], "rate"),
+                precision,
+                fmt(record["recall"], "rate"),
+                fmt(record["accuracy"], "rate"),
+                f"{flagged:,}",
+            ]
+        )
+    where = "training" if chosen_on_training else "holdout"
+    text = (
+        "The same holdout rows scored for two simple answers: flagging by the majority class "
+        "alone (a model should beat its accuracy), and the rule with the highest F1 score on "
+        f"the {where} rows used on its own (the gain of combining rules)."
+    )
+    headers = ("Answer", "F1 score", "Precision", "Recall", "Accuracy", "Rows flagged")
+    return [
+        ("h", "Compared with simple answers"),
+        ("p", text),
+        ("table", (headers, rows, (False, True, True, True, True, True))),
+    ]
+
+
+def balance_blocks(
+    balance: Mapping[str, Mapping[str, int]], names: tuple[str, str], figure: bool = True
+) -> list[Block]:
+    """Rows of each class in the training and holdout rows (table and bar figure)."""
+    positive, negative = names
+    rows = []
+    for name, counts in balance.items():
+        p, n = int(counts.get("positive", 0)), int(counts.get("negative", 0))
+        rows.append([name, f"{p:,}", f"{n:,}", f"{p + n:,}", _share(p, p + n)])
+    headers = ("Rows", positive, negative, "Total", f"Share {positive}")
+    blocks: list[Block] = [
+        ("h", "Class balance"),
+        ("table", (headers, rows, (False, True, True, True, True))),
+    ]
+    if figure:
+        caption = f"Share of {positive} rows in the training and holdout rows."
+        blocks.append(("figure", (svg_class_balance(balance, names), caption)))
+    return blocks
+
+
+# --- discretization ----------------------------------------------------------------------------
+
+DISCRETIZATION_COLUMNS = ("column", "kind", "n_bins", "bins", "missing")
+
+
+def discretization_table(discretization, display: RuleDisplay) -> pd.DataFrame:
+    """One row per input column: its kind, number of bins, cut points (rounded for display) or
+    categories (labelled), and how missing values are binned; dropped columns last."""
+    rows = []
+    for feature in getattr(discretization, "features", ()):
+        name = display.column(feature.name)
+        if feature.kind == NUMERIC:
+            cuts = [display.number(feature.name, c) for c in feature.cuts]
+            bins = "cut points " + ", ".join(cuts) if cuts else "no cut point (one bin)"
+            kind = "numeric"
+        else:
+            values = []
+            for category in feature.categories:
+                shown = display.value(feature.name, category)
+                raw = str(category)
+                values.append(shown if shown == raw else f"{shown} ({raw})")
+            bins = "categories " + ", ".join(values)
+            kind = "categorical"
+        missing = "own bin" if feature.has_missing else "none in training"
+        rows.append(
+            {
+                "column": name,
+                "kind": kind,
+                "n_bins": int(feature.n_bins),
+                "bins": bins,
+                "missing": missing,
+            }
+        )
+    for dropped in getattr(discretization, "dropped", ()):
+        rows.append(
+            {
+                "column": display.column(dropped),
+                "kind": "dropped",
+                "n_bins": 0,
+                "bins": "constant or always missing in training: not used",
+                "missing": "",
+            }
+        )
+    return pd.DataFrame(rows, columns=list(DISCRETIZATION_COLUMNS))
+
+
+def discretization_blocks(table: pd.DataFrame | None) -> list[Block]:
+    blocks: list[Block] = [("h", "How each column was discretized")]
+    if table is None or not len(table):
+        return [*blocks, ("p", "The model records no discretization.")]
+    blocks.append(
+        (
+            "p",
+            "Before learning, each numeric column is cut into ranges (bins) at the cut points "
+            "below, and each categorical column keeps one bin per category; rules are unions of "
+            "bins. A column without missing values in training has no bin for them: a missing "
+            "value there matches none of its conditions. " + ROUNDING_NOTE,
+        )
+    )
+    rows = [
+        [r["column"], r["kind"], f"{int(r['n_bins']):,}", r["bins"], r["missing"]]
+        for r in table.to_dict("records")
+    ]
+    headers = ("Column", "Kind", "Bins", "Cut points or categories", "Missing values")
+    blocks.append(("table", (headers, rows, (False, False, True, False, False))))
+    return blocks
+
+
+# --- data validation ---------------------------------------------------------------------------
+
+
+def _expectation_name(name: str) -> str:
+    words = str(name).removeprefix("expect_").replace("_", " ")
+    return words[:1].upper() + words[1:]
+
+
+def expectation_blocks(expectations: pd.DataFrame | None) -> list[Block]:
+    """Every data expectation with its result."""
+    if expectations is None or not len(expectations):
+        return []
+    rows = []
+    for r in expectations.to_dict("records"):
+        count = r.get("unexpected_count")
+        rows.append(
+            [
+                _expectation_name(r.get("expectation", "")),
+                "the table" if is_missing(r.get("column")) else str(r.get("column")),
+                "Passed" if r.get("success") else "Failed",
+                DASH if is_missing(count) else f"{int(count):,}",
+                str(r.get("details") or ""),
+            ]
+        )
+    n_failed = sum(row[2] == "Failed" for row in rows)
+    headers = ("Expectation", "Column", "Result", "Unexpected rows", "Details")
+    return [
+        ("h", "Expectations checked"),
+        ("p", f"{len(rows) - n_failed} of {len(rows)} expectations met."),
+        ("table", (headers, rows, (False, False, False, True, False))),
+    ]
+
+
+# --- versions ----------------------------------------------------------------------------------
+
+
+def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]:
+    """Holdout scores of the registered versions (table; figure from two versions on)."""
+    if trend is None or not len(trend):
+        return []
+    blocks: list[Block] = [
+        ("h", "Model versions over time"),
+        (
+            "p",
+            "Holdout scores of each registered version of this pipeline, oldest first (each "
+            "measured on the holdout rows of its own run). The champion is the version in "
+            "production.",
+        ),
+    ]
+    rows = []
+    for r in trend.to_dict("records"):
+        status = str(r["status"]) + (" (this run)" if r.get("this_run") else "")
+        rows.append(
+            [
+                str(r["version"]),
+                str(r["created_at"]),
+                status,
+                *(fmt(r[k], "rate") for k in ("f1", "precision", "recall", "accuracy")),
+                fmt(r["n_rules"], "int"),
+            ]
+        )
+    headers = ("Version", "Registered", "Status", "F1 score", "Precision", "Recall", "Accuracy")
+    numeric = (False, False, False, True, True, True, True, True)
+    blocks.append(("table", ((*headers, "Rules"), rows, numeric)))
+    if figure and len(trend) >= 2:
+        caption = "Holdout F1 score and accuracy of each registered version (diamonds: champions)."
+        blocks.append(("figure", (svg_trend(trend), caption)))
+    return blocks
+
+
+def expectations_frame(results: Sequence | pd.DataFrame | None) -> pd.DataFrame | None:
+    """Expectation results (objects with the fields of ``ExpectationResult``, dicts or a frame)
+    as a frame with columns expectation, column, success, unexpected_count, details."""
+    if results is None:
+        return None
+    columns = ["expectation", "column", "success", "unexpected_count", "details"]
+    if isinstance(results, pd.DataFrame):
+        return results.reindex(columns=columns)
+    rows = []
+    for r in results:
+        get = r.get if isinstance(r, Mapping) else lambda k, r=r: getattr(r, k, None)
+        rows.append({k: get(k) for k in columns})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def rate_or_na(value, flagged) -> str:
+    """A precision: "n/a" when nothing was flagged (no row to be right or wrong about)."""
+    if not is_missing(flagged) and not math.isnan(float(flagged)) and int(flagged) == 0:
+        return NOT_AVAILABLE
+    return fmt(value, "rate")
