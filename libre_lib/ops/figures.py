@@ -201,13 +201,18 @@ def svg_curve(curve: pd.DataFrame) -> str:
         if column not in curve.columns or not len(curve):
             continue
         values = curve[column].to_numpy(dtype=float)
-        points = " ".join(f"{_n(px(k))},{_n(py(v))}" for k, v in zip(ks, values, strict=True))
+        if column == "precision" and "covered" in curve.columns:  # nothing flagged: n/a
+            keep = curve["covered"].to_numpy() > 0
+            ks_c, values = ks[keep], values[keep]
+        else:
+            ks_c = ks
+        points = " ".join(f"{_n(px(k))},{_n(py(v))}" for k, v in zip(ks_c, values, strict=True))
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         out.append(
             f'<polyline points="{points}" fill="none" stroke="{color}" '
             f'stroke-width="{stroke_width}"{dash_attr}/>'
         )
-        for k, v in zip(ks, values, strict=True):
+        for k, v in zip(ks_c, values, strict=True):
             out.append(
                 f'<circle cx="{_n(px(k))}" cy="{_n(py(v))}" r="3.5" fill="{color}">'
                 f"<title>{_h(f'{name} with {round(k)} rule(s): {v:.3f}')}</title></circle>"

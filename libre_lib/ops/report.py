@@ -776,6 +776,8 @@ dl.legend dt { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monos
 dl.legend dd { margin: 0; }
 p.note { color: #5b6272; font-size: 13px; }
 table.confusion td:first-child { font-weight: 600; }
+span.cond { white-space: nowrap; }
+td.rule-text .kw { color: #0b5cad; font-weight: 700; }
 """
 
 
@@ -792,14 +794,26 @@ def _html_table(headers, rows, numeric, classes=None, wide: bool = False, css: s
     out += [f"<th{cls(i)}>{_h(h)}</th>" for i, h in enumerate(headers)]
     out.append("</tr></thead>")
     out.append("<tbody>")
+
+    def cell(i, text):
+        if "rule-text" in classes[i]:
+            return _rule_cell(text)
+        return _h(text)
+
     for row in rows:
-        out.append("<tr>" + "".join(f"<td{cls(i)}>{_h(c)}</td>" for i, c in enumerate(row)))
+        out.append("<tr>" + "".join(f"<td{cls(i)}>{cell(i, c)}</td>" for i, c in enumerate(row)))
     out.append("</tbody></table></div>")
     return "\n".join(out)
 
 
 def _h(text) -> str:
     return html.escape(str(text), quote=True)
+
+
+def _rule_cell(text) -> str:
+    """A rule's conditions, each kept on one line (wrapping only between conditions)."""
+    parts = [f'<span class="cond">{_h(part)}</span>' for part in str(text).split(" AND ")]
+    return ' <span class="kw">AND</span> '.join(parts)
 
 
 _KEYWORD = re.compile(r"^(IF|OR)\b|\b(AND|THEN|ELSE)\b")

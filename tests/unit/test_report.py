@@ -2,6 +2,7 @@
 
 import ast
 import copy
+import dataclasses
 import math
 import re
 import sys
@@ -20,6 +21,7 @@ from libre_lib.discretization import CATEGORICAL, NUMERIC
 from libre_lib.ops.report import (
     RULE_TABLE_COLUMNS,
     RuleReport,
+    artifact_tables,
     build_report,
     metrics,
     plain_rule_text,
@@ -328,7 +330,8 @@ def test_html_figures(report):
     for tick in ("0.0", "0.2", "0.4", "0.6", "0.8", "1.0"):
         assert f">{tick}</text>" in curve
     n_points = len(report.curve)
-    assert curve.count("<circle") == 3 * n_points
+    # no precision point where nothing is flagged (0 rules): it is n/a, not 0
+    assert curve.count("<circle") == 3 * n_points - int((report.curve["covered"] == 0).sum())
     assert "F1 score" in curve and "Precision" in curve and "Recall" in curve
 
 
@@ -554,3 +557,223 @@ def test_changes_section_when_the_rules_are_identical(liver):
     assert "v0002-bbbbbbbb has exactly the same rules as v0001-aaaaaaaa." in md
     assert "### Rules" not in md and "| F1 score | 0.500 | 0.500 | = no change |" in md
     assert "exactly the same rules" in render_html(report)
+
+
+# --- readable rules, evidence and context ------------------------------------------------------
+
+
+def test_display_numbers_rounds_but_keeps_neighbours_apart():
+    from libre_lib.ops.display import display_numbers, round_text
+
+    texts = display_numbers([29.709533160035694, 29.71, 48.3, 1234567.8])
+    assert texts[48.3] == "48.3" and texts[1234567.8] == "1234568"
+    assert texts[29.709533160035694] != texts[29.71]
+    assert len(texts[29.709533160035694]) < len("29.709533160035694")
+    assert round_text(26.400000000000002, 3) == "26.4" and round_text(158.0, 3) == "158"
+    assert round_text(-0.0001, 1) == "-0.0001" and round_text(0.0, 3) == "0"
+
+
+def test_conditions_read_as_comparisons_with_labels():
+    from libre_lib.ops.display import RuleDisplay
+
+    display = RuleDisplay(
+        column_labels={"glu": "glucose"},
+        value_labels={"sex": {1: "female", "0": "male"}},
+        class_labels={"1": "diabetic"},
+        target_label="diabetes",
+        cuts={"glu": (99.99999, 158.00000001), "bmi": (26.400000000000002,)},
+    )
+    glu = Condition("glu", NUMERIC, intervals=(Interval(158.00000001, math.inf),))
+    below = Condition("bmi", NUMERIC, intervals=(Interval(-math.inf, 26.400000000000002),))
+    between = Condition("glu", NUMERIC, intervals=(Interval(99.99999, 158.00000001),))
+    sex = Condition("sex", CATEGORICAL, categories=(1.0,))
+    both = Condition("sex", CATEGORICAL, categories=("0", 1.0), missing=True)
+    assert display.condition_text(glu) == "glucose ≥ 158"
+    assert display.condition_text(below) == "bmi < 26.4"
+    assert display.condition_text(between) == "100 ≤ glucose < 158"
+    assert display.condition_text(sex) == "sex = female"
+    assert display.condition_text(both) == "sex ∈ {female, male} ∪ missing"
+    assert display.outcome_text(RuleSet((), positive_class="1", negative_class="0")) == (
+        "THEN diabetic ELSE diabetes = 0"
+    )
+
+
+def test_rules_touching_in_one_column_are_combined_for_display_only():
+    from libre_lib.ops.display import RuleDisplay, combine_rules
+
+    age = Condition("age", NUMERIC, intervals=(Interval(30.0, math.inf),))
+    low = Rule((Condition("bmi", NUMERIC, intervals=(Interval(26.4, 48.3),)), age))
+    high = Rule((Condition("bmi", NUMERIC, intervals=(Interval(48.3, math.inf),)), age))
+    apart = Rule((Condition("bmi", NUMERIC, intervals=(Interval(-math.inf, 20.0),)), age))
+    other = Rule((Condition("glu", NUMERIC, intervals=(Interval(158.0, math.inf),)),))
+    shown = combine_rules([low, other, high, apart])
+    assert [numbers for _, numbers in shown] == [(1, 3), (2,), (4,)]
+    text = RuleDisplay().ruleset_text(RuleSet((low, other, high, apart), target="d"))
+    assert text.splitlines()[0] == "IF bmi ≥ 26.4 AND age ≥ 30   (rules 1 and 3 combined)"
+    assert "bmi < 20 AND age ≥ 30" in text  # ranges apart stay two rules
+    frame = pd.DataFrame({"bmi": np.linspace(10, 60, 101), "age": np.arange(101) % 50.0})
+    merged = shown[0][0].evaluate(frame)
+    assert (merged == (low.evaluate(frame) | high.evaluate(frame))).all()
+
+
+def test_report_sections_confusion_baselines_balance_and_bins(liver):
+    model, X, y, info = liver
+    X_all, y_all, _ = __import__("libre_lib.datasets", fromlist=["x"]).load_dataset("liver")
+    report = build_report(
+        model,
+        X,
+        y,
+        title="t",
+        class_labels={info.positive_class: "heavy drinker"},
+        X_train=X_all,
+        y_train=y_all,
+        description="Who drinks more than two a day",
+        expectations=[
+            {
+                "expectation": "expect_column_to_exist",
+                "column": "mcv",
+                "success": True,
+                "unexpected_count": None,
+                "details": "column present",
+            },
+            {
+                "expectation": "expect_table_row_count_to_be_between",
+                "column": None,
+                "success": False,
+                "unexpected_count": None,
+                "details": "too few rows",
+            },
+        ],
+    )
+    pred = model.predict(X) == info.positive_class
+    positive = (y == info.positive_class).to_numpy()
+    assert report.confusion == {
+        "tp": int((pred & positive).sum()),
+        "fp": int((pred & ~positive).sum()),
+        "fn": int((~pred & positive).sum()),
+        "tn": int((~pred & ~positive).sum()),
+    }
+    base = report.baselines.set_index("answer")
+    assert base.loc["model", "f1"] == pytest.approx(report.metrics["f1"])
+    majority_positive = (y_all == info.positive_class).mean() > 0.5
+    assert base.loc["majority", "flagged"] == (len(X) if majority_positive else 0)
+    best = report.best_rule
+    assert base.loc["best_rule", "f1"] == pytest.approx(
+        f1_score(positive, model.fired_rules(X)[:, best - 1])
+    )
+    assert report.balance["Training"]["positive"] == int((y_all == info.positive_class).sum())
+    assert report.balance["Holdout"]["negative"] == int((~positive).sum())
+
+    page = render_html(report)
+    for heading in (
+        "Notation",
+        "Confusion matrix (holdout rows)",
+        "Compared with simple answers",
+        "Class balance",
+        "How each column was discretized",
+        "Expectations checked",
+    ):
+        assert f">{heading}</h" in page
+    assert "Who drinks more than two a day" in page
+    assert "Predicted heavy drinker" in page
+    assert "Table row count to be between" in page and "Failed" in page
+    assert "1 of 2 expectations met." in page
+    for feature in model.discretization_.features:  # every cut point, rounded for display
+        for cut in feature.cuts:
+            assert report.display.number(feature.name, cut) in page
+    md = render_markdown(report)
+    assert "### Confusion matrix (holdout rows)" in md and "data:image" not in md
+    assert "THEN heavy drinker ELSE" in md
+
+
+def test_no_long_cut_points_in_rules_and_run_header(liver):
+    model, X, y, _ = liver
+    odd = copy.deepcopy(model)
+    rule = Rule((Condition("mcv", NUMERIC, intervals=(Interval(-math.inf, 29.709533160035694),)),))
+    odd.rules_ = RuleSet((rule,), target="t", positive_class="1", negative_class="2")
+    report = dataclasses.replace(
+        build_report(odd, X, y, title="t"), run_id="20250101-abc", model_version="v0007-12345678"
+    )
+    for text, shown in (
+        (render_html(report), "mcv &lt; 29.7"),
+        (render_markdown(report), "mcv \\< 29.7"),
+    ):
+        assert "29.709533160035694" not in text and shown in text
+        assert "Run: 20250101-abc" in text and "Model version: v0007-12345678" in text
+
+
+def test_precision_of_a_rule_matching_nothing_reads_na(liver):
+    model, X, y, _ = liver
+    never = copy.deepcopy(model)
+    rule = Rule((Condition("mcv", NUMERIC, intervals=(Interval(1e9, math.inf),)),))
+    never.rules_ = RuleSet(
+        (rule,),
+        target="t",
+        positive_class=model.rules_.positive_class,
+        negative_class=model.rules_.negative_class,
+    )
+    report = build_report(never, X, y, title="t")
+    md = render_markdown(report)
+    row = next(line for line in md.splitlines() if line.startswith("| 1 | mcv ≥ 1000000000 |"))
+    assert row.endswith("| 0 | 0 | 0 | n/a | 0.000 | 0 |")
+    tables = artifact_tables(report)
+    assert tables["rules"][0]["Precision"] == "n/a" and tables["rules"][0]["Rows matched"] == 0
+    assert {"Measure": "Precision", "Value": "n/a"} in tables["metrics"]
+
+
+def test_artifact_tables_have_readable_headers_and_rounded_numbers(report):
+    tables = artifact_tables(report)
+    first = tables["rules"][0]
+    assert list(first)[:3] == ["#", "Rule", "Conditions"]
+    assert first["Precision"] == round(report.rules["precision"][0], 3)
+    assert isinstance(first["Rows matched"], int)
+    assert {"Measure": "F1 score", "Value": round(report.metrics["f1"], 3)} in tables["metrics"]
+
+
+def test_markdown_artifact_has_the_figures_as_inline_images(report):
+    import base64
+
+    md = render_markdown(report, figures=True)
+    images = re.findall(
+        r"!\[(Figure \d+\.[^\]]*)\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)", md
+    )
+    assert [alt.split(".")[0] for alt, _ in images] == ["Figure 1", "Figure 2", "Figure 3"]
+    for _, data in images:
+        ET.fromstring(base64.b64decode(data))  # each a well-formed SVG
+    assert render_markdown(report) == render_markdown(report, figures=False)
+    assert "data:image" not in render_markdown(report)
+
+
+def test_version_trend_table_and_figure():
+    from types import SimpleNamespace
+
+    from libre_lib.ops.baselines import version_trend
+
+    versions = [
+        SimpleNamespace(
+            version=f"v000{i}-aaaaaaaa",
+            created_at=f"2025-01-0{i}T00:00",
+            status=s,
+            metrics={"f1": f, "accuracy": 0.7, "n_rules": 3},
+        )
+        for i, (s, f) in enumerate([("retired", 0.5), ("champion", 0.6), ("candidate", 0.55)], 1)
+    ]
+    trend = version_trend(
+        versions, champions=["v0001-aaaaaaaa", "v0002-aaaaaaaa"], current="v0003-aaaaaaaa"
+    )
+    assert trend["status"].tolist() == ["champion (earlier)", "champion", "candidate"]
+    assert trend["this_run"].tolist() == [False, False, True]
+    assert trend["precision"].isna().all()
+    liver_like = RuleReport(
+        title="t",
+        ruleset_text="IF FALSE THEN y = 1 ELSE y = 0",
+        rules=pd.DataFrame(),
+        metrics={},
+        curve=pd.DataFrame(columns=["n_rules"]),
+        trend=trend,
+    )
+    page = render_html(liver_like)
+    assert "<h2>Model versions over time</h2>" in page and "candidate (this run)" in page
+    svg = next(f for f in re.findall(r"<svg.*?</svg>", page, flags=re.S) if "version" in f)
+    assert svg.count("<path") == 2 * 2 + 1  # 2 champions x 2 scores + key
+    ET.fromstring(svg)
