@@ -1,7 +1,7 @@
 """The declarative training pipeline as a Prefect flow (wiring only; the tasks are in
 ``libre_flows.tasks``, the stages they run in ``libre_lib.ops.stages``).
 
-load → validate → split → [tune (mapped, one per inner fold and discretization setting) → pick]
+load → validate → split → [tune (mapped, one per inner fold and ChiMerge cap) → pick]
 → choose → discretize → encode → learn (mapped, one per feature subset) → union_filter →
 set_cover → report → register → publish → promote, every stage up to the report cached as a
 Parquet artifact (see ``libre_lib.ops.artifacts``). With ``tuning.enabled`` (the default)

@@ -567,12 +567,13 @@ class SearchPlan:
             self.frame, self.labels, self.positive, self.splits[fold], chosen, self.scorer
         )
 
-    def discretization_groups(self) -> dict[tuple, list[int]]:
-        """Candidate indices by discretization setting (``chi2_threshold``, ``max_intervals``),
-        in grid order: the natural unit of work of a mapped search."""
+    def bin_cap_groups(self) -> dict:
+        """Candidate indices by ``max_intervals``, in grid order: the unit of work of a mapped
+        search. (ChiMerge thresholds often give the same bins under one cap, and candidates
+        evaluated together share them, so splitting by threshold would repeat work.)"""
         groups: dict = {}
         for i, params in enumerate(self.candidates):
-            groups.setdefault(tuple(params[k] for k in _DISCRETIZATION), []).append(i)
+            groups.setdefault(params["max_intervals"], []).append(i)
         return groups
 
 

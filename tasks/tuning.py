@@ -1,5 +1,5 @@
 """Tuning tasks: ``LibreSearchCV`` inside the pipeline. ``tune`` is mapped over the inner folds
-and discretization settings (each scores its candidates and writes the scores as Parquet);
+and ChiMerge caps (each scores its candidates and writes the scores as Parquet);
 ``pick`` applies the choice rule. A re-run recomputes nothing; changing only the choice rule
 (``score_tolerance``, ``standard_errors``) recomputes only ``pick``."""
 
@@ -17,17 +17,18 @@ from .data import split_rows
 
 
 def tune_run_name() -> str:
-    """A mapped tune task's run name says what it scores: ``tune-fold2-chi2=4.6-bins=all``."""
+    """A mapped tune task's run name says what it scores: ``tune-fold2-bins=all`` (inner fold
+    2, candidates on uncapped ChiMerge bins) or ``tune-fold2-bins=3``."""
     from prefect.runtime import task_run
 
     unit = task_run.parameters["unit"]
     cap = "all" if unit["max_intervals"] is None else unit["max_intervals"]
-    return f"tune-fold{unit['fold'] + 1}-chi2={unit['chi2_threshold']}-bins={cap}"
+    return f"tune-fold{unit['fold'] + 1}-bins={cap}"
 
 
 @task(name="tune", task_run_name=tune_run_name, cache_policy=NO_CACHE)
 def tune(spec, store_root: str, data: Stage, split: Stage, unit: dict, force=False) -> Stage:
-    """One inner fold's scores of one discretization setting's candidates."""
+    """One inner fold's scores of the candidates with one ChiMerge cap."""
 
     def compute():
         return stages.tune(spec, *split_rows(spec, store_root, data, split), unit)
@@ -52,7 +53,7 @@ def tune_all(spec: PipelineSpec, store_root: str, data: Stage, split: Stage, for
     progress = create_progress_artifact(
         100.0 * done / max(len(units), 1),
         key=artifact_key(spec, "tuning-progress"),
-        description="tuning tasks finished (inner folds x discretization settings)",
+        description="tuning tasks finished (inner folds x ChiMerge caps)",
     )
     futures = tune.map(
         unmapped(spec),

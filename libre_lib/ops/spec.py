@@ -201,7 +201,7 @@ _UNTUNABLE = ("positive_class", "categorical_features", "random_state", "n_jobs"
 
 class TuningSpec(_Strict):
     """``LibreSearchCV`` inside the pipeline: the ``tune`` stage (one task per inner fold and
-    discretization setting) and the ``pick`` stage (the choice rule), before the final fit."""
+    ChiMerge cap) and the ``pick`` stage (the choice rule), before the final fit."""
 
     enabled: bool = True
     grid: Any = "default"  # "default", "paper", a dict of lists or a list of them

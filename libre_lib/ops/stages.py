@@ -223,14 +223,14 @@ def search(spec: PipelineSpec) -> LibreSearchCV:
 
 
 def tuning_units(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> list[dict]:
-    """The ``tune`` tasks: one per inner fold and discretization setting (its
-    ``chi2_threshold`` and ``max_intervals``), each scoring that setting's candidates."""
+    """The ``tune`` tasks: one per inner fold and ChiMerge cap (``max_intervals``), each
+    scoring the candidates with that cap (their learners shared as in ``LibreSearchCV``)."""
     plan = search(spec).plan(X, y)
-    groups = plan.discretization_groups()
+    groups = plan.bin_cap_groups()
     return [
-        {"fold": k, "chi2_threshold": chi2, "max_intervals": cap, "candidates": indices}
+        {"fold": k, "max_intervals": cap, "candidates": indices}
         for k in range(plan.n_splits)
-        for (chi2, cap), indices in groups.items()
+        for cap, indices in groups.items()
     ]
 
 
@@ -242,7 +242,7 @@ def tune_params(spec: PipelineSpec, unit: dict) -> dict:
 
 
 def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
-    """One fold's scores of one discretization setting's candidates: a row per candidate
+    """One fold's scores of the candidates with one ChiMerge cap: a row per candidate
     (its index in the search's candidates, validation score, rules, atoms per rule)."""
     result = search(spec).plan(X, y).evaluate(unit["fold"], unit["candidates"])
     score, n_rules, n_atoms = np.asarray(result["results"], dtype=float).reshape(-1, 3).T

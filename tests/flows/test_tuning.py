@@ -42,7 +42,7 @@ def test_the_pipeline_model_is_the_searchs_refit_on_the_same_rows(tuned_run):
     assert picked["mean_score"].tolist() == pytest.approx(search.cv_results_["mean_test_score"])
 
 
-def test_one_tune_task_per_fold_and_discretization_setting_with_a_readable_name(tuned_run):
+def test_one_tune_task_per_fold_and_bin_cap_with_a_readable_name(tuned_run):
     spec_path, summary, _ = tuned_run
     names = [s["stage"] for s in summary["stages"]]
     n_tune = len(_stages(summary, "tune"))
