@@ -9,11 +9,12 @@ when the starting *thread* ends, not the process.
 
 So :func:`guard_embedded_server` puts a token in this process's environment (:data:`TOKEN`),
 which every child inherits, and starts a small watchdog process
-(``python -m libre_flows.flows.embedded_server <pid> <token>``: a few MB, no Prefect import).
+(``python -m libre_flows.flows.embedded_server <pid> <token>``, which never imports Prefect).
 Every :data:`POLL_S` seconds it checks that its parent is alive and notes the parent's children
 that run Prefect's server (pid and start time, from ``/proc``). Once its parent is gone (its own
-parent pid changed) it finds, besides those, every process running Prefect's server with the
-token in its environment (so a server started just before the kill is found too), sends them
+parent pid changed) it finds, besides those, every process running Prefect's server that has
+the token in its environment and was adopted with the watchdog (so a server started just before
+the kill is found too, and one a descendant started for itself is not), sends them
 SIGTERM, then SIGKILL after :data:`GRACE_S` seconds, and exits. It exits as well when its parent
 ends normally, after Prefect has stopped the server. Ctrl-C and hang-ups are its parent's to
 handle: it ignores SIGINT and SIGHUP.
@@ -88,14 +89,20 @@ def guard_embedded_server() -> subprocess.Popen | None:
 # --------------------------------------------------------------------------- the watchdog
 
 
-def _start_time(pid: int) -> str | None:
-    """The start time of ``pid`` (field 22 of ``/proc/<pid>/stat``); None once it has ended
-    (gone, or a zombie waiting to be reaped)."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first); None once
+    the process has ended (gone, or a zombie waiting to be reaped)."""
     try:
         fields = (_PROC / str(pid) / "stat").read_text().rsplit(")", 1)[-1].split()
     except OSError:
         return None
-    return None if fields[0] in ("Z", "X") else fields[19]
+    return None if fields[0] in ("Z", "X") else fields
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of ``pid`` (field 22 of its stat), None once it has ended."""
+    fields = _stat(pid)
+    return None if fields is None else fields[19]
 
 
 def _children(parent: int) -> set[int]:
@@ -124,13 +131,18 @@ def _has_token(pid: int, token: str) -> bool:
     return f"{TOKEN}={token}".encode() in environ
 
 
-def guarded_servers(token: str) -> dict[int, str]:
-    """The processes running Prefect's server with ``token`` in their environment.
+def guarded_servers(token: str, adopted_by: int) -> dict[int, str]:
+    """The processes running Prefect's server with ``token`` in their environment whose
+    parent is ``adopted_by``.
 
     Parameters
     ----------
     token : str
         The value of :data:`TOKEN` a guarded process put in its environment.
+    adopted_by : int
+        The process that adopted the guarded process's children when it died (the
+        watchdog's new parent): servers that descendants of the guarded process started for
+        themselves, which inherited the token too, are left alone.
 
     Returns
     -------
@@ -139,10 +151,11 @@ def guarded_servers(token: str) -> dict[int, str]:
     """
     found = {}
     for entry in _PROC.iterdir():
-        if entry.name.isdigit() and _has_token(pid := int(entry.name), token):
-            started = _start_time(pid)
-            if started is not None and _runs_server(pid):
-                found[pid] = started
+        if not (entry.name.isdigit() and _has_token(pid := int(entry.name), token)):
+            continue
+        fields = _stat(pid)
+        if fields is not None and int(fields[1]) == adopted_by and _runs_server(pid):
+            found[pid] = fields[19]
     return found
 
 
@@ -192,7 +205,7 @@ def watch(parent: int, token: str) -> None:
     while os.getppid() == parent:
         servers.update(server_children(parent))
         time.sleep(POLL_S)
-    _stop({**servers, **guarded_servers(token)})
+    _stop({**servers, **guarded_servers(token, adopted_by=os.getppid())})
 
 
 if __name__ == "__main__":

@@ -147,6 +147,42 @@ def test_a_sigkilled_parent_takes_a_just_started_server_with_it(tmp_path):
 
 
 @pytest.mark.skipif(not LINUX, reason="the guard reads /proc (Linux)")
+def test_a_server_a_live_descendant_started_for_itself_is_left_alone(tmp_path):
+    """A child of the guarded process inherits its token; when the guarded process dies, the
+    server that child started (its own, the child still alive) must keep running."""
+    child = (
+        "import subprocess, sys, time; "
+        f"s = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', "
+        f"{SERVER_APP!r}]); print(s.pid, flush=True); time.sleep(120)"
+    )
+    parent = textwrap.dedent(
+        f"""
+        import subprocess, sys, time
+        from libre_flows.flows.embedded_server import guard_embedded_server
+        watchdog = guard_embedded_server()
+        print(watchdog.pid, flush=True)
+        child = subprocess.Popen([sys.executable, "-c", {child!r}])
+        print(child.pid, flush=True)
+        time.sleep(120)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True, env=_env(tmp_path)
+    )
+    try:
+        watchdog, child_pid, server = (int(proc.stdout.readline()) for _ in range(3))
+        mine = {pid: _started(pid) for pid in (watchdog, child_pid, server)}
+    finally:
+        proc.kill()
+        proc.wait()
+    try:
+        assert _wait_gone({watchdog: mine[watchdog]}, 30) == {}, "the watchdog did not finish"
+        assert _alive(mine) == {pid: mine[pid] for pid in (child_pid, server)}
+    finally:
+        _wait_gone({child_pid: mine[child_pid], server: mine[server]}, 0)
+
+
+@pytest.mark.skipif(not LINUX, reason="the guard reads /proc (Linux)")
 def test_a_sigkilled_libre_train_leaves_no_prefect_server(write_spec, tmp_path):
     libre = Path(sys.executable).with_name("libre")
     if not libre.is_file():
