@@ -31,7 +31,7 @@ from prefect import flow
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from libre_flows.flows.embedded_server import guard_embedded_server
-from libre_flows.tasks.common import run_folder, store_root
+from libre_flows.tasks.common import name_flow_run, run_folder, store_root
 from libre_flows.tasks.data import load, split, validate
 from libre_flows.tasks.housekeeping import clean_store
 from libre_flows.tasks.learning import (
@@ -68,6 +68,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     root = store_root(spec, store)
     clean_store(root)  # what crashed runs left, once no live run can own it
     data = load(spec, root, force)
+    name_flow_run(spec, root, data)
     validation = validate(spec, root, data, force)
     holdout = split(spec, root, data, force)
     tuning = []

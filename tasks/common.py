@@ -109,8 +109,9 @@ def artifact_key(spec: PipelineSpec, what: str) -> str:
 
 
 def store_root(spec: PipelineSpec, store: str | None = None) -> str:
-    """The artifact store's absolute root: ``store`` if given, else the spec's."""
-    return str(Path(store or spec.store).resolve())
+    """The artifact store's absolute root: ``store`` if given (relative to the working
+    directory, as a command-line path), else the spec's (relative to the spec file)."""
+    return str(Path(store).resolve()) if store else spec.store_location()
 
 
 def run_folder(store_root: str, spec: PipelineSpec, run_id: str | None = None) -> Path:
@@ -130,3 +131,20 @@ def run_folder(store_root: str, spec: PipelineSpec, run_id: str | None = None) -
 def run_tail(run_id: str) -> str:
     """The random tail of a flow run id (its last 12 hex digits)."""
     return str(run_id).replace("-", "")[-12:]
+
+
+def name_flow_run(spec: PipelineSpec, store_root: str, data: Stage) -> str | None:
+    """Name this flow run (and the ``libre-train`` run around it) ``<pipeline>-<data
+    fingerprint>``: the first 12 hex digits of the source's sha256, known once ``load`` ran.
+    Returns the name, or None outside a flow run."""
+    from prefect.client.orchestration import get_client
+    from prefect.runtime import flow_run
+
+    if flow_run.id is None:
+        return None
+    sha = ArtifactStore(store_root).metadata(data.ref).get("source_sha256", data.key)
+    name = f"{spec.name}-{sha[:12]}"
+    with get_client(sync_client=True) as client:
+        for run_id in filter(None, (flow_run.id, flow_run.parent_flow_run_id)):
+            client.update_flow_run(uuid.UUID(str(run_id)), name=name)
+    return name

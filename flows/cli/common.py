@@ -43,14 +43,15 @@ class StageProgress(logging.Handler):
     def __init__(self, status) -> None:
         super().__init__(level=logging.INFO)
         self.status = status
-        self.learners = 0
+        self.counts = {"tune": 0, "learn": 0}
 
     def emit(self, record: logging.LogRecord) -> None:
         words = record.getMessage().split()
         if len(words) >= 3 and words[0] == "stage":
-            if words[1] == "learn":
-                self.learners += 1
-                self.status.update(f"weak learners finished: {self.learners}")
+            if words[1] in self.counts:  # mapped tasks: count them
+                self.counts[words[1]] += 1
+                what = "tuning tasks" if words[1] == "tune" else "weak learners"
+                self.status.update(f"{what} finished: {self.counts[words[1]]}")
             else:
                 self.status.update(f"{words[1]}: {' '.join(words[2:4])}")
 

@@ -101,3 +101,27 @@ def test_the_tuning_section_is_checked():
     ]:
         with pytest.raises((SpecError, ValueError), match=message):
             PipelineSpec(**base, tuning={"grid": grid})
+
+
+def test_flow_runs_are_named_after_the_pipeline_and_the_data_fingerprint(tuned_run):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+
+    from libre_lib.ops.artifacts import ArtifactStore
+
+    _, summary, _ = tuned_run
+    load = _stages(summary, "load")[0]
+    store = ArtifactStore(Path(load["path"]).parents[1])
+    sha = next(
+        store.metadata(ref)["source_sha256"]
+        for ref in [store.lookup("load", Path(load["path"]).stem)]
+        if ref is not None
+    )
+    name = f"haberman-{sha[:12]}"
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name]))
+        )
+    assert (
+        len(runs) >= 2 and len({r.flow_id for r in runs}) == 2
+    )  # the pipeline and the libre-train run around it
