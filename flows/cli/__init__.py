@@ -2,7 +2,7 @@
 
 libre train deployments/specs/pima.yaml [--force] [--store DIR]
 libre validate deployments/specs/pima.yaml
-libre report .libre-store/runs/pima/<run>
+libre report pima [--store DIR]          (its latest run; or a run folder)
 """
 
 from __future__ import annotations
@@ -111,18 +111,46 @@ def validate(spec: SpecArg, debug: Debug = False) -> None:
     console.print(f"[green]data valid[/]: {len(report['results'])} expectations passed")
 
 
+def latest_run(store: Path, pipeline: str) -> Path:
+    """The newest finished run folder of ``pipeline`` under ``store`` (one with run.json)."""
+    from libre_lib.ops.cleanup import RUN_FILE, RUNS_DIR
+
+    runs = store / RUNS_DIR / pipeline
+    finished = sorted(p for p in runs.glob("*") if (p / RUN_FILE).is_file())
+    if not finished:
+        raise FileNotFoundError(
+            f"No finished run of {pipeline!r} under {runs}: train it first (`libre train "
+            "SPEC`), pass --store, or give a run folder."
+        )
+    return finished[-1]
+
+
 @app.command()
 def report(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder printed by `libre train`.")],
+    target: Annotated[
+        str,
+        typer.Argument(help="A pipeline name (its latest run) or a run folder from `libre train`."),
+    ],
+    store: Annotated[
+        Path, typer.Option("--store", help="Store root holding runs/<pipeline>/.")
+    ] = Path(".libre-store"),
     debug: Debug = False,
 ) -> None:
-    """Print a finished run's rule report."""
-    path = run_dir / "report.md"
-    if not path.is_file():
-        fail(
-            FileNotFoundError(f"{path} does not exist: pass a run folder from `libre train`."),
-            debug,
-        )
+    """Print a finished run's rule report: the latest run of a pipeline, or a run folder."""
+    run_dir = Path(target)
+    try:
+        if not run_dir.is_dir():
+            if "/" in target or "\\" in target:
+                raise FileNotFoundError(
+                    f"{target} does not exist: pass a run folder from `libre train` or a "
+                    "pipeline name."
+                )
+            run_dir = latest_run(store, target)
+        path = run_dir / "report.md"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} does not exist: pass a run folder from `libre train`.")
+    except FileNotFoundError as exc:
+        fail(exc, debug)
         return
     console.print(Markdown(path.read_text(encoding="utf-8")))
     summary = run_dir / "run.json"

@@ -80,6 +80,15 @@ def test_validate_and_report_commands(spec_copy, tmp_path):
     assert code == 0 and "Rule set" in output
     code, output = _run("report", tmp_path / "not-a-run")
     assert code == 1 and "does not exist" in output
+    # a pipeline name: its latest finished run under --store
+    code, output = _run("train", spec, "--force")
+    assert code == 0, output
+    runs = sorted((tmp_path / "store" / "runs" / "haberman").iterdir())
+    assert len(runs) == 2
+    code, by_name = _run("report", "haberman", "--store", tmp_path / "store")
+    assert code == 0 and "Rule set" in by_name and runs[-1].name in by_name.replace("\n", "")
+    code, output = _run("report", "pima", "--store", tmp_path / "store")
+    assert code == 1 and "No finished run of 'pima'" in output
 
 
 def test_an_unknown_runner_is_refused_before_prefect_starts(spec_copy):
