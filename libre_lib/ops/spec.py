@@ -365,7 +365,7 @@ class PipelineSpec(_Strict):
     tuning: TuningSpec = Field(default_factory=TuningSpec)
     holdout_fraction: float = Field(default=0.2, ge=0, lt=1)
     split_seed: int = Field(default=0, ge=0, le=MAX_SEED)
-    store: str = ".libre-store"
+    store: str = ".libre-store"  # relative to the spec file, as data.path is
     runner: RunnerSpec = Field(default_factory=RunnerSpec)
     schedule: ScheduleSpec = Field(default_factory=ScheduleSpec)
     promotion: PromotionSpec = Field(default_factory=PromotionSpec)
@@ -417,6 +417,14 @@ class PipelineSpec(_Strict):
         if self.data.is_url():
             return self.data.path
         path = Path(self.data.path.removeprefix("file://")).expanduser()
+        if not path.is_absolute():
+            path = Path(self.base_dir) / path
+        return str(path.resolve())
+
+    def store_location(self) -> str:
+        """The artifact store's absolute path: a relative ``store`` is relative to the spec file,
+        like ``data.path``, so a run finds the same store from any working directory."""
+        path = Path(self.store).expanduser()
         if not path.is_absolute():
             path = Path(self.base_dir) / path
         return str(path.resolve())

@@ -33,6 +33,7 @@ SPEC = """\
 name: visits
 description: Which patients come back within a month (the project's own data).
 data: {path: ../data/visits.csv}
+store: ../.libre-store
 target: {column: returned, positive_class: "yes", classes: ["no", "yes"]}
 expectations:
   min_rows: 100

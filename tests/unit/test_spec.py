@@ -165,3 +165,31 @@ def test_read_options_that_cannot_work_are_refused_in_the_spec(options, match):
 def test_read_options_of_read_csv_pass():
     spec = parse_spec({**RAW, "data": {"path": str(DATA), "read_options": {"sep": ","}}})
     assert spec.data.read_options == {"sep": ","}
+
+
+# --- the store, relative to the spec file like data.path ---------------------------------------
+
+
+def test_a_relative_store_is_relative_to_the_spec_file_from_any_working_directory(
+    tmp_path, monkeypatch
+):
+    """The store used to be relative to the working directory: a cron job started elsewhere
+    made a second, empty registry ("no champion yet"). Now it resolves like data.path."""
+    project = tmp_path / "project"
+    (project / "specs").mkdir(parents=True)
+    spec_path = write(project / "specs", BASE + "store: ../models-store\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    locations = set()
+    for cwd in (project, project / "specs", elsewhere):
+        monkeypatch.chdir(cwd)
+        locations.add(load_spec(spec_path).store_location())
+    assert locations == {str((project / "models-store").resolve())}
+
+
+def test_the_default_store_lies_next_to_the_spec_and_an_absolute_store_is_kept(tmp_path):
+    spec_path = write(tmp_path, BASE)
+    assert load_spec(spec_path).store_location() == str((tmp_path / ".libre-store").resolve())
+    absolute = tmp_path / "elsewhere" / "store"
+    spec_path = write(tmp_path, BASE + f"store: {absolute}\n")
+    assert load_spec(spec_path).store_location() == str(absolute)
