@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prefect.events import DeploymentEventTrigger, emit_event
+from prefect.events import DeploymentEventTrigger, Event
 from prefect.schedules import Cron
 from prefect.types.entrypoint import EntrypointType
 
@@ -21,6 +21,7 @@ from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
 from .embedded_server import guard_embedded_server
+from .events import deliver
 from .train import train_flow
 
 DATASET_UPDATED = "libre.dataset.updated"
@@ -68,16 +69,18 @@ def build_deployments(spec_path: str | Path, relative_to: str | Path | None = ".
     ]
 
 
-def notify(spec_path: str | Path):
-    """Emit the "dataset updated" event for a spec's pipeline (its data file has changed)."""
+def notify(spec_path: str | Path) -> Event:
+    """Send the "dataset updated" event for a spec's pipeline (its data file has changed) and
+    return it once the server has stored it; :class:`~.events.DeliveryError` if it did not."""
     spec = load_spec(spec_path)
     location = spec.data_location()
-    guard_embedded_server()
-    return emit_event(
+    event = Event(
         event=DATASET_UPDATED,
         resource={"prefect.resource.id": pipeline_resource(spec), "libre.pipeline": spec.name},
         payload={"data": location, "sha256": fingerprint_source(location)},
     )
+    guard_embedded_server()
+    return deliver(event)
 
 
 def serve(*spec_paths: str | Path, limit: int | None = None) -> None:

@@ -21,6 +21,7 @@ from libre_flows.flows.cli.common import (
     Debug,
     SpecArg,
     console,
+    errors,
     fail,
     pipeline_console,
     user_errors,
@@ -161,18 +162,37 @@ def report(
 
 @app.command()
 def notify(spec: SpecArg, debug: Debug = False) -> None:
-    """Emit the "dataset updated" event for SPEC's pipeline (starts its triggered deployment)."""
+    """Send the "dataset updated" event for SPEC's pipeline (starts its triggered deployment);
+    exits once the server has stored it, warning when nothing on the server listens for it."""
     try:
-        from libre_flows.flows.deploy import notify as emit
+        from libre_flows.flows.deploy import notify as send
 
-        event = emit(spec)
+        event = send(spec)
     except user_errors() as exc:
         fail(exc, debug)
         return
-    if event is None:
-        fail(RuntimeError("Prefect did not emit the event (is an API server reachable?)"), debug)
+    console.print(f"delivered [cyan]{event.event}[/] for {event.resource.id} ({event.id})")
+    _warn_without_listeners(event, spec)
+
+
+def _warn_without_listeners(event, spec: Path) -> None:
+    from libre_flows.flows.events import listeners
+
+    try:
+        listening = listeners(event)
+    except Exception as exc:  # the event is delivered; only the check failed
+        errors.print(f"[bold yellow]warning:[/] could not read the server's automations ({exc})")
         return
-    console.print(f"emitted [cyan]{event.event}[/] for {event.resource.id} ({event.id})")
+    if listening:
+        console.print(f"triggers: {', '.join(listening)}")
+        return
+    errors.print(
+        f"[bold yellow]warning:[/] no automation or deployment trigger on the server listens for "
+        f"{event.event} on {event.resource.id}, so no run starts: serve the deployments "
+        f"(`libre serve {spec}`) or deploy them (`prefect deploy --prefect-file "
+        "deployments/prefect.yaml --all`) on the server PREFECT_API_URL names",
+        highlight=False,
+    )
 
 
 @app.command()

@@ -1,0 +1,167 @@
+"""Delivering an event to the Prefect server, and finding the automations it would trigger.
+
+Prefect's ``emit_event`` only queues the event for a background worker and returns; a short
+command (``libre notify``) may exit before the worker has sent it, and a send that fails is
+only logged. :func:`deliver` sends the event itself over the server's events socket, waits for
+the server to acknowledge it (a ping answered after the event) and then until the event can be
+read back from the server, and raises :class:`DeliveryError` when any of that fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from prefect.events import Event
+
+__all__ = ["ACK_TIMEOUT_S", "STORED_TIMEOUT_S", "DeliveryError", "deliver", "listeners"]
+
+ACK_TIMEOUT_S = 30.0
+"""How long :func:`deliver` waits for the server to connect and acknowledge the event."""
+STORED_TIMEOUT_S = 30.0
+"""How long :func:`deliver` then waits for the event to be readable from the server (the
+server stores events in batches, every few seconds)."""
+RECONNECTION_ATTEMPTS = 3
+_POLL_S = 0.25
+_PAGE = 200  # automations read per request (the server's default limit)
+
+
+class DeliveryError(ConnectionError):
+    """An event did not reach the Prefect server, or the server did not store it."""
+
+
+def _api_url() -> str:
+    from prefect.settings import get_current_settings
+
+    return get_current_settings().api.url or "Prefect's embedded server"
+
+
+async def _send(event: Event) -> None:
+    from prefect.events.clients import get_events_client
+
+    # checkpoint_every=1: every emit pings the server after the event and awaits the pong, so
+    # the event has been received when emit returns; leaving the context closes the socket
+    client = get_events_client(reconnection_attempts=RECONNECTION_ATTEMPTS, checkpoint_every=1)
+    # the client logs a warning of its own before raising; the DeliveryError says it once
+    quiet = logging.getLogger("prefect.events.clients")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        async with client:
+            await client.emit(event)
+    finally:
+        quiet.setLevel(level)
+
+
+async def _stored(event: Event, timeout: float) -> bool:
+    from prefect.client.orchestration import get_client
+    from prefect.events.filters import EventFilter, EventIDFilter
+
+    wanted = EventFilter(id=EventIDFilter(id=[event.id]))
+    deadline = time.monotonic() + timeout
+    async with get_client() as client:
+        while True:
+            page = await client.read_events(wanted, limit=1)
+            if page.events:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(_POLL_S)
+
+
+async def _deliver(event: Event, ack_timeout: float, stored_timeout: float) -> None:
+    where = _api_url()
+    try:
+        async with asyncio.timeout(ack_timeout):
+            await _send(event)
+    except Exception as exc:  # every failure to send means the same thing to the caller
+        reason = str(exc) or type(exc).__name__
+        if isinstance(exc, TimeoutError):
+            reason = f"no acknowledgement within {ack_timeout:g} s"
+        raise DeliveryError(
+            f"event {event.event} was not delivered to {where} ({reason}): check PREFECT_API_URL "
+            "and that the server is running, then notify again"
+        ) from exc
+    try:
+        stored = await _stored(event, stored_timeout)
+    except Exception as exc:
+        raise DeliveryError(
+            f"event {event.event} was sent to {where}, but reading it back failed ({exc}): "
+            "check the server, then notify again"
+        ) from exc
+    if not stored:
+        raise DeliveryError(
+            f"event {event.event} ({event.id}) was sent to {where}, but the server had not "
+            f"stored it after {stored_timeout:g} s: check the server's logs (event persister), "
+            "then notify again"
+        )
+
+
+def deliver(
+    event: Event, ack_timeout: float = ACK_TIMEOUT_S, stored_timeout: float = STORED_TIMEOUT_S
+) -> Event:
+    """Send ``event`` to the Prefect server and wait until the server has stored it.
+
+    Parameters
+    ----------
+    event : prefect.events.Event
+        The event to send.
+    ack_timeout : float
+        Seconds to wait for the server to connect and acknowledge the event.
+    stored_timeout : float
+        Seconds to wait, after the acknowledgement, for the event to be readable from the server.
+
+    Returns
+    -------
+    prefect.events.Event
+        ``event``, now readable from the server.
+
+    Raises
+    ------
+    DeliveryError
+        The server could not be reached, did not acknowledge the event, or did not store it in
+        time. The message names the event and the server.
+    """
+    asyncio.run(_deliver(event, ack_timeout, stored_timeout))
+    return event
+
+
+def _fires_on(trigger, event: Event) -> bool:
+    from prefect.events.schemas.automations import CompositeTrigger, EventTrigger, Posture
+    from prefect.events.schemas.events import matches
+
+    if isinstance(trigger, CompositeTrigger):
+        return any(_fires_on(inner, event) for inner in trigger.triggers)
+    if not isinstance(trigger, EventTrigger) or trigger.posture != Posture.Reactive:
+        return False
+    if trigger.expect and not any(matches(name, event.event) for name in trigger.expect):
+        return False
+    return trigger.match.includes([event.resource])
+
+
+def listeners(event: Event) -> list[str]:
+    """The names of the server's enabled automations that ``event`` would trigger (deployment
+    triggers are automations too), in the server's order.
+
+    Parameters
+    ----------
+    event : prefect.events.Event
+        The event, with its name and primary resource.
+
+    Returns
+    -------
+    list of str
+        Empty when nothing on the server reacts to the event.
+    """
+    from prefect.client.orchestration import get_client
+
+    found: list[str] = []
+    offset = 0
+    with get_client(sync_client=True) as client:
+        while True:
+            page = client.read_automations(limit=_PAGE, offset=offset)
+            found += [a.name for a in page if a.enabled and _fires_on(a.trigger, event)]
+            if len(page) < _PAGE:
+                return found
+            offset += _PAGE
