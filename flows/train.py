@@ -84,7 +84,8 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     candidates = union_filter(spec, root, learners, records, bins, force)
     rules = set_cover(spec, root, candidates, records, bins, data, holdout, choice, subsets, force)
     run_dir = run_folder(root, spec)
-    trained = report(spec, root, rules, data, holdout, validation, force)
+    picked = tuning[-1] if tuning else None
+    trained = report(spec, root, rules, data, holdout, validation, force, picked)
     registration = register(spec, root, trained, data, str(run_dir))
     publish(spec, trained, registration, str(run_dir))
     outputs = [data, validation, holdout, *tuning, choice, bins, records, *learners]

@@ -19,7 +19,7 @@ from libre_lib.ops.report import artifact_tables, render_markdown
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.stages import Registration, TrainingReport
 
-from .common import Stage, artifact_key, log, read_frame, run_stage
+from .common import Stage, artifact_key, log, read_frame, read_stage, run_stage
 from .data import holdout_flags, load_validation
 from .learning import load_model
 
@@ -33,15 +33,17 @@ def report(
     split: Stage,
     validation: Stage,
     force: bool = False,
+    picked: Stage | None = None,
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows, and the model's data contract; the
-    per-rule table is stored."""
+    per-rule table is stored. ``picked``: the tuning's ``pick`` stage, shown in the report."""
     trained = stages.report(
         spec,
         load_model(store_root, rules),
         read_frame(store_root, data),
         holdout_flags(store_root, split),
         load_validation(store_root, validation),
+        None if picked is None else read_stage(store_root, picked),
     )
 
     def compute():

@@ -377,3 +377,75 @@ def svg_trend(trend: pd.DataFrame) -> str:
     out += _legend(legend, left + plot_w + 20, top + 6, horizontal=False)
     out.append("</svg>")
     return "\n".join(out)
+
+
+def svg_tuning(points: pd.DataFrame) -> str:
+    """Inner cross-validation of the search: every grid point's mean validation score against
+    its mean number of rules (log scale), the best score reachable with at most that many
+    rules as a line, and the chosen point as a filled diamond."""
+    width, height = 760, 340
+    left, right, top, bottom_margin = 64, 170, 20, 60
+    plot_w, plot_h = width - left - right, height - top - bottom_margin
+    bottom = top + plot_h
+    label = "Inner cross-validation score against the number of rules of every grid point"
+    out = _svg_open(width, height, label)
+    rules = points["mean_rules"].to_numpy(dtype=float)
+    scores = points["mean_score"].to_numpy(dtype=float)
+    most = max(float(np.nanmax(rules)) if len(rules) else 1.0, 1.0)
+    low = max(0.0, math.floor(float(np.nanmin(scores)) * 10) / 10) if len(scores) else 0.0
+    high = min(1.0, math.ceil(float(np.nanmax(scores)) * 10) / 10) if len(scores) else 1.0
+    if high <= low:
+        low, high = max(0.0, high - 0.1), max(high, 0.1)
+
+    def px(r: float) -> float:
+        return left + math.log1p(max(r, 0.0)) / math.log1p(most) * plot_w
+
+    def py(v: float) -> float:
+        return bottom - (min(max(v, low), high) - low) / (high - low) * plot_h
+
+    for i in range(6):
+        v = low + (high - low) * i / 5
+        out.append(
+            f'<line x1="{left}" y1="{_n(py(v))}" x2="{left + plot_w}" y2="{_n(py(v))}" '
+            'stroke="#e3e3e3"/>'
+        )
+        out.append(
+            f'<text x="{left - 8}" y="{_n(py(v) + 4.5)}" text-anchor="end" fill="#444">'
+            f"{v:.2f}</text>"
+        )
+    for tick in (t for t in (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233) if t <= most):
+        out.append(
+            f'<text x="{_n(px(tick))}" y="{bottom + 18}" text-anchor="middle" fill="#444">'
+            f"{tick}</text>"
+        )
+    out.append(
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#888"/>'
+        f'<line x1="{left}" y1="{bottom}" x2="{left + plot_w}" y2="{bottom}" stroke="#888"/>'
+        f'<text x="{_n(left + plot_w / 2)}" y="{height - 16}" text-anchor="middle" '
+        'fill="#222">Mean number of rules (log scale)</text>'
+    )
+    for r, v in zip(rules, scores, strict=True):
+        out.append(f'<circle cx="{_n(px(r))}" cy="{_n(py(v))}" r="2.5" fill="#9ab8d6"/>')
+    order = np.argsort(rules, kind="stable")
+    front = np.maximum.accumulate(scores[order]) if len(order) else scores
+    steps = " ".join(f"{_n(px(rules[i]))},{_n(py(v))}" for i, v in zip(order, front, strict=True))
+    if len(order) > 1:
+        out.append(
+            f'<polyline points="{steps}" fill="none" stroke="{COLOR_F1}" stroke-width="1.5"/>'
+        )
+    chosen = np.flatnonzero(points["chosen"].to_numpy(dtype=bool))
+    for i in chosen:
+        x, y = px(rules[i]), py(scores[i])
+        tip = _h(f"chosen: {scores[i]:.3f} with {rules[i]:.1f} rules")
+        out.append(
+            f'<path d="M{_n(x)},{_n(y - 8)} L{_n(x + 8)},{_n(y)} L{_n(x)},{_n(y + 8)} '
+            f'L{_n(x - 8)},{_n(y)} Z" fill="{COLOR_FP}"><title>{tip}</title></path>'
+        )
+    legend = [
+        ("Grid point", '<circle cx="7" cy="5" r="3" fill="#9ab8d6"/>'),
+        ("Best with ≤ k rules", f'<line x1="0" y1="5" x2="14" y2="5" stroke="{COLOR_F1}"/>'),
+        ("Chosen", f'<path d="M7,0 L12,5 L7,10 L2,5 Z" fill="{COLOR_FP}"/>'),
+    ]
+    out += _legend(legend, left + plot_w + 20, top + 6, horizontal=False)
+    out.append("</svg>")
+    return "\n".join(out)

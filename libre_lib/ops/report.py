@@ -47,6 +47,7 @@ from .report_sections import (
     legend_blocks,
     rate_or_na,
     trend_blocks,
+    tuning_blocks,
 )
 from .report_sections import fmt as _fmt
 from .report_sections import fmt_value as _fmt_value
@@ -266,6 +267,10 @@ class RuleReport:
     expectations: pd.DataFrame | None = None
     trend: pd.DataFrame | None = None
     """Holdout scores of the registered versions (see ``baselines.version_trend``)."""
+    tuning: pd.DataFrame | None = None
+    """The search's grid points (``pick`` stage: mean_score, mean_rules, chosen), if tuned."""
+    tuning_summary: Mapping | None = None
+    """The search's choice: best_params, best_score, tolerance, n_splits, scoring."""
 
 
 def build_report(
@@ -289,6 +294,8 @@ def build_report(
     X_train=None,
     y_train=None,
     trend: pd.DataFrame | None = None,
+    tuning: pd.DataFrame | None = None,
+    tuning_summary: Mapping | None = None,
 ) -> RuleReport:
     """Compute the tables of a fitted model on holdout data and bundle them for rendering.
 
@@ -320,6 +327,8 @@ def build_report(
         single rule use them (without them, the holdout rows).
     trend : DataFrame, optional
         Holdout scores of the registered versions (:func:`libre_lib.ops.baselines.version_trend`).
+    tuning, tuning_summary : DataFrame, mapping, optional
+        The pipeline's search: its grid points (``pick`` stage table) and its choice.
 
     Returns
     -------
@@ -381,6 +390,8 @@ def build_report(
         discretization=discretization_table(getattr(model, "discretization_", None), display),
         expectations=expectations_frame(expectations),
         trend=trend,
+        tuning=tuning,
+        tuning_summary=tuning_summary,
     )
 
 
@@ -666,10 +677,13 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
 
     if report.changes is not None:
         out += _changes_markdown(report, report.changes)
-    trend = trend_blocks(report.trend, figure=figures)
-    if trend:
-        out.append(f"## {trend[0][1]}")
-        out += blocks(trend[1:])
+    for section in (
+        trend_blocks(report.trend, figure=figures),
+        tuning_blocks(report.tuning, report.tuning_summary, figure=figures),
+    ):
+        if section:
+            out.append(f"## {section[0][1]}")
+            out += blocks(section[1:])
 
     out.append("## Keeping only the first rules")
     out.append(
@@ -957,6 +971,7 @@ def render_html(report: RuleReport) -> str:
         out += [f"<p>{_h(line)}</p>" for line in _changes_intro(report.changes)]
         out += _html_blocks(_changes_blocks(report.changes, report.display), figures)
     out += _section(trend_blocks(report.trend), figures)
+    out += _section(tuning_blocks(report.tuning, report.tuning_summary), figures)
 
     out.append("<h2>Keeping only the first rules</h2>")
     out.append(

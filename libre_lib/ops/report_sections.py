@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..discretization import NUMERIC
 from .display import LEGEND, ROUNDING_NOTE, RuleDisplay
-from .figures import svg_class_balance, svg_trend
+from .figures import svg_class_balance, svg_trend, svg_tuning
 
 __all__ = [
     "NOT_AVAILABLE",
@@ -30,6 +30,7 @@ __all__ = [
     "fmt",
     "legend_blocks",
     "trend_blocks",
+    "tuning_blocks",
 ]
 
 DASH = "–"
@@ -313,6 +314,37 @@ def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]
     if figure and len(trend) >= 2:
         caption = "Holdout F1 score and accuracy of each registered version (diamonds: champions)."
         blocks.append(("figure", (svg_trend(trend), caption)))
+    return blocks
+
+
+def tuning_blocks(
+    tuning: pd.DataFrame | None, summary: Mapping | None, figure: bool = True
+) -> list[Block]:
+    """How the parameters were chosen: the pipeline's search (``pick`` stage), its chosen
+    parameters and the inner-CV score of every grid point against its number of rules."""
+    if tuning is None or not len(tuning) or summary is None:
+        return []
+    chosen = summary.get("best_params", {})
+    score = summary.get("scoring", "f1")
+    blocks: list[Block] = [
+        ("h", "How the parameters were chosen"),
+        (
+            "p",
+            f"{len(tuning):,} combinations of parameters were scored by {summary['n_splits']}-fold "
+            f"cross-validation on the training rows ({score}); the choice is the one with the "
+            f"fewest rules among those within {fmt(summary['tolerance'], 'rate')} of the best "
+            f"mean score ({fmt(float(tuning['mean_score'].max()), 'rate')}). Chosen: mean score "
+            f"{fmt(summary['best_score'], 'rate')} with "
+            f"{float(tuning.loc[tuning['chosen'], 'mean_rules'].iloc[0]):.1f} rules on average.",
+        ),
+        ("dl", [(str(k), fmt_value(v)) for k, v in sorted(chosen.items())]),
+    ]
+    if figure:
+        caption = (
+            "Inner cross-validation: mean score of every grid point against its mean number of "
+            "rules; the line is the best score reachable with at most that many rules."
+        )
+        blocks.append(("figure", (svg_tuning(tuning), caption)))
     return blocks
 
 

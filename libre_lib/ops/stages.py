@@ -297,6 +297,7 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
         "tuned": tuned,
         "n_candidates": shape[0],
         "n_splits": shape[1],
+        "scoring": spec.tuning.scoring,
     }
     return table, metadata
 
@@ -528,9 +529,11 @@ def report(
     frame: pd.DataFrame,
     holdout_flags: np.ndarray,
     validation: ValidationReport,
+    tuning: Stored | None = None,
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows (on the training rows when there is
-    no holdout, with a note saying so) and the data contract of the training rows."""
+    no holdout, with a note saying so) and the data contract of the training rows; ``tuning``
+    is the ``pick`` stage's (table, metadata) when the pipeline tuned."""
     X, y = split_rows(spec, frame, holdout_flags, holdout=True)
     note = ()
     if len(X) == 0:
@@ -559,6 +562,8 @@ def report(
         notes=note,
         X_train=X_train,
         y_train=y_train,
+        tuning=None if tuning is None else pa.table(tuning[0]).to_pandas(),
+        tuning_summary=None if tuning is None else tuning[1],
     )
     contract = DataContract.from_model(model, X_train)
     suite = json.dumps(contract.to_expectation_suite(f"libre-{spec.name}-contract"), indent=2)

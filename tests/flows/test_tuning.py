@@ -125,3 +125,15 @@ def test_flow_runs_are_named_after_the_pipeline_and_the_data_fingerprint(tuned_r
     assert (
         len(runs) >= 2 and len({r.flow_id for r in runs}) == 2
     )  # the pipeline and the libre-train run around it
+
+
+def test_the_report_shows_the_choice_and_the_score_against_rules_plot(tuned_run):
+    _, summary, _ = tuned_run
+    run_dir = Path(summary["run_dir"])
+    markdown = (run_dir / "report.md").read_text()
+    html = (run_dir / "report.html").read_text()
+    picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
+    assert "How the parameters were chosen" in markdown
+    assert f"{len(picked):,} combinations of parameters" in markdown
+    assert 'aria-label="Inner cross-validation score against the number of rules' in html
+    assert html.count("<circle") >= len(picked)  # one point per grid point (plus others)
