@@ -17,6 +17,7 @@ from prefect.events import DeploymentEventTrigger, Event
 from prefect.schedules import Cron
 from prefect.types.entrypoint import EntrypointType
 
+from libre_lib.errors import LibreError
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
@@ -84,9 +85,50 @@ def notify(spec_path: str | Path) -> Event:
 
 
 def serve(*spec_paths: str | Path, limit: int | None = None) -> None:
-    """Run the deployments of these specs in this process (schedules and triggers active)."""
+    """Run the deployments of these specs in this process (schedules and triggers active).
+
+    Served deployments carry the declared names (``libre-train/<name>-nightly``, ...): one
+    machine either serves them or has a worker run them. A deployment of the same name that runs
+    on a work pool (``prefect deploy``) is never replaced: :class:`DeploymentConflict`."""
     from prefect import serve as prefect_serve
 
     deployments = [d for path in spec_paths for d in build_deployments(path, relative_to=None)]
     guard_embedded_server()
+    refuse_declared(deployments)
     prefect_serve(*deployments, limit=limit)
+
+
+class DeploymentConflict(LibreError):
+    """``libre serve`` would replace a deployment that a worker runs."""
+
+
+def refuse_declared(deployments: list) -> None:
+    """Raise :class:`DeploymentConflict` if one of ``deployments`` exists on the server with a
+    work pool.
+
+    Serving a deployment upserts it: a deployment from ``prefect deploy`` would lose its work
+    pool and pull step, get this process's absolute spec path and be paused when serving stops.
+    Deployments ``serve`` made itself have no work pool and are replaced as before.
+
+    Parameters
+    ----------
+    deployments : list of RunnerDeployment
+        The deployments about to be served.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    with get_client(sync_client=True) as client:
+        for deployment in deployments:
+            name = f"{deployment.flow_name}/{deployment.name}"
+            try:
+                existing = client.read_deployment_by_name(name)
+            except ObjectNotFound:
+                continue
+            if existing.work_pool_name:
+                raise DeploymentConflict(
+                    f"Deployment {name!r} exists on work pool {existing.work_pool_name!r} "
+                    "(from prefect deploy); libre serve will not replace it: run those "
+                    f"deployments with a worker, or delete them first (prefect deployment "
+                    f"delete {name!r}) to serve instead."
+                )

@@ -19,7 +19,13 @@ from prefect.exceptions import ObjectAlreadyExists
 from prefect.flows import load_flow_from_entrypoint
 from prefect.settings import PREFECT_API_URL
 
-from libre_flows.flows.deploy import DATASET_UPDATED, build_deployments, notify
+from libre_flows.flows.deploy import (
+    DATASET_UPDATED,
+    DeploymentConflict,
+    build_deployments,
+    notify,
+    serve,
+)
 from libre_flows.flows.train import train_flow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,11 +68,65 @@ def test_the_entrypoint_is_a_module_path_that_resolves_anywhere(tmp_path, monkey
     assert load_flow_from_entrypoint(ENTRYPOINT) is train_flow
 
 
+def _work_pool():
+    with get_client(sync_client=True) as client, contextlib.suppress(ObjectAlreadyExists):
+        client.create_work_pool(WorkPoolCreate(name="libre-process", type="process"))
+
+
+def _renamed(spec: Path, name: str) -> Path:
+    raw = yaml.safe_load(spec.read_text())
+    spec.write_text(yaml.safe_dump({**raw, "name": name}))
+    return spec
+
+
+@pytest.fixture
+def fake_serve(monkeypatch):
+    """Prefect's serve replaced by a recorder (the real one blocks until interrupted)."""
+    import prefect
+
+    served = []
+    monkeypatch.setattr(prefect, "serve", lambda *deployments, **_: served.extend(deployments))
+    return served
+
+
+def test_serve_refuses_to_replace_a_deployment_a_worker_runs(spec_copy, fake_serve):
+    """`libre serve` used to upsert the deployments `prefect deploy` had made under the same
+    names: 25 s of serving left them without work pool and pull step, with this process's
+    absolute spec path, and paused, so the nightly run stopped and the next worker run crashed."""
+    _work_pool()
+    spec = _renamed(spec_copy(), "worker-owned")
+    nightly = build_deployments(spec)[0]
+    nightly.apply(work_pool_name="libre-process")  # as `prefect deploy` registers it
+
+    with pytest.raises(DeploymentConflict) as refused:
+        serve(spec)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "'libre-train/worker-owned-nightly' exists on work pool 'libre-process'" in message
+    assert "prefect deployment delete 'libre-train/worker-owned-nightly'" in message
+    assert fake_serve == []
+    with get_client(sync_client=True) as client:
+        stored = client.read_deployment_by_name("libre-train/worker-owned-nightly")
+    assert stored.work_pool_name == "libre-process" and not stored.paused
+    assert stored.parameters == nightly.parameters
+
+
+def test_serve_replaces_deployments_it_served_before(spec_copy, fake_serve):
+    spec = _renamed(spec_copy(), "served-before")
+    for deployment in build_deployments(spec, relative_to=None):
+        deployment.apply()  # as an earlier `libre serve` registered them (no work pool)
+    serve(spec)
+    assert [d.name for d in fake_serve] == [
+        "served-before-nightly",
+        "served-before-on-demand",
+        "served-before-on-new-data",
+    ]
+
+
 def test_prefect_deploy_accepts_prefect_yaml(tmp_path):
     """`prefect deploy` (run elsewhere than the repository) loads every module-path entrypoint
     and registers the declared deployments with their pull step."""
-    with get_client(sync_client=True) as client, contextlib.suppress(ObjectAlreadyExists):
-        client.create_work_pool(WorkPoolCreate(name="libre-process", type="process"))
+    _work_pool()
     env = {
         **os.environ,
         "PREFECT_API_URL": PREFECT_API_URL.value(),
