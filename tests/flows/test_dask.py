@@ -51,3 +51,21 @@ def test_a_deployment_run_uses_the_specs_dask_runner(spec_copy, monkeypatch):
         addresses = set(cluster.workers[name].address for name in cluster.workers)
     assert summary["cache_hits"] == 0 and workers
     assert set(workers) <= addresses, workers
+
+
+def test_the_tuning_tasks_run_on_dask_and_pick_what_the_threads_pick(spec_copy, tmp_path):
+    grid = {"alpha": [0.5, 0.9], "max_rules": [1, 3, None], "max_intervals": [3, None]}
+    tuning = {"enabled": True, "grid": grid, "folds": 3}
+    threads = train(spec_copy(tuning=tuning))
+    dask = train(
+        spec_copy(
+            tuning=tuning,
+            runner={"kind": "dask", "n_workers": 2},
+            store=str(tmp_path / "dask-store"),
+        )
+    )
+    assert dask["cache_hits"] == 0
+    tune = [s for s in dask["stages"] if s["stage"] == "tune"]
+    assert len(tune) == 3 * 2  # folds x ChiMerge caps
+    rules = [json.loads(Path(s["model"]).read_text())["rules"] for s in (threads, dask)]
+    assert rules[0] == rules[1]
