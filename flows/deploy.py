@@ -2,7 +2,8 @@
 
 For every spec: ``<name>-nightly`` (the spec's cron schedule and timezone), ``<name>-on-demand``
 (no schedule) and ``<name>-on-new-data`` (runs when a ``libre.dataset.updated`` event names the
-pipeline). ``deployments/prefect.yaml`` declares the same deployments for ``prefect deploy``.
+pipeline). ``deployments/prefect.yaml`` declares the same deployments for ``prefect deploy``
+(written from the specs by :mod:`.prefect_yaml`).
 
 The entrypoint is the flow's module path (``libre_flows.flows.train.train_flow``), so a worker or
 ``serve`` imports it from the installed package: it resolves from any working directory, a

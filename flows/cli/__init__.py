@@ -217,10 +217,14 @@ def serve(
 
 
 def _mount_sub_apps() -> None:
+    from libre_flows.flows.cli.deployments import deployments_app
     from libre_flows.flows.cli.models import models_app
     from libre_flows.flows.cli.score import score_command
+    from libre_flows.flows.cli.server import server_app
 
     app.add_typer(models_app, name="models", help="List and show registered model versions.")
+    app.add_typer(deployments_app, name="deployments", help="Write prefect.yaml from specs.")
+    app.add_typer(server_app, name="server", help="The local Prefect server commands reuse.")
     app.command("score")(score_command)
 
 

@@ -1,0 +1,153 @@
+"""``prefect.yaml`` written from pipeline specs: the deployments ``prefect deploy`` registers
+for a work pool are the ones :func:`~.deploy.build_deployments` builds for ``libre serve``.
+
+``libre deployments write deployments/specs/*.yaml -o deployments/prefect.yaml`` writes the
+repository's file; a test checks that the committed file is what this module writes, so it
+cannot drift from the specs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+from libre_lib.errors import SpecError
+from libre_lib.ops.spec import load_spec
+
+from .deploy import build_deployments
+
+WORK_POOL = "libre-process"
+HOME_VARIABLE = "LIBRE_FLOWS_HOME"
+
+HEADER = """\
+# Production deployments of the libre-flows training pipeline. Written by
+#   libre deployments write {specs} -o {output}
+# from the pipeline specs: edit the specs and write it again, not this file.
+#
+#   prefect work-pool create {pool} --type process
+#   {home}=$PWD prefect --no-prompt deploy --prefect-file {output} --all
+#   prefect worker start --pool {pool}
+#
+# The entrypoint is a module path: workers import the flow from the installed libre-flows
+# package, so neither a checkout nor any particular working directory is needed to load it.
+# Spec paths are relative to {home}, the project directory the pull step makes the
+# working directory. For every pipeline spec there is a nightly run (the spec's `schedule`), an
+# on-demand deployment, and one triggered by the "libre.dataset.updated" event that
+# `libre notify SPEC` emits. `libre serve` builds the same deployments (flows/deploy.py) and
+# refuses to replace these ones once deployed.
+"""
+
+
+def declarations(spec_paths: Iterable[str | Path], project: str | Path = ".") -> list[dict]:
+    """The ``deployments:`` entries of ``prefect.yaml`` for these specs, sorted by pipeline.
+
+    Parameters
+    ----------
+    spec_paths : iterable of str or Path
+        Pipeline specs; two specs may not name the same pipeline.
+    project : str or Path, default "."
+        The project directory ``LIBRE_FLOWS_HOME`` names; spec paths are written relative to it.
+
+    Returns
+    -------
+    list of dict
+        One entry per deployment: name, entrypoint, tags, parameters, schedules, triggers and
+        work pool, as ``prefect deploy`` reads them.
+    """
+    by_pipeline: dict[str, list] = {}
+    for path in spec_paths:
+        pipeline = load_spec(path).name
+        if pipeline in by_pipeline:
+            raise SpecError(
+                f"Two specs name the pipeline {pipeline!r} (one is {str(path)!r}); their "
+                "deployments would share names: give each spec its own name."
+            )
+        by_pipeline[pipeline] = build_deployments(path, relative_to=project)
+    return [_entry(d) for name in sorted(by_pipeline) for d in by_pipeline[name]]
+
+
+def _entry(deployment) -> dict:
+    entry = {
+        "name": deployment.name,
+        "entrypoint": deployment.entrypoint,
+        "tags": list(deployment.tags),
+        "parameters": dict(deployment.parameters),
+    }
+    if deployment.schedules:
+        entry["schedules"] = [
+            {"cron": s.schedule.cron, "timezone": s.schedule.timezone, "active": s.active}
+            for s in deployment.schedules
+        ]
+    if deployment.triggers:
+        entry["triggers"] = [
+            {
+                "type": "event",
+                "enabled": t.enabled,
+                "expect": sorted(t.expect),
+                "match": t.match.model_dump(),
+                "parameters": dict(t.parameters),
+            }
+            for t in deployment.triggers
+        ]
+    entry["work_pool"] = {"name": WORK_POOL, "job_variables": {}}
+    return entry
+
+
+def render(spec_paths: Iterable[str | Path], project: str | Path = ".", output: str = "") -> str:
+    """The text of ``prefect.yaml`` for these specs (see :func:`declarations`).
+
+    Parameters
+    ----------
+    spec_paths : iterable of str or Path
+        Pipeline specs.
+    project : str or Path, default "."
+        The project directory ``LIBRE_FLOWS_HOME`` names.
+    output : str, default ""
+        Where the file goes, as the header's commands should name it (``prefect.yaml`` if empty).
+
+    Returns
+    -------
+    str
+        The file's text: header, pull step and one block per deployment.
+    """
+    spec_paths = list(spec_paths)
+    entries = declarations(spec_paths, project)
+    specs = sorted({str(Path(e["parameters"]["spec_path"]).parent) for e in entries})
+    header = HEADER.format(
+        specs=" ".join(f"{folder}/*.yaml" for folder in specs),
+        output=output or "prefect.yaml",
+        pool=WORK_POOL,
+        home=HOME_VARIABLE,
+    )
+    lines = [header, "name: libre-flows", ""]
+    lines += ["pull:", "  - prefect.deployments.steps.set_working_directory:"]
+    lines += [f'      directory: "{{{{ ${HOME_VARIABLE} }}}}"', "", "deployments:"]
+    for entry in entries:
+        lines += _block(entry, "  - ", "    ")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _block(mapping: dict, first: str, indent: str) -> list[str]:
+    """``mapping`` in block style, a list of mappings as a nested block list, every other value
+    in flow style (``{spec_path: ..., force: false}``)."""
+    lines = []
+    for key, value in mapping.items():
+        prefix = first if not lines else indent
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            lines.append(f"{prefix}{key}:")
+            for item in value:
+                if len(item) > 3:
+                    lines += _block(item, indent + "  - ", indent + "    ")
+                else:
+                    lines.append(f"{indent}  - {_flow(item)}")
+        else:
+            lines.append(f"{prefix}{key}: {_flow(value)}")
+    return lines
+
+
+def _flow(value) -> str:
+    text = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10_000)
+    return text.removesuffix("\n...\n").strip()
