@@ -68,8 +68,13 @@ def guard_embedded_server() -> subprocess.Popen | None:
     -------
     subprocess.Popen or None
         The watchdog process, or None where none is needed or possible (``PREFECT_API_URL``
-        is set, or there is no ``/proc``).
+        is set, a local server runs (``libre_flows.flows.local_server``), or there is no
+        ``/proc``).
     """
+    from libre_flows.flows.local_server import connect
+
+    if connect():  # a running local server (``libre server start``) answers instead
+        return None
     pid = os.getpid()
     if pid in _guarded:
         return _guarded[pid]

@@ -3,6 +3,8 @@
 Module-scoped, so each test file gets its own copies and no test can change another file's data.
 """
 
+import os
+
 import pytest
 
 from libre_lib import LibreClassifier
@@ -37,3 +39,19 @@ def credit(credit_data, credit_model):
     """(X, model, the model's data contract) on credit_approval."""
     X = credit_data[0]
     return X, credit_model, DataContract.from_model(credit_model, X)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_local_server(tmp_path_factory):
+    """Commands under test never reuse, or start, a `libre server` left running on this
+    machine: they use the flow tests' harness or Prefect's temporary server. Their processes
+    inherit it."""
+    saved = {name: os.environ.get(name) for name in ("LIBRE_SERVER", "LIBRE_HOME")}
+    os.environ["LIBRE_SERVER"] = "embedded"
+    os.environ["LIBRE_HOME"] = str(tmp_path_factory.mktemp("libre-home"))
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

@@ -1,0 +1,147 @@
+"""The local Prefect server: its state file, which server a command uses, stopping it.
+
+A stand-in process plays the server here (it answers ``/api/health`` and carries the server
+module's name on its command line); tests/flows/test_local_server.py starts the real one.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from libre_flows.flows import local_server
+from libre_lib.errors import ParameterError
+
+STAND_IN = textwrap.dedent(
+    """
+    import http.server, json, os, sys, time
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/api/health" else 404)
+            self.end_headers()
+            self.wfile.write(b"true")
+        def log_message(self, *args):
+            pass
+    server = http.server.HTTPServer(("127.0.0.1", 0), Health)
+    port = server.server_address[1]
+    state = {"url": f"http://127.0.0.1:{port}", "pid": os.getpid(), "port": port,
+             "started": time.time(), "log": "server.log"}
+    with open(sys.argv[1] + ".tmp", "w") as out:
+        json.dump(state, out)
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    server.serve_forever()
+    """
+)
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """An empty LIBRE_HOME, no API URL; Prefect's settings read again afterwards."""
+    monkeypatch.setenv("LIBRE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.delenv("LIBRE_SERVER", raising=False)
+    yield tmp_path / "home"
+    monkeypatch.undo()
+    if "prefect.context" in sys.modules:
+        from prefect.context import refresh_global_settings_context
+
+        refresh_global_settings_context()
+
+
+@pytest.fixture
+def stand_in(home):
+    """A process that answers like the server and wrote the state file."""
+    home.mkdir(parents=True)
+    state = home / "server.json"
+    process = subprocess.Popen([sys.executable, "-c", STAND_IN, str(state), local_server.MODULE])
+    deadline = time.monotonic() + 30
+    while not state.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield process
+    process.kill()
+    process.wait()
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def _write_state(home, pid):
+    home.mkdir(parents=True, exist_ok=True)
+    state = {"url": "http://127.0.0.1:9", "pid": pid, "port": 9, "started": 0.0, "log": "x"}
+    (home / "server.json").write_text(json.dumps(state))
+
+
+def test_the_default_mode_reuses_and_a_bad_mode_is_one_line(home, monkeypatch):
+    assert local_server.mode() == "reuse"
+    monkeypatch.setenv("LIBRE_SERVER", "Auto")
+    assert local_server.mode() == "auto"
+    monkeypatch.setenv("LIBRE_SERVER", "always")
+    with pytest.raises(ParameterError, match="LIBRE_SERVER='always' is not one of reuse, auto"):
+        local_server.mode()
+
+
+def test_no_state_file_means_no_server(home):
+    assert local_server.running() is None
+    assert local_server.connect() is None
+    assert "PREFECT_API_URL" not in os.environ
+    assert local_server.stop() is None
+
+
+@pytest.mark.parametrize("whose", ["dead", "another program"])
+def test_a_stale_state_file_is_ignored_and_removed(home, whose):
+    """A crashed server or a reboot leaves a state file naming a dead pid, or a pid that a
+    different program reuses: no command may send its runs there."""
+    _write_state(home, _dead_pid() if whose == "dead" else os.getpid())
+    assert local_server.running() is None
+    assert not (home / "server.json").exists()
+    assert local_server.connect() is None
+    assert "PREFECT_API_URL" not in os.environ
+
+
+def test_a_running_server_is_reused(stand_in, home):
+    state = local_server.running()
+    assert state is not None and state.pid == stand_in.pid
+    assert local_server.connect() == f"{state.url}/api"
+    assert os.environ["PREFECT_API_URL"] == f"{state.url}/api"
+    from prefect.settings import get_current_settings
+
+    assert get_current_settings().api.url == f"{state.url}/api"  # Prefect reads it again
+
+
+def test_embedded_mode_and_a_configured_url_leave_the_server_alone(stand_in, home, monkeypatch):
+    monkeypatch.setenv("LIBRE_SERVER", "embedded")
+    assert local_server.connect() is None
+    assert "PREFECT_API_URL" not in os.environ
+    monkeypatch.setenv("LIBRE_SERVER", "reuse")
+    monkeypatch.setenv("PREFECT_API_URL", "http://elsewhere:4200/api")
+    assert local_server.connect() is None
+    assert os.environ["PREFECT_API_URL"] == "http://elsewhere:4200/api"
+
+
+def test_stop_ends_the_server_and_removes_its_state_file(stand_in, home):
+    stopped = local_server.stop(grace=5)
+    assert stopped is not None and stopped.pid == stand_in.pid
+    assert stand_in.wait(timeout=10) is not None
+    assert not (home / "server.json").exists()
+    assert local_server.running() is None
+
+
+def test_a_server_that_cannot_start_names_its_log(home, monkeypatch):
+    """The server process exits at once (its port is taken): start says so, pointing at the
+    log, instead of waiting for the timeout."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(RuntimeError, match=r"exited with code \d+: see .*server\.log"):
+            local_server.start(port=port, timeout=60)
+    assert local_server.running() is None
