@@ -14,9 +14,10 @@ from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.validation import ValidationReport, raise_for_failures
 
 from .common import Stage, artifact_key, log, read_frame, read_stage, run_stage, source_stage
+from .policies import LOAD_TIMEOUT_S, read_policy
 
 
-@task(name="load", cache_policy=NO_CACHE)
+@task(name="load", cache_policy=NO_CACHE, **read_policy(LOAD_TIMEOUT_S))
 def load(spec: PipelineSpec, store_root: str, force: bool = False) -> Stage:
     """Read the CSV/Parquet source once and keep the selected columns as a Parquet artifact."""
     params = stages.load_params(spec)

@@ -18,6 +18,7 @@ from libre_lib.ops.contract import DataContract
 from libre_lib.ops.files import remove_stale_temps
 
 from .common import log
+from .policies import CHECK_INPUTS_TIMEOUT_S, read_policy
 
 PROGRESS_EVERY_S = 5.0
 
@@ -69,7 +70,7 @@ def resolve_model(model_path: str | None, model_loader: Callable | None = None):
     return model, contract, origin
 
 
-@task(name="check_inputs", cache_policy=NO_CACHE)
+@task(name="check_inputs", cache_policy=NO_CACHE, **read_policy(CHECK_INPUTS_TIMEOUT_S))
 def check_inputs(model, contract, inputs: str, output: str) -> dict:
     """Every file's columns and a sample of each against the contract; fails on errors."""
     started = time.perf_counter()
@@ -87,7 +88,7 @@ def check_inputs(model, contract, inputs: str, output: str) -> dict:
     return result.to_dict()
 
 
-@task(name="score_inputs", cache_policy=NO_CACHE)
+@task(name="score_inputs", cache_policy=NO_CACHE, **read_policy())
 def score_inputs(model, contract, inputs: str, output: str, batch_rows: int) -> dict:
     """Stream the inputs through the model into one Parquet file (first removing the stale
     temps a killed scoring run left next to it, ``libre_lib.ops.files.remove_stale_temps``)."""
