@@ -119,12 +119,14 @@ def promote(spec: PipelineSpec, store_root: str, registration: Registration) -> 
 
 
 def outcome(registration: Registration) -> dict:
-    """The promotion fields of the run's summary."""
+    """The promotion fields of the run's summary (``decision``: the metrics compared, and on
+    which rows)."""
     return {
         "model_version": registration.version.version,
         "new_version": registration.new_version,
         "promoted": registration.decision.promoted,
         "promotion": registration.decision.reason,
+        "decision": registration.decision.to_dict(),
     }
 
 

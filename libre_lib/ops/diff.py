@@ -152,6 +152,8 @@ class ChampionChanges:
     deltas: Mapping[str, Mapping[str, float | None]]
     decision: str | None = None
     column_labels: Mapping[str, str] | None = None
+    scored_on: str | None = None
+    """Which rows the scores in ``deltas`` are on, in words (None: not known)."""
 
     def to_dict(self) -> dict:
         return {
@@ -160,6 +162,7 @@ class ChampionChanges:
             "diff": self.diff.to_dict(),
             "deltas": {k: dict(v) for k, v in self.deltas.items()},
             "decision": self.decision,
+            "scored_on": self.scored_on,
         }
 
 
@@ -351,13 +354,15 @@ def diff_blocks(
     column_labels: Mapping[str, str] | None = None,
     text: Callable[[Rule], str] | None = None,
     condition: Callable[[Condition], str] | None = None,
+    scored_on: str | None = None,
 ) -> list[tuple[str, object]]:
     """The section's content as plain blocks, shared by the Markdown and HTML renderers.
 
     Each block is ``("p", text)``, ``("h", heading)``, ``("list", [text, ...])`` or
     ``("table", (headers, rows, numeric))``. ``text`` and ``condition`` write a rule and a
     condition (default: :func:`plain_rule_text` and :func:`plain_condition_text` with
-    ``column_labels``).
+    ``column_labels``). ``scored_on`` says which rows the scores are on (a sentence above the
+    scores table).
     """
     if text is None:
 
@@ -405,6 +410,8 @@ def diff_blocks(
         )
     if deltas:
         blocks.append(("h", "Holdout scores"))
+        if scored_on:
+            blocks.append(("p", f"{scored_on[:1].upper()}{scored_on[1:]}."))
         rows = [
             (
                 metric_name(name),

@@ -38,7 +38,9 @@ Statuses: ``candidate`` (registered, not decided yet), ``champion``, ``challenge
 ``retired`` (was champion, replaced). Promotion rule (:meth:`ModelRegistry.decide`): a version
 is promoted iff its data validation passed and there is no champion yet or its metric is at
 least the champion's minus ``tolerance``. Metrics must be "higher is better" (f1, precision,
-recall, accuracy).
+recall, accuracy). Given the new version's holdout (:class:`Holdout`), both models are scored on
+those same rows (the champion's model loaded with its checksum verified); the decision says
+which rows were compared (``rows``, ``scored_on``).
 
 Scope as in :mod:`libre_lib.ops.artifacts`: local file systems with POSIX ``flock``. Without
 ``fcntl`` (Windows) an ``O_EXCL`` lock file is used instead; a process killed while holding it
@@ -64,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import LibreError, LibreWarning, ModelFormatError
+from ..errors import DataError, LibreError, LibreWarning, ModelFormatError, shorten
 from ..estimator import LibreClassifier
 from .artifacts import canonical_json, fingerprint_bytes
 from .contract import DataContract
@@ -81,6 +83,7 @@ __all__ = [
     "CHAMPION",
     "REJECTED",
     "RETIRED",
+    "Holdout",
     "ModelRegistry",
     "ModelVersion",
     "PromotionDecision",
@@ -211,6 +214,21 @@ class PromotionDecision:
     version: str = ""
     metric: str = "f1"
     tolerance: float = 0.0
+    value: float | None = None
+    """The version's metric, as compared."""
+    champion_value: float | None = None
+    """The champion's metric, as compared (on ``rows`` rows when ``same_rows``)."""
+    rows: int | None = None
+    """How many rows both were scored on (None when not on the same rows)."""
+    scored_on: str = ""
+    """Which rows the metrics compared come from, in words (empty without a champion)."""
+    champion_scores: Mapping[str, Any] | None = None
+    """All of the champion's metrics on the same rows (None when not rescored)."""
+
+    @property
+    def same_rows(self) -> bool:
+        """True when champion and version were scored on the same rows."""
+        return self.rows is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -221,7 +239,62 @@ class PromotionDecision:
             "version": self.version,
             "metric": self.metric,
             "tolerance": self.tolerance,
+            "value": self.value,
+            "champion_value": self.champion_value,
+            "rows": self.rows,
+            "scored_on": self.scored_on,
+            "champion_scores": dict(self.champion_scores) if self.champion_scores else None,
         }
+
+
+@dataclass(frozen=True)
+class Holdout:
+    """The rows a promotion scores both the champion and the new version on: the new
+    version's holdout, so their metrics compare like with like.
+
+    ``source`` says whose rows they are, e.g. ``"the holdout of run haberman-20250101"``.
+    """
+
+    X: Any
+    y: Any
+    source: str
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.X)
+
+    def scores(self, model: LibreClassifier) -> dict[str, Any]:
+        """The model's metrics on these rows (:func:`libre_lib.ops.report.metrics`)."""
+        from .report import metrics
+
+        return metrics(model, self.X, self.y)
+
+
+@dataclass(frozen=True)
+class _Compared:
+    """The two metrics a decision compares, and on which rows."""
+
+    value: float | None
+    best: float | None
+    rows: int | None = None
+    scored_on: str = ""
+    champion_scores: Mapping[str, Any] | None = None
+
+
+def _check_tolerance(tolerance: object) -> None:
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, int | float)
+        or not math.isfinite(tolerance)
+        or tolerance < 0
+    ):
+        raise RegistryError(f"tolerance must be a finite number >= 0; got {tolerance!r}.")
+
+
+def _rows(entry: ModelVersion) -> str:
+    """How many rows a version's recorded metrics were computed on, as text."""
+    n = entry.metrics.get("n_rows")
+    return str(n) if isinstance(n, int) and not isinstance(n, bool) else "an unknown number of"
 
 
 def validation_record(report: Any) -> dict[str, Any]:
@@ -644,15 +717,79 @@ class ModelRegistry:
     # ------------------------------------------------------------------ promotion
 
     def decide(
-        self, pipeline: str, version: str, *, tolerance: float = 0.0, metric: str = "f1"
+        self,
+        pipeline: str,
+        version: str,
+        *,
+        tolerance: float = 0.0,
+        metric: str = "f1",
+        holdout: Holdout | None = None,
     ) -> PromotionDecision:
         """Whether ``version`` should become champion (nothing is written).
 
         Promoted iff its validation passed and there is no champion yet or
         ``metric >= champion's metric - tolerance``. Deciding on the champion itself keeps it.
+
+        Parameters
+        ----------
+        pipeline, version : str
+            The version to decide on.
+        tolerance : float
+            How far below the champion's metric the version may be and still be promoted.
+        metric : str
+            The metric compared ("higher is better").
+        holdout : Holdout, optional
+            The version's holdout rows: both models (loaded with their checksums verified) are
+            scored on them. Without it, or when the champion cannot score them, each version's
+            recorded metric (on its own holdout) is used, and the decision says so.
+
+        Returns
+        -------
+        PromotionDecision
         """
+        _check_tolerance(tolerance)
         candidate = self.get(pipeline, version)
-        return self._decide(candidate, self.champion(pipeline), tolerance, metric)
+        champion = self.champion(pipeline)
+        compared = self._compare(candidate, champion, metric, holdout)
+        return self._decide(candidate, champion, tolerance, metric, compared)
+
+    def _compare(
+        self,
+        candidate: ModelVersion,
+        champion: ModelVersion | None,
+        metric: str,
+        holdout: Holdout | None,
+    ) -> _Compared:
+        """The version's and the champion's metric, on the version's holdout when given."""
+        recorded = _Compared(
+            candidate.metric(metric), champion.metric(metric) if champion is not None else None
+        )
+        if champion is None or champion.version == candidate.version:
+            return recorded
+        own = (
+            f"each scored on its own holdout (the champion on {_rows(champion)} rows, "
+            f"{candidate.version} on {_rows(candidate)}): not the same rows"
+        )
+        if holdout is None:
+            return replace(recorded, scored_on=own)
+        pipeline = candidate.pipeline
+        challenger_model = self.load_model(pipeline, candidate.version)
+        champion_model = self.load_model(pipeline, champion.version)
+        try:
+            champion_scores = holdout.scores(champion_model)
+        except DataError as exc:  # e.g. the champion tests a column these rows lack
+            reason = shorten(" ".join(str(exc).split()) or type(exc).__name__, 160)
+            return replace(
+                recorded,
+                scored_on=f"{own}, since the champion cannot score {holdout.source} ({reason})",
+            )
+        return _Compared(
+            metric_value(holdout.scores(challenger_model).get(metric)),
+            metric_value(champion_scores.get(metric)),
+            holdout.n_rows,
+            f"both scored on the same {holdout.n_rows} rows, {holdout.source}",
+            champion_scores,
+        )
 
     @staticmethod
     def _decide(
@@ -660,19 +797,26 @@ class ModelRegistry:
         champion: ModelVersion | None,
         tolerance: float,
         metric: str,
+        compared: _Compared,
     ) -> PromotionDecision:
-        if (
-            isinstance(tolerance, bool)
-            or not isinstance(tolerance, int | float)
-            or not math.isfinite(tolerance)
-            or tolerance < 0
-        ):
-            raise RegistryError(f"tolerance must be a finite number >= 0; got {tolerance!r}.")
         tolerance = float(tolerance)
+        value, best = compared.value, compared.best
 
         def decision(promoted: bool, reason: str, delta: float | None = None):
+            rescored = champion is not None and champion.version != candidate.version
             return PromotionDecision(
-                promoted, reason, champion, delta, candidate.version, metric, tolerance
+                promoted,
+                reason,
+                champion,
+                delta,
+                candidate.version,
+                metric,
+                tolerance,
+                value=value,
+                champion_value=best,
+                rows=compared.rows if rescored else None,
+                scored_on=compared.scored_on,
+                champion_scores=compared.champion_scores,
             )
 
         name = candidate.version
@@ -684,7 +828,6 @@ class ModelRegistry:
             return decision(
                 False, f"data validation failed{detail}; a model is never promoted on bad data"
             )
-        value = candidate.metric(metric)
         if value is None:
             return decision(False, f"holdout {metric} is missing or not a number")
         if champion is None:
@@ -693,7 +836,6 @@ class ModelRegistry:
                 f"first version with passing validation (holdout {metric} "
                 f"{value:.3f}); no champion yet",
             )
-        best = champion.metric(metric)
         if best is None:
             return decision(
                 True,
@@ -701,35 +843,38 @@ class ModelRegistry:
                 f"holdout {metric} {value:.3f}",
             )
         delta = value - best
-        if value + FLOAT_SLACK >= best - tolerance:
-            tol = f" minus tolerance {tolerance:g}" if tolerance else ""
-            return decision(
-                True,
-                f"holdout {metric} {value:.3f} is not below the champion {champion.version}'s "
-                f"{best:.3f}{tol} (change {delta:+.3f})",
-                delta,
-            )
+        promoted = value + FLOAT_SLACK >= best - tolerance
         tol = f" minus tolerance {tolerance:g}" if tolerance else ""
+        verdict = "is not below" if promoted else "is below"
         return decision(
-            False,
-            f"holdout {metric} {value:.3f} is below the champion {champion.version}'s "
-            f"{best:.3f}{tol} (change {delta:+.3f})",
+            promoted,
+            f"holdout {metric} {value:.3f} {verdict} the champion {champion.version}'s "
+            f"{best:.3f}{tol} (change {delta:+.3f}); {compared.scored_on}",
             delta,
         )
 
     def promote(
-        self, pipeline: str, version: str, *, tolerance: float = 0.0, metric: str = "f1"
+        self,
+        pipeline: str,
+        version: str,
+        *,
+        tolerance: float = 0.0,
+        metric: str = "f1",
+        holdout: Holdout | None = None,
     ) -> PromotionDecision:
         """Decide on ``version`` and record the outcome, under the pipeline's lock.
 
         Promoted: the champion pointer is replaced (the commit point), then the version's
         status becomes ``champion`` and the old champion's ``retired``. Not promoted: the
         version's status becomes ``challenger-rejected`` with the reason; the champion stays.
+        ``holdout``: as in :meth:`decide`.
         """
+        _check_tolerance(tolerance)
         with self._lock(pipeline):
             candidate = self.get(pipeline, version)
             champion = self.champion(pipeline)
-            decision = self._decide(candidate, champion, tolerance, metric)
+            compared = self._compare(candidate, champion, metric, holdout)
+            decision = self._decide(candidate, champion, tolerance, metric, compared)
             stamp = _now()
             try:
                 if not decision.promoted:
@@ -807,7 +952,9 @@ class ModelRegistry:
         decision: PromotionDecision | None = None,
     ) -> ChampionChanges | None:
         """Rules and metrics of ``new`` against ``old`` (e.g. the champion before promoting);
-        None when there is no ``old``. Feeds the report's "Changes since the champion"."""
+        None when there is no ``old``. Feeds the report's "Changes since the champion". With
+        the ``decision`` on ``new`` against ``old``, the scores are those it compared (the
+        champion rescored on ``new``'s holdout) and the section says which rows they are on."""
         if old is None:
             return None
         old_v = old if isinstance(old, ModelVersion) else self.get(pipeline, old)
@@ -815,15 +962,20 @@ class ModelRegistry:
         old_rules = self.load_model(pipeline, old_v.version).rules_
         new_rules = self.load_model(pipeline, new_v.version).rules_
         sentence = None
+        before, scored_on = old_v.metrics, None
         if decision is not None:
             outcome = "became the champion" if decision.promoted else "was not promoted"
             sentence = f"{new_v.version} {outcome}: {decision.reason}."
+            if decision.previous is not None and decision.previous.version == old_v.version:
+                before = decision.champion_scores or old_v.metrics
+                scored_on = decision.scored_on or None
         return ChampionChanges(
             old_version=old_v.version,
             new_version=new_v.version,
             diff=diff_rules(old_rules, new_rules),
-            deltas=metric_deltas(old_v.metrics, new_v.metrics),
+            deltas=metric_deltas(before, new_v.metrics),
             decision=sentence,
+            scored_on=scored_on,
         )
 
     # ------------------------------------------------------------------ housekeeping

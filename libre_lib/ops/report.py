@@ -550,6 +550,7 @@ def _changes_blocks(changes: ChampionChanges, display: RuleDisplay | None = None
             changes.new_version,
             text=both.rule_text,
             condition=both.condition_text,
+            scored_on=changes.scored_on,
         )
     return diff_blocks(
         changes.diff,
@@ -557,6 +558,7 @@ def _changes_blocks(changes: ChampionChanges, display: RuleDisplay | None = None
         changes.old_version,
         changes.new_version,
         changes.column_labels,
+        scored_on=changes.scored_on,
     )
 
 

@@ -38,7 +38,13 @@ from .artifacts import fingerprint_json
 from .baselines import version_trend
 from .contract import DataContract
 from .diff import ChampionChanges
-from .registry import ModelRegistry, ModelVersion, PromotionDecision, validation_record
+from .registry import (
+    Holdout,
+    ModelRegistry,
+    ModelVersion,
+    PromotionDecision,
+    validation_record,
+)
 from .report import RuleReport, build_report, render_html, render_markdown
 from .sources import read_source
 from .spec import PipelineSpec
@@ -509,6 +515,9 @@ class TrainingReport:
     validation: ValidationReport
     contract: str
     expectation_suite: str
+    scored_rows: tuple[pd.DataFrame, pd.Series, str] | None = None
+    """The rows the metrics are on (X, y, "holdout" or "training"): promotion rescores the
+    champion on them."""
 
     @property
     def metrics(self) -> dict:
@@ -567,7 +576,8 @@ def report(
     )
     contract = DataContract.from_model(model, X_train)
     suite = json.dumps(contract.to_expectation_suite(f"libre-{spec.name}-contract"), indent=2)
-    return TrainingReport(model, rule_report, validation, contract.to_json(), suite)
+    kind = "training" if note else "holdout"
+    return TrainingReport(model, rule_report, validation, contract.to_json(), suite, (X, y, kind))
 
 
 def report_table(trained: TrainingReport) -> Stored:
@@ -588,6 +598,8 @@ class Registration:
     changes: ChampionChanges | None
     new_version: bool = True
     trend: pd.DataFrame | None = None
+    holdout: Holdout | None = None
+    """The rows the decision scores champion and version on (this run's holdout)."""
 
 
 def register(
@@ -614,14 +626,21 @@ def register(
         run_id=run_id,
         extra_files=trained.contract_files(),
     )
+    holdout = None
+    if trained.scored_rows is not None:
+        X, y, kind = trained.scored_rows
+        source = f"the {kind} rows of run {run_id}" if run_id else f"this run's {kind} rows"
+        holdout = Holdout(X, y, source)
     decision = registry.decide(
         spec.name,
         version.version,
         tolerance=spec.promotion.tolerance,
         metric=spec.promotion.metric,
+        holdout=holdout,
     )
     changes = _changes(registry, spec, previous, version, decision)
-    return Registration(version, decision, changes, new, _trend(registry, spec, version, decision))
+    trend = _trend(registry, spec, version, decision)
+    return Registration(version, decision, changes, new, trend, holdout)
 
 
 def _trend(
@@ -652,6 +671,7 @@ def promote(
         version.version,
         tolerance=spec.promotion.tolerance,
         metric=spec.promotion.metric,
+        holdout=registration.holdout,
     )
     if decision == registration.decision:
         return registration

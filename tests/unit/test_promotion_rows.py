@@ -1,0 +1,139 @@
+"""Promotion compares champion and challenger on the same rows: the challenger's holdout, with
+the champion's model (checksum verified) rescored on it; the decision, the report's scores
+table and the changes say which rows."""
+
+import json
+
+import pytest
+
+from libre_lib import LibreClassifier
+from libre_lib.ops.diff import render_diff_markdown
+from libre_lib.ops.registry import Holdout, ModelRegistry, RegistryError
+from libre_lib.ops.report import metrics
+
+PIPE = "haberman"
+pytestmark = pytest.mark.filterwarnings("ignore::libre_lib.errors.LibreWarning")
+PASSED = {"success": True, "n_failed": 0, "n_expectations": 5}
+
+
+@pytest.fixture(scope="module")
+def split(haberman):
+    """Training rows, and the challenger's 108-row holdout."""
+    X, y, _info = haberman
+    return X.iloc[:198], y.iloc[:198], X.iloc[198:].reset_index(drop=True), y.iloc[198:]
+
+
+@pytest.fixture(scope="module")
+def ranked(haberman, split):
+    """(weaker, stronger) of two models by F1 on the holdout."""
+    X_train, y_train, X_hold, y_hold = split
+    fitted = [
+        LibreClassifier(
+            n_estimators=5,
+            random_state=seed,
+            alpha=alpha,
+            positive_class=haberman[2].positive_class,
+        ).fit(X_train, y_train)
+        for seed, alpha in ((0, 0.5), (1, 0.9), (2, 0.7))
+    ]
+    by_f1 = sorted(fitted, key=lambda m: metrics(m, X_hold, y_hold)["f1"])
+    weaker, stronger = by_f1[0], by_f1[-1]
+    assert metrics(weaker, X_hold, y_hold)["f1"] < metrics(stronger, X_hold, y_hold)["f1"]
+    return weaker, stronger
+
+
+def _register(registry, model, scores, run_id):
+    return registry.register(
+        PIPE,
+        model.to_json(),
+        spec={"name": PIPE},
+        metrics=scores,
+        validation=PASSED,
+        data_fingerprint=run_id * 64,
+        spec_hash="s" * 64,
+        run_id=run_id,
+    )
+
+
+@pytest.fixture
+def registry(tmp_path, ranked, split):
+    """A champion whose recorded F1 (on its own, easier 154-row holdout) is far above what it
+    scores on the challenger's holdout, and a challenger registered with its holdout scores."""
+    weaker, stronger = ranked
+    *_, X_hold, y_hold = split
+    registry = ModelRegistry(tmp_path / "store")
+    champion = _register(registry, weaker, {"f1": 0.99, "n_rows": 154}, "a")
+    registry.promote(PIPE, champion.version)
+    challenger = _register(registry, stronger, metrics(stronger, X_hold, y_hold), "b")
+    return registry, champion, challenger
+
+
+def test_the_champion_is_rescored_on_the_challengers_holdout(registry, ranked, split):
+    registry, _champion, challenger = registry
+    weaker, stronger = ranked
+    *_, X_hold, y_hold = split
+    holdout = Holdout(X_hold, y_hold, "the holdout rows of run b")
+    decision = registry.decide(PIPE, challenger.version, holdout=holdout)
+    assert decision.champion_value == metrics(weaker, X_hold, y_hold)["f1"]
+    assert decision.value == metrics(stronger, X_hold, y_hold)["f1"]
+    assert decision.promoted  # against the recorded 0.99 it would not be
+    assert decision.rows == 108 and decision.same_rows
+    assert decision.scored_on == "both scored on the same 108 rows, the holdout rows of run b"
+    assert decision.reason.endswith(decision.scored_on)
+    assert decision.champion_scores["n_rows"] == 108
+    record = decision.to_dict()
+    assert record["rows"] == 108 and record["scored_on"] == decision.scored_on
+    assert record["champion_value"] == decision.champion_value
+    json.dumps(record)  # run.json holds it
+
+    promoted = registry.promote(PIPE, challenger.version, holdout=holdout)
+    assert promoted == decision
+    assert registry.champion(PIPE).version == challenger.version
+
+
+def test_the_changes_compare_the_same_rows_and_say_so(registry, split):
+    registry, champion, challenger = registry
+    *_, X_hold, y_hold = split
+    holdout = Holdout(X_hold, y_hold, "the holdout rows of run b")
+    decision = registry.decide(PIPE, challenger.version, holdout=holdout)
+    changes = registry.changes(PIPE, champion, challenger, decision)
+    f1 = changes.deltas["f1"]
+    assert f1["before"] == decision.champion_value and f1["after"] == decision.value
+    assert changes.deltas["n_rows"]["before"] == changes.deltas["n_rows"]["after"] == 108
+    assert changes.scored_on == decision.scored_on
+    text = render_diff_markdown(changes.diff, changes.deltas, champion, challenger)
+    assert "108" in text  # the rows column
+    from libre_lib.ops.diff import diff_blocks
+
+    blocks = diff_blocks(changes.diff, changes.deltas, "old", "new", scored_on=changes.scored_on)
+    assert ("p", "Both scored on the same 108 rows, the holdout rows of run b.") in blocks
+
+
+def test_without_the_rows_the_decision_says_they_differ(registry):
+    registry, champion, challenger = registry
+    decision = registry.decide(PIPE, challenger.version)
+    assert not decision.promoted and decision.rows is None and not decision.same_rows
+    assert decision.champion_value == 0.99
+    assert "each scored on its own holdout (the champion on 154 rows" in decision.scored_on
+    assert f"{challenger.version} on 108): not the same rows" in decision.scored_on
+    changes = registry.changes(PIPE, champion, challenger, decision)
+    assert changes.deltas["f1"]["before"] == 0.99
+    assert "not the same rows" in changes.scored_on
+
+
+def test_a_champion_that_cannot_score_the_rows_falls_back_and_says_why(registry, split):
+    registry, _champion, challenger = registry
+    *_, X_hold, y_hold = split
+    missing = X_hold.drop(columns=X_hold.columns[0])
+    decision = registry.decide(PIPE, challenger.version, holdout=Holdout(missing, y_hold, "R"))
+    assert decision.rows is None and decision.champion_value == 0.99
+    assert "not the same rows, since the champion cannot score R (" in decision.scored_on
+
+
+def test_a_tampered_champion_is_not_rescored(registry, split):
+    registry, champion, challenger = registry
+    *_, X_hold, y_hold = split
+    path = champion.path / "model.json"
+    path.write_text(path.read_text().replace('"alpha"', '"alpha" ', 1))
+    with pytest.raises(RegistryError, match="does not match the sha256 recorded"):
+        registry.decide(PIPE, challenger.version, holdout=Holdout(X_hold, y_hold, "R"))
