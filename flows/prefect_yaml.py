@@ -17,9 +17,9 @@ from libre_lib.errors import SpecError
 from libre_lib.ops.spec import load_spec
 
 from .deploy import build_deployments
+from .steps import HOME_VARIABLE, check_project, enter_project
 
 WORK_POOL = "libre-process"
-HOME_VARIABLE = "LIBRE_FLOWS_HOME"
 
 HEADER = """\
 # Production deployments of the libre-flows training pipeline. Written by
@@ -33,7 +33,8 @@ HEADER = """\
 # The entrypoint is a module path: workers import the flow from the installed libre-flows
 # package, so neither a checkout nor any particular working directory is needed to load it.
 # Spec paths are relative to {home}, the project directory the pull step makes the
-# working directory. For every pipeline spec there is a nightly run (the spec's `schedule`), an
+# working directory; the build step fails `prefect deploy` when {home} is not set
+# (flows/steps.py). For every pipeline spec there is a nightly run (the spec's `schedule`), an
 # on-demand deployment, and one triggered by the "libre.dataset.updated" event that
 # `libre notify SPEC` emits. `libre serve` builds the same deployments (flows/deploy.py) and
 # refuses to replace these ones once deployed.
@@ -121,9 +122,11 @@ def render(spec_paths: Iterable[str | Path], project: str | Path = ".", output: 
         pool=WORK_POOL,
         home=HOME_VARIABLE,
     )
+    home = f'      directory: "{{{{ ${HOME_VARIABLE} }}}}"'
     lines = [header, "name: libre-flows", ""]
-    lines += ["pull:", "  - prefect.deployments.steps.set_working_directory:"]
-    lines += [f'      directory: "{{{{ ${HOME_VARIABLE} }}}}"', "", "deployments:"]
+    lines += ["build:", f"  - {check_project.__module__}.{check_project.__name__}:", home, ""]
+    lines += ["pull:", f"  - {enter_project.__module__}.{enter_project.__name__}:", home, ""]
+    lines += ["deployments:"]
     for entry in entries:
         lines += _block(entry, "  - ", "    ")
         lines.append("")

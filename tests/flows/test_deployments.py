@@ -3,6 +3,7 @@ accepts it, definitions read back from the server, and a "dataset updated" event
 triggered deployment. Entrypoints are module paths that resolve from the installed package
 (tests/flows/test_install.py proves it outside the checkout)."""
 
+import asyncio
 import contextlib
 import os
 import subprocess
@@ -15,7 +16,8 @@ import yaml
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
-from prefect.exceptions import ObjectAlreadyExists
+from prefect.deployments.steps.core import StepExecutionError, run_steps
+from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 from prefect.flows import load_flow_from_entrypoint
 from prefect.settings import PREFECT_API_URL
 
@@ -27,6 +29,7 @@ from libre_flows.flows.deploy import (
     serve,
 )
 from libre_flows.flows.prefect_yaml import declarations, render
+from libre_flows.flows.steps import ProjectFolderError
 from libre_flows.flows.train import train_flow
 from libre_lib.errors import SpecError
 
@@ -159,25 +162,31 @@ def test_serve_replaces_deployments_it_served_before(spec_copy, fake_serve):
     ]
 
 
-def test_prefect_deploy_accepts_prefect_yaml(tmp_path):
-    """`prefect deploy` (run elsewhere than the repository) loads every module-path entrypoint
-    and registers the declared deployments with their pull step."""
+def _prefect_deploy(prefect_file: Path, cwd: Path, home: Path | None):
+    """`prefect deploy --all` in a subprocess, LIBRE_FLOWS_HOME set to ``home`` or unset."""
     _work_pool()
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "LIBRE_FLOWS_HOME"},
         "PREFECT_API_URL": PREFECT_API_URL.value(),
-        "PREFECT_HOME": str(tmp_path / "prefect-home"),
-        "LIBRE_FLOWS_HOME": str(ROOT),
+        "PREFECT_HOME": str(cwd / "prefect-home"),
     }
+    if home is not None:
+        env["LIBRE_FLOWS_HOME"] = str(home)
     command = [sys.executable, "-m", "prefect", "--no-prompt", "deploy"]
-    deployed = subprocess.run(
-        [*command, "--prefect-file", str(PREFECT_YAML), "--all"],
-        cwd=tmp_path,
+    return subprocess.run(
+        [*command, "--prefect-file", str(prefect_file), "--all"],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=180,
     )
+
+
+def test_prefect_deploy_accepts_prefect_yaml(tmp_path):
+    """`prefect deploy` (run elsewhere than the repository) loads every module-path entrypoint
+    and registers the declared deployments with their pull step."""
+    deployed = _prefect_deploy(PREFECT_YAML, tmp_path, home=ROOT)
     assert deployed.returncode == 0, deployed.stdout[-3000:] + deployed.stderr[-3000:]
     declared = _yaml_deployments()
     with get_client(sync_client=True) as client:
@@ -186,9 +195,58 @@ def test_prefect_deploy_accepts_prefect_yaml(tmp_path):
             assert stored.entrypoint == ENTRYPOINT
             assert stored.parameters == entry["parameters"]
             assert stored.work_pool_name == "libre-process"
-            step = stored.pull_steps[0]["prefect.deployments.steps.set_working_directory"]
-            assert step == {"directory": str(ROOT)}
+            assert stored.pull_steps == [
+                {"libre_flows.flows.steps.enter_project": {"directory": str(ROOT)}}
+            ]
             assert len(stored.schedules) == len(entry.get("schedules", []))
+
+
+def test_prefect_deploy_without_libre_flows_home_fails_and_registers_nothing(tmp_path, spec_copy):
+    """Without LIBRE_FLOWS_HOME, `prefect deploy` exited 0 and stored the placeholder
+    '{{ $LIBRE_FLOWS_HOME }}' as the pull step's folder: every later run failed. Now the build
+    step fails the deploy with a line naming the variable."""
+    spec = _renamed(spec_copy(), "unset-home")
+    prefect_file = tmp_path / "prefect.yaml"
+    prefect_file.write_text(render([spec], tmp_path))
+
+    deployed = _prefect_deploy(prefect_file, tmp_path, home=None)
+    output = " ".join((deployed.stdout + deployed.stderr).split())
+    assert deployed.returncode != 0, output[-3000:]
+    assert "LIBRE_FLOWS_HOME is not set" in output, output[-3000:]
+    with get_client(sync_client=True) as client, pytest.raises(ObjectNotFound):
+        client.read_deployment_by_name("libre-train/unset-home-nightly")
+
+
+@pytest.mark.parametrize(
+    ("home", "message"),
+    [
+        (None, "LIBRE_FLOWS_HOME is not set: set it to the project folder"),
+        ("/no/such/folder", "LIBRE_FLOWS_HOME is '/no/such/folder', which is not a folder"),
+    ],
+)
+def test_a_run_without_its_project_folder_fails_first_naming_libre_flows_home(
+    home, message, monkeypatch
+):
+    """What a worker does with a pull step stored with the placeholder (deployed before the
+    build step checked it) or with a folder this machine lacks: Prefect fills the variable in
+    from the worker's environment, then the step fails with one line."""
+    if home is None:
+        monkeypatch.delenv("LIBRE_FLOWS_HOME", raising=False)
+    else:
+        monkeypatch.setenv("LIBRE_FLOWS_HOME", home)
+    step = {"libre_flows.flows.steps.enter_project": {"directory": "{{ $LIBRE_FLOWS_HOME }}"}}
+    with pytest.raises(StepExecutionError) as failed:
+        asyncio.run(run_steps([step]))
+    assert isinstance(failed.value.__cause__, ProjectFolderError)
+    assert str(failed.value.__cause__).startswith(message)
+
+
+def test_the_pull_step_enters_the_project_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("LIBRE_FLOWS_HOME", str(tmp_path))
+    step = {"libre_flows.flows.steps.enter_project": {"directory": "{{ $LIBRE_FLOWS_HOME }}"}}
+    assert asyncio.run(run_steps([step]))["directory"] == str(tmp_path.resolve())
+    assert Path.cwd() == tmp_path.resolve()
 
 
 def test_deployments_read_back_and_the_event_starts_a_run(spec_copy):
