@@ -203,7 +203,8 @@ def serve(
 ) -> None:
     """Serve the nightly, on-demand and on-new-data deployments of SPECS in this process
     (schedules and event triggers active; Ctrl-C to stop). For a work pool instead, run
-    `prefect deploy --prefect-file deployments/prefect.yaml --all` (docs/operations.md)."""
+    `prefect deploy --prefect-file deployments/prefect.yaml --all` (docs/operations.md); serve
+    refuses to replace deployments of the same names that run on a work pool."""
     try:
         from libre_flows.flows.deploy import serve as run_serve
 
