@@ -57,10 +57,13 @@ START_TIMEOUT_S = 120.0
 STOP_GRACE_S = 10.0
 HEALTH_TIMEOUT_S = 2.0
 
-# Settings of the server process: no telemetry, and the UI served where the API is.
+# Defaults of the server process (the environment wins): no telemetry; events stored every
+# second, not every 5 s, so that `libre notify`, which waits until its event is stored,
+# returns sooner.
 _SERVER_ENV = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL": "1",
 }
 
 
@@ -206,7 +209,7 @@ def start(port: int | None = None, timeout: float = START_TIMEOUT_S) -> ServerSt
         if state is not None:
             return state
         log = libre_home() / "server.log"
-        env = {**os.environ, **_SERVER_ENV}
+        env = {**_SERVER_ENV, **os.environ}
         for name in ("PREFECT_API_URL", "LIBRE_SERVER_GUARD"):  # a server, not a client
             env.pop(name, None)
         with open(log, "ab") as out:

@@ -1,0 +1,226 @@
+"""How long each ``libre`` command takes, end to end, in a fresh process.
+
+    python benchmarks/cli_latency.py                        # both setups, 3 runs each
+    python benchmarks/cli_latency.py --setups local --repeat 5 --commands score validate
+    python benchmarks/cli_latency.py --json /tmp/cli-latency.json
+
+Every command runs ``--repeat`` times, each in a new process (``python -c "...main()"``, as the
+``libre`` script does), and the medians of its wall and CPU seconds (user + system of the
+process and the children it waited for) are printed, with the load averages seen during the
+runs. Two setups:
+
+* ``embedded``: no ``PREFECT_API_URL`` and ``LIBRE_SERVER=embedded``, so every command starts
+  Prefect's temporary server (the behaviour before ``libre server``);
+* ``local``: ``libre server start`` once (its start time is printed), then every command
+  reuses it (``LIBRE_SERVER=reuse``); stopped at the end.
+
+Commands: ``trivial`` (a one-task flow, on the server a command would use), ``score``
+(``libre score pima`` of 100 rows of pima.csv with the champion), ``validate`` (``libre
+validate`` of the pima spec),
+``notify`` (``libre notify`` of the pima spec), ``train`` (``libre train --force`` of a pima
+spec copy with ``tuning: {enabled: false}``), ``train-tuned`` (the same with the spec's
+default tuning). ``fit`` and ``search`` time the bare model fits the two trainings wrap, in a
+fresh process: ``LibreClassifier.fit`` (``stages.estimator(spec)``) and ``LibreSearchCV.fit``
+(``stages.search(spec)``) on the same training rows, outside Prefect; their "fit s" is the
+fit alone, imports and reading excluded.
+
+Everything runs in a temporary folder (specs with their store, ``LIBRE_HOME`` and
+``PREFECT_HOME``); one untimed run per setup warms up the database and the import caches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "deployments" / "specs"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _machine import cpu_model, ram_gib  # noqa: E402
+
+CLI = "import sys; from libre_flows.flows.cli import main; sys.argv[0] = 'libre'; main()"
+TRIVIAL = (
+    "from libre_flows.flows.local_server import connect\n"
+    "connect()\n"  # as the libre commands do: the local server if one runs
+    "from prefect import flow, task\n"
+    "@task\ndef one(): return 1\n"
+    "@flow\ndef trivial(): return one()\n"
+    "trivial()\n"
+)
+FIT = """
+import json, sys, time, warnings
+from libre_lib.ops import stages
+from libre_lib.ops.sources import fingerprint_source
+from libre_lib.ops.spec import load_spec
+spec = load_spec(sys.argv[1])
+frame, _ = stages.load(spec, fingerprint_source(spec.data_location()))
+flags = stages.split(spec, frame)[0].column("holdout").to_numpy()
+X, y = stages.split_rows(spec, frame, flags)
+model = stages.search(spec) if sys.argv[2] == "search" else stages.estimator(spec)
+started = time.perf_counter()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    model.fit(X, y)
+print(json.dumps({"fit_s": time.perf_counter() - started}))
+"""
+COMMANDS = ("trivial", "score", "validate", "notify", "train", "train-tuned", "fit", "search")
+DEFAULT_COMMANDS = ("trivial", "score", "validate", "notify", "train", "fit")
+
+
+def write_specs(folder: Path) -> dict[str, Path]:
+    """The pima spec (store in ``folder``, data path absolute) and a copy without tuning."""
+    raw = yaml.safe_load((SPECS / "pima.yaml").read_text())
+    raw["data"]["path"] = str((SPECS / raw["data"]["path"]).resolve())
+    raw["store"] = str(folder / "store")
+    tuned = folder / "pima.yaml"
+    tuned.write_text(yaml.safe_dump(raw))
+    raw["tuning"] = {"enabled": False}
+    plain = folder / "pima-notune.yaml"
+    plain.write_text(yaml.safe_dump(raw))
+    return {"tuned": tuned, "plain": plain}
+
+
+def write_inputs(folder: Path, rows: int = 100) -> Path:
+    import pandas as pd
+
+    raw = yaml.safe_load((SPECS / "pima.yaml").read_text())
+    frame = pd.read_csv((SPECS / raw["data"]["path"]).resolve()).head(rows)
+    path = folder / f"pima-{rows}.csv"
+    frame.drop(columns=[raw["target"]["column"]]).to_csv(path, index=False)
+    return path
+
+
+def argv(command: str, folder: Path, specs: dict, inputs: Path) -> list[str]:
+    python = [sys.executable, "-c"]
+    output, store = str(folder / "scored.parquet"), str(folder / "store")
+    return {
+        "trivial": [*python, TRIVIAL],
+        "score": [*python, CLI, "score", "pima", str(inputs), output, "--store", store],
+        "validate": [*python, CLI, "validate", str(specs["tuned"])],
+        "notify": [*python, CLI, "notify", str(specs["tuned"])],
+        "train": [*python, CLI, "train", str(specs["plain"]), "--force"],
+        "train-tuned": [*python, CLI, "train", str(specs["tuned"]), "--force"],
+        "fit": [*python, FIT, str(specs["plain"]), "fit"],
+        "search": [*python, FIT, str(specs["tuned"]), "search"],
+    }[command]
+
+
+def run_once(args: list[str], env: dict) -> dict:
+    """Wall and CPU seconds of one fresh process (and the fit time it prints, if any)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    row = {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "code": process.returncode}
+    if process.returncode != 0:
+        row["error"] = output.strip().splitlines()[-3:]
+    for line in output.splitlines():
+        if line.startswith('{"fit_s"'):
+            row["fit_s"] = json.loads(line)["fit_s"]
+    return row
+
+
+def measure(setup: str, commands, repeat: int, folder: Path, base_env: dict) -> dict:
+    specs, inputs = write_specs(folder), write_inputs(folder)
+    env = {**base_env, "LIBRE_SERVER": "embedded" if setup == "embedded" else "reuse"}
+    result: dict = {"setup": setup, "commands": {}}
+    server = None
+    if setup == "local":
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", CLI, "server", "start"], env=env, capture_output=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"libre server start failed: {done.stdout!r} {done.stderr!r}")
+        result["server_start_s"] = time.perf_counter() - started
+        server = True
+    try:
+        warm = run_once(argv("train", folder, specs, inputs), env)  # a champion to score
+        if warm["code"] != 0:
+            raise RuntimeError(f"warm-up training failed: {warm.get('error')}")
+        for command in commands:
+            runs, loads = [], []
+            for _ in range(repeat):
+                loads.append(os.getloadavg()[0])
+                runs.append(run_once(argv(command, folder, specs, inputs), env))
+            ok = [r for r in runs if r["code"] == 0]
+            row = {
+                "runs": runs,
+                "failed": len(runs) - len(ok),
+                "load_1min": [round(x, 2) for x in loads],
+            }
+            for key in ("wall_s", "cpu_s", "fit_s"):
+                values = [r[key] for r in ok if key in r]
+                if values:
+                    row[key] = statistics.median(values)
+            result["commands"][command] = row
+            print(_line(setup, command, row), flush=True)
+    finally:
+        if server:
+            subprocess.run([sys.executable, "-c", CLI, "server", "stop"], env=env)
+    return result
+
+
+def _line(setup: str, command: str, row: dict) -> str:
+    parts = [f"{setup:8s} {command:12s}"]
+    for key, label in (("wall_s", "wall"), ("cpu_s", "cpu"), ("fit_s", "fit")):
+        if key in row:
+            parts.append(f"{label} {row[key]:6.2f} s")
+    parts.append(f"load {'/'.join(f'{x:.1f}' for x in row['load_1min'])}")
+    if row["failed"]:
+        parts.append(f"FAILED {row['failed']}x: {row['runs'][-1].get('error')}")
+    return "  ".join(parts)
+
+
+def main(argv_: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--setups", nargs="+", choices=("embedded", "local"), default=None)
+    parser.add_argument("--commands", nargs="+", choices=COMMANDS, default=DEFAULT_COMMANDS)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="Write every run's figures here.")
+    args = parser.parse_args(argv_)
+    setups = args.setups or ["embedded", "local"]
+    results = {
+        "machine": f"{os.cpu_count()} cores ({cpu_model()}), {ram_gib() or 0:.0f} GiB RAM",
+        "python": sys.version.split()[0],
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "load_before": os.getloadavg(),
+        "setups": [],
+    }
+    print(f"machine: {results['machine']}; load average {results['load_before']}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="libre-cli-latency-") as tmp:
+        base_env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+        for setup in setups:
+            folder = Path(tmp) / setup
+            folder.mkdir()
+            env = {
+                **base_env,
+                "LIBRE_HOME": str(folder / "libre-home"),
+                "PREFECT_HOME": str(folder / "prefect-home"),
+            }
+            result = measure(setup, args.commands, args.repeat, folder, env)
+            if "server_start_s" in result:
+                print(f"local    server start {result['server_start_s']:6.2f} s", flush=True)
+            results["setups"].append(result)
+    results["load_after"] = os.getloadavg()
+    print(f"load average after: {results['load_after']}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
