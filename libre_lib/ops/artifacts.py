@@ -332,11 +332,17 @@ class ArtifactStore:
         key: str,
         table: pa.Table | pd.DataFrame,
         metadata: Mapping[str, Any] | None = None,
+        *,
+        replace: bool = True,
     ) -> ArtifactRef:
         """Write ``table`` as the artifact ``stage``/``key`` atomically and return its ref.
 
         ``metadata`` values are JSON-encoded under ``libre.<name>`` in the Parquet footer, next
         to ``libre.schema_version``, ``libre.library_version``, ``libre.stage`` and ``libre.key``.
+        With ``replace=False`` an artifact of the key that another writer committed meanwhile
+        (and that matches its sidecar) is kept and its ref returned: a run that read it holds
+        a ref whose bytes must not change under it (timings in the metadata make two
+        computations of one key differ in their bytes).
         """
         path = self.path_for(stage, key)
         arrow = _as_table(table, stage)
@@ -349,6 +355,11 @@ class ArtifactStore:
             record = _sidecar_record(temp, arrow.num_rows)
             temp_sidecar = write_temp(sidecar, (canonical_json(record) + "\n").encode("utf-8"))
             with _directory_lock(path.parent):  # the pair is replaced as one step
+                existing = None if replace else self._verified_ref(stage, key, path)[0]
+                if existing is not None:
+                    for leftover in (temp, temp_sidecar):
+                        unlink_quietly(leftover)
+                    return existing
                 commit_temp(temp, path, sync=False)
                 commit_temp(temp_sidecar, sidecar)  # this directory fsync covers both renames
         except OSError as exc:
@@ -485,7 +496,9 @@ class ArtifactStore:
         """Return (ref, cache hit) for a stage run, calling ``compute()`` only on a miss.
 
         ``version`` defaults to the library version; ``force=True`` recomputes and overwrites.
-        ``params``, ``inputs`` and ``version`` are stored as metadata for provenance.
+        ``params``, ``inputs`` and ``version`` are stored as metadata for provenance. Without
+        ``force``, when a concurrent run committed the key while this one computed it, the
+        first commit stays and both runs use it.
         """
         version = __version__ if version is None else version
         key = stage_key(stage, params, inputs, version)
@@ -504,7 +517,8 @@ class ArtifactStore:
         if clash:
             raise ParameterError(f"Metadata names {clash} are set by get_or_compute itself.")
         provenance = {"params": dict(params), "inputs": list(inputs), "stage_version": version}
-        return self.write(stage, key, table, {**provenance, **(metadata or {})}), False
+        ref = self.write(stage, key, table, {**provenance, **(metadata or {})}, replace=force)
+        return ref, False
 
     # ------------------------------------------------------------------ housekeeping
 

@@ -441,3 +441,26 @@ def test_concurrent_writers_of_different_content_leave_a_matching_pair(tmp_path)
     shift = int(store.read_frame(ref)["i"].iloc[0])
     pd.testing.assert_frame_equal(store.read_frame(ref), make_frame(5000, shift))
     assert stage_dir_names(store) == {f"{KEY}.parquet", f"{KEY}.parquet.sha256"}
+
+
+def test_a_key_committed_by_a_concurrent_run_while_computing_is_kept(tmp_path):
+    """Identical `libre train` runs at once on one store failed: both missed a stage, both
+    computed it (with its timing in the metadata, so with other bytes), the second commit
+    replaced the first, and the first run's ref no longer matched the file it then read. The
+    first commit of a key now stays; only force replaces it."""
+    store = ArtifactStore(tmp_path)
+    key = stage_key(STAGE, PARAMS, INPUTS, "1.0")
+
+    def compute():  # another run commits the key while this one computes it
+        store.write(STAGE, key, make_frame(50, shift=1), {"seconds": 1.0})
+        return make_frame(50), {"seconds": 2.0}
+
+    ref, hit = store.get_or_compute(STAGE, PARAMS, INPUTS, compute, version="1.0")
+    assert not hit
+    other_ref = store.lookup(STAGE, key)
+    assert ref == other_ref
+    pd.testing.assert_frame_equal(store.read_frame(ref), make_frame(50, shift=1))
+    assert stage_dir_names(store) == {f"{key}.parquet", f"{key}.parquet.sha256"}
+
+    forced, _ = store.get_or_compute(STAGE, PARAMS, INPUTS, compute, version="1.0", force=True)
+    pd.testing.assert_frame_equal(store.read_frame(forced), make_frame(50))
