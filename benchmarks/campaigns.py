@@ -8,9 +8,10 @@
 
 kill        SIGKILLs `libre train` at a series of delays spread over one run's duration (each
             killed run trains a new model, with --force, so kills land in stage writes,
-            registration and promotion), then re-runs it. After each kill: every Parquet file
-            matches its sidecar or is recomputed by the re-run, the champion is a complete
-            version (its checksums verify), and no Prefect server outlives the killed command
+            registration and promotion; every other kill waits after its delay until a temp
+            file or folder shows a write in progress), then re-runs it. After each kill: every
+            Parquet file matches its sidecar or is recomputed by the re-run, the champion is a
+            complete version (its checksums verify), and no Prefect server outlives the command
             (--server embedded: each run starts its own, as without PREFECT_API_URL). At the end
             the leftovers are removed by the clean-up a training run does, once stale (here:
             with no age bound, as their writers are dead), and a --force run of the first spec
@@ -92,15 +93,13 @@ def parquet_pairs(store: Path) -> tuple[int, list[str]]:
     return n, bad
 
 
-def leftovers(store: Path) -> dict[str, int]:
+def leftovers(store: Path) -> dict[str, set[Path]]:
     """What crashed runs left: temp files, temp version folders, run folders without run.json."""
-    temps = sum(1 for p in store.rglob(".*.tmp-*") if is_temp_name(p.name))
     models = store / "models"
-    versions = sum(1 for p in models.glob(f"*/{TEMP_PREFIX}*")) if models.is_dir() else 0
     return {
-        "temps": temps,
-        "temp_versions": versions,
-        "incomplete_runs": len(list(incomplete_runs(store))),
+        "temps": {p for p in store.rglob(".*.tmp-*") if is_temp_name(p.name)},
+        "temp_versions": set(models.glob(f"*/{TEMP_PREFIX}*")) if models.is_dir() else set(),
+        "incomplete_runs": set(incomplete_runs(store)),
     }
 
 
@@ -134,7 +133,11 @@ def prefect_server(kind: str):
     (each run starts its own embedded server, as without PREFECT_API_URL)."""
     home = Path(tempfile.mkdtemp(prefix="libre-campaign-prefect-"))
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env |= {"PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env |= {
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "LIBRE_SERVER": "embedded",  # never a local server (`libre server start`) that may run
+    }
     try:
         if kind == "embedded":
             yield env
@@ -217,14 +220,32 @@ def survivors(tag: str, grace: float) -> int:
 # --------------------------------------------------------------------------- kill
 
 
+def _writing(store: Path, known: set[str]) -> bool:
+    """Whether a temp file or folder not in ``known`` exists in the store (a write)."""
+    for _, dirs, files in os.walk(store):
+        if any(".tmp-" in name and name not in known for name in (*dirs, *files)):
+            return True
+    return False
+
+
+def wait_for_a_write(proc: subprocess.Popen, store: Path, seconds: float) -> bool:
+    """Wait (at most ``seconds``) until the run is seen writing a file; False if it was not."""
+    known = {p.name for kind in leftovers(store).values() for p in kind}
+    deadline = time.monotonic() + seconds
+    while proc.poll() is None and time.monotonic() < deadline:
+        if _writing(store, known):
+            return True
+    return False
+
+
 def kill_campaign(args, work: Path) -> dict:
     source = Path(args.spec)
     base = write_spec(work, source)
     store = work / "store"
     pipeline = yaml.safe_load(base.read_text())["name"]
-    counts = {"kills": 0, "unmatched_after_kill": 0, "unmatched_after_rerun": 0,
-              "champion_complete": 0, "orphaned_processes": 0, "reruns_ok": 0,
-              "temps": 0, "temp_versions": 0, "incomplete_runs": 0}  # fmt: skip
+    counts = {"kills": 0, "kills_in_a_write": 0, "unmatched_after_kill": 0,
+              "unmatched_after_rerun": 0, "champion_complete": 0, "orphaned_processes": 0,
+              "reruns_ok": 0, "temps": 0, "temp_versions": 0, "incomplete_runs": 0}  # fmt: skip
     failures: list[str] = []
     with prefect_server(args.server) as env:
         started = time.perf_counter()
@@ -239,19 +260,22 @@ def kill_campaign(args, work: Path) -> dict:
             delay = full * (i + 0.5) / args.kills
             spec = write_spec(work, source, random_state=1000 + i)
             tag = uuid.uuid4().hex
+            before = leftovers(store)
             proc = start_train(spec, env, tag, force=True)
             time.sleep(delay)
+            in_write = i % 2 == 1 and wait_for_a_write(proc, store, full)
             finished = proc.poll() is not None
             proc.send_signal(signal.SIGKILL)
             proc.communicate()
             orphans = survivors(tag, args.grace)
-            left = leftovers(store)
+            left = {k: len(v - before[k]) for k, v in leftovers(store).items()}
             checked, bad = parquet_pairs(store)
             champion = champion_state(store, pipeline)
             code, out = run_train(spec, env)
             _, bad_after = parquet_pairs(store)
             after = champion_state(store, pipeline)
             counts["kills"] += 1
+            counts["kills_in_a_write"] += bool(in_write)
             counts["orphaned_processes"] += orphans
             counts["unmatched_after_kill"] += len(bad)
             counts["unmatched_after_rerun"] += len(bad_after)
@@ -259,8 +283,9 @@ def kill_campaign(args, work: Path) -> dict:
             counts["reruns_ok"] += code == 0 and after.startswith("complete")
             for key, value in left.items():
                 counts[key] += value
+            when = " (had finished)" if finished else " in a write" if in_write else ""
             print(
-                f"  kill {i + 1} at {delay:5.1f} s{' (had finished)' if finished else ''}: "
+                f"  kill {i + 1} at {delay:5.1f} s{when}: "
                 f"{left['temps']} temps, {left['temp_versions']} temp versions, "
                 f"{left['incomplete_runs']} run folders without run.json, "
                 f"{len(bad)}/{checked} unmatched Parquet, champion {champion}, "
@@ -272,7 +297,7 @@ def kill_campaign(args, work: Path) -> dict:
                 failures.append(f"re-run after kill {i + 1} failed:\n{out[-2000:]}")
         done = clean_store(store, max_age_s=0)
         counts["removed_by_clean_store"] = len(done.paths)
-        counts["leftovers_after_clean_store"] = sum(leftovers(store).values())
+        counts["leftovers_after_clean_store"] = sum(map(len, leftovers(store).values()))
         code, out = run_train(base, env, force=True)
         again = latest_summary(store, pipeline).get("model_version") if code == 0 else None
         counts["same_model_again"] = int(
@@ -527,7 +552,7 @@ def concurrent_campaign(args, work: Path) -> dict:
         "artifact_read_failures": sum(r.get("read_failures", 0) for r in results),
         "artifacts_checked": checked,
         "unmatched_artifacts": len(bad),
-        "temp_versions_left": leftovers(store)["temp_versions"],
+        "temp_versions_left": len(leftovers(store)["temp_versions"]),
     }
     champion = champion_state(store, "campaign")
     print(

@@ -111,9 +111,10 @@ def _wait_gone(pids: dict[int, str], seconds: float) -> dict[int, str]:
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    """This environment without a configured API, so the command starts its own server."""
+    """This environment without a configured API, so the command starts its own server (not
+    a local one that may run: LIBRE_SERVER=embedded)."""
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env["PREFECT_HOME"] = str(tmp_path / "prefect-home")
+    env |= {"PREFECT_HOME": str(tmp_path / "prefect-home"), "LIBRE_SERVER": "embedded"}
     return env
 
 
