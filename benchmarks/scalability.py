@@ -9,7 +9,8 @@ not compile times.
 
 Data: continuous features uniform in [0, 100]; labels either balanced random (the paper's setup,
 no signal), random with a given positive rate (supplement: imbalance 0.01 and 0.1), or the
-learnable concept ``(x0 > 50 & x1 < 30) | x2 > 90`` with 5 % of the labels flipped.
+learnable concept ``(x0 >= 50 & x1 < 30) | x2 >= 90`` with 5 % of the labels flipped
+(``benchmarks/synthetic.py``).
 
 Every measurement runs in a fresh subprocess so that its peak RSS (``ru_maxrss``) is its own:
 
@@ -46,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 from _machine import cpu_model, ram_gib
+from synthetic import make_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -98,19 +100,8 @@ class Series:
 
 
 def make_data(data: Data):
-    import pandas as pd
-
-    rng = np.random.default_rng(data.seed)
-    X = rng.uniform(0.0, 100.0, size=(data.n, data.features))
-    if data.label == "random":
-        y = rng.random(data.n) < data.positive_rate
-    elif data.label == "learnable":
-        y = ((X[:, 0] > 50) & (X[:, 1] < 30)) | (X[:, 2] > 90)
-        y ^= rng.random(data.n) < 0.05
-    else:
-        raise ValueError(f"unknown label {data.label!r}")
-    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(data.features)])
-    return frame, y
+    """The rows of ``data`` (benchmarks/synthetic.py draws them)."""
+    return make_frame(data.n, data.features, data.label, data.positive_rate, data.seed)
 
 
 def _peak_rss_mb() -> float:
