@@ -19,8 +19,15 @@ from ._version import __version__
 from .discretization import Discretization, fit_discretization
 from .encoding import DistinctRecords, distinct_records
 from .ensemble import Candidates, draw_feature_subsets, fit_ensemble
-from .errors import DataError, LibreWarning, ModelFormatError, SchemaError, excerpt
-from .inputs import Target, as_frame, binary_target, label_array, resolve_categorical
+from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
+from .inputs import (
+    Target,
+    as_frame,
+    binary_target,
+    check_sample_weight,
+    label_array,
+    resolve_categorical,
+)
 from .params import AUTO, validate_params
 from .render import rule_from_dict, rule_to_dict, ruleset_sql
 from .rules import RuleSet, rules_from_points
@@ -215,7 +222,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ------------------------------------------------------------------------------
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Learn the rule set from ``X`` (DataFrame or array; numbers, strings, NaN) and ``y``.
 
         The stages below are public so a pipeline can run (and cache) them one by one:
@@ -223,11 +230,31 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         :func:`learn_subset` per subset → :func:`union_candidates` → :meth:`select` →
         :meth:`assemble` (call :meth:`set_chosen` and set ``auto_scores_`` from the choice
         first; without them it records the parameters, "auto" as :data:`AUTO_FALLBACK`).
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            The training rows: numbers, strings, categories and missing values.
+        y : array-like of shape (n_samples,)
+            Their labels (two classes, or more with ``positive_class`` set).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, one per row (None: every row weighs 1). A row of weight
+            ``w`` counts as ``w`` rows in ChiMerge's class counts, the learners, the set cover
+            and the majority guard, so integer weights give the rules that repeating the rows
+            gives (with no parameter set to "auto": its inner folds split rows, whatever their
+            weight, and score them by weighted F1). Rows of weight 0 count for nothing.
+
+        Returns
+        -------
+        self : LibreClassifier
+            The fitted classifier.
         """
         self._check_params()
         started = time.perf_counter()
         frame = as_frame(X)
         target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
+        if sample_weight is not None:
+            frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)
         chosen, self.auto_scores_ = self.choose_auto(frame, target)
         self.set_chosen(chosen)
         discretization = self.discretize(frame, target)
@@ -277,6 +304,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             resolve_categorical(frame, self.categorical_features),
             chi2_threshold=float(self.chi2_threshold),
             max_intervals=self._used("max_intervals") if max_intervals == AUTO else max_intervals,
+            weight=target.weight,
         )
         if not discretization.features:
             raise DataError("No usable feature: every column of X is constant or entirely missing.")
@@ -286,14 +314,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     def encode(
         frame: pd.DataFrame, target: Target, discretization: Discretization
     ) -> DistinctRecords:
-        """Bin codes of the training rows, collapsed to distinct records with class weights."""
+        """Bin codes of the training rows, collapsed to distinct records with class weights
+        (the rows' sample weights, if ``target`` has them)."""
         codes = discretization.transform(frame)
-        records = distinct_records(
-            codes,
-            discretization.n_bins,
-            target.positive.astype(float),
-            (~target.positive).astype(float),
-        )
+        records = distinct_records(codes, discretization.n_bins, *target.class_weights())
         logger.info(
             "discretized %d columns into %d bins (%d dropped); %d distinct records",
             len(discretization.features),
@@ -403,11 +427,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         scores = np.zeros((len(combos), n_splits))
         sizes = np.zeros_like(scores)
         for f, (train, test) in enumerate(folds.split(np.zeros(n_rows), target.positive)):
-            part = Target(target.positive[train], target.classes, target.positive_class)
+            held_out = target.take(test)
             with warnings.catch_warnings():  # the fit on all rows says it once
                 warnings.simplefilter("ignore", LibreWarning)
                 scores[:, f], sizes[:, f] = self._validate_fold(
-                    frame.iloc[train], part, frame.iloc[test], target.positive[test], options
+                    frame.iloc[train], target.take(train), frame.iloc[test], held_out, options
                 )
         mean, std, rules = scores.mean(axis=1), scores.std(axis=1), sizes.mean(axis=1)
         choice = choose_candidate(mean, rules, resolve_tolerance(0.01, 1.0, mean, std, n_splits))
@@ -423,11 +447,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         )  # fmt: skip
         return chosen, table
 
-    def _validate_fold(self, X_train, target, X_test, truth, options) -> tuple:
+    def _validate_fold(self, X_train, target, X_test, held_out: Target, options) -> tuple:
         """(F1, rules) on the held-out rows of every combination of ``options`` (in
-        :func:`itertools.product` order), as ``fit`` would give with those values."""
-        n_positive = float(target.positive.sum())
-        n_negative = float(target.positive.size) - n_positive
+        :func:`itertools.product` order), as ``fit`` would give with those values; F1
+        weighted by the held-out rows' sample weights, if any."""
+        n_positive, n_negative = target.totals()
+        truth = held_out.positive
         f1, n_rules = [], []
         for max_intervals in options["max_intervals"]:
             discretization = self.discretize(X_train, target, max_intervals=max_intervals)
@@ -456,7 +481,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                         if self.abstain:
                             k = majority_prefix(selection.stats[:k], n_positive, n_negative)
                         pred = np.logical_or.reduce(fired[:k]) if k else np.zeros(truth.size, bool)
-                        f1.append(f1_score(truth, pred))
+                        f1.append(f1_score(truth, pred, held_out.weight))
                         n_rules.append(k)
         return np.array(f1), np.array(n_rules, dtype=float)
 
@@ -520,8 +545,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _no_worse_than_majority(selection: Selection, target: Target) -> Selection:
-        n_positive = float(target.positive.sum())
-        n_negative = float(target.positive.size) - n_positive
+        n_positive, n_negative = target.totals()
         k = majority_prefix(selection.stats, n_positive, n_negative)
         if k == selection.indices.size:
             return selection
@@ -538,7 +562,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         )  # fmt: skip
 
     def _warn_weak_rules(self, target: Target) -> None:
-        base = float(target.positive.mean()) if target.positive.size else 0.0
+        n_positive, n_negative = target.totals()
+        total = n_positive + n_negative
+        base = n_positive / total if total else 0.0
         weak = [
             (i, s.precision)
             for i, s in enumerate(self.rules_.stats, start=1)
@@ -841,11 +867,38 @@ def choose_candidate(mean_scores, mean_rules, score_tolerance=0.0) -> int:
     return int(index[order[0]])
 
 
-def f1_score(truth: np.ndarray, pred: np.ndarray) -> float:
-    """F1 of the positive class from two bool masks (0 when neither has a positive)."""
-    tp = float(np.sum(truth & pred))
-    denominator = float(truth.sum() + pred.sum())
+def f1_score(truth: np.ndarray, pred: np.ndarray, weight: np.ndarray | None = None) -> float:
+    """F1 of the positive class from two bool masks (0 when neither has a positive); with
+    ``weight``, every row counts its weight."""
+    if weight is None:
+        tp = float(np.sum(truth & pred))
+        denominator = float(truth.sum() + pred.sum())
+    else:
+        tp = float(weight[truth & pred].sum())
+        denominator = float(weight[truth].sum() + weight[pred].sum())
     return 2.0 * tp / denominator if denominator else 0.0
+
+
+def weighted_rows(frame: pd.DataFrame, target: Target, sample_weight, owner: str):
+    """``frame`` and ``target`` without the rows of weight 0, the target carrying the other
+    rows' weights, and the mask of the rows kept; a :class:`ParameterError` for weights that
+    are not one finite non-negative number per row, all zero, or that leave a class no
+    weight."""
+    weight = check_sample_weight(sample_weight, frame.shape[0], owner)
+    keep = weight > 0
+    if not keep.all():
+        rows = np.flatnonzero(keep)
+        frame = frame.iloc[rows].reset_index(drop=True)
+        target = target.take(rows)
+    for is_positive in (True, False):
+        if not np.any(target.positive == is_positive):
+            label = target.classes[1] if is_positive else target.classes[0]
+            raise ParameterError(
+                f"The 'sample_weight' parameter of {owner}.fit gives every row of class "
+                f"{label!r} weight 0: both classes need rows of weight > 0."
+            )
+    weighted = Target(target.positive, target.classes, target.positive_class, weight[keep])
+    return frame, weighted, keep
 
 
 def _seed(random_state) -> int:

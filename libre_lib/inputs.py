@@ -271,11 +271,59 @@ def label_array(labels) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Target:
-    """A binary target: ``positive`` is the class mask, ``classes`` the labels [neg, pos]."""
+    """A binary target: ``positive`` is the class mask, ``classes`` the labels [neg, pos];
+    ``weight`` the rows' sample weights (None: every row weighs 1)."""
 
     positive: np.ndarray
     classes: np.ndarray
     positive_class: object
+    weight: np.ndarray | None = None
+
+    def class_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's weight as a positive and as a negative (0 for the other class)."""
+        if self.weight is None:
+            return self.positive.astype(float), (~self.positive).astype(float)
+        return np.where(self.positive, self.weight, 0.0), np.where(self.positive, 0.0, self.weight)
+
+    def totals(self) -> tuple[float, float]:
+        """The total weight of the positives and of the negatives."""
+        if self.weight is None:
+            n_positive = float(self.positive.sum())
+            return n_positive, float(self.positive.size) - n_positive
+        positive, negative = self.class_weights()
+        return float(positive.sum()), float(negative.sum())
+
+    def take(self, rows: np.ndarray) -> Target:
+        """The target of ``rows`` (indices or a mask), weights included."""
+        weight = None if self.weight is None else self.weight[rows]
+        return Target(self.positive[rows], self.classes, self.positive_class, weight)
+
+
+def check_sample_weight(sample_weight, n_rows: int, owner: str = "LibreClassifier") -> np.ndarray:
+    """``sample_weight`` as float64, one finite non-negative weight per row, not all zero;
+    a :class:`ParameterError` naming the parameter otherwise."""
+    where = f"The 'sample_weight' parameter of {owner}.fit"
+    try:
+        weight = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"{where} must be numbers, one per row. Got {excerpt(sample_weight)} instead."
+        ) from None
+    if weight.ndim != 1 or weight.shape[0] != n_rows:
+        raise ParameterError(
+            f"{where} must hold one weight per row of X ({n_rows}). Got shape {weight.shape} "
+            "instead."
+        )
+    bad = ~np.isfinite(weight) | (weight < 0)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ParameterError(
+            f"{where} must be finite and >= 0. Got {float(weight[first])!r} at row {first} "
+            f"({int(bad.sum())} such weight(s)) instead."
+        )
+    if not (weight > 0).any():
+        raise ParameterError(f"{where} must have a weight > 0: all {n_rows} weights are zero.")
+    return weight
 
 
 def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:

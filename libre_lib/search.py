@@ -88,8 +88,9 @@ from .estimator import (
     f1_score,
     libre_tags,
     resolve_tolerance,
+    weighted_rows,
 )
-from .inputs import as_frame, binary_target
+from .inputs import Target, as_frame, binary_target
 from .params import AUTO, SEARCH_PARAMETERS, validate_params
 from .rules import rule_from_point
 from .selection import Selection, cover_filtered, filter_for_cover, majority_prefix
@@ -358,10 +359,27 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
     # -- fitting ------------------------------------------------------------------------------
 
-    def fit(self, X, y):
-        """Tune on ``X, y`` by inner CV, then refit the best combination on all of it."""
+    def fit(self, X, y, sample_weight=None):
+        """Tune on ``X, y`` by inner CV, then refit the best combination on all of it.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The training rows.
+        y : array-like of shape (n_samples,)
+            Their labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights (see :meth:`LibreClassifier.fit`): the inner folds split
+            the rows of weight > 0, train on their weights and score the validation rows
+            weighted (F1, or the ``scoring`` scorer with ``sample_weight``); the refit gets
+            them too.
+
+        Returns
+        -------
+        self : LibreSearchCV
+        """
         started = time.perf_counter()
-        plan = self.plan(X, y)
+        plan = self.plan(X, y, sample_weight)
         logger.info(
             "LibreSearchCV: %d candidates x %d folds (%d tasks, n_jobs=%s) on %d rows",
             len(plan.candidates),
@@ -402,14 +420,14 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             return self
         refit_started = time.perf_counter()
         self.best_estimator_ = LibreClassifier(**{**plan.candidates[best], "n_jobs": self.n_jobs})
-        self.best_estimator_.fit(X, y)
+        self.best_estimator_.fit(X, y, sample_weight=sample_weight)
         self.refit_time_ = time.perf_counter() - refit_started
         self.n_features_in_ = self.best_estimator_.n_features_in_
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
         return self
 
-    def plan(self, X, y) -> SearchPlan:
+    def plan(self, X, y, sample_weight=None) -> SearchPlan:
         """The inner CV ``fit`` runs, as data: the candidates (full LibreClassifier parameters,
         grid order), the folds and the scorer. A pipeline can run :meth:`SearchPlan.evaluate`
         per fold and group of candidates (as separate tasks) and pass the scores to
@@ -421,6 +439,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             The training rows.
         y : array-like of shape (n_samples,)
             Their labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights; rows of weight 0 are left out of the folds.
 
         Returns
         -------
@@ -439,6 +459,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             else getattr(self.estimator, "positive_class", None)
         )
         target = binary_target(y, probe.positive_class, n_rows=frame.shape[0])
+        labels = _labels(y)
+        if sample_weight is not None:
+            frame, target, keep = weighted_rows(frame, target, sample_weight, "LibreSearchCV")
+            labels = labels[keep]
         seed = self.seed_ = _seed(self.random_state)
         base = self._base_params(target.positive_class)
         base["random_state"] = seed
@@ -447,7 +471,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         splits = list(_splitter(self.cv, seed).split(frame, target.positive))
         self.n_splits_ = len(splits)
         scorer = None if self.scoring == "f1" else check_scoring(LibreClassifier(), self.scoring)
-        return SearchPlan(frame, _labels(y), target.positive, candidates, splits, scorer)
+        return SearchPlan(frame, labels, target.positive, candidates, splits, scorer, target.weight)
 
     def choose(self, plan: SearchPlan, scores, n_rules, n_atoms) -> int:
         """Set the search results from the inner CV's figures (candidates x folds arrays, as
@@ -545,7 +569,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 @dataclass(frozen=True)
 class SearchPlan:
     """The inner CV of one search: the training rows, their labels and positive mask, the
-    candidates (full LibreClassifier parameters) and the folds (train, validation indices)."""
+    candidates (full LibreClassifier parameters) and the folds (train, validation indices);
+    ``weight``: the rows' sample weights (None: all 1)."""
 
     frame: pd.DataFrame
     labels: np.ndarray
@@ -553,6 +578,7 @@ class SearchPlan:
     candidates: list[dict]
     splits: list[tuple[np.ndarray, np.ndarray]]
     scorer: object = None
+    weight: np.ndarray | None = None
 
     @property
     def n_splits(self) -> int:
@@ -564,7 +590,13 @@ class SearchPlan:
         which others share the call; sharing only saves work."""
         chosen = [self.candidates[i] for i in indices]
         return _evaluate(
-            self.frame, self.labels, self.positive, self.splits[fold], chosen, self.scorer
+            self.frame,
+            self.labels,
+            self.positive,
+            self.splits[fold],
+            chosen,
+            self.scorer,
+            self.weight,
         )
 
     def bin_cap_groups(self) -> dict:
@@ -577,8 +609,9 @@ class SearchPlan:
         return groups
 
 
-def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
-    """Score ``candidates`` on one train/validation split.
+def _evaluate(frame, labels, positive, split, candidates, scorer, weight=None) -> dict:
+    """Score ``candidates`` on one train/validation split (``weight``: the rows' sample
+    weights, in training and in the validation score).
 
     Runs LibreClassifier's stages with every shareable result reused; each candidate ends in
     exactly the state ``LibreClassifier(**params).fit(train)`` would produce. The candidates
@@ -594,15 +627,17 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
     started = time.perf_counter()
     train, test = split
     X_train = frame.iloc[train]
-    validation = _Validation(frame.iloc[test], labels[test], positive[test], scorer)
+    held_out = None if weight is None else weight[test]
+    validation = _Validation(frame.iloc[test], labels[test], positive[test], scorer, held_out)
     caps = [params["max_rules"] for params in candidates]
-    n_positive = float(positive[train].sum())
-    n_negative = float(len(train)) - n_positive
     largest = None if any(c is None for c in caps) else max(caps)
     out: list = [None] * len(candidates)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LibreWarning)
-        target, discretizations, groups = _share_groups(X_train, labels[train], candidates)
+        target, discretizations, groups = _share_groups(
+            X_train, labels[train], candidates, None if weight is None else weight[train]
+        )
+        n_positive, n_negative = target.totals() if target is not None else (0.0, 0.0)
         for did, by_learner in groups.items():
             disc, records = discretizations[did]
             # rules and atoms of another discretization rarely recur: keep one's at a time
@@ -673,7 +708,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer) -> dict:
     return {"results": out, "seconds": time.perf_counter() - started}
 
 
-def _share_groups(X_train, train_labels, candidates):
+def _share_groups(X_train, train_labels, candidates, weight=None):
     """What ``candidates`` share on one training fold.
 
     Returns the training target, the distinct discretizations (discretization, encoded records;
@@ -683,6 +718,8 @@ def _share_groups(X_train, train_labels, candidates):
     share its rules, then its learners, then their union, then the filtered cover problem.
     """
     target = binary_target(train_labels, candidates[0]["positive_class"]) if candidates else None
+    if target is not None and weight is not None:
+        target = Target(target.positive, target.classes, target.positive_class, weight)
     by_params: dict = {}  # discretization params -> id
     by_content: dict = {}  # discretization content -> id
     discretizations: list = []  # id -> (discretization, records)
@@ -715,11 +752,12 @@ class _Validation:
     a rule or atom holds on are kept bit-packed (8 per byte): on magic a fold evaluates
     about 47,000 distinct atoms."""
 
-    def __init__(self, X, labels, truth, scorer):
+    def __init__(self, X, labels, truth, scorer, weight=None):
         self.X = X
         self.labels = labels
         self.truth = truth
         self.scorer = scorer
+        self.weight = weight
         self.forget()
 
     def forget(self) -> None:
@@ -747,11 +785,14 @@ class _Validation:
             pred |= rows
         covered = np.unpackbits(pred, count=len(self.truth)).astype(bool)
         atoms = float(np.mean([len(r) for r in rules])) if rules else 0.0
-        return f1_score(self.truth, covered), len(rules), atoms
+        return f1_score(self.truth, covered, self.weight), len(rules), atoms
 
     def model_score(self, clf) -> tuple[float, int, float]:
         """(score, rules, atoms) of a fitted LibreClassifier under the search's scorer."""
-        score = float(self.scorer(clf, self.X, self.labels))
+        if self.weight is None:
+            score = float(self.scorer(clf, self.X, self.labels))
+        else:
+            score = float(self.scorer(clf, self.X, self.labels, sample_weight=self.weight))
         return score, len(clf.rules_), clf.rules_.n_atoms
 
 
