@@ -35,6 +35,9 @@ _UNDEFINED = np.iinfo(np.int64).max // 4
 _MAX_KEY = 2**62
 _SHORT_RUN = 32
 _DIRECTORY = 4096
+#: How many standard errors above the tolerance a flip's own records may be before the flip
+#: is refused (:func:`slab_over_tolerance`): three, the usual "clearly not noise" level.
+SLAB_STANDARD_ERRORS = 3.0
 
 
 def cell_layout(blocks: np.ndarray) -> np.ndarray | None:
@@ -462,10 +465,25 @@ def _slab_weight(f, b, v, runs, row_weight, box, radix, stack, out, marks):
 
 
 @njit(cache=True, nogil=True)
+def slab_over_tolerance(neg, pos, tolerance):
+    """Do a slab's own records show, beyond sampling noise, more negatives than the tolerance
+    allows? Under "the slab's negatives are ``tolerance`` times its positives" its negative
+    share is ``q = tolerance / (1 + tolerance)``; the slab is over when its negatives exceed
+    ``q`` times its weight by more than :data:`SLAB_STANDARD_ERRORS` binomial standard errors
+    (weights read as counts). Not in the paper: the grown box's own budget alone let a large,
+    clean box absorb a whole bin that is mostly negative."""
+    total = neg + pos
+    q = tolerance / (1.0 + tolerance)
+    excess = neg - q * total
+    return excess > 0.0 and excess * excess > SLAB_STANDARD_ERRORS**2 * total * q * (1.0 - q)
+
+
+@njit(cache=True, nogil=True)
 def _tolerated(f, b, v, runs, box, radix, stack, tol, marks, commit=True):
     """Tolerant conflict test: may bit ``b`` be flipped? ``tol`` = (tolerance, negative and
-    positive weight of the box, then the arrays it needs). With ``commit`` a passing flip adds
-    the slab's weights to the box's."""
+    positive weight of the box, then the arrays it needs). The grown box must stay within the
+    tolerance and the slab the flip adds must not be over it (:func:`slab_over_tolerance`).
+    With ``commit`` a passing flip adds the slab's weights to the box's."""
     tolerance, mass, pos_bit_runs, neg_weight, pos_weight, out = (
         tol[0],
         tol[1],
@@ -477,6 +495,7 @@ def _tolerated(f, b, v, runs, box, radix, stack, tol, marks, commit=True):
     neg = _slab_weight(f, b, v, runs, neg_weight, box, radix, stack, out, marks)
     pos = _slab_weight(f, b, v, pos_bit_runs, pos_weight, box, radix, stack, out, marks)
     ok = mass[0] + neg <= tolerance * (mass[1] + pos)
+    ok = ok and not slab_over_tolerance(neg, pos, tolerance)
     if ok and commit:
         mass[0] += neg
         mass[1] += pos
@@ -626,8 +645,10 @@ def find_boundary_cells(
 
     With ``tolerance > 0`` a flip conflicts only when the negative weight of the grown box
     (records of the seed's own cell aside) would exceed ``tolerance`` times its positive
-    weight; ``pos_bit_runs`` (the positives per zero bit) and ``neg_weight`` serve that test.
-    ``tolerance = 0`` is the paper's conflict test.
+    weight, or when the records the flip adds are over the tolerance beyond sampling noise
+    (:func:`slab_over_tolerance`); a seed whose own cell is over it in that sense grows by the
+    paper's test. ``pos_bit_runs`` (the positives per zero bit) and ``neg_weight`` serve these
+    tests. ``tolerance = 0`` is the paper's conflict test.
     """
     n_pos, m = pos_codes.shape
     n_bits = blocks[m]
@@ -662,6 +683,7 @@ def find_boundary_cells(
         weight,
         np.empty(max(n_pos, neg_weight.size, 1), dtype=np.int64),
     )
+    exact = (0.0, tol[1], tol[2], tol[3], tol[4], tol[5])
     total = np.zeros(n_bits)
     touched = np.zeros(n_bits, dtype=np.bool_)
     blocked = np.zeros(n_bits, dtype=np.bool_)
@@ -682,7 +704,12 @@ def find_boundary_cells(
         mass[0] = 0.0
         mass[1] = weight[k]
         blocked[:] = False
-        _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack, tol, marks)
+        grow = tol
+        if tolerance > 0 and slab_over_tolerance(
+            _cell_weight(pos_codes[k], neg_runs, neg_weight, blocks, radix), weight[k], tolerance
+        ):
+            grow = exact  # a contradiction, not a region: it grows by the paper's test
+        _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack, grow, marks)
         words[:] = 0
         empty = True
         for f in range(m):

@@ -9,6 +9,7 @@ from libre_lib.encoding import ZeroSets, distinct_records
 from libre_lib.errors import ParameterError
 from libre_lib.search import LibreSearchCV
 from libre_lib.weak_learner import find_boundary
+from libre_lib.weak_learner.cells import slab_over_tolerance
 
 
 def pure_cells_problem(seed, n=4000, n_bins=(4, 5, 3, 4), noise=0.15):
@@ -98,3 +99,61 @@ def test_search_tunes_the_tolerance_like_plain_fits():
     best = LibreClassifier(**{**base.get_params(), **search.best_params_, "random_state": 2})
     best.fit(X, y)
     assert str(best.rules_) == str(search.rules_)
+
+
+def test_a_flip_is_judged_by_the_records_it_adds():
+    """Regression: the tolerance was a budget for the whole point, so a large, clean point
+    could absorb a whole bin that is mostly negative (a level of a category, a missing bin, a
+    ChiMerge interval of a relevant feature) as long as its total stayed under the tolerance.
+
+    Two features, A with bins 0..2 and B with bins 0..1. The seed's cell (A=0, B=0) holds 100
+    positives; (A=1, B=0) holds 30 negatives; (A=2, B=0) 40 positives and 10 negatives; B=1
+    is negative. With tolerance 0.5 the grown point could take A=1 (30 negatives for 100
+    positives), but A=1's own records are all negative: 30 against the 10 a negative share of
+    1/3 allows, 20 over, more than three standard errors (sqrt(30 x 1/3 x 2/3) = 2.6). A=2
+    (10 negatives, 40 positives) is under the tolerance and taken."""
+    n_bins = np.array([3, 2])
+    pos_codes = np.array([[0, 0], [2, 0]])
+    neg_codes = np.array([[1, 0], [2, 0], [0, 1], [1, 1], [2, 1]])
+    wp = np.array([100.0, 40.0])
+    wn = np.array([30.0, 10.0, 200.0, 200.0, 200.0])
+    pos = ZeroSets.from_codes(pos_codes, n_bins)
+    neg = ZeroSets.from_codes(neg_codes, n_bins)
+    points = find_boundary(
+        pos, neg, wp, "H1", "uncovered", conflict_tolerance=0.5, negative_weight=wn
+    )
+    # bits: A=0, A=1, A=2, B=0, B=1; a point's ones are the bins it excludes
+    assert points.tolist() == [[False, True, False, False, True]]
+
+
+def test_few_records_over_the_tolerance_are_noise():
+    """A slab of a few negatives is within sampling noise of the tolerance: the box's budget
+    decides, as before (3 negatives, 0 positives: 2 over a share of 1/3, 1.5 standard
+    errors)."""
+    assert not slab_over_tolerance(3.0, 0.0, 0.5)
+    assert slab_over_tolerance(30.0, 0.0, 0.5)
+    assert not slab_over_tolerance(10.0, 40.0, 0.5)
+    assert slab_over_tolerance(40_000.0, 2_000.0, 0.5)  # a whole mostly negative bin
+
+
+def category_frame(seed, n=20_000):
+    """y = (g == "a" AND x1 < 50) with 5 % of the labels flipped; level "b" (15 % of the rows)
+    is as negative as level "c"."""
+    rng = np.random.default_rng(seed)
+    g = rng.choice(np.array(["a", "b", "c"], dtype=object), n, p=[0.5, 0.15, 0.35])
+    X = pd.DataFrame({"x0": rng.uniform(0, 100, n), "x1": rng.uniform(0, 100, n), "g": g})
+    y = ((X["g"] == "a") & (X["x1"] < 50)).to_numpy() ^ (rng.random(n) < 0.05)
+    return X, y
+
+
+def test_tolerant_rules_leave_out_a_level_where_they_would_be_wrong():
+    """Regression (large-data quality): the tolerant learner's rule for g = "a" AND x1 < 50 also
+    allowed level "b", where 95 % of the rows it adds are negative (training precision of the
+    rule 0.76 instead of 0.95); the inner cross-validation then preferred the exact learner,
+    whose rules split by irrelevant features on large data."""
+    X, y = category_frame(0)
+    model = LibreClassifier(conflict_tolerance=0.5, max_rules=None, random_state=0).fit(X, y)
+    on_g = [c for rule in model.rules_ for c in rule if c.feature == "g"]
+    assert on_g
+    assert all(c.categories == ("a",) for c in on_g)
+    assert all(s.precision > 0.9 for s in model.rules_.stats)
