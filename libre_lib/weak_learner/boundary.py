@@ -184,8 +184,10 @@ def find_boundary_with_coverage(
 
     ``conflict_tolerance`` > 0 relaxes the conflict test (not in the paper): a flip conflicts
     only when the negative weight the grown element covers, records identical to the seed
-    aside, exceeds ``conflict_tolerance`` times the positive weight it covers. It needs
-    inverse one-hot records, H1 and ``seeds="uncovered"``.
+    aside, exceeds ``conflict_tolerance`` times the positive weight it covers, or when the
+    records the flip adds exceed it beyond sampling noise
+    (:func:`~libre_lib.weak_learner.cells.slab_over_tolerance`). It needs inverse one-hot
+    records, H1 and ``seeds="uncovered"``.
     """
     check_heuristic(heuristic)
     check_seeds(seeds)
