@@ -173,6 +173,30 @@ class RuleSet:
             out[:, j] = rule.evaluate(frame)
         return out
 
+    def to_frame(self) -> pd.DataFrame:
+        """The rules as a table, one row per rule in selection order.
+
+        Returns
+        -------
+        DataFrame
+            ``rule`` (1-based), ``text``, ``n_conditions``, ``features`` (comma-separated) and,
+            when the training statistics are known, ``positives`` / ``negatives`` (training
+            records the rule covers), ``precision`` and ``new_positives`` / ``new_negatives``
+            (what it added to the rules before it).
+        """
+        table = pd.DataFrame(
+            {
+                "rule": np.arange(1, len(self.rules) + 1),
+                "text": [rule_text(r) for r in self.rules],
+                "n_conditions": [len(r) for r in self.rules],
+                "features": [", ".join(c.feature for c in r.conditions) for r in self.rules],
+            }
+        )
+        if len(self.stats) == len(self.rules):
+            for name in ("positives", "negatives", "precision", "new_positives", "new_negatives"):
+                table[name] = [float(getattr(s, name)) for s in self.stats]
+        return table
+
     def __str__(self) -> str:
         return ruleset_text(self)
 
@@ -219,7 +243,6 @@ def ruleset_text(ruleset: RuleSet) -> str:
         return f"IF FALSE {then}"
     lines = [("IF " if i == 0 else "OR ") + rule_text(r) for i, r in enumerate(ruleset.rules)]
     return "\n".join([*lines, then])
-
 
 
 def rule_from_point(point: np.ndarray, discretization: Discretization) -> Rule:

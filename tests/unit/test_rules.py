@@ -14,6 +14,7 @@ from libre_lib.rules import (
     RuleSet,
     RuleStats,
     rule_from_point,
+    rule_text,
     rules_from_points,
 )
 
@@ -235,3 +236,20 @@ def test_rule_evaluate_with_a_shared_condition_cache():
         np.testing.assert_array_equal(rule.evaluate(frame, cache), rule.evaluate(frame))
     assert set(cache) == {x, c}  # each distinct condition evaluated once, then reused
     assert rules[0].evaluate(frame, cache).tolist() == [True, False, False, True]
+
+
+def test_a_rule_set_as_a_table():
+    from libre_lib import LibreClassifier
+    from libre_lib.datasets import load_dataset
+
+    X, y, info = load_dataset("credit_approval")
+    model = LibreClassifier(positive_class=info.positive_class, random_state=0, max_rules=3)
+    model.fit(X, y)
+    table = model.rules_.to_frame()
+    assert table["rule"].tolist() == list(range(1, len(model.rules_) + 1))
+    assert table["text"].tolist() == [rule_text(r) for r in model.rules_]
+    stats = model.rules_.stats
+    assert table["precision"].tolist() == [s.precision for s in stats]
+    assert table["new_positives"].sum() == sum(s.new_positives for s in stats)
+    bare = RuleSet(model.rules_.rules)  # no statistics: text columns only
+    assert list(bare.to_frame().columns) == ["rule", "text", "n_conditions", "features"]
