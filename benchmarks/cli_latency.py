@@ -3,6 +3,7 @@
     python benchmarks/cli_latency.py                        # both setups, 3 runs each
     python benchmarks/cli_latency.py --setups local --repeat 5 --commands score validate
     python benchmarks/cli_latency.py --json /tmp/cli-latency.json
+    python benchmarks/cli_latency.py --server-settings      # what server settings save
 
 Every command runs ``--repeat`` times, each in a new process (``python -c "...main()"``, as the
 ``libre`` script does), and the medians of its wall and CPU seconds (user + system of the
@@ -23,6 +24,10 @@ default tuning). ``fit`` and ``search`` time the bare model fits the two trainin
 fresh process: ``LibreClassifier.fit`` (``stages.estimator(spec)``) and ``LibreSearchCV.fit``
 (``stages.search(spec)``) on the same training rows, outside Prefect; their "fit s" is the
 fit alone, imports and reading excluded.
+
+``--server-settings`` instead starts Prefect's server (uvicorn serving its app, in a fresh
+process) ``--repeat`` times under each of :data:`SERVER_SETTINGS` and prints the median wall
+and CPU seconds of the server process until ``/api/health`` answers.
 
 Everything runs in a temporary folder (specs with their store, ``LIBRE_HOME`` and
 ``PREFECT_HOME``); one untimed run per setup warms up the database and the import caches.
@@ -175,6 +180,87 @@ def measure(setup: str, commands, repeat: int, folder: Path, base_env: dict) -> 
     return result
 
 
+_EPHEMERAL = {"PREFECT__SERVER_EPHEMERAL": "1", "PREFECT_UI_ENABLED": "0"}
+_EVENT_SERVICES = ("TASK_RUN_RECORDER", "EVENT_PERSISTER", "TRIGGERS", "EVENT_LOGGER", "ACTIONS")
+SERVER_SETTINGS = {
+    "Prefect's temporary server (ephemeral, no UI)": _EPHEMERAL,
+    "+ PREFECT_SERVER_ANALYTICS_ENABLED=false": {
+        **_EPHEMERAL,
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    },
+    "+ PREFECT_API_DATABASE_MIGRATE_ON_START=false": {
+        **_EPHEMERAL,
+        "PREFECT_API_DATABASE_MIGRATE_ON_START": "false",
+    },
+    "+ PREFECT_API_BLOCKS_REGISTER_ON_START=false": {
+        **_EPHEMERAL,
+        "PREFECT_API_BLOCKS_REGISTER_ON_START": "false",
+    },
+    "+ event services off": {
+        **_EPHEMERAL,
+        **{f"PREFECT_SERVER_SERVICES_{name}_ENABLED": "false" for name in _EVENT_SERVICES},
+    },
+    "the full server with UI and all services (libre server)": {},
+}
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_start(settings: dict, base_env: dict) -> tuple[float, float]:
+    """Wall and CPU seconds until Prefect's app, served by uvicorn in a fresh process with
+    ``settings`` in its environment, answers ``/api/health``."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**base_env, "PREFECT_SERVER_ANALYTICS_ENABLED": "true", **settings}
+    app = "prefect.server.api.server:create_app"
+    options = ["--port", str(port), "--log-level", "error", "--lifespan", "on"]
+    started = time.perf_counter()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--factory", app, *options],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=1):
+                    break
+            except OSError:
+                if server.poll() is not None:
+                    code = server.returncode
+                    raise RuntimeError(f"the server exited with code {code}") from None
+                time.sleep(0.05)
+        return time.perf_counter() - started, _cpu_seconds(server.pid)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def measure_server_settings(repeat: int, base_env: dict) -> dict:
+    """Median start seconds of the server under each of :data:`SERVER_SETTINGS` (the database
+    created first, untimed)."""
+    server_start(_EPHEMERAL, base_env)
+    runs: dict[str, list] = {name: [] for name in SERVER_SETTINGS}
+    for _ in range(repeat):
+        for name, settings in SERVER_SETTINGS.items():
+            runs[name].append(server_start(settings, base_env))
+    result = {}
+    for name, values in runs.items():
+        wall = statistics.median(v[0] for v in values)
+        cpu = statistics.median(v[1] for v in values)
+        result[name] = {"wall_s": wall, "cpu_s": cpu, "runs": values}
+        print(f"server   {name:60s} wall {wall:6.2f} s  cpu {cpu:5.2f} s", flush=True)
+    return result
+
+
 def _line(setup: str, command: str, row: dict) -> str:
     parts = [f"{setup:8s} {command:12s}"]
     for key, label in (("wall_s", "wall"), ("cpu_s", "cpu"), ("fit_s", "fit")):
@@ -192,6 +278,12 @@ def main(argv_: list[str] | None = None) -> None:
     parser.add_argument("--commands", nargs="+", choices=COMMANDS, default=DEFAULT_COMMANDS)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="Write every run's figures here.")
+    parser.add_argument(
+        "--server-settings",
+        action="store_true",
+        help="Instead: CPU seconds until Prefect's server answers, under settings that might "
+        "skip work (Linux).",
+    )
     args = parser.parse_args(argv_)
     setups = args.setups or ["embedded", "local"]
     results = {
@@ -204,6 +296,10 @@ def main(argv_: list[str] | None = None) -> None:
     print(f"machine: {results['machine']}; load average {results['load_before']}", flush=True)
     with tempfile.TemporaryDirectory(prefix="libre-cli-latency-") as tmp:
         base_env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+        if args.server_settings:
+            env = {**base_env, "PREFECT_HOME": str(Path(tmp) / "prefect-home")}
+            results["server_settings"] = measure_server_settings(args.repeat, env)
+            setups = []
         for setup in setups:
             folder = Path(tmp) / setup
             folder.mkdir()

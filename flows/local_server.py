@@ -53,6 +53,9 @@ __all__ = [
 MODULE = "libre_flows.flows.local_server"
 """How the server process is started (``python -m MODULE <port>``) and recognised."""
 MODES = ("reuse", "auto", "embedded")
+# embedded_server.TOKEN (not imported: embedded_server imports this module): a watchdog stops
+# the servers that carry it once their command is gone, so the local server must not.
+_GUARD_TOKEN = "LIBRE_SERVER_GUARD"
 START_TIMEOUT_S = 120.0
 STOP_GRACE_S = 10.0
 HEALTH_TIMEOUT_S = 2.0
@@ -208,9 +211,13 @@ def start(port: int | None = None, timeout: float = START_TIMEOUT_S) -> ServerSt
         state = running(wait=timeout)
         if state is not None:
             return state
+        stuck = _read_state()
+        if stuck is not None and _is_ours(stuck.pid):  # alive, silent for `timeout` s
+            _terminate(stuck.pid)
+            _remove_state(stuck.pid)
         log = libre_home() / "server.log"
         env = {**_SERVER_ENV, **os.environ}
-        for name in ("PREFECT_API_URL", "LIBRE_SERVER_GUARD"):  # a server, not a client
+        for name in ("PREFECT_API_URL", _GUARD_TOKEN):  # a server, not a client nor guarded
             env.pop(name, None)
         with open(log, "ab") as out:
             process = subprocess.Popen(
@@ -287,9 +294,7 @@ def connect() -> str | None:
 
         if get_current_settings().api.url:  # e.g. a test harness or a profile
             return None
-    state = running(wait=0.0 if mode() == "reuse" else START_TIMEOUT_S)
-    if state is None and mode() == "auto":
-        state = start()
+    state = start() if mode() == "auto" else running()
     if state is None:
         return None
     os.environ["PREFECT_API_URL"] = state.api_url

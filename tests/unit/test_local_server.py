@@ -40,16 +40,18 @@ STAND_IN = textwrap.dedent(
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
-    """An empty LIBRE_HOME, no API URL; Prefect's settings read again afterwards."""
+    """An empty LIBRE_HOME and no API URL (not even a flow-test harness's, when one runs in
+    this session); Prefect's global settings read again afterwards."""
+    from prefect.context import refresh_global_settings_context
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
     monkeypatch.setenv("LIBRE_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     monkeypatch.delenv("LIBRE_SERVER", raising=False)
-    yield tmp_path / "home"
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        yield tmp_path / "home"
     monkeypatch.undo()
-    if "prefect.context" in sys.modules:
-        from prefect.context import refresh_global_settings_context
-
-        refresh_global_settings_context()
+    refresh_global_settings_context()
 
 
 @pytest.fixture
@@ -110,9 +112,9 @@ def test_a_running_server_is_reused(stand_in, home):
     assert state is not None and state.pid == stand_in.pid
     assert local_server.connect() == f"{state.url}/api"
     assert os.environ["PREFECT_API_URL"] == f"{state.url}/api"
-    from prefect.settings import get_current_settings
+    from prefect.context import GLOBAL_SETTINGS_CONTEXT  # Prefect read its settings again
 
-    assert get_current_settings().api.url == f"{state.url}/api"  # Prefect reads it again
+    assert GLOBAL_SETTINGS_CONTEXT.settings.api.url == f"{state.url}/api"
 
 
 def test_embedded_mode_and_a_configured_url_leave_the_server_alone(stand_in, home, monkeypatch):
@@ -145,3 +147,11 @@ def test_a_server_that_cannot_start_names_its_log(home, monkeypatch):
         with pytest.raises(RuntimeError, match=r"exited with code \d+: see .*server\.log"):
             local_server.start(port=port, timeout=60)
     assert local_server.running() is None
+
+
+def test_the_token_the_server_drops_is_the_watchdogs():
+    """A command's watchdog stops the servers carrying its token once the command is gone; a
+    local server started by that command must not carry it."""
+    from libre_flows.flows import embedded_server
+
+    assert local_server._GUARD_TOKEN == embedded_server.TOKEN
