@@ -24,6 +24,7 @@ from libre_flows.flows.cli.common import (
     errors,
     fail,
     pipeline_console,
+    server_note,
     user_errors,
 )
 
@@ -54,7 +55,7 @@ def train(
         from libre_flows.flows.train import train as run_train
 
         preflight(spec)
-        with pipeline_console(debug, "starting Prefect (embedded server) and the pipeline"):
+        with pipeline_console(debug, f"training ({server_note()})"):
             summary = run_train(spec, force=force, store=str(store) if store else None)
     except user_errors() as exc:
         fail(exc, debug)
@@ -104,7 +105,7 @@ def validate(spec: SpecArg, debug: Debug = False) -> None:
         from libre_flows.flows.validate import validate as run_validate
 
         preflight(spec)
-        with pipeline_console(debug, "validating the data"):
+        with pipeline_console(debug, f"validating the data ({server_note()})"):
             report = run_validate(spec)
     except user_errors() as exc:
         fail(exc, debug)

@@ -85,6 +85,24 @@ def pipeline_console(debug: bool, message: str):
                 handler.removeFilter(quiet)
 
 
+def server_note() -> str:
+    """Use the local server if one runs (``libre_flows.flows.local_server.connect``) and say
+    which Prefect server the run will use."""
+    from libre_flows.flows import local_server
+
+    if local_server.mode() == "auto" and local_server.running() is None:
+        console.print("starting the local Prefect server (LIBRE_SERVER=auto)")
+    local = local_server.connect()
+    if local:
+        return f"local Prefect server {local.removesuffix('/api')}"
+    from prefect.settings import get_current_settings
+
+    configured = get_current_settings().api.url
+    if configured:
+        return f"Prefect server {configured}"
+    return "starting a temporary Prefect server; `libre server start` keeps one running"
+
+
 def fail(exc: BaseException, debug: bool) -> None:
     """One clear message (multi-line for validation failures), no traceback unless --debug."""
     if debug:

@@ -16,7 +16,14 @@ from typing import Annotated
 
 import typer
 
-from libre_flows.flows.cli.common import Debug, console, fail, pipeline_console, user_errors
+from libre_flows.flows.cli.common import (
+    Debug,
+    console,
+    fail,
+    pipeline_console,
+    server_note,
+    user_errors,
+)
 
 ModelArg = Annotated[
     Path,
@@ -74,7 +81,7 @@ def score_command(
         preflight(model, inputs, output)
         console.print(f"[bold]libre[/] scoring {inputs} with {model}")
         started = time.perf_counter()
-        with pipeline_console(debug, "starting Prefect (embedded server) and the scoring"):
+        with pipeline_console(debug, f"scoring ({server_note()})"):
             summary = run_score(model, inputs, output, batch_rows=batch_rows)
     except user_errors() as exc:
         fail(exc, debug)
