@@ -148,3 +148,31 @@ def name_flow_run(spec: PipelineSpec, store_root: str, data: Stage) -> str | Non
         for run_id in filter(None, (flow_run.id, flow_run.parent_flow_run_id)):
             client.update_flow_run(uuid.UUID(str(run_id)), name=name)
     return name
+
+
+def map_missing(
+    task, spec: PipelineSpec, found: list, mapped: str, items: list, fixed: dict, progress: tuple
+) -> list[Stage]:
+    """Submit ``task`` mapped over the ``items`` whose stage is not ``found`` in the store yet
+    (``mapped`` names the task's parameter taking an item, ``fixed`` the others), with a
+    progress artifact (``progress``: its key suffix and description) following them; returns
+    every item's stage, in order."""
+    from prefect import unmapped
+    from prefect.artifacts import create_progress_artifact, update_progress_artifact
+
+    todo = [i for i, stage in enumerate(found) if stage is None]
+    done = len(items) - len(todo)
+    if done:
+        log().info("stage %-12s cache hit  %d of %d tasks", task.name, done, len(items))
+    key, description = progress
+    artifact = create_progress_artifact(
+        100.0 * done / max(len(items), 1), key=artifact_key(spec, key), description=description
+    )
+    arguments = {name: unmapped(value) for name, value in fixed.items()}
+    futures = task.map(**arguments, **{mapped: [items[i] for i in todo]})
+    found = list(found)
+    for i, future in zip(todo, futures, strict=True):
+        found[i] = future.result()
+        done += 1
+        update_progress_artifact(artifact, 100.0 * done / max(len(items), 1))
+    return found

@@ -3,8 +3,7 @@ cover."""
 
 from __future__ import annotations
 
-from prefect import task, unmapped
-from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from libre_lib import LibreClassifier
@@ -17,7 +16,7 @@ from libre_lib.ops.tables import (
     records_from_table,
 )
 
-from .common import Stage, artifact_key, log, lookup_stage, read_stage, run_stage
+from .common import Stage, lookup_stage, map_missing, read_stage, run_stage
 from .data import split_rows
 
 
@@ -119,29 +118,10 @@ def learn_all(
     """``learn`` mapped over the subsets whose learner is not in the store yet (cached learners
     are not resubmitted); a progress artifact follows them."""
     learners = cached_learners(spec, store_root, records, bins, choice, subsets, force)
-    todo = [i for i, stage in enumerate(learners) if stage is None]
-    done = len(subsets) - len(todo)
-    if done:
-        log().info("stage learn        cache hit  %d of %d learners", done, len(subsets))
-    progress = create_progress_artifact(
-        100.0 * done / max(len(subsets), 1),
-        key=artifact_key(spec, "progress"),
-        description="weak learners finished",
-    )
-    futures = learn.map(
-        unmapped(spec),
-        unmapped(store_root),
-        unmapped(records),
-        unmapped(bins),
-        unmapped(choice),
-        [subsets[i] for i in todo],
-        unmapped(force),
-    )
-    for i, future in zip(todo, futures, strict=True):
-        learners[i] = future.result()
-        done += 1
-        update_progress_artifact(progress, 100.0 * done / max(len(subsets), 1))
-    return learners
+    fixed = {"spec": spec, "store_root": store_root, "records": records, "bins": bins}
+    fixed.update(choice=choice, force=force)
+    progress = ("progress", "weak learners finished")
+    return map_missing(learn, spec, learners, "subset", subsets, fixed, progress)
 
 
 @task(name="union_filter", cache_policy=NO_CACHE)

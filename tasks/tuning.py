@@ -5,14 +5,13 @@ and ChiMerge caps (each scores its candidates and writes the scores as Parquet);
 
 from __future__ import annotations
 
-from prefect import task, unmapped
-from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from libre_lib.ops import stages
 from libre_lib.ops.spec import PipelineSpec
 
-from .common import Stage, artifact_key, log, lookup_stage, read_stage, run_stage
+from .common import Stage, lookup_stage, map_missing, read_stage, run_stage
 from .data import split_rows
 
 
@@ -46,28 +45,9 @@ def tune_all(spec: PipelineSpec, store_root: str, data: Stage, split: Stage, for
         else lookup_stage(store_root, "tune", stages.tune_params(spec, u), [data, split])
         for u in units
     ]
-    todo = [i for i, stage in enumerate(found) if stage is None]
-    done = len(units) - len(todo)
-    if done:
-        log().info("stage tune         cache hit  %d of %d tasks", done, len(units))
-    progress = create_progress_artifact(
-        100.0 * done / max(len(units), 1),
-        key=artifact_key(spec, "tuning-progress"),
-        description="tuning tasks finished (inner folds x ChiMerge caps)",
-    )
-    futures = tune.map(
-        unmapped(spec),
-        unmapped(store_root),
-        unmapped(data),
-        unmapped(split),
-        [units[i] for i in todo],
-        unmapped(force),
-    )
-    for i, future in zip(todo, futures, strict=True):
-        found[i] = future.result()
-        done += 1
-        update_progress_artifact(progress, 100.0 * done / max(len(units), 1))
-    return found
+    fixed = {"spec": spec, "store_root": store_root, "data": data, "split": split, "force": force}
+    progress = ("tuning-progress", "tuning tasks finished (inner folds x ChiMerge caps)")
+    return map_missing(tune, spec, found, "unit", units, fixed, progress)
 
 
 @task(name="pick", cache_policy=NO_CACHE)
