@@ -42,14 +42,14 @@ def start(
     try:
         state = local_server.running()
         if state is not None:
-            console.print(f"already running: {_describe(state)}")
+            console.print(f"already running: {_describe(state)}", soft_wrap=True)
             return
         with console.status("starting the local Prefect server"):
             state = local_server.start(port=port)
     except Exception as exc:
         fail(exc, debug)
         return
-    console.print(f"[green]started[/] {_describe(state)}")
+    console.print(f"[green]started[/] {_describe(state)}", soft_wrap=True)
     console.print(f"UI and API: {state.url}  (stop it with `libre server stop`)")
 
 
@@ -62,10 +62,11 @@ def status(debug: Debug = False) -> None:
     if state is None:
         console.print(
             "not running: commands start a temporary Prefect server each "
-            "(`libre server start` to reuse one)"
+            "(`libre server start` to reuse one)",
+            soft_wrap=True,
         )
         raise typer.Exit(code=1)
-    console.print(f"running: {_describe(state)}")
+    console.print(f"running: {_describe(state)}", soft_wrap=True)
 
 
 @server_app.command("stop")
