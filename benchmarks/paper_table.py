@@ -867,8 +867,8 @@ def write_doc(path: Path, section: str) -> None:
         nxt = re.search(r"^## ", text[match.end() :], flags=re.M)
         end = match.end() + nxt.start() if nxt else len(text)
         old = text[match.start() : end]
-        kept = old[old.index(KEEP) :].rstrip("\n") + "\n" if KEEP in old else ""
-        new = section.rstrip("\n") + "\n\n" + (kept + "\n" if kept else "")
+        kept = old[old.index(KEEP) :] if KEEP in old else ""  # verbatim, blank lines included
+        new = section.rstrip("\n") + "\n\n" + kept
         text = text[: match.start()] + new + text[end:]
     atomic_write_text(path, text)
 
