@@ -55,6 +55,14 @@ def _svg_open(width: int, height: int, label: str) -> list[str]:
     ]
 
 
+def _plot_area(width: int, height: int, bottom_margin: int) -> tuple[int, int, int, int, int]:
+    """The plotting area of a figure with the shared margins (axis labels on the left, the
+    legend on the right): left, top, width, height and bottom edge, in pixels."""
+    left, right, top = 64, 170, 20
+    plot_w, plot_h = width - left - right, height - top - bottom_margin
+    return left, top, plot_w, plot_h, top + plot_h
+
+
 def _legend(items, x: float, y: float, horizontal: bool) -> list[str]:
     """``items``: (label, svg snippet drawing the key at (0, 0)-(14, 10))."""
     out = []
@@ -146,11 +154,9 @@ def svg_rule_bars(rules: pd.DataFrame) -> str:
 
 def svg_curve(curve: pd.DataFrame) -> str:
     """F1, precision and recall on the holdout against the number of rules kept."""
-    width, height = 760, 380
-    left, right, top, bottom_margin = 64, 170, 20, 60
-    plot_w, plot_h = width - left - right, height - top - bottom_margin
-    bottom = top + plot_h
     label = "F1 score, precision and recall when only the first rules are kept"
+    width, height = 760, 380
+    left, top, plot_w, plot_h, bottom = _plot_area(width, height, 60)
     out = _svg_open(width, height, label)
     ks = curve["n_rules"].to_numpy(dtype=float) if len(curve) else np.zeros(0)
     x_ticks = _count_ticks(float(ks.max()) if ks.size else 1.0)
@@ -293,11 +299,9 @@ def svg_class_balance(balance: Mapping[str, Mapping[str, int]], names: tuple[str
 def svg_trend(trend: pd.DataFrame) -> str:
     """F1 score and accuracy on the holdout of each registered model version, oldest first;
     champions are drawn as filled diamonds, the version of this run is named in bold."""
-    width, height = 760, 340
-    left, right, top, bottom_margin = 64, 170, 20, 74
-    plot_w, plot_h = width - left - right, height - top - bottom_margin
-    bottom = top + plot_h
     label = "Holdout F1 score and accuracy of each registered model version"
+    width, height = 760, 340
+    left, top, plot_w, plot_h, bottom = _plot_area(width, height, 74)
     out = _svg_open(width, height, label)
     n = len(trend)
     step = plot_w / max(n - 1, 1)
@@ -383,11 +387,9 @@ def svg_tuning(points: pd.DataFrame) -> str:
     """Inner cross-validation of the search: every grid point's mean validation score against
     its mean number of rules (log scale), the best score reachable with at most that many
     rules as a line, and the chosen point as a filled diamond."""
-    width, height = 760, 340
-    left, right, top, bottom_margin = 64, 170, 20, 60
-    plot_w, plot_h = width - left - right, height - top - bottom_margin
-    bottom = top + plot_h
     label = "Inner cross-validation score against the number of rules of every grid point"
+    width, height = 760, 340
+    left, top, plot_w, plot_h, bottom = _plot_area(width, height, 60)
     out = _svg_open(width, height, label)
     rules = points["mean_rules"].to_numpy(dtype=float)
     scores = points["mean_score"].to_numpy(dtype=float)
