@@ -405,8 +405,9 @@ def svg_tuning(points: pd.DataFrame) -> str:
     def py(v: float) -> float:
         return bottom - (min(max(v, low), high) - low) / (high - low) * plot_h
 
-    for i in range(6):
-        v = low + (high - low) * i / 5
+    step = next(t for t in (0.05, 0.1, 0.2, 0.25) if (high - low) / t <= 7)
+    for i in range(round((high - low) / step) + 1):
+        v = low + i * step
         out.append(
             f'<line x1="{left}" y1="{_n(py(v))}" x2="{left + plot_w}" y2="{_n(py(v))}" '
             'stroke="#e3e3e3"/>'

@@ -777,3 +777,19 @@ def test_version_trend_table_and_figure():
     svg = next(f for f in re.findall(r"<svg.*?</svg>", page, flags=re.S) if "version" in f)
     assert svg.count("<path") == 2 * 2 + 1  # 2 champions x 2 scores + key
     ET.fromstring(svg)
+
+
+def test_the_tuning_figure_marks_the_chosen_point_on_round_score_ticks():
+    import re
+
+    from libre_lib.ops.figures import svg_tuning
+
+    points = pd.DataFrame(
+        {"mean_rules": [1.0, 2.0, 3.0, 8.0], "mean_score": [0.05, 0.6, 0.66, 0.7],
+         "chosen": [False, False, True, False]}
+    )  # fmt: skip
+    svg = svg_tuning(points)
+    ticks = re.findall(r'text-anchor="end" fill="#444">([0-9.]+)<', svg)
+    assert ticks == ["0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70"]
+    assert svg.count("<circle") == 4 + 1  # the four grid points and the legend's key
+    assert "chosen: 0.660 with 3.0 rules" in svg
