@@ -535,21 +535,29 @@ def _own_column_check(item: dict, present, skipped: Mapping[str, int]) -> Expect
 
 
 def _own_dtype_check(item: dict, series: pd.Series) -> ExpectationResult:
-    column, wanted = item["kwargs"]["column"], item["kwargs"]["dtype"]
-    dtype = series.dtype
     categorical = is_categorical_dtype(series)
+    bad = ()
+    if categorical and item["kwargs"]["dtype"] == "numeric":
+        bad = _non_numbers(series)
+    return _dtype_result(item, str(series.dtype), categorical, len(bad), _examples(bad))
+
+
+def _dtype_result(
+    item: dict, dtype: str, categorical: bool, n_bad: int, examples: tuple
+) -> ExpectationResult:
+    """The dtype check's outcome from the column's dtype, its verdict and its non-numbers."""
+    column, wanted = item["kwargs"]["column"], item["kwargs"]["dtype"]
     if wanted == "numeric":
         if not categorical:
             return ExpectationResult(item["type"], column, True, 0, (), f"dtype {dtype} is numeric")
-        bad = _non_numbers(series)
         return ExpectationResult(
             item["type"],
             column,
             False,
-            int(bad.size),
-            _examples(bad),
+            n_bad,
+            examples,
             f"expected a numeric column, found dtype {dtype} "
-            f"({bad.size} non-missing value(s) are not numbers)",
+            f"({n_bad} non-missing value(s) are not numbers)",
         )
     if categorical:
         return ExpectationResult(item["type"], column, True, 0, (), f"dtype {dtype} is categorical")
@@ -564,17 +572,24 @@ def _own_dtype_check(item: dict, series: pd.Series) -> ExpectationResult:
 
 
 def _range_on_non_numeric(item: dict, series: pd.Series) -> ExpectationResult:
-    kwargs = item["kwargs"]
     bad = _non_numbers(series)
+    return _non_numeric_range_result(item, str(series.dtype), int(bad.size), _examples(bad))
+
+
+def _non_numeric_range_result(
+    item: dict, dtype: str, n_bad: int, examples: tuple
+) -> ExpectationResult:
+    """A range declared on a non-numeric column: how many values are not numbers."""
+    kwargs = item["kwargs"]
     return ExpectationResult(
         item["type"],
         kwargs["column"],
         False,
-        int(bad.size),
-        _examples(bad),
-        f"column has dtype {series.dtype}, not numeric, so the range "
+        n_bad,
+        examples,
+        f"column has dtype {dtype}, not numeric, so the range "
         f"[{kwargs.get('min_value')}, {kwargs.get('max_value')}] cannot be checked "
-        f"({bad.size} non-missing value(s) are not numbers)",
+        f"({n_bad} non-missing value(s) are not numbers)",
     )
 
 
@@ -712,6 +727,46 @@ def _expectation_classes(plan, get_impl, not_found, registered) -> dict[str, typ
     return classes
 
 
+def _runnable(plan: list[dict], present) -> tuple[list[int], dict[str, int]]:
+    """The plan's indices that can run on these columns, and per missing column how many
+    expectations on it are skipped."""
+    skipped: dict[str, int] = {}
+    runnable = []
+    for index, item in enumerate(plan):
+        missing = [c for c in _referenced_columns(item["kwargs"]) if c not in present]
+        if item["type"] == "expect_column_to_exist" or not missing:
+            runnable.append(index)
+        for column in missing if item["type"] != "expect_column_to_exist" else ():
+            skipped[column] = skipped.get(column, 0) + 1
+    return runnable, skipped
+
+
+def _gx_expectation(item: dict, index: int, kwargs: Mapping, classes: Mapping[str, type]):
+    """The GX expectation for plan item ``index``, its index kept in ``meta``."""
+    meta = {**(kwargs.get("meta") or {}), "libre_index": index}
+    try:
+        return classes[item["type"]](**{**kwargs, "meta": meta})
+    except Exception as exc:  # pydantic.v1 ValidationError, TypeError: bad user kwargs
+        raise ParameterError(
+            f"Expectation {item['type']!r} rejected its kwargs {kwargs!r}: {exc}"
+        ) from None
+
+
+def _run_gx_suite(gx, progress_bars_config, frame: pd.DataFrame, expectations: list) -> list:
+    """Validate ``frame`` against ``expectations`` in one ephemeral GX run; the raw results."""
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = progress_bars_config(globally=False)
+    batch = (
+        context.data_sources.add_pandas(name="libre")
+        .add_dataframe_asset(name="training_data")
+        .add_batch_definition_whole_dataframe("whole")
+        .get_batch(batch_parameters={"dataframe": frame})
+    )
+    suite = gx.ExpectationSuite(name="libre_training_data", expectations=expectations)
+    result_format = {"result_format": "SUMMARY", "partial_unexpected_count": _PARTIAL_UNEXPECTED}
+    return list(batch.validate(suite, result_format=result_format).results)
+
+
 def validate_frame(frame: pd.DataFrame, rules: ValidationRules) -> ValidationReport:
     """Run the rules' suite on ``frame`` in one GX validation call; never raises for bad data.
 
@@ -729,15 +784,7 @@ def validate_frame(frame: pd.DataFrame, rules: ValidationRules) -> ValidationRep
     while key_column in present:
         key_column += "_"
 
-    skipped: dict[str, int] = {}
-    runnable = []
-    for index, item in enumerate(plan):
-        missing = [c for c in _referenced_columns(item["kwargs"]) if c not in present]
-        if item["type"] == "expect_column_to_exist" or not missing:
-            runnable.append(index)
-        for column in missing if item["type"] != "expect_column_to_exist" else ():
-            skipped[column] = skipped.get(column, 0) + 1
-
+    runnable, skipped = _runnable(plan, present)
     outcomes: dict[int, ExpectationResult] = {}
     expectations = []
     for index in runnable:
@@ -761,34 +808,13 @@ def validate_frame(frame: pd.DataFrame, rules: ValidationRules) -> ValidationRep
             and item["type"] != "expect_column_values_to_not_be_null"
         ):
             kwargs = {**kwargs, "column": key_column}
-        meta = {**(kwargs.get("meta") or {}), "libre_index": index}
-        try:
-            expectation = classes[item["type"]](**{**kwargs, "meta": meta})
-        except Exception as exc:  # pydantic.v1 ValidationError, TypeError: bad user kwargs
-            raise ParameterError(
-                f"Expectation {item['type']!r} rejected its kwargs {kwargs!r}: {exc}"
-            ) from None
-        expectations.append(expectation)
+        expectations.append(_gx_expectation(item, index, kwargs, classes))
 
     if expectations:
         batch_frame = frame
         if target in present:
             batch_frame = frame.assign(**{key_column: _target_keys(frame[target])})
-        context = gx.get_context(mode="ephemeral")
-        context.variables.progress_bars = ProgressBarsConfig(globally=False)
-        batch = (
-            context.data_sources.add_pandas(name="libre")
-            .add_dataframe_asset(name="training_data")
-            .add_batch_definition_whole_dataframe("whole")
-            .get_batch(batch_parameters={"dataframe": batch_frame})
-        )
-        suite = gx.ExpectationSuite(name="libre_training_data", expectations=expectations)
-        result_format = {
-            "result_format": "SUMMARY",
-            "partial_unexpected_count": _PARTIAL_UNEXPECTED,
-        }
-        validation = batch.validate(suite, result_format=result_format)
-        for result in validation.results:
+        for result in _run_gx_suite(gx, ProgressBarsConfig, batch_frame, expectations):
             index = result.expectation_config.meta["libre_index"]
             outcomes[index] = _gx_result(plan[index], result)
         for index in runnable:  # never drop an expectation silently
