@@ -31,6 +31,7 @@ from prefect import flow
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from libre_flows.flows.embedded_server import guard_embedded_server
+from libre_flows.tasks import streamed
 from libre_flows.tasks.common import name_flow_run, run_folder, store_root
 from libre_flows.tasks.data import load, split, validate
 from libre_flows.tasks.housekeeping import clean_store
@@ -67,18 +68,35 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     spec = load_spec(spec_path)
     root = store_root(spec, store)
     clean_store(root)  # what crashed runs left, once no live run can own it
-    data = load(spec, root, force)
-    name_flow_run(spec, root, data)
-    validation = validate(spec, root, data, force)
-    holdout = split(spec, root, data, force)
+    if spec.is_streamed():
+        plan, source = streamed.plan_source(spec)
+        name_flow_run(spec, root, source)
+        profiles = streamed.profile_all(spec, root, source, plan, force)
+        validation = streamed.validate(spec, root, plan, profiles, force)
+        parts = streamed.sample_all(spec, root, source, plan, profiles, force)
+        merged = streamed.merged_profile(root, plan, profiles)
+        data, holdout = streamed.merge_sample(spec, root, plan, merged, parts, force)
+        resolved = streamed.resolve_all(spec, root, source, plan, profiles, parts, force)
+        passes = [*profiles, *(stage for pair in parts for stage in pair), *resolved]
+    else:
+        data = load(spec, root, force)
+        name_flow_run(spec, root, data)
+        validation = validate(spec, root, data, force)
+        holdout = split(spec, root, data, force)
     tuning = []
     if spec.tuning.enabled:
         tuning = tune_all(spec, root, data, holdout, force)
         tuning.append(pick(spec, root, data, holdout, tuning, force))
         spec = tuned_spec(spec, root, tuning[-1])
     choice = choose(spec, root, data, holdout, force)
-    bins = discretize(spec, root, data, holdout, choice, force)
-    records = encode(spec, root, data, holdout, bins, force)
+    if spec.is_streamed():
+        bins = streamed.discretize(spec, root, plan, profiles, parts, resolved, choice, force)
+        records, encoded = streamed.encode(spec, root, source, plan, bins, force)
+        passes += encoded
+    else:
+        bins = discretize(spec, root, data, holdout, choice, force)
+        records = encode(spec, root, data, holdout, bins, force)
+        passes = []
     subsets = feature_subsets(spec, root, bins)
     learners = learn_all(spec, root, records, bins, choice, subsets, force)
     candidates = union_filter(spec, root, learners, records, bins, force)
@@ -88,7 +106,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     trained = report(spec, root, rules, data, holdout, validation, force, picked)
     registration = register(spec, root, trained, data, str(run_dir))
     publish(spec, trained, registration, str(run_dir))
-    outputs = [data, validation, holdout, *tuning, choice, bins, records, *learners]
+    outputs = [*passes, data, validation, holdout, *tuning, choice, bins, records, *learners]
     outputs += [candidates, rules]
     summary = summarize(spec, run_dir, trained, registration, outputs, started)
     registration = promote(spec, root, registration)  # last: a failed run keeps the champion
@@ -99,7 +117,7 @@ def preflight(spec_path: str | os.PathLike) -> PipelineSpec:
     """Check the spec and that a local data file exists before Prefect starts (fast errors)."""
     spec = load_spec(spec_path)
     location = spec.data_location()
-    if not spec.data.is_url() and not Path(location).is_file():
+    if not spec.data.is_url() and not (Path(location).is_file() or Path(location).is_dir()):
         raise DataError(
             f"Data file {location!r} does not exist (data.path in {str(spec_path)!r}; relative "
             "paths are relative to the spec file)."

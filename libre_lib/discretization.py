@@ -141,21 +141,63 @@ def _chimerge(
     if values.size == 0:
         return np.empty(0), 0
     distinct, counts = _value_counts(values, positive, weight)
-    if distinct.size == 1:
-        return np.empty(0), 1
+    total = values.size if weight is None else float(weight.sum())
+    return _cuts_from_counts(
+        distinct, counts, threshold, max_intervals, max_prebins, min_fraction * total
+    )
+
+
+def _cuts_from_counts(
+    distinct: np.ndarray,
+    counts: np.ndarray,
+    threshold: float,
+    max_intervals: int | None,
+    max_prebins: int,
+    min_count: float = 0.0,
+) -> tuple[np.ndarray, int]:
+    """ChiMerge on sorted distinct values and their (negative, positive) counts: the cut points
+    and the number of distinct values."""
+    if distinct.size <= 1:
+        return np.empty(0), int(distinct.size)
     lefts = distinct
     if distinct.size > max_prebins:
-        starts = _prebin_starts(counts.sum(axis=1), max_prebins)
-        starts = starts[(starts > 0) & (starts < distinct.size)]
-        bounds = np.concatenate(([0], starts))
-        counts = np.add.reduceat(counts, bounds, axis=0)
-        lefts = distinct[bounds]
-    total = values.size if weight is None else float(weight.sum())
-    counts, lefts = _merge(counts, lefts, threshold, max_intervals, min_fraction * total)
+        lefts, counts = prebin(distinct, counts, max_prebins)
+    counts, lefts = _merge(counts, lefts, threshold, max_intervals, min_count)
     return lefts[1:].astype(np.float64), int(distinct.size)
 
 
-def _prebin_starts(sizes: np.ndarray, max_prebins: int) -> np.ndarray:
+class InexactElements(Exception):
+    """Pre-binning needs the distinct values inside some elements that stand for several
+    (``indices``): see :func:`prebin`."""
+
+    def __init__(self, indices: np.ndarray):
+        super().__init__(f"{indices.size} element(s) must be resolved into their values")
+        self.indices = indices
+
+
+def prebin(
+    distinct: np.ndarray,
+    counts: np.ndarray,
+    max_prebins: int = DEFAULT_MAX_PREBINS,
+    exact: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pre-bins of sorted distinct values: their smallest values and summed counts.
+
+    With ``exact`` (a flag per element), an element may instead stand for a run of
+    consecutive distinct values (its value the run's smallest, its counts the run's sum): the
+    result is the same as on the values themselves as long as no quantile falls inside such an
+    element and none of them is heavy; otherwise :class:`InexactElements` names them. This is
+    how the streamed pipeline pre-bins a column it never holds whole.
+    """
+    starts = _prebin_starts(counts.sum(axis=1), max_prebins, exact)
+    starts = starts[(starts > 0) & (starts < distinct.size)]
+    bounds = np.concatenate(([0], starts))
+    return distinct[bounds], np.add.reduceat(counts, bounds, axis=0)
+
+
+def _prebin_starts(
+    sizes: np.ndarray, max_prebins: int, exact: np.ndarray | None = None
+) -> np.ndarray:
     """First distinct-value index of every pre-bin after the first (at most max_prebins bins).
 
     Quantile bins on the cumulative count: a pre-bin ends at the value where a quantile is
@@ -169,6 +211,11 @@ def _prebin_starts(sizes: np.ndarray, max_prebins: int) -> np.ndarray:
         targets = np.linspace(0.0, cumulative[-1], q + 1)[1:-1]
         ends = np.searchsorted(cumulative, targets, side="left") + 1
         heavy = np.flatnonzero(sizes >= cumulative[-1] / q)
+        if exact is not None:
+            needed = np.concatenate([ends - 1, heavy])
+            needed = np.unique(needed[~exact[needed]])
+            if needed.size:
+                raise InexactElements(needed)
         starts = np.unique(np.concatenate([ends, heavy]))
         starts = starts[(starts > 0) & (starts < sizes.size)]
         if starts.size < max_prebins or q == 1:
@@ -308,6 +355,117 @@ class Discretization:
         )
 
 
+@dataclass(frozen=True)
+class ColumnCounts:
+    """The class counts of one column's training values: all that binning it needs, taken from
+    one frame (:func:`column_counts`) or merged from batches (the streamed pipeline).
+
+    ``values`` are the sorted distinct values of a numeric column, or its categories; with
+    ``exact`` False (numeric only) they are the smallest value of each of a streamed fine
+    pre-binning's bins, so ChiMerge's cut points fall on those bins' edges.
+    """
+
+    name: str
+    kind: str
+    values: np.ndarray
+    counts: np.ndarray
+    """(len(values), 2): the negative and positive weight of each value."""
+    n_present: int
+    """Rows with a value (not missing)."""
+    n_missing: int
+    exact: bool = True
+
+
+def column_counts(
+    name: str,
+    series: pd.Series,
+    positive: np.ndarray,
+    is_categorical: bool,
+    weight: np.ndarray | None = None,
+) -> ColumnCounts:
+    """The class counts of one column (``weight``: the rows' sample weights, all > 0)."""
+    positive = np.asarray(positive, dtype=bool)
+    if is_categorical:
+        values, missing = category_values(series)
+    else:
+        values = numeric_values(series)
+        missing = np.isnan(values)
+    if missing.any():
+        keep = ~missing
+        values, positive = values[keep], positive[keep]
+        weight = None if weight is None else weight[keep]
+    if is_categorical:
+        codes, uniques = pd.factorize(values)
+        w = np.ones(codes.size) if weight is None else weight
+        counts = np.column_stack(
+            [
+                np.bincount(codes, weights=np.where(positive, 0.0, w), minlength=len(uniques)),
+                np.bincount(codes, weights=np.where(positive, w, 0.0), minlength=len(uniques)),
+            ]
+        )
+        distinct = np.asarray(uniques, dtype=object)
+        kind = CATEGORICAL
+    elif values.size:
+        distinct, counts = _value_counts(values, positive, weight)
+        kind = NUMERIC
+    else:
+        distinct, counts, kind = np.empty(0), np.zeros((0, 2)), NUMERIC
+    return ColumnCounts(name, kind, distinct, counts, int(values.size), int(missing.sum()))
+
+
+def feature_bins(
+    counts: ColumnCounts,
+    chi2_threshold: float = 4.6,
+    max_intervals: int | None = 3,
+    max_prebins: int = DEFAULT_MAX_PREBINS,
+) -> tuple[FeatureBins, int]:
+    """One column's bins from its class counts, and its number of distinct values."""
+    has_missing = counts.n_missing > 0
+    if counts.kind == CATEGORICAL:
+        categories = _sorted_categories(counts.values)
+        bins = FeatureBins(counts.name, CATEGORICAL, categories=categories, has_missing=has_missing)
+        return bins, len(categories)
+    cuts, n_distinct = _cuts_from_counts(
+        np.asarray(counts.values, dtype=np.float64),
+        np.asarray(counts.counts, dtype=np.float64),
+        chi2_threshold,
+        max_intervals,
+        max_prebins,
+    )
+    bins = FeatureBins(counts.name, NUMERIC, cuts=tuple(cuts.tolist()), has_missing=has_missing)
+    return bins, n_distinct
+
+
+def discretization_from_counts(
+    columns: list[ColumnCounts],
+    chi2_threshold: float = 4.6,
+    max_intervals: int | None = 3,
+    max_prebins: int = DEFAULT_MAX_PREBINS,
+) -> Discretization:
+    """The bins of every column from their class counts; constant and all-missing columns are
+    dropped (warning), nearly-unique categorical columns are warned about."""
+    validate_params(
+        {"chi2_threshold": chi2_threshold, "max_intervals": max_intervals},
+        owner="fit_discretization",
+    )
+    features, dropped = [], []
+    for counts in columns:
+        feature, n_distinct = feature_bins(counts, chi2_threshold, max_intervals, max_prebins)
+        if counts.kind == CATEGORICAL:
+            _warn_if_id_like(counts.name, n_distinct, counts.n_present)
+        if n_distinct == 0 or (n_distinct == 1 and not feature.has_missing):
+            reason = "all values are missing" if n_distinct == 0 else "it has a single value"
+            warnings.warn(
+                f"Column {counts.name!r} is dropped: {reason}, so no rule can use it.",
+                LibreWarning,
+                stacklevel=4,
+            )
+            dropped.append(counts.name)
+            continue
+        features.append(feature)
+    return Discretization(tuple(features), tuple(dropped))
+
+
 def fit_discretization(
     frame: pd.DataFrame,
     positive: np.ndarray,
@@ -323,45 +481,11 @@ def fit_discretization(
         {"chi2_threshold": chi2_threshold, "max_intervals": max_intervals},
         owner="fit_discretization",
     )
-    features, dropped = [], []
-    for name, is_categorical in zip(frame.columns, categorical, strict=True):
-        series = frame[name]
-        if is_categorical:
-            values, missing = category_values(series)
-            present = values[~missing]
-            categories = _sorted_categories(pd.unique(present))
-            feature = FeatureBins(
-                name, CATEGORICAL, categories=categories, has_missing=bool(missing.any())
-            )
-            n_distinct = len(categories)
-            _warn_if_id_like(name, n_distinct, len(present))
-        else:
-            values = numeric_values(series)
-            missing = np.isnan(values)
-            present = values if not missing.any() else values[~missing]
-            cuts, n_distinct = _chimerge(
-                present,
-                positive if not missing.any() else positive[~missing],
-                chi2_threshold,
-                max_intervals,
-                max_prebins,
-                DEFAULT_MIN_FRACTION,
-                weight if weight is None or not missing.any() else weight[~missing],
-            )
-            feature = FeatureBins(
-                name, NUMERIC, cuts=tuple(cuts.tolist()), has_missing=bool(missing.any())
-            )
-        if n_distinct == 0 or (n_distinct == 1 and not feature.has_missing):
-            reason = "all values are missing" if n_distinct == 0 else "it has a single value"
-            warnings.warn(
-                f"Column {name!r} is dropped: {reason}, so no rule can use it.",
-                LibreWarning,
-                stacklevel=3,
-            )
-            dropped.append(name)
-            continue
-        features.append(feature)
-    return Discretization(tuple(features), tuple(dropped))
+    columns = [
+        column_counts(name, frame[name], positive, is_categorical, weight)
+        for name, is_categorical in zip(frame.columns, categorical, strict=True)
+    ]
+    return discretization_from_counts(columns, chi2_threshold, max_intervals, max_prebins)
 
 
 def _warn_if_id_like(name, n_distinct: int, n_present: int) -> None:

@@ -142,7 +142,10 @@ def name_flow_run(spec: PipelineSpec, store_root: str, data: Stage) -> str | Non
 
     if flow_run.id is None:
         return None
-    sha = ArtifactStore(store_root).metadata(data.ref).get("source_sha256", data.key)
+    if data.name == "source":
+        sha = data.key
+    else:
+        sha = ArtifactStore(store_root).metadata(data.ref).get("source_sha256", data.key)
     name = f"{spec.name}-{sha[:12]}"
     with get_client(sync_client=True) as client:
         for run_id in filter(None, (flow_run.id, flow_run.parent_flow_run_id)):

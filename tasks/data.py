@@ -41,6 +41,11 @@ def validate(spec: PipelineSpec, store_root: str, data: Stage, force: bool = Fal
 
     params = stages.validate_params(spec)
     stage = run_stage(spec, store_root, "validate", params, [data], compute, force)
+    return finish_validation(spec, store_root, stage)
+
+
+def finish_validation(spec: PipelineSpec, store_root: str, stage: Stage) -> Stage:
+    """Publish a ``validate`` stage's report and log it; raise when it failed."""
     report = load_validation(store_root, stage)
     _publish_validation(spec, report)
     log().info(

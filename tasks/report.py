@@ -44,6 +44,7 @@ def report(
         holdout_flags(store_root, split),
         load_validation(store_root, validation),
         None if picked is None else read_stage(store_root, picked),
+        read_stage(store_root, data)[1].get("streamed"),
     )
 
     def compute():

@@ -40,7 +40,19 @@ def _open(location: str):
 
 
 def fingerprint_source(location: str) -> str:
-    """sha256 of the data file's bytes, streamed (the root of every cache key)."""
+    """sha256 of the data file's bytes, streamed (the root of every cache key); for a
+    directory, of its files' names (relative) and bytes, in name order."""
+    local = Path(location.removeprefix("file://"))
+    if ("://" not in location or location.startswith("file://")) and local.is_dir():
+        digest = hashlib.sha256(b"directory")
+        for path in sorted(p for p in local.rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(local)).encode() + b"\0")
+            digest.update(_file_digest(str(path)).encode())
+        return digest.hexdigest()
+    return _file_digest(location)
+
+
+def _file_digest(location: str) -> str:
     digest = hashlib.sha256()
     with _open(location) as handle:
         while chunk := handle.read(_CHUNK):
@@ -83,6 +95,11 @@ def read_source(
         index_columns = 0 if index_col is None or index_col is False else frame.index.nlevels
         names = _csv_header(location, options, len(names) + index_columns) or names
     _refuse_duplicate_names(location, names)
+    return text_columns(frame, string_columns)
+
+
+def text_columns(frame: pd.DataFrame, string_columns) -> pd.DataFrame:
+    """``frame`` with its ``string_columns`` as text (Python str, None for missing)."""
     for column in string_columns:
         if column in frame.columns:
             series = frame[column]

@@ -56,16 +56,30 @@ _RESERVED_READ_OPTIONS = {
 _CSV_OPTIONS = frozenset(inspect.signature(pd.read_csv).parameters)
 
 
+#: ``data.streamed: auto`` streams a local file larger than this (bytes).
+STREAM_ABOVE_BYTES = 512 * 2**20
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class DataSource(_Strict):
-    """Where the training data comes from: a CSV or Parquet file, local or an fsspec URL."""
+    """Where the training data comes from: a CSV or Parquet file, local or an fsspec URL, or a
+    local directory of such files (streamed).
+
+    ``streamed``: read the data in batches of ``batch_rows`` rows instead of loading it whole
+    (docs/pipeline.md, "Streamed training"); "auto" streams a directory or a local file larger
+    than ``STREAM_ABOVE_BYTES``. ``sample_rows``: how many rows (about) a streamed run keeps
+    for what needs rows rather than counts: tuning, the report, the data contract.
+    """
 
     path: str
     format: Literal["auto", "csv", "parquet"] = "auto"
     read_options: dict[str, Any] = Field(default_factory=dict)
+    streamed: bool | Literal["auto"] = "auto"
+    batch_rows: int = Field(default=500_000, ge=100, le=50_000_000)
+    sample_rows: int = Field(default=500_000, ge=100, le=50_000_000)
 
     @field_validator("read_options")
     @classmethod
@@ -428,6 +442,16 @@ class PipelineSpec(_Strict):
         if not path.is_absolute():
             path = Path(self.base_dir) / path
         return str(path.resolve())
+
+    def is_streamed(self) -> bool:
+        """Does the pipeline stream the data (``data.streamed``; "auto": a directory, or a local
+        file larger than ``STREAM_ABOVE_BYTES``)?"""
+        if self.data.streamed != "auto":
+            return bool(self.data.streamed)
+        if self.data.is_url():
+            return False
+        path = Path(self.data_location())
+        return path.is_dir() or (path.is_file() and path.stat().st_size > STREAM_ABOVE_BYTES)
 
     def estimator_params(self) -> dict[str, Any]:
         """Keyword arguments for LibreClassifier."""

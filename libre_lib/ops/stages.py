@@ -485,7 +485,7 @@ def set_cover(
     model.auto_scores_ = choice.scores
     model.assemble(
         X.columns,
-        target(spec, y),
+        records_target(target(spec, y), records),
         discretization,
         subsets,
         candidates,
@@ -495,6 +495,13 @@ def set_cover(
     model.n_candidates_ = len(candidates) if n_candidates is None else int(n_candidates)
     table, _ = selection_table(selection, candidates, discretization)
     return table, {"model": model.to_dict()}
+
+
+def records_target(rows: Target, records: DistinctRecords) -> Target:
+    """The target of every training row as the records count it (their class totals), with
+    ``rows``' labels: a streamed run's ``y`` is only its sample."""
+    totals = np.array([records.positive_weight.sum(), records.negative_weight.sum()])
+    return Target(np.array([True, False]), rows.classes, rows.positive_class, totals)
 
 
 def model_from_metadata(metadata: dict) -> LibreClassifier:
@@ -539,16 +546,28 @@ def report(
     holdout_flags: np.ndarray,
     validation: ValidationReport,
     tuning: Stored | None = None,
+    streamed: dict | None = None,
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows (on the training rows when there is
     no holdout, with a note saying so) and the data contract of the training rows; ``tuning``
-    is the ``pick`` stage's (table, metadata) when the pipeline tuned."""
+    is the ``pick`` stage's (table, metadata) when the pipeline tuned. ``streamed``: the row
+    counts of a streamed run (``frame`` is then its sample)."""
     X, y = split_rows(spec, frame, holdout_flags, holdout=True)
     note = ()
     if len(X) == 0:
         X, y = split_rows(spec, frame, holdout_flags)
         note = ("holdout_fraction is 0: the metrics below are on the training rows.",)
     n_train = int((~holdout_flags).sum())
+    rows = f"{n_train} training rows, {len(X)} holdout rows"
+    if streamed is not None:
+        n_train = int(streamed["n_train"])
+        rows = (
+            f"{streamed['n_rows']:,} rows streamed ({n_train:,} training, "
+            f"{streamed['n_holdout']:,} holdout); the figures below are on a uniform sample of "
+            f"{len(X):,} holdout rows"
+        )
+        if len(frame) >= streamed["n_rows"]:
+            rows = f"{n_train} training rows, {len(X)} holdout rows (streamed)"
     X_train, y_train = split_rows(spec, frame, holdout_flags)
     rule_report = build_report(
         model,
@@ -563,8 +582,7 @@ def report(
         validation_success=validation.success,
         expectations=validation.results,
         data_description=(
-            f"{Path(spec.data.path).name}: {n_train} training rows, {len(X)} holdout rows; "
-            f"positive class {positive_label(spec)!r}"
+            f"{Path(spec.data.path).name}: {rows}; positive class {positive_label(spec)!r}"
         ),
         description=spec.description,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -12,8 +12,13 @@ import libre_flows.tasks as task_package
 from libre_flows.tasks import policies
 from libre_lib.errors import ArtifactError, DataError, SpecError
 
-READERS = {"load", "check_inputs", "score_inputs"}
-TIMEOUTS = {"load": policies.LOAD_TIMEOUT_S, "check_inputs": policies.CHECK_INPUTS_TIMEOUT_S}
+STREAMED_READERS = {"plan_source", "profile", "sample", "resolve", "encode_part"}
+READERS = {"load", "check_inputs", "score_inputs", *STREAMED_READERS}
+TIMEOUTS = {
+    "load": policies.LOAD_TIMEOUT_S,
+    "check_inputs": policies.CHECK_INPUTS_TIMEOUT_S,
+    "plan_source": policies.LOAD_TIMEOUT_S,
+}
 
 
 def _all_tasks() -> dict[str, Task]:

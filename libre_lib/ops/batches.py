@@ -1,0 +1,226 @@
+"""Reading a pipeline's source in parts and batches: the streamed pipeline's input.
+
+A source is a CSV or Parquet file, or a directory of them (read in name order). It is cut into
+*parts*, the units one task reads (a CSV file, or up to ``PART_BATCHES`` batches of a Parquet
+file's row groups), and each part is read in *batches* of about ``batch_rows`` rows, so memory
+is bounded by the batch, not by the table.
+
+Every row has a *row id*: its file's position among the source's files and its position in that
+file (``file_index * 2**40 + row``). The holdout split and the sample are decided by a hash of
+the row id and the seed, so they need neither the whole table nor its row count, and they do not
+depend on how the source is cut into parts or batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError, SpecError
+from .sources import _refuse_duplicate_names, text_columns
+
+#: Batches per part of a Parquet file (a part is what one task reads).
+PART_BATCHES = 4
+_FILE_SHIFT = np.uint64(40)
+_SUFFIXES = {"parquet": (".parquet", ".pq"), "csv": (".csv", ".csv.gz", ".csv.bz2", ".txt")}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One task's share of the source: a file, and for Parquet some of its row groups."""
+
+    index: int
+    """Position among the source's parts: merges follow it."""
+    path: str
+    file_index: int
+    first_row: int
+    """Row of the file the part starts at (0 for CSV: a CSV part is a whole file)."""
+    n_rows: int | None
+    """Rows in the part; None for CSV (known once read)."""
+    row_groups: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "row_groups": list(self.row_groups)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Part:
+        return cls(**{**data, "row_groups": tuple(data.get("row_groups", ()))})
+
+
+def source_files(location: str, file_format: str) -> list[str]:
+    """The data files of a source: the file itself, or a directory's files of ``file_format``
+    in name order (subdirectories included)."""
+    path = Path(location.removeprefix("file://"))
+    if path.is_file():
+        return [str(path)]
+    if not path.is_dir():
+        raise DataError(
+            f"Data path {str(path)!r} does not exist. Check data.path in the spec (relative "
+            "paths are relative to the spec file)."
+        )
+    suffixes = _SUFFIXES[file_format]
+    files = sorted(
+        str(p) for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(suffixes)
+    )
+    if not files:
+        raise DataError(
+            f"Data directory {str(path)!r} holds no {file_format} file (names ending in "
+            f"{', '.join(suffixes)})."
+        )
+    return files
+
+
+def plan_parts(location: str, file_format: str, batch_rows: int) -> list[Part]:
+    """The source's parts, in order (reads only Parquet footers)."""
+    parts: list[Part] = []
+    for file_index, path in enumerate(source_files(location, file_format)):
+        if file_format != "parquet":
+            parts.append(Part(len(parts), path, file_index, 0, None))
+            continue
+        sizes = _row_group_sizes(path)
+        groups: list[int] = []
+        first = start = 0
+        for group, size in enumerate(sizes):
+            if groups and start + size - first > PART_BATCHES * batch_rows:
+                parts.append(_part(parts, path, file_index, first, start, groups))
+                groups, first = [], start
+            groups.append(group)
+            start += size
+        if groups or not sizes:
+            parts.append(_part(parts, path, file_index, first, start, groups))
+    return parts
+
+
+def _part(parts: list, path: str, file_index: int, first: int, end: int, groups: list) -> Part:
+    return Part(len(parts), path, file_index, first, end - first, tuple(groups))
+
+
+def _row_group_sizes(path: str) -> list[int]:
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.ParquetFile(path).metadata
+    except (OSError, ValueError) as exc:
+        raise DataError(f"Could not read {path!r} as Parquet: {exc}.") from None
+    return [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+
+
+def source_columns(location: str, file_format: str, read_options: dict | None = None) -> list[str]:
+    """The column names of the source's first file."""
+    first = source_files(location, file_format)[0]
+    if file_format == "parquet":
+        import pyarrow.parquet as pq
+
+        names = list(pq.read_schema(first).names)
+    else:
+        options = {k: v for k, v in (read_options or {}).items() if k != "chunksize"}
+        try:
+            names = [str(c) for c in pd.read_csv(first, nrows=0, **options).columns]
+        except (ValueError, OSError, pd.errors.ParserError) as exc:
+            raise DataError(f"Could not read the header of {first!r}: {exc}.") from None
+    _refuse_duplicate_names(first, names)
+    return names
+
+
+def read_batches(
+    part: Part,
+    file_format: str,
+    columns: list[str],
+    string_columns: list[str],
+    batch_rows: int,
+    read_options: dict | None = None,
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    """The part's rows in batches: (row of the file the batch starts at, the batch's
+    ``columns``), with ``string_columns`` as text (None for missing) as ``read_source`` gives
+    them."""
+    if file_format == "parquet":
+        if read_options:
+            raise SpecError(
+                "data.read_options are not supported for Parquet when the pipeline streams "
+                f"(got {sorted(read_options)}); remove them or set data.streamed: false."
+            )
+        batches = _parquet_batches(part, columns, batch_rows)
+    else:
+        batches = _csv_batches(part, columns, string_columns, batch_rows, read_options or {})
+    row = part.first_row
+    for frame in batches:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise DataError(f"Data file {part.path!r} has no column(s) {missing}.")
+        yield row, text_columns(frame[columns], string_columns)
+        row += len(frame)
+
+
+def _parquet_batches(part: Part, columns: list[str], batch_rows: int) -> Iterator[pd.DataFrame]:
+    import pyarrow.parquet as pq
+
+    handle = pq.ParquetFile(part.path)
+    names = set(handle.schema_arrow.names)
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise DataError(f"Data file {part.path!r} has no column(s) {missing}.")
+    if not part.row_groups:
+        return
+    for batch in handle.iter_batches(
+        batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns
+    ):
+        yield batch.to_pandas()
+
+
+def _csv_batches(
+    part: Part, columns: list[str], string_columns: list[str], batch_rows: int, options: dict
+) -> Iterator[pd.DataFrame]:
+    options = dict(options)
+    options.setdefault("na_values", [""])
+    dtypes = {c: "string" for c in string_columns}
+    try:
+        reader = pd.read_csv(
+            part.path, dtype=dtypes or None, usecols=columns, chunksize=batch_rows, **options
+        )
+        with reader:
+            yield from reader
+    except (ValueError, TypeError, OSError, pd.errors.ParserError) as exc:
+        raise DataError(
+            f"Could not read {part.path!r} as CSV: {exc}. Check the file and data.format / "
+            "data.read_options in the spec."
+        ) from None
+
+
+# --- row ids and their hashes -----------------------------------------------------------------
+
+
+def row_ids(file_index: int, first_row: int, n_rows: int) -> np.ndarray:
+    """The ids of ``n_rows`` consecutive rows of a file (see module docstring)."""
+    base = np.uint64(file_index) << _FILE_SHIFT
+    return base + np.arange(first_row, first_row + n_rows, dtype=np.uint64)
+
+
+def unit_hash(ids: np.ndarray, seed: int, salt: int = 0) -> np.ndarray:
+    """A uniform number in [0, 1) per row id, fixed by ``seed`` and ``salt`` (SplitMix64's
+    finalizer on the id mixed with them)."""
+    mix = np.uint64((seed * 0x9E3779B97F4A7C15 + salt * 0xBF58476D1CE4E5B9) % 2**64)
+    with np.errstate(over="ignore"):
+        z = ids ^ mix
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) / float(2**53)
+
+
+HOLDOUT_SALT, SAMPLE_SALT = 1, 2
+
+
+def holdout_flags(ids: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """True for the holdout rows: each row independently with probability ``fraction``."""
+    return unit_hash(ids, seed, HOLDOUT_SALT) < fraction
+
+
+def sample_flags(ids: np.ndarray, rate: float, seed: int) -> np.ndarray:
+    """True for the sampled rows: each row independently with probability ``rate``."""
+    if rate >= 1.0:
+        return np.ones(ids.shape[0], dtype=bool)
+    return unit_hash(ids, seed, SAMPLE_SALT) < rate

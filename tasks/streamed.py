@@ -1,0 +1,312 @@
+"""Streamed pipeline tasks: the source read in parts and batches (``libre_lib.ops.streamed``).
+
+Three passes, each a task mapped over the source's parts (on the Dask workers with
+``runner: dask``), each part's result a Parquet artifact, merged once:
+
+profile (per part) → validate → sample (per part) → sample + split → … → discretize (from the
+merged counts) → encode (per part) → encode (merged)
+
+The merged ``sample`` and ``split`` stand where ``load`` and ``split`` stand in memory, so the
+stages that need rows (tuning, the "auto" choice, set cover's model, the report) run on them
+unchanged; the merged ``encode`` holds the distinct records of *every* training row.
+"""
+
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from libre_lib.ops import stages, streamed
+from libre_lib.ops.batches import Part
+from libre_lib.ops.sources import fingerprint_source
+from libre_lib.ops.spec import PipelineSpec
+from libre_lib.ops.streamed import SourcePlan
+from libre_lib.ops.tables import discretization_table, records_table
+from libre_lib.ops.validation_stream import validate_statistics
+
+from .common import (
+    Stage,
+    log,
+    lookup_stage,
+    map_missing,
+    read_stage,
+    run_stage,
+    source_stage,
+)
+from .data import finish_validation
+from .learning import load_choice, load_discretization
+from .policies import LOAD_TIMEOUT_S, read_policy
+
+
+@task(name="plan_source", cache_policy=NO_CACHE, **read_policy(LOAD_TIMEOUT_S))
+def plan_source(spec: PipelineSpec) -> tuple[SourcePlan, Stage]:
+    """The source's parts, its selected columns and which are categorical; and the source as
+    the root of the stages' keys (its sha256)."""
+    source = source_stage(fingerprint_source(spec.data_location()))
+    plan = streamed.plan_source(spec)
+    known = [p.n_rows for p in plan.parts if p.n_rows is not None]
+    rows = f"{sum(known):,} rows" if len(known) == len(plan.parts) else "rows counted when read"
+    log().info(
+        "streamed source: %d part(s), %s, %d feature(s); batches of %d rows",
+        len(plan.parts),
+        rows,
+        len(plan.features),
+        spec.data.batch_rows,
+    )
+    return plan, source
+
+
+def _part_run_name(prefix: str):
+    def name() -> str:
+        from prefect.runtime import task_run
+
+        part = task_run.parameters["part"]
+        return f"{prefix}-part{part.index + 1}"
+
+    return name
+
+
+def _profile_params(spec: PipelineSpec, plan: SourcePlan, part: Part) -> dict:
+    return {**streamed.part_params(spec, plan, part), "rules": stages.validate_params(spec)}
+
+
+@task(
+    name="profile",
+    task_run_name=_part_run_name("profile"),
+    cache_policy=NO_CACHE,
+    **read_policy(),
+)
+def profile(spec, store_root: str, source: Stage, plan: SourcePlan, part: Part, force=False):
+    """Pass 1 on one part: validation statistics and class counts per value."""
+    params = _profile_params(spec, plan, part)
+    compute = lambda: streamed.profile(spec, plan, part)  # noqa: E731
+    return run_stage(spec, store_root, "profile", params, [source], compute, force)
+
+
+def _found(force: bool, lookups) -> list:
+    return [None] * len(lookups) if force else [lookup() for lookup in lookups]
+
+
+def profile_all(spec, store_root: str, source: Stage, plan: SourcePlan, force=False):
+    """``profile`` mapped over the parts not in the store yet."""
+    lookups = [
+        lambda p=p: lookup_stage(store_root, "profile", _profile_params(spec, plan, p), [source])
+        for p in plan.parts
+    ]
+    fixed = {"spec": spec, "store_root": store_root, "source": source, "plan": plan}
+    fixed["force"] = force
+    progress = ("profile-progress", "parts profiled (pass 1 of 3)")
+    return map_missing(
+        profile, spec, _found(force, lookups), "part", list(plan.parts), fixed, progress
+    )
+
+
+def merged_profile(store_root: str, plan: SourcePlan, profiles: list[Stage]) -> streamed.Profile:
+    return streamed.merge_profiles(plan, [read_stage(store_root, s) for s in profiles])
+
+
+@task(name="validate", cache_policy=NO_CACHE)
+def validate(spec, store_root: str, plan: SourcePlan, profiles: list[Stage], force=False) -> Stage:
+    """The spec's expectations on the merged statistics of every row; a failure fails the run."""
+    rules = stages.validation_rules(spec)
+
+    def compute():
+        merged = merged_profile(store_root, plan, profiles)
+        report = validate_statistics(merged.statistics, rules, merged.user_results)
+        return report.to_frame(), {"report": report.to_dict()}
+
+    params = {**stages.validate_params(spec), "streamed": True}
+    stage = run_stage(spec, store_root, "validate", params, profiles, compute, force)
+    return finish_validation(spec, store_root, stage)
+
+
+def _sample_params(spec, plan, part, rate) -> dict:
+    return {**streamed.part_params(spec, plan, part), "rate": rate}
+
+
+@task(
+    name="sample",
+    task_run_name=_part_run_name("sample"),
+    cache_policy=NO_CACHE,
+    **read_policy(),
+)
+def sample(
+    spec, store_root, source: Stage, plan, part: Part, rate: float, profiles, edges, force=False
+):
+    """Pass 2 on one part: its sampled rows, and the class counts on the fine bins (whose edges
+    come from the ``profiles``)."""
+    memo: dict = {}
+
+    def both():
+        if not memo:
+            memo["result"] = streamed.sample(spec, plan, part, rate, edges)
+        return memo["result"]
+
+    params = streamed.part_params(spec, plan, part)
+    rows_params = _sample_params(spec, plan, part, rate)
+    rows = run_stage(
+        spec, store_root, "sample_part", rows_params, [source], lambda: both()[0], force
+    )
+    fine = run_stage(
+        spec, store_root, "fine_counts", params, [source, *profiles], lambda: both()[1], force
+    )
+    return rows, fine
+
+
+def sample_all(spec, store_root, source: Stage, plan: SourcePlan, profiles, force=False):
+    """``sample`` mapped over the parts not in the store yet: (rows, fine counts) per part."""
+    merged = merged_profile(store_root, plan, profiles)
+    rate = streamed.sample_rate(spec, merged.n_rows)
+
+    def lookup(part):
+        params = streamed.part_params(spec, plan, part)
+        rows = lookup_stage(
+            store_root, "sample_part", _sample_params(spec, plan, part, rate), [source]
+        )
+        fine = lookup_stage(store_root, "fine_counts", params, [source, *profiles])
+        return (rows, fine) if rows is not None and fine is not None else None
+
+    lookups = [lambda p=p: lookup(p) for p in plan.parts]
+    fixed = {"spec": spec, "store_root": store_root, "source": source, "plan": plan}
+    fixed.update(rate=rate, profiles=profiles, edges=merged.edges, force=force)
+    progress = ("sample-progress", "parts sampled and counted (pass 2)")
+    return map_missing(
+        sample, spec, _found(force, lookups), "part", list(plan.parts), fixed, progress
+    )
+
+
+@task(
+    name="resolve",
+    task_run_name=_part_run_name("resolve"),
+    cache_policy=NO_CACHE,
+    **read_policy(),
+)
+def resolve(spec, store_root, source: Stage, plan, part: Part, inputs, edges, bins, force=False):
+    """Pass 2b on one part: the values in the fine bins the pre-binning's quantiles fall in."""
+    params = {**streamed.part_params(spec, plan, part), "bins": bins}
+    compute = lambda: streamed.resolve(spec, plan, part, edges, bins)  # noqa: E731
+    return run_stage(spec, store_root, "resolve", params, [source, *inputs], compute, force)
+
+
+def resolve_all(spec, store_root, source: Stage, plan: SourcePlan, profiles, parts, force=False):
+    """Resolve the fine bins exact pre-binning needs, in rounds (one is the rule) mapped over
+    the parts; returns the ``resolve`` stages (none when every column was counted exactly)."""
+    merged = merged_profile(store_root, plan, profiles)
+    fine = [read_stage(store_root, f)[0] for _, f in parts]
+    inputs = [*profiles, *(f for _, f in parts)]
+    wanted = streamed.bins_to_resolve(streamed.fine_columns(merged, fine))
+    resolved: list[Stage] = []
+    for _ in range(streamed.MAX_RESOLVE_ROUNDS):
+        if any(wanted.values()):
+            params = [{**streamed.part_params(spec, plan, p), "bins": wanted} for p in plan.parts]
+            lookups = [
+                lambda q=q: lookup_stage(store_root, "resolve", q, [source, *inputs])
+                for q in params
+            ]
+            fixed = {"spec": spec, "store_root": store_root, "source": source, "plan": plan}
+            fixed.update(inputs=inputs, edges=merged.edges, bins=wanted, force=force)
+            progress = ("resolve-progress", "parts resolved (pass 2b: exact pre-bins)")
+            found = _found(force, lookups)
+            resolved += map_missing(resolve, spec, found, "part", list(plan.parts), fixed, progress)
+        tables = [read_stage(store_root, s)[0] for s in resolved]
+        try:
+            streamed.column_counts(plan, merged, fine, tables)
+            return resolved
+        except streamed.NeedBins as need:
+            wanted = need.bins
+    raise RuntimeError(
+        f"pre-binning still needs fine bins after {streamed.MAX_RESOLVE_ROUNDS} rounds"
+    )
+
+
+def merge_sample(
+    spec, store_root: str, plan: SourcePlan, profile: streamed.Profile, parts, force=False
+):
+    """The sampled rows of every part (the ``sample`` stage, as ``load`` in memory) and their
+    holdout flags (``split``)."""
+    inputs = [rows for rows, _ in parts]
+    memo: dict = {}
+
+    def merged():
+        if not memo:
+            frames = [read_stage(store_root, s)[0].to_pandas() for s in inputs]
+            memo["result"] = streamed.merge_samples(plan, frames)
+        return memo["result"]
+
+    totals = {"n_rows": profile.n_rows, "n_train": profile.n_train}
+    totals["n_holdout"] = profile.n_rows - profile.n_train
+
+    def rows():
+        table, metadata = merged()[0]
+        return table, {**metadata, "streamed": totals}
+
+    data = run_stage(spec, store_root, "sample", {"totals": totals}, inputs, rows, force)
+    split = run_stage(spec, store_root, "split", {}, [data], lambda: merged()[1], force)
+    log().info(
+        "sample: %d of %d rows (%d training rows in all, %d holdout)",
+        read_stage(store_root, data)[1].get("n_rows", -1),
+        profile.n_rows,
+        profile.n_train,
+        profile.n_rows - profile.n_train,
+    )
+    return data, split
+
+
+@task(name="discretize", cache_policy=NO_CACHE)
+def discretize(
+    spec, store_root, plan: SourcePlan, profiles, parts, resolved, choice: Stage, force=False
+):
+    """ChiMerge cut points / category bins from the merged class counts of every training row."""
+    chosen = load_choice(store_root, choice)
+    fine = [f for _, f in parts]
+
+    def compute():
+        merged = merged_profile(store_root, plan, profiles)
+        tables = [read_stage(store_root, s)[0] for s in fine]
+        values = [read_stage(store_root, s)[0] for s in resolved]
+        columns = streamed.column_counts(plan, merged, tables, values)
+        return discretization_table(streamed.discretize(spec, columns, chosen.max_intervals))
+
+    params = {**stages.discretize_params(spec, chosen), "streamed": True}
+    inputs = [*profiles, *fine, *resolved]
+    return run_stage(spec, store_root, "discretize", params, inputs, compute, force)
+
+
+@task(
+    name="encode_part",
+    task_run_name=_part_run_name("encode"),
+    cache_policy=NO_CACHE,
+    **read_policy(),
+)
+def encode_part(spec, store_root, source: Stage, plan, bins: Stage, part: Part, force=False):
+    """Pass 3 on one part: its training rows' distinct records."""
+
+    def compute():
+        return streamed.encode_part(spec, plan, part, load_discretization(store_root, bins))
+
+    params = streamed.part_params(spec, plan, part)
+    return run_stage(spec, store_root, "encode_part", params, [source, bins], compute, force)
+
+
+def encode(spec, store_root, source: Stage, plan: SourcePlan, bins: Stage, force=False):
+    """``encode`` mapped over the parts, then merged into the distinct records of every
+    training row (the ``encode`` stage, as in memory): (that stage, the parts' stages)."""
+    lookups = [
+        lambda p=p: lookup_stage(
+            store_root, "encode_part", streamed.part_params(spec, plan, p), [source, bins]
+        )
+        for p in plan.parts
+    ]
+    fixed = {"spec": spec, "store_root": store_root, "source": source, "plan": plan}
+    fixed.update(bins=bins, force=force)
+    progress = ("encode-progress", "parts encoded (pass 3 of 3)")
+    found = _found(force, lookups)
+    parts = map_missing(encode_part, spec, found, "part", list(plan.parts), fixed, progress)
+
+    def compute():
+        discretization = load_discretization(store_root, bins)
+        tables = [read_stage(store_root, s)[0] for s in parts]
+        return records_table(streamed.records_from_tables(tables, discretization), discretization)
+
+    merged = run_stage(spec, store_root, "encode", {"streamed": True}, parts, compute, force)
+    return merged, parts

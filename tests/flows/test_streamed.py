@@ -1,0 +1,131 @@
+"""The streamed pipeline (``data.streamed: true``): three passes mapped over the source's parts,
+each part's result a Parquet artifact, and a model equal to the estimator's on the same
+training rows; on a local Dask cluster the same rules as on threads."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from libre_flows.flows.train import train
+from libre_lib import LibreClassifier
+from libre_lib.errors import DataValidationError
+from libre_lib.ops.spec import load_spec
+
+DATASETS = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets"
+
+
+def _stages(summary, name):
+    return [s for s in summary["stages"] if s["stage"] == name]
+
+
+@pytest.fixture(scope="module")
+def pima_folder(tmp_path_factory):
+    """pima as a directory of three CSV files."""
+    folder = tmp_path_factory.mktemp("pima-parts")
+    frame = pd.read_csv(DATASETS / "pima.csv")
+    for k, (start, stop) in enumerate([(0, 300), (300, 500), (500, len(frame))]):
+        frame.iloc[start:stop].to_csv(folder / f"part-{k}.csv", index=False)
+    return folder
+
+
+def _streamed_spec(spec_copy, folder, **changes):
+    data = {"path": str(folder), "format": "csv", "streamed": True, "batch_rows": 128}
+    return spec_copy("pima", data=data, **changes)
+
+
+@pytest.fixture(scope="module")
+def streamed_run(tmp_path_factory, write_spec, pima_folder):
+    folder = tmp_path_factory.mktemp("streamed")
+    data = {"path": str(pima_folder), "format": "csv", "streamed": True, "batch_rows": 128}
+    spec = write_spec(folder, "pima", data=data)
+    return spec, train(spec), train(spec)
+
+
+def test_every_pass_is_mapped_over_the_parts_and_cached_as_parquet(streamed_run):
+    _, summary, second = streamed_run
+    for name in ("profile", "sample_part", "fine_counts", "encode_part"):
+        assert len(_stages(summary, name)) == 3, name  # one per file
+    for stage in summary["stages"]:
+        assert isinstance(pd.read_parquet(stage["path"]), pd.DataFrame)
+    assert summary["cache_hits"] == 0
+    assert second["cache_hits"] == second["n_stages"]
+
+
+def test_the_streamed_model_equals_the_estimator_on_the_same_training_rows(streamed_run):
+    spec_path, summary, _ = streamed_run
+    spec = load_spec(spec_path)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    rows = pd.read_parquet(_stages(summary, "sample")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    assert len(rows) == 768  # sample_rows exceeds the rows: the sample is every row
+    train_rows = rows.loc[~holdout].reset_index(drop=True)
+    X, y = train_rows.drop(columns="target"), train_rows["target"]
+    direct = LibreClassifier(**spec.estimator_params()).fit(X, y)
+    assert direct.rules_ == model.rules_
+    np.testing.assert_array_equal(direct.predict(X), model.predict(X))
+
+
+def test_the_report_says_the_run_streamed(streamed_run):
+    _, summary, _ = streamed_run
+    text = (Path(summary["run_dir"]) / "report.md").read_text()
+    assert "(streamed)" in text
+
+
+def test_a_sample_smaller_than_the_data_is_what_the_report_scores(spec_copy, pima_folder):
+    spec = _streamed_spec(spec_copy, pima_folder)
+    raw = spec.read_text().replace("batch_rows: 128", "batch_rows: 128\n  sample_rows: 300")
+    spec.write_text(raw)
+    summary = train(spec)
+    rows = pd.read_parquet(_stages(summary, "sample")[0]["path"])
+    assert 200 <= len(rows) <= 400
+    text = (Path(summary["run_dir"]) / "report.md").read_text()
+    assert "768 rows streamed" in text and "a uniform sample of" in text
+
+
+def test_a_failed_expectation_on_any_batch_fails_the_streamed_run(spec_copy, pima_folder):
+    spec = _streamed_spec(spec_copy, pima_folder, expectations={"min_rows": 1000})
+    with pytest.raises(DataValidationError, match="768"):
+        train(spec)
+
+
+def test_a_local_dask_cluster_streams_to_the_thread_runners_rules(
+    spec_copy, pima_folder, streamed_run, tmp_path
+):
+    pytest.importorskip("prefect_dask")
+    _, threads, _ = streamed_run
+    spec = _streamed_spec(
+        spec_copy,
+        pima_folder,
+        runner={"kind": "dask", "n_workers": 2},
+        store=str(tmp_path / "dask-store"),
+    )
+    dask = train(spec)
+    assert dask["cache_hits"] == 0
+    rules = [json.loads(Path(s["model"]).read_text())["rules"] for s in (threads, dask)]
+    assert rules[0] == rules[1]
+
+
+def test_columns_counted_on_fine_bins_give_the_estimators_rules(
+    spec_copy, pima_folder, monkeypatch
+):
+    """With few exact values and fine bins allowed, every numeric column is counted on fine
+    bins and the bins its pre-binning needs are resolved (``resolve`` tasks): the model is
+    unchanged."""
+    from libre_lib.ops import streamed
+
+    for name, value in (("EXACT_VALUES", 20), ("FINE_BINS", 32), ("SKETCH_POINTS", 32)):
+        monkeypatch.setattr(streamed, name, value)
+    summary = train(_streamed_spec(spec_copy, pima_folder))
+    assert len(_stages(summary, "resolve")) >= 3
+    rows = pd.read_parquet(_stages(summary, "sample")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    train_rows = rows.loc[~holdout].reset_index(drop=True)
+    X, y = train_rows.drop(columns="target"), train_rows["target"]
+    spec = load_spec(_streamed_spec(spec_copy, pima_folder))
+    direct = LibreClassifier(**spec.estimator_params()).fit(X, y)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    assert direct.rules_ == model.rules_
+    assert direct.discretization_ == model.discretization_

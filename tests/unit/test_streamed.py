@@ -1,0 +1,168 @@
+"""The streamed passes give what the in-memory path gives on the same training rows: the same
+cut points and category bins, the same distinct records (same order, same weights), so the
+same rules; on columns with more distinct values than ``EXACT_VALUES`` the cut points move by a
+bounded amount."""
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from libre_lib import LibreClassifier
+from libre_lib.inputs import binary_target
+from libre_lib.ops import streamed
+from libre_lib.ops.batches import holdout_flags, plan_parts, row_ids, unit_hash
+from libre_lib.ops.spec import PipelineSpec
+
+DATASETS = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets"
+MANIFEST = json.loads((DATASETS / "MANIFEST.json").read_text())["datasets"]
+
+
+def _spec(path: Path, target: str, positive, categorical, **data) -> PipelineSpec:
+    return PipelineSpec.model_validate(
+        {
+            "name": "streamed",
+            "data": {"path": str(path), "streamed": True, **data},
+            "target": {"column": target, "positive_class": str(positive)},
+            "features": {"categorical": categorical},
+            "tuning": {"enabled": False},
+        }
+    )
+
+
+def _in_memory(frame: pd.DataFrame, spec: PipelineSpec, holdout: np.ndarray, max_intervals=3):
+    """Discretization and records of ``LibreClassifier`` on the training rows."""
+    train = frame.loc[~holdout].reset_index(drop=True)
+    X, y = train.drop(columns=spec.target.column), train[spec.target.column]
+    model = LibreClassifier(
+        categorical_features=spec.features.categorical,
+        positive_class=str(spec.target.positive_class),
+    )
+    target = binary_target(y, str(spec.target.positive_class))
+    discretization = model.discretize(X, target, max_intervals)
+    return discretization, LibreClassifier.encode(X, target, discretization)
+
+
+def _assert_same_records(a, b):
+    assert a.n_rows == b.n_rows
+    np.testing.assert_array_equal(a.codes, b.codes)
+    np.testing.assert_array_equal(a.positive_weight, b.positive_weight)
+    np.testing.assert_array_equal(a.negative_weight, b.negative_weight)
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_every_bundled_dataset_streams_to_the_in_memory_bins_and_records(name):
+    entry = MANIFEST[name]
+    path = DATASETS / entry["file"]
+    categorical = entry.get("categorical_columns") or []
+    spec = _spec(path, entry["target_column"], entry["positive_class"], categorical,
+                 batch_rows=1_999, sample_rows=10**7)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = streamed.stream(spec, max_intervals=None)
+        frame = pd.read_csv(path, dtype={c: "string" for c in [*categorical, spec.target.column]})
+        frame = frame.astype({c: object for c in [*categorical, spec.target.column]})
+        holdout = holdout_flags(row_ids(0, 0, len(frame)), spec.holdout_fraction, spec.split_seed)
+        bins, records = _in_memory(frame, spec, holdout, max_intervals=None)
+    assert data.discretization == bins
+    _assert_same_records(data.records, records)
+    # the sample is every row when sample_rows exceeds them, in file order
+    assert len(data.sample) == len(frame)
+    np.testing.assert_array_equal(data.sample_holdout, holdout)
+    assert data.profile.n_rows == len(frame) and data.profile.n_train == int((~holdout).sum())
+
+
+@pytest.fixture(scope="module")
+def pima_parts(tmp_path_factory):
+    """pima cut into three CSV files of a directory (uneven sizes)."""
+    folder = tmp_path_factory.mktemp("pima-parts")
+    frame = pd.read_csv(DATASETS / "pima.csv")
+    for k, (start, stop) in enumerate([(0, 100), (100, 450), (450, len(frame))]):
+        frame.iloc[start:stop].to_csv(folder / f"part-{k}.csv", index=False)
+    return folder, frame
+
+
+def test_a_directory_of_files_streams_like_their_concatenation(pima_parts):
+    folder, frame = pima_parts
+    spec = _spec(folder, "target", "1", None, batch_rows=128, format="csv")
+    data = streamed.stream(spec)
+    assert [p.file_index for p in data.plan.parts] == [0, 1, 2]
+    ids = np.concatenate([row_ids(0, 0, 100), row_ids(1, 0, 350), row_ids(2, 0, len(frame) - 450)])
+    holdout = holdout_flags(ids, spec.holdout_fraction, spec.split_seed)
+    frame = frame.assign(target=frame["target"].astype(str).astype(object))
+    bins, records = _in_memory(frame, spec, holdout)
+    assert data.discretization == bins
+    _assert_same_records(data.records, records)
+
+
+def test_batch_size_does_not_change_anything(pima_parts):
+    folder, _ = pima_parts
+    small = streamed.stream(_spec(folder, "target", "1", None, batch_rows=100, format="csv"))
+    large = streamed.stream(_spec(folder, "target", "1", None, batch_rows=10_000, format="csv"))
+    assert small.discretization == large.discretization
+    _assert_same_records(small.records, large.records)
+    pd.testing.assert_frame_equal(small.sample, large.sample)
+
+
+def test_the_row_hash_is_uniform_and_seeded():
+    ids = row_ids(0, 0, 200_000)
+    u = unit_hash(ids, seed=0)
+    assert 0.0 <= u.min() and u.max() < 1.0
+    assert abs((u < 0.2).mean() - 0.2) < 0.005
+    assert not np.array_equal(u, unit_hash(ids, seed=1))
+    np.testing.assert_array_equal(u[1000:2000], unit_hash(row_ids(0, 1000, 1000), seed=0))
+    assert not np.array_equal(u[:1000], unit_hash(row_ids(1, 0, 1000), seed=0))
+
+
+def test_a_sample_smaller_than_the_table_is_uniform(pima_parts):
+    folder, frame = pima_parts
+    data = streamed.stream(_spec(folder, "target", "1", None, batch_rows=100, format="csv",
+                                 sample_rows=200))  # fmt: skip
+    assert 120 <= len(data.sample) <= 280
+    assert data.profile.n_rows == len(frame)  # the counts still cover every row
+    assert data.records.positive_weight.sum() + data.records.negative_weight.sum() == (
+        data.profile.n_train
+    )
+
+
+def test_parquet_parts_follow_row_groups(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"x": np.arange(1000.0), "y": np.arange(1000) % 2})
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=100)
+    parts = plan_parts(str(path), "parquet", batch_rows=50)  # up to 4 batches = 200 rows a part
+    assert [p.row_groups for p in parts] == [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
+    assert [p.first_row for p in parts] == [0, 200, 400, 600, 800]
+    assert sum(p.n_rows for p in parts) == 1000
+
+
+@pytest.fixture(scope="module")
+def synthetic_1m(tmp_path_factory):
+    """1,000,000 rows of the benchmarks' synthetic data (categorical columns, missing cells)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from synthetic import make_frame, write_parquet
+
+    X, y = make_frame(1_000_000, seed=0, messy=True)
+    path = tmp_path_factory.mktemp("synthetic") / "synthetic.parquet"
+    write_parquet(path, X, y)
+    frame = X.assign(label=y.astype(np.int8).astype(str).astype(object))
+    return path, frame
+
+
+def test_one_million_rows_stream_to_the_in_memory_bins_and_records(synthetic_1m):
+    """Past EXACT_VALUES distinct values a column is counted on fine bins, and the bins its
+    pre-binning's quantiles fall in are resolved into values: the cut points stay exact."""
+    path, frame = synthetic_1m
+    spec = _spec(path, "label", "1", ["c3", "c20"], batch_rows=250_000)
+    data = streamed.stream(spec)
+    assert all(name in data.profile.edges for name in ("x0", "x1", "x2"))  # fine-binned
+    holdout = holdout_flags(row_ids(0, 0, len(frame)), spec.holdout_fraction, spec.split_seed)
+    bins, records = _in_memory(frame, spec, holdout)
+    assert data.discretization == bins
+    _assert_same_records(data.records, records)
