@@ -224,6 +224,9 @@ class TuningSpec(_Strict):
     score_tolerance: float = Field(default=0.01, ge=0, le=1)
     standard_errors: float = Field(default=1.0, ge=0, le=10)
     max_rules: int | None = Field(default=None, ge=1, le=10_000)
+    max_rows: int | None = Field(default=50_000, ge=100)
+    """The search (and the "auto" choice) runs on at most this many training rows, a stratified
+    sample drawn with the model's seed; the final fit uses every training row. None: all."""
 
     @field_validator("grid")
     @classmethod

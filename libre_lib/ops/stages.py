@@ -228,10 +228,29 @@ def search(spec: PipelineSpec) -> LibreSearchCV:
     )
 
 
+def tuning_rows(
+    spec: PipelineSpec, X: pd.DataFrame, y: pd.Series
+) -> tuple[pd.DataFrame, pd.Series]:
+    """The training rows the search and the "auto" choice run on: all of them up to
+    ``tuning.max_rows``, else a stratified sample of that many (the model's seed), in row
+    order."""
+    cap = spec.tuning.max_rows
+    if cap is None or len(X) <= cap:
+        return X, y
+    positive = (y == positive_label(spec)).to_numpy()
+    counts = np.bincount(positive.astype(int), minlength=2)
+    stratify = positive if counts.min() >= 2 else None
+    kept, _ = train_test_split(
+        np.arange(len(X)), train_size=cap, random_state=spec.model.random_state, stratify=stratify
+    )
+    kept = np.sort(kept)
+    return X.iloc[kept].reset_index(drop=True), y.iloc[kept].reset_index(drop=True)
+
+
 def tuning_units(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> list[dict]:
     """The ``tune`` tasks: one per inner fold and ChiMerge cap (``max_intervals``), each
     scoring the candidates with that cap (their learners shared as in ``LibreSearchCV``)."""
-    plan = search(spec).plan(X, y)
+    plan = search(spec).plan(*tuning_rows(spec, X, y))
     groups = plan.bin_cap_groups()
     return [
         {"fold": k, "max_intervals": cap, "candidates": indices}
@@ -244,13 +263,16 @@ def tune_params(spec: PipelineSpec, unit: dict) -> dict:
     """Everything a unit's scores depend on; not the choice rule (changing it only re-picks)."""
     kwargs = spec.tuning.search_kwargs()
     kwargs.pop("score_tolerance"), kwargs.pop("standard_errors")
-    return {"estimator": spec.estimator_params(), "search": kwargs, "unit": unit}
+    params = {"estimator": spec.estimator_params(), "search": kwargs, "unit": unit}
+    if spec.tuning.max_rows is not None:
+        params["max_rows"] = spec.tuning.max_rows
+    return params
 
 
 def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
     """One fold's scores of the candidates with one ChiMerge cap: a row per candidate
     (its index in the search's candidates, validation score, rules, atoms per rule)."""
-    result = search(spec).plan(X, y).evaluate(unit["fold"], unit["candidates"])
+    result = search(spec).plan(*tuning_rows(spec, X, y)).evaluate(unit["fold"], unit["candidates"])
     score, n_rules, n_atoms = np.asarray(result["results"], dtype=float).reshape(-1, 3).T
     table = pa.table(
         {
@@ -273,7 +295,7 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
     row per candidate (its tuned parameters as JSON, mean and std score, mean rules and atoms,
     whether it was chosen); the chosen candidate's parameters in the metadata."""
     searcher = search(spec)
-    plan = searcher.plan(X, y)
+    plan = searcher.plan(*tuning_rows(spec, X, y))
     shape = (len(plan.candidates), plan.n_splits)
     figures = {name: np.full(shape, np.nan) for name in ("score", "n_rules", "n_atoms")}
     for table in scores:
@@ -336,14 +358,18 @@ class Choice:
 
 def choose_params(spec: PipelineSpec) -> dict:
     """Every model parameter: the choice cross-validates the whole method (random_state
-    included) on the training rows."""
-    return {"estimator": spec.estimator_params()}
+    included) on the training rows (at most ``tuning.max_rows`` of them)."""
+    params = {"estimator": spec.estimator_params()}
+    if spec.tuning.max_rows is not None:  # absent without a cap, as before caps existed
+        params["max_rows"] = spec.tuning.max_rows
+    return params
 
 
 def choose(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> Stored:
     """The "auto" parameters' values: the spec's, or those inner cross-validation on the
     training rows chooses (as ``LibreClassifier.fit`` does). One row per combination tried;
     the choice in the metadata."""
+    X, y = tuning_rows(spec, X, y)
     chosen, scores = estimator(spec).choose_auto(X, target(spec, y))
     return choice_table(chosen, scores), {"choice": {**chosen, "auto_scores": scores}}
 

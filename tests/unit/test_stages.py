@@ -200,3 +200,24 @@ def test_auto_alpha_and_max_intervals_flow_from_choose_into_discretize_and_set_c
     direct = LibreClassifier(**auto.estimator_params()).fit(X, y)
     discretization = discretization_from_metadata(stages.discretize(auto, X, y, choice)[1])
     assert discretization == direct.discretization_
+
+
+def test_the_search_runs_on_at_most_max_rows_stratified_training_rows(spec):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": np.arange(1000.0), "b": rng.random(1000)})
+    y = pd.Series(np.where(rng.random(1000) < 0.1, "2", "1"), name="target")
+    tuning = spec.tuning.model_copy(update={"max_rows": 200})
+    capped = _with(spec, tuning=tuning)
+    X_t, y_t = stages.tuning_rows(capped, X, y)
+    assert len(X_t) == len(y_t) == 200
+    assert np.all(np.diff(X_t["a"].to_numpy()) > 0)  # row order kept
+    positives = (y_t == stages.positive_label(capped)).mean()
+    assert abs(positives - (y == stages.positive_label(capped)).mean()) < 0.01  # stratified
+    again = stages.tuning_rows(capped, X, y)[0]
+    pd.testing.assert_frame_equal(X_t, again)  # seeded
+    assert stages.tuning_rows(spec, X, y)[0] is X  # below the default cap: every row
+    unbounded = _with(spec, tuning=spec.tuning.model_copy(update={"max_rows": None}))
+    assert len(stages.tuning_rows(unbounded, X, y)[0]) == 1000
+    unit = {"fold": 0, "max_intervals": 3, "candidates": [0]}
+    assert stages.tune_params(capped, unit)["max_rows"] == 200
+    assert stages.choose_params(capped)["max_rows"] == 200
