@@ -13,6 +13,8 @@ unchanged; the merged ``encode`` holds the distinct records of *every* training 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
@@ -102,6 +104,12 @@ def profile_all(spec, store_root: str, source: Stage, plan: SourcePlan, force=Fa
 
 
 def merged_profile(store_root: str, plan: SourcePlan, profiles: list[Stage]) -> streamed.Profile:
+    """The parts' profiles merged (once per process and set of profiles)."""
+    return _merged_profile(store_root, plan, tuple(profiles))
+
+
+@lru_cache(maxsize=2)
+def _merged_profile(store_root: str, plan: SourcePlan, profiles: tuple[Stage, ...]):
     return streamed.merge_profiles(plan, [read_stage(store_root, s) for s in profiles])
 
 

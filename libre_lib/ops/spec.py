@@ -78,7 +78,7 @@ class DataSource(_Strict):
     format: Literal["auto", "csv", "parquet"] = "auto"
     read_options: dict[str, Any] = Field(default_factory=dict)
     streamed: bool | Literal["auto"] = "auto"
-    batch_rows: int = Field(default=500_000, ge=100, le=50_000_000)
+    batch_rows: int = Field(default=200_000, ge=100, le=50_000_000)
     sample_rows: int = Field(default=500_000, ge=100, le=50_000_000)
 
     @field_validator("read_options")
@@ -224,7 +224,7 @@ class TuningSpec(_Strict):
     score_tolerance: float = Field(default=0.01, ge=0, le=1)
     standard_errors: float = Field(default=1.0, ge=0, le=10)
     max_rules: int | None = Field(default=None, ge=1, le=10_000)
-    max_rows: int | None = Field(default=50_000, ge=100)
+    max_rows: int | None = Field(default=20_000, ge=100)
     """The search (and the "auto" choice) runs on at most this many training rows, a stratified
     sample drawn with the model's seed; the final fit uses every training row. None: all."""
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..discretization import (
     CATEGORICAL,
@@ -359,27 +360,30 @@ class Profile:
 def merge_profiles(plan: SourcePlan, parts: list[tuple[pa.Table, dict]]) -> Profile:
     """Merge the parts' profiles in part order."""
     metadata = [m for _, m in parts]
-    frames = [t.to_pandas() for t, _ in parts]
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    table = pa.concat_tables([t for t, _ in parts]) if parts else _PROFILE_SCHEMA.empty_table()
     missing = {f: sum(m["missing"][f] for m in metadata) for f in plan.features}
     exact, edges = {}, {}
     for name, is_categorical in zip(plan.features, plan.categorical, strict=True):
-        rows = frame[frame["column"] == name] if len(frame) else frame
+        rows = table.filter(pc.equal(table.column("column"), name))
+        counts = np.column_stack([rows.column("neg").to_numpy(), rows.column("pos").to_numpy()])
         if is_categorical:
-            counts = rows.groupby("category", sort=False)[["neg", "pos"]].sum()
-            exact[name] = _column(name, CATEGORICAL, counts.index.to_numpy(dtype=object),
-                                  counts.to_numpy(), missing[name])  # fmt: skip
+            merged = (
+                pd.DataFrame(counts, columns=["neg", "pos"])
+                .groupby(rows.column("category").to_numpy(zero_copy_only=False), sort=False)
+                .sum()
+            )
+            exact[name] = _column(name, CATEGORICAL, merged.index.to_numpy(dtype=object),
+                                  merged.to_numpy(), missing[name])  # fmt: skip
             continue
-        values = rows[rows["kind"] == "value"]
+        points = rows.column("value").to_numpy()
         if all(m["exact"][name] for m in metadata):
-            merged = values.groupby("value", sort=True)[["neg", "pos"]].sum()
-            if len(merged) <= EXACT_VALUES:
-                exact[name] = _column(name, NUMERIC, merged.index.to_numpy(dtype=np.float64),
-                                      merged.to_numpy(), missing[name])  # fmt: skip
+            values, inverse = np.unique(points, return_inverse=True)
+            if values.size <= EXACT_VALUES:
+                summed = np.zeros((values.size, 2))
+                np.add.at(summed, inverse.ravel(), counts)
+                exact[name] = _column(name, NUMERIC, values, summed, missing[name])
                 continue
-        points = rows["value"].to_numpy(dtype=np.float64)
-        weights = rows[["neg", "pos"]].to_numpy().sum(axis=1)
-        edges[name] = fine_edges(_merge_sketches([(points, weights)]))
+        edges[name] = fine_edges(_merge_sketches([(points, counts.sum(axis=1))]))
     statistics = merge_statistics([m["statistics"] for m in metadata if m["statistics"]])
     return Profile(
         n_rows=sum(m["n_rows"] for m in metadata),
