@@ -51,27 +51,53 @@ class Part:
         return cls(**{**data, "row_groups": tuple(data.get("row_groups", ()))})
 
 
+def is_url(location: str) -> bool:
+    """A non-local fsspec URL (``s3://``, ``gs://``, ``memory://`` …)?"""
+    return "://" in location and not location.startswith("file://")
+
+
 def source_files(location: str, file_format: str) -> list[str]:
     """The data files of a source: the file itself, or a directory's files of ``file_format``
-    in name order (subdirectories included)."""
-    path = Path(location.removeprefix("file://"))
-    if path.is_file():
-        return [str(path)]
-    if not path.is_dir():
-        raise DataError(
-            f"Data path {str(path)!r} does not exist. Check data.path in the spec (relative "
-            "paths are relative to the spec file)."
-        )
+    in name order (subdirectories included). Local paths or fsspec URLs (a URL directory
+    lists as URLs, readable by every worker that can read the source)."""
     suffixes = _SUFFIXES[file_format]
-    files = sorted(
-        str(p) for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(suffixes)
-    )
+    if is_url(location):
+        import fsspec
+
+        fs, root = fsspec.core.url_to_fs(location)
+        if fs.isfile(root):
+            return [location]
+        if not fs.isdir(root):
+            raise DataError(f"Data URL {location!r} does not exist (data.path in the spec).")
+        found = sorted(p for p in fs.find(root) if p.lower().endswith(suffixes))
+        files = [fs.unstrip_protocol(p) for p in found]
+    else:
+        path = Path(location.removeprefix("file://"))
+        if path.is_file():
+            return [str(path)]
+        if not path.is_dir():
+            raise DataError(
+                f"Data path {str(path)!r} does not exist. Check data.path in the spec (relative "
+                "paths are relative to the spec file)."
+            )
+        files = sorted(
+            str(p) for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(suffixes)
+        )
     if not files:
         raise DataError(
-            f"Data directory {str(path)!r} holds no {file_format} file (names ending in "
+            f"Data directory {location!r} holds no {file_format} file (names ending in "
             f"{', '.join(suffixes)})."
         )
     return files
+
+
+def _open_binary(path: str):
+    """A binary file handle on a local path or an fsspec URL."""
+    if is_url(path):
+        import fsspec
+
+        return fsspec.open(path, "rb").open()
+    return open(path, "rb")
 
 
 def plan_parts(location: str, file_format: str, batch_rows: int) -> list[Part]:
@@ -103,7 +129,8 @@ def _row_group_sizes(path: str) -> list[int]:
     import pyarrow.parquet as pq
 
     try:
-        metadata = pq.ParquetFile(path).metadata
+        with _open_binary(path) as handle:
+            metadata = pq.ParquetFile(handle).metadata
     except (OSError, ValueError) as exc:
         raise DataError(f"Could not read {path!r} as Parquet: {exc}.") from None
     return [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
@@ -115,7 +142,11 @@ def source_columns(location: str, file_format: str, read_options: dict | None = 
     if file_format == "parquet":
         import pyarrow.parquet as pq
 
-        names = list(pq.read_schema(first).names)
+        try:
+            with _open_binary(first) as handle:
+                names = list(pq.read_schema(handle).names)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"Could not read {first!r} as Parquet: {exc}.") from None
     else:
         options = {k: v for k, v in (read_options or {}).items() if k != "chunksize"}
         try:
@@ -158,17 +189,18 @@ def read_batches(
 def _parquet_batches(part: Part, columns: list[str], batch_rows: int) -> Iterator[pd.DataFrame]:
     import pyarrow.parquet as pq
 
-    handle = pq.ParquetFile(part.path)
-    names = set(handle.schema_arrow.names)
-    missing = [c for c in columns if c not in names]
-    if missing:
-        raise DataError(f"Data file {part.path!r} has no column(s) {missing}.")
-    if not part.row_groups:
-        return
-    for batch in handle.iter_batches(
-        batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns
-    ):
-        yield batch.to_pandas()
+    with _open_binary(part.path) as source:
+        handle = pq.ParquetFile(source)
+        names = set(handle.schema_arrow.names)
+        missing = [c for c in columns if c not in names]
+        if missing:
+            raise DataError(f"Data file {part.path!r} has no column(s) {missing}.")
+        if not part.row_groups:
+            return
+        for batch in handle.iter_batches(
+            batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns
+        ):
+            yield batch.to_pandas()
 
 
 def _csv_batches(

@@ -42,14 +42,29 @@ def _open(location: str):
 def fingerprint_source(location: str) -> str:
     """sha256 of the data file's bytes, streamed (the root of every cache key); for a
     directory, of its files' names (relative) and bytes, in name order."""
+    if "://" in location and not location.startswith("file://"):
+        import fsspec
+
+        fs, root = fsspec.core.url_to_fs(location)
+        if fs.isdir(root):
+            names = sorted(fs.find(root))
+            files = [(p[len(root) :].lstrip("/"), fs.unstrip_protocol(p)) for p in names]
+            return _directory_digest(files)
+        return _file_digest(location)
     local = Path(location.removeprefix("file://"))
-    if ("://" not in location or location.startswith("file://")) and local.is_dir():
-        digest = hashlib.sha256(b"directory")
-        for path in sorted(p for p in local.rglob("*") if p.is_file()):
-            digest.update(str(path.relative_to(local)).encode() + b"\0")
-            digest.update(_file_digest(str(path)).encode())
-        return digest.hexdigest()
+    if local.is_dir():
+        paths = sorted(p for p in local.rglob("*") if p.is_file())
+        return _directory_digest([(str(p.relative_to(local)), str(p)) for p in paths])
     return _file_digest(location)
+
+
+def _directory_digest(files: list[tuple[str, str]]) -> str:
+    """sha256 over (relative name, file sha256) of every file, in name order."""
+    digest = hashlib.sha256(b"directory")
+    for name, location in files:
+        digest.update(name.encode() + b"\0")
+        digest.update(_file_digest(location).encode())
+    return digest.hexdigest()
 
 
 def _file_digest(location: str) -> str:
