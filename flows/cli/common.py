@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import typer
 from rich.console import Console
@@ -40,18 +40,35 @@ class ConsoleFilter(logging.Filter):
 class StageProgress(logging.Handler):
     """Turns the stage log lines of the pipeline's tasks into a live status line."""
 
+    #: The mapped tasks' stages, counted as they finish; the streamed passes' per part.
+    MAPPED: ClassVar[dict[str, str]] = {
+        "tune": "tuning tasks finished",
+        "learn": "weak learners finished",
+        "profile": "pass 1, parts profiled",
+        "sample_part": "pass 2, parts sampled",
+        "resolve": "pass 2b, parts resolved",
+        "encode_part": "pass 3, parts encoded",
+    }
+    PER_PART = ("profile", "sample_part", "resolve", "encode_part")
+
     def __init__(self, status) -> None:
         super().__init__(level=logging.INFO)
         self.status = status
-        self.counts = {"tune": 0, "learn": 0}
+        self.counts = dict.fromkeys(self.MAPPED, 0)
+        self.parts: int | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         words = record.getMessage().split()
-        if len(words) >= 3 and words[0] == "stage":
+        if words[:2] == ["streamed", "source:"] and len(words) > 2 and words[2].isdigit():
+            self.parts = int(words[2])  # "streamed source: 20 part(s), ..."
+            self.status.update(" ".join(words))
+        elif len(words) >= 3 and words[0] == "stage":
             if words[1] in self.counts:  # mapped tasks: count them
                 self.counts[words[1]] += 1
-                what = "tuning tasks" if words[1] == "tune" else "weak learners"
-                self.status.update(f"{what} finished: {self.counts[words[1]]}")
+                done = f"{self.counts[words[1]]}"
+                if words[1] in self.PER_PART and self.parts:
+                    done += f" of {self.parts}"
+                self.status.update(f"{self.MAPPED[words[1]]}: {done}")
             else:
                 self.status.update(f"{words[1]}: {' '.join(words[2:4])}")
 

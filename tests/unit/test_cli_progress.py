@@ -34,3 +34,23 @@ def test_the_status_line_counts_tuning_tasks_and_learners_and_names_other_stages
         "pick: computed /s/pick/c.parquet",
         "weak learners finished: 1",
     ]
+
+
+def test_the_status_line_counts_a_streamed_runs_parts_of_every_pass():
+    status = _Status()
+    progress = StageProgress(status)
+    for message in [
+        "streamed source: 3 part(s), 600,000 rows, 12 feature(s); batches of 200000 rows",
+        "stage profile      computed   /s/profile/a.parquet",
+        "stage profile      cache hit  /s/profile/b.parquet",
+        "stage sample_part  computed   /s/sample_part/c.parquet",
+        "stage encode_part  computed   /s/encode_part/d.parquet",
+    ]:
+        progress.emit(_record(message))
+    assert status.lines[1:] == [
+        "pass 1, parts profiled: 1 of 3",
+        "pass 1, parts profiled: 2 of 3",
+        "pass 2, parts sampled: 1 of 3",
+        "pass 3, parts encoded: 1 of 3",
+    ]
+    assert status.lines[0].startswith("streamed source: 3 part(s)")
