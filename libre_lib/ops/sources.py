@@ -31,6 +31,11 @@ def _open(location: str):
 
         return fsspec.open(location, "rb").open()
     path = Path(location.removeprefix("file://"))
+    if path.is_dir():
+        raise DataError(
+            f"Data path {str(path)!r} is a directory: only a streamed run reads a directory of "
+            "files. Set data.streamed to true (or leave it at auto) in the spec."
+        )
     if not path.is_file():
         raise DataError(
             f"Data file {str(path)!r} does not exist. Check data.path in the spec (relative "

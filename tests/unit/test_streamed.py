@@ -205,3 +205,17 @@ def test_an_fsspec_url_directory_streams_like_the_local_one(pima_parts, file_for
     assert remote.discretization == here.discretization
     _assert_same_records(remote.records, here.records)
     pd.testing.assert_frame_equal(remote.sample, here.sample)
+
+
+def test_a_directory_read_in_memory_says_to_stream_it(pima_parts):
+    from libre_lib.errors import DataError
+    from libre_lib.ops.sources import read_source
+
+    folder, _ = pima_parts
+    with pytest.raises(DataError, match="directory.*data.streamed"):
+        read_source(str(folder), "csv")
+    spec = _spec(folder, "target", "1", None, format="csv")
+    assert spec.is_streamed()
+    assert spec.model_copy(
+        update={"data": spec.data.model_copy(update={"streamed": "auto"})}
+    ).is_streamed()
