@@ -212,7 +212,7 @@ def test_a_directory_read_in_memory_says_to_stream_it(pima_parts):
     from libre_lib.ops.sources import read_source
 
     folder, _ = pima_parts
-    with pytest.raises(DataError, match="directory.*data.streamed"):
+    with pytest.raises(DataError, match=r"directory.*data\.streamed"):
         read_source(str(folder), "csv")
     spec = _spec(folder, "target", "1", None, format="csv")
     assert spec.is_streamed()
