@@ -153,12 +153,22 @@ DEFAULT_GRID = [
 LARGE_DATA_GRID = [{**DEFAULT_GRID[0], **SELECTION_FILTERS}, dict(DEFAULT_GRID[1])]
 
 
-def default_grid(n_positives: int) -> list[dict]:
+def default_grid(n_positives: int, capped_bins: bool = False) -> list[dict]:
     """The grid ``LibreSearchCV(param_grid=None)`` searches on data with ``n_positives``
     positive rows: :data:`LARGE_DATA_GRID` from :data:`LARGE_DATA_POSITIVES` on, else
-    :data:`DEFAULT_GRID`."""
+    :data:`DEFAULT_GRID`. ``capped_bins``: the H1 half on ChiMerge bins capped at the
+    estimator's default ``max_intervals`` instead of uncapped ones (the streamed pipeline's
+    grid: uncapped bins keep 15-25 intervals on every noise feature whatever the rows, so the
+    distinct records stop compressing and the refit's cost grows with the rows)."""
     grid = LARGE_DATA_GRID if n_positives >= LARGE_DATA_POSITIVES else DEFAULT_GRID
-    return [dict(part) for part in grid]
+    parts = [dict(part) for part in grid]
+    if capped_bins:
+        cap = LibreClassifier().max_intervals
+        parts = [
+            {**part, "max_intervals": [cap]} if part.get("max_intervals") == [None] else part
+            for part in parts
+        ]
+    return parts
 
 
 # Parameters fixed by the search itself, never tuned.

@@ -32,7 +32,7 @@ from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, LibreClassifier
 from ..inputs import Target, binary_target
-from ..search import LibreSearchCV
+from ..search import LibreSearchCV, default_grid
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
 from .baselines import version_trend
@@ -217,14 +217,22 @@ def split_rows(
 # --- tune, pick (the search inside the pipeline) ----------------------------------------------
 
 
-def search(spec: PipelineSpec) -> LibreSearchCV:
+def search(spec: PipelineSpec, y: pd.Series | None = None) -> LibreSearchCV:
     """The ``LibreSearchCV`` the spec's ``tuning`` section declares (its ``model`` section
-    holds the parameters that are not tuned; the model's seed seeds the folds)."""
+    holds the parameters that are not tuned; the model's seed seeds the folds). A streamed
+    run's default grid has capped ChiMerge bins only (``default_grid(capped_bins=True)``):
+    ``y``, the rows it searches on, gives its number of positives."""
+    kwargs = spec.tuning.search_kwargs()
+    if kwargs["param_grid"] is None and y is not None and spec.is_streamed():
+        grid = default_grid(int((y == positive_label(spec)).sum()), capped_bins=True)
+        if kwargs["max_rules"] is not None:  # a fixed cap: no early-stop axis, as by default
+            grid = [{k: v for k, v in part.items() if k != "max_rules"} for part in grid]
+        kwargs["param_grid"] = grid
     return LibreSearchCV(
         estimator=estimator(spec),
         positive_class=positive_label(spec),
         random_state=spec.model.random_state,
-        **spec.tuning.search_kwargs(),
+        **kwargs,
     )
 
 
@@ -250,7 +258,8 @@ def tuning_rows(
 def tuning_units(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> list[dict]:
     """The ``tune`` tasks: one per inner fold and ChiMerge cap (``max_intervals``), each
     scoring the candidates with that cap (their learners shared as in ``LibreSearchCV``)."""
-    plan = search(spec).plan(*tuning_rows(spec, X, y))
+    X, y = tuning_rows(spec, X, y)
+    plan = search(spec, y).plan(X, y)
     groups = plan.bin_cap_groups()
     return [
         {"fold": k, "max_intervals": cap, "candidates": indices}
@@ -266,13 +275,16 @@ def tune_params(spec: PipelineSpec, unit: dict) -> dict:
     params = {"estimator": spec.estimator_params(), "search": kwargs, "unit": unit}
     if spec.tuning.max_rows is not None:
         params["max_rows"] = spec.tuning.max_rows
+    if kwargs["param_grid"] is None and spec.is_streamed():
+        params["capped_bins"] = True
     return params
 
 
 def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
     """One fold's scores of the candidates with one ChiMerge cap: a row per candidate
     (its index in the search's candidates, validation score, rules, atoms per rule)."""
-    result = search(spec).plan(*tuning_rows(spec, X, y)).evaluate(unit["fold"], unit["candidates"])
+    X, y = tuning_rows(spec, X, y)
+    result = search(spec, y).plan(X, y).evaluate(unit["fold"], unit["candidates"])
     score, n_rules, n_atoms = np.asarray(result["results"], dtype=float).reshape(-1, 3).T
     table = pa.table(
         {
@@ -287,15 +299,19 @@ def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Store
 
 
 def pick_params(spec: PipelineSpec) -> dict:
-    return {"tuning": spec.tuning.model_dump(), "estimator": spec.estimator_params()}
+    params = {"tuning": spec.tuning.model_dump(), "estimator": spec.estimator_params()}
+    if spec.tuning.grid == "default" and spec.is_streamed():
+        params["capped_bins"] = True
+    return params
 
 
 def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.Table]) -> Stored:
     """The choice rule on the ``tune`` tasks' scores (as ``LibreSearchCV.fit`` applies it): a
     row per candidate (its tuned parameters as JSON, mean and std score, mean rules and atoms,
     whether it was chosen); the chosen candidate's parameters in the metadata."""
-    searcher = search(spec)
-    plan = searcher.plan(*tuning_rows(spec, X, y))
+    X, y = tuning_rows(spec, X, y)
+    searcher = search(spec, y)
+    plan = searcher.plan(X, y)
     shape = (len(plan.candidates), plan.n_splits)
     figures = {name: np.full(shape, np.nan) for name in ("score", "n_rules", "n_atoms")}
     for table in scores:

@@ -221,3 +221,18 @@ def test_the_search_runs_on_at_most_max_rows_stratified_training_rows(spec):
     unit = {"fold": 0, "max_intervals": 3, "candidates": [0]}
     assert stages.tune_params(capped, unit)["max_rows"] == 200
     assert stages.choose_params(capped)["max_rows"] == 200
+
+
+def test_a_streamed_run_searches_capped_chimerge_bins_only(spec):
+    """Uncapped bins keep many intervals on noise features at any size, so the distinct records
+    stop compressing: a streamed run's default grid caps them (as the estimator does)."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.random(300), "b": rng.random(300)})
+    y = pd.Series(np.where(X["a"] > 0.6, "2", "1"), name="target")
+    streamed = _with(spec, data=spec.data.model_copy(update={"streamed": True}))
+    caps = {c.get("max_intervals") for c in stages.search(streamed, y).plan(X, y).candidates}
+    assert caps == {3}
+    assert None in {c.get("max_intervals") for c in stages.search(spec, y).plan(X, y).candidates}
+    unit = {"fold": 0, "max_intervals": 3, "candidates": [0]}
+    assert stages.tune_params(streamed, unit)["capped_bins"] is True
+    assert "capped_bins" not in stages.tune_params(spec, unit)
