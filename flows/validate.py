@@ -6,17 +6,25 @@ from prefect import flow
 
 from libre_flows.flows.embedded_server import guard_embedded_server
 from libre_flows.tasks import data as tasks
+from libre_flows.tasks import streamed
 from libre_flows.tasks.common import store_root
 from libre_lib.ops.spec import load_spec
 
 
 @flow(name="libre-validate")
 def validate_flow(spec_path: str, store: str | None = None) -> dict:
-    """Load the data and run the spec's expectations; fails the run on a failed expectation."""
+    """Load the data and run the spec's expectations; fails the run on a failed expectation.
+    A streamed spec is profiled part by part (the training pipeline's first pass, whose
+    artifacts a later ``libre train`` reuses)."""
     spec = load_spec(spec_path)
     root = store_root(spec, store)
-    data = tasks.load(spec, root)
-    validation = tasks.validate(spec, root, data)
+    if spec.is_streamed():
+        plan, source = streamed.plan_source(spec)
+        profiles = streamed.profile_all(spec, root, source, plan)
+        validation = streamed.validate(spec, root, plan, profiles)
+    else:
+        data = tasks.load(spec, root)
+        validation = tasks.validate(spec, root, data)
     return tasks.load_validation(root, validation).to_dict()
 
 

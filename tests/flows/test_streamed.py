@@ -129,3 +129,16 @@ def test_columns_counted_on_fine_bins_give_the_estimators_rules(
     model = LibreClassifier.from_json(Path(summary["model"]).read_text())
     assert direct.rules_ == model.rules_
     assert direct.discretization_ == model.discretization_
+
+
+def test_validating_a_streamed_spec_profiles_it_part_by_part(spec_copy, pima_folder):
+    from libre_flows.flows.validate import validate
+
+    spec = _streamed_spec(spec_copy, pima_folder)
+    report = validate(spec)
+    assert report["success"] and report["n_rows"] == 768
+    failing = _streamed_spec(spec_copy, pima_folder, expectations={"min_rows": 1000})
+    with pytest.raises(DataValidationError, match="768"):
+        validate(failing)
+    summary = train(spec)  # the profiles are reused
+    assert all(s["cache_hit"] for s in _stages(summary, "profile"))
