@@ -98,6 +98,14 @@ def read_stage(store_root: str, stage: Stage):
     return _read(store_root, stage.ref)
 
 
+def stream_stages(store_root: str, stages: list[Stage]):
+    """(Arrow table, metadata) of each stage in turn, read when needed and not cached: for
+    merging many parts' artifacts without holding them all."""
+    store = ArtifactStore(store_root)
+    for stage in stages:
+        yield store.read(stage.ref), store.metadata(stage.ref)
+
+
 def read_frame(store_root: str, stage: Stage) -> pd.DataFrame:
     table, _ = read_stage(store_root, stage)
     return table.to_pandas()

@@ -34,6 +34,7 @@ from .common import (
     read_stage,
     run_stage,
     source_stage,
+    stream_stages,
 )
 from .data import finish_validation
 from .learning import load_choice, load_discretization
@@ -110,7 +111,7 @@ def merged_profile(store_root: str, plan: SourcePlan, profiles: list[Stage]) -> 
 
 @lru_cache(maxsize=2)
 def _merged_profile(store_root: str, plan: SourcePlan, profiles: tuple[Stage, ...]):
-    return streamed.merge_profiles(plan, [read_stage(store_root, s) for s in profiles])
+    return streamed.merge_profiles(plan, stream_stages(store_root, list(profiles)))
 
 
 @task(name="validate", cache_policy=NO_CACHE)
@@ -200,9 +201,13 @@ def resolve_all(spec, store_root, source: Stage, plan: SourcePlan, profiles, par
     """Resolve the fine bins exact pre-binning needs, in rounds (one is the rule) mapped over
     the parts; returns the ``resolve`` stages (none when every column was counted exactly)."""
     merged = merged_profile(store_root, plan, profiles)
-    fine = [read_stage(store_root, f)[0] for _, f in parts]
-    inputs = [*profiles, *(f for _, f in parts)]
-    wanted = streamed.bins_to_resolve(streamed.fine_columns(merged, fine))
+    fine_stages = [f for _, f in parts]
+
+    def fine():
+        return (table for table, _ in stream_stages(store_root, fine_stages))
+
+    inputs = [*profiles, *fine_stages]
+    wanted = streamed.bins_to_resolve(streamed.fine_columns(merged, fine()))
     resolved: list[Stage] = []
     for _ in range(streamed.MAX_RESOLVE_ROUNDS):
         if any(wanted.values()):
@@ -218,7 +223,7 @@ def resolve_all(spec, store_root, source: Stage, plan: SourcePlan, profiles, par
             resolved += map_missing(resolve, spec, found, "part", list(plan.parts), fixed, progress)
         tables = [read_stage(store_root, s)[0] for s in resolved]
         try:
-            streamed.column_counts(plan, merged, fine, tables)
+            streamed.column_counts(plan, merged, fine(), tables)
             return resolved
         except streamed.NeedBins as need:
             wanted = need.bins
@@ -270,7 +275,7 @@ def discretize(
 
     def compute():
         merged = merged_profile(store_root, plan, profiles)
-        tables = [read_stage(store_root, s)[0] for s in fine]
+        tables = (table for table, _ in stream_stages(store_root, fine))
         values = [read_stage(store_root, s)[0] for s in resolved]
         columns = streamed.column_counts(plan, merged, tables, values)
         return discretization_table(streamed.discretize(spec, columns, chosen.max_intervals))
@@ -313,7 +318,7 @@ def encode(spec, store_root, source: Stage, plan: SourcePlan, bins: Stage, force
 
     def compute():
         discretization = load_discretization(store_root, bins)
-        tables = [read_stage(store_root, s)[0] for s in parts]
+        tables = (table for table, _ in stream_stages(store_root, parts))
         return records_table(streamed.records_from_tables(tables, discretization), discretization)
 
     merged = run_stage(spec, store_root, "encode", {"streamed": True}, parts, compute, force)

@@ -23,6 +23,7 @@ report then run as in memory, on the merged records and the sample.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -357,33 +358,43 @@ class Profile:
     missing: dict[str, int]
 
 
-def merge_profiles(plan: SourcePlan, parts: list[tuple[pa.Table, dict]]) -> Profile:
-    """Merge the parts' profiles in part order."""
-    metadata = [m for _, m in parts]
-    table = pa.concat_tables([t for t, _ in parts]) if parts else _PROFILE_SCHEMA.empty_table()
+def merge_profiles(plan: SourcePlan, parts: Iterable[tuple[pa.Table, dict]]) -> Profile:
+    """Merge the parts' profiles in part order, one part at a time (memory: one part's table
+    and the merged counts)."""
+    metadata = []
+    numeric = {
+        f: _MergedNumeric() for f, c in zip(plan.features, plan.categorical, strict=True) if not c
+    }
+    categories: dict[str, pd.DataFrame] = {}
+    for table, meta in parts:
+        metadata.append(
+            {k: v for k, v in meta.items() if k != "statistics"}
+            | {"statistics": meta["statistics"]}
+        )
+        for name, is_categorical in zip(plan.features, plan.categorical, strict=True):
+            rows = table.filter(pc.equal(table.column("column"), name))
+            counts = np.column_stack([rows.column("neg").to_numpy(), rows.column("pos").to_numpy()])
+            if is_categorical:
+                keys = rows.column("category").to_numpy(zero_copy_only=False)
+                batch = pd.DataFrame(
+                    counts, columns=["neg", "pos"], index=pd.Index(keys, dtype=object)
+                )
+                merged = pd.concat([categories[name], batch]) if name in categories else batch
+                categories[name] = merged.groupby(level=0, sort=False).sum()
+            else:
+                numeric[name].add(rows.column("value").to_numpy(), counts, meta["exact"][name])
     missing = {f: sum(m["missing"][f] for m in metadata) for f in plan.features}
     exact, edges = {}, {}
     for name, is_categorical in zip(plan.features, plan.categorical, strict=True):
-        rows = table.filter(pc.equal(table.column("column"), name))
-        counts = np.column_stack([rows.column("neg").to_numpy(), rows.column("pos").to_numpy()])
         if is_categorical:
-            merged = (
-                pd.DataFrame(counts, columns=["neg", "pos"])
-                .groupby(rows.column("category").to_numpy(zero_copy_only=False), sort=False)
-                .sum()
-            )
+            merged = categories.get(name, pd.DataFrame({"neg": [], "pos": []}))
             exact[name] = _column(name, CATEGORICAL, merged.index.to_numpy(dtype=object),
                                   merged.to_numpy(), missing[name])  # fmt: skip
-            continue
-        points = rows.column("value").to_numpy()
-        if all(m["exact"][name] for m in metadata):
-            values, inverse = np.unique(points, return_inverse=True)
-            if values.size <= EXACT_VALUES:
-                summed = np.zeros((values.size, 2))
-                np.add.at(summed, inverse.ravel(), counts)
-                exact[name] = _column(name, NUMERIC, values, summed, missing[name])
-                continue
-        edges[name] = fine_edges(_merge_sketches([(points, counts.sum(axis=1))]))
+        elif numeric[name].values is not None:
+            acc = numeric[name]
+            exact[name] = _column(name, NUMERIC, acc.values, acc.counts, missing[name])
+        else:
+            edges[name] = fine_edges(numeric[name].sketch)
     statistics = merge_statistics([m["statistics"] for m in metadata if m["statistics"]])
     return Profile(
         n_rows=sum(m["n_rows"] for m in metadata),
@@ -395,6 +406,27 @@ def merge_profiles(plan: SourcePlan, parts: list[tuple[pa.Table, dict]]) -> Prof
         edges=edges,
         missing=missing,
     )
+
+
+class _MergedNumeric:
+    """A numeric column's parts merged: exact counts while every part had them and they stay
+    at most ``EXACT_VALUES``, else a quantile sketch."""
+
+    def __init__(self):
+        self.values: np.ndarray | None = np.empty(0)
+        self.counts = np.zeros((0, 2))
+        self.sketch = (np.empty(0), np.empty(0))
+
+    def add(self, points: np.ndarray, counts: np.ndarray, exact: bool) -> None:
+        if self.values is not None and exact:
+            self.values, self.counts = _merge_counts(self.values, self.counts, points, counts)
+            if self.values.size <= EXACT_VALUES:
+                return
+            points, counts = self.values, self.counts
+        elif self.values is not None:  # this part has a sketch: so will the merge
+            self.sketch = (self.values, self.counts.sum(axis=1))
+        self.values, self.counts = None, np.zeros((0, 2))
+        self.sketch = _merge_sketches([self.sketch, (points, counts.sum(axis=1))])
 
 
 def _column(name, kind, values, counts, n_missing) -> ColumnCounts:
@@ -577,30 +609,32 @@ class FineColumn:
 
 
 def fine_columns(
-    profile: Profile, fine_tables: list[pa.Table], resolved_tables: list[pa.Table] = ()
+    profile: Profile, fine_tables: Iterable[pa.Table], resolved_tables: Iterable[pa.Table] = ()
 ) -> dict[str, FineColumn]:
-    """The fine-binned columns, their parts' counts merged (and their resolved values)."""
-    fine = _concat(fine_tables)
+    """The fine-binned columns, their parts' counts merged one part at a time (dense arrays of
+    a column's fine bins), with the values resolved so far."""
+    edges = {name: np.asarray(e, dtype=np.float64) for name, e in profile.edges.items()}
+    counts = {name: np.zeros((e.size + 1, 2)) for name, e in edges.items()}
+    smallest = {name: np.full(e.size + 1, np.inf) for name, e in edges.items()}
+    for table in fine_tables:
+        for name in edges:
+            rows = table.filter(pc.equal(table.column("column"), name))
+            bins = rows.column("bin").to_numpy()
+            counts[name][bins, 0] += rows.column("neg").to_numpy()
+            counts[name][bins, 1] += rows.column("pos").to_numpy()
+            smallest[name][bins] = np.minimum(smallest[name][bins], rows.column("value").to_numpy())
     resolved = _concat(resolved_tables)
     columns = {}
-    for name, edges in profile.edges.items():
-        rows = fine[fine["column"] == name]
-        merged = rows.groupby("bin", sort=True).agg(
-            value=("value", "min"), neg=("neg", "sum"), pos=("pos", "sum")
-        )
+    for name in edges:
+        bins = np.flatnonzero(counts[name].sum(axis=1) > 0)
         values = None
         if resolved is not None:
             mine = resolved[resolved["column"] == name]
             values = mine.groupby(["bin", "value"], sort=True)[["neg", "pos"]].sum().reset_index()
         columns[name] = FineColumn(
-            name,
-            np.asarray(edges, dtype=np.float64),
-            merged.index.to_numpy(dtype=np.int64),
-            merged["value"].to_numpy(dtype=np.float64),
-            merged[["neg", "pos"]].to_numpy(dtype=np.float64),
-            profile.missing[name],
-            values,
-        )
+            name, edges[name], bins.astype(np.int64), smallest[name][bins], counts[name][bins],
+            profile.missing[name], values,
+        )  # fmt: skip
     return columns
 
 
@@ -721,13 +755,26 @@ def _no_records(discretization):
     )
 
 
-def records_from_tables(tables: list[pa.Table], discretization):
-    """The parts' records tables merged into the ``encode`` stage's records."""
+def records_from_tables(tables: Iterable[pa.Table], discretization):
+    """The parts' records tables merged into the ``encode`` stage's records, a few parts at a
+    time (first occurrence kept), so memory holds the merged records and a few parts'."""
     from .tables import records_from_table
 
     metadata = {"features": discretization.names}
-    pieces = [records_from_table(t, metadata) for t in tables]
-    return merge_records(pieces, discretization.n_bins) if pieces else _no_records(discretization)
+    merged, pending, rows = None, [], 0
+    for table in tables:
+        pending.append(records_from_table(table, metadata))
+        rows += pending[-1].n_rows
+        if merged is None or rows > max(merged.n_rows, 100_000):
+            merged = merge_records(
+                ([merged] if merged is not None else []) + pending, discretization.n_bins
+            )
+            pending, rows = [], 0
+    if pending:
+        merged = merge_records(
+            ([merged] if merged is not None else []) + pending, discretization.n_bins
+        )
+    return merged if merged is not None else _no_records(discretization)
 
 
 # --- the passes in one process ----------------------------------------------------------------
