@@ -354,7 +354,7 @@ class Profile:
     statistics: dict | None
     user_results: list
     exact: dict[str, ColumnCounts]
-    edges: dict[str, list[float]]
+    edges: dict[str, np.ndarray]
     missing: dict[str, int]
 
 
@@ -434,19 +434,20 @@ def _column(name, kind, values, counts, n_missing) -> ColumnCounts:
     return ColumnCounts(name, kind, values, counts, int(counts.sum()), int(n_missing))
 
 
-def fine_edges(sketch: tuple[np.ndarray, np.ndarray]) -> list[float]:
+def fine_edges(sketch: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """The fine bins' inner edges: the sketch's quantiles at ``k / FINE_BINS``; a value heavier
-    than a fine bin gets a bin of its own (an edge at it and one just above it)."""
+    than a fine bin gets a bin of its own (an edge at it and one just above it). An array, so
+    a task parameter holding it is shared, not copied element by element."""
     values, weights = sketch
     if values.size == 0:
-        return []
+        return np.empty(0)
     cumulative = np.cumsum(weights)
     ranks = np.arange(1, FINE_BINS) * (cumulative[-1] / FINE_BINS)
     quantiles = values[np.minimum(np.searchsorted(cumulative, ranks), values.size - 1)]
     distinct, repeats = np.unique(quantiles, return_counts=True)
     heavy = distinct[repeats > 1]
     above = np.nextafter(heavy, np.inf)
-    return np.unique(np.concatenate([distinct, above])).tolist()
+    return np.unique(np.concatenate([distinct, above]))
 
 
 # --- pass 2: sample and fine counts -----------------------------------------------------------
@@ -458,7 +459,7 @@ def sample_rate(spec: PipelineSpec, n_rows: int) -> float:
 
 
 def sample(
-    spec: PipelineSpec, plan: SourcePlan, part: Part, rate: float, edges: dict[str, list[float]]
+    spec: PipelineSpec, plan: SourcePlan, part: Part, rate: float, edges: dict[str, np.ndarray]
 ) -> tuple[Stored, Stored]:
     """Pass 2 on one part: its sampled rows (with their holdout flags), and the training rows'
     class counts on the fine bins of the columns in ``edges`` (a row per column and non-empty
