@@ -221,7 +221,7 @@ def resolve_all(spec, store_root, source: Stage, plan: SourcePlan, profiles, par
             progress = ("resolve-progress", "parts resolved (pass 2b: exact pre-bins)")
             found = _found(force, lookups)
             resolved += map_missing(resolve, spec, found, "part", list(plan.parts), fixed, progress)
-        tables = [read_stage(store_root, s)[0] for s in resolved]
+        tables = (table for table, _ in stream_stages(store_root, resolved))
         try:
             streamed.column_counts(plan, merged, fine(), tables)
             return resolved
@@ -276,7 +276,7 @@ def discretize(
     def compute():
         merged = merged_profile(store_root, plan, profiles)
         tables = (table for table, _ in stream_stages(store_root, fine))
-        values = [read_stage(store_root, s)[0] for s in resolved]
+        values = (table for table, _ in stream_stages(store_root, resolved))
         columns = streamed.column_counts(plan, merged, tables, values)
         return discretization_table(streamed.discretize(spec, columns, chosen.max_intervals))
 

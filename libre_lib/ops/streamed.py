@@ -582,13 +582,15 @@ class FineColumn:
 
     def first_guess(self, max_prebins: int) -> list[int]:
         """The bins the pre-binning's quantiles (for every number of them it may try) and its
-        heavy values fall in: resolving them usually suffices."""
+        heavy values fall in: resolving them usually suffices. It tries ``max_prebins``
+        quantiles, and fewer only when heavy values add pre-bins: at most one fewer per heavy
+        value (``_prebin_starts``)."""
         sizes = self.counts.sum(axis=1)
         total = sizes.sum()
         cumulative = np.cumsum(sizes)
         heavy = sizes >= total / max_prebins
         wanted = [self.bins[heavy]]
-        for q in range(max(2, max_prebins - int(heavy.sum()) - 1), max_prebins + 1):
+        for q in range(max(2, max_prebins - int(heavy.sum())), max_prebins + 1):
             targets = np.linspace(0.0, total, q + 1)[1:-1]
             wanted.append(self.bins[np.searchsorted(cumulative, targets, side="left")])
         bins = np.unique(np.concatenate(wanted))
@@ -624,14 +626,11 @@ def fine_columns(
             counts[name][bins, 0] += rows.column("neg").to_numpy()
             counts[name][bins, 1] += rows.column("pos").to_numpy()
             smallest[name][bins] = np.minimum(smallest[name][bins], rows.column("value").to_numpy())
-    resolved = _concat(resolved_tables)
+    resolved = _resolved_values(resolved_tables, edges)
     columns = {}
     for name in edges:
         bins = np.flatnonzero(counts[name].sum(axis=1) > 0)
-        values = None
-        if resolved is not None:
-            mine = resolved[resolved["column"] == name]
-            values = mine.groupby(["bin", "value"], sort=True)[["neg", "pos"]].sum().reset_index()
+        values = resolved.get(name)
         columns[name] = FineColumn(
             name, edges[name], bins.astype(np.int64), smallest[name][bins], counts[name][bins],
             profile.missing[name], values,
@@ -639,9 +638,34 @@ def fine_columns(
     return columns
 
 
-def _concat(tables) -> pd.DataFrame | None:
-    frames = [t.to_pandas() for t in tables]
-    return pd.concat(frames, ignore_index=True) if frames else None
+def _resolved_values(tables: Iterable[pa.Table], edges: dict) -> dict[str, pd.DataFrame]:
+    """Per column, the resolved distinct values with their bin and summed class counts (from
+    the parts' ``resolve`` tables, one at a time; numbers only, no per-row text)."""
+    pieces: dict[str, list] = {name: [] for name in edges}
+    for table in tables:
+        for name in edges:
+            rows = table.filter(pc.equal(table.column("column"), name))
+            if rows.num_rows:
+                columns = ("value", "neg", "pos")
+                pieces[name].append([rows.column(c).to_numpy() for c in columns])
+    merged = {}
+    for name, parts in pieces.items():
+        if not parts:
+            continue
+        values = np.concatenate([p[0] for p in parts])
+        counts = np.column_stack([np.concatenate([p[k] for p in parts]) for k in (1, 2)])
+        distinct, inverse = np.unique(values, return_inverse=True)
+        summed = np.zeros((distinct.size, 2))
+        np.add.at(summed, inverse.ravel(), counts)
+        merged[name] = pd.DataFrame(
+            {
+                "bin": np.searchsorted(edges[name], distinct, side="right").astype(np.int64),
+                "value": distinct,
+                "neg": summed[:, 0],
+                "pos": summed[:, 1],
+            }
+        )
+    return merged
 
 
 def bins_to_resolve(fine: dict[str, FineColumn]) -> dict[str, list[int]]:
