@@ -1,4 +1,5 @@
-"""What machine a benchmark ran on (shared by the benchmark scripts)."""
+"""What machine a benchmark ran on, and the memory of a process tree (shared by the benchmark
+scripts)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,27 @@ def ram_gib() -> float | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def tree_rss(proc) -> tuple[int, int]:
+    """RSS of ``proc`` (a psutil process) and its descendants: (sum, largest)."""
+    import psutil
+
+    sizes = [0]
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            sizes.append(p.memory_info().rss)
+        except psutil.Error:
+            pass
+    return sum(sizes), max(sizes)
+
+
+def kill_tree(proc) -> None:
+    """Kill ``proc`` (a psutil process) and its descendants, children first."""
+    import psutil
+
+    for p in [*proc.children(recursive=True), proc]:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from _docs import replace_marked_section
-from _machine import cpu_model, ram_gib
+from _machine import cpu_model, kill_tree, ram_gib, tree_rss
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "benchmarks.md"
@@ -116,29 +116,6 @@ def child(name: str, n_jobs: int, memory_limit: int, estimator: dict) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
-def _tree_rss(proc) -> tuple[int, int]:
-    """RSS of ``proc`` and its descendants: (sum, largest)."""
-    import psutil
-
-    sizes = [0]
-    for p in [proc, *proc.children(recursive=True)]:
-        try:
-            sizes.append(p.memory_info().rss)
-        except psutil.Error:
-            pass
-    return sum(sizes), max(sizes)
-
-
-def _kill_tree(proc) -> None:
-    import psutil
-
-    for p in [*proc.children(recursive=True), proc]:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-
-
 def run_one(name: str, n_jobs: int, args) -> dict:
     """One search in a child process, its process tree's RSS sampled every 50 ms."""
     import psutil
@@ -155,14 +132,14 @@ def run_one(name: str, n_jobs: int, args) -> dict:
             pid, _, _ = os.wait4(child_proc.pid, os.WNOHANG)
             if pid:
                 break
-            total, single = _tree_rss(proc)
+            total, single = tree_rss(proc)
             peak, largest = max(peak, total), max(largest, single)
             if peak > tree_limit:
                 status = f"killed above {tree_limit / 2**30:.0f} GiB"
-                _kill_tree(proc)
+                kill_tree(proc)
             elif time.perf_counter() - started > timeout:
                 status = f"stopped after {timeout:.0f} s"
-                _kill_tree(proc)
+                kill_tree(proc)
             time.sleep(0.05)
         child_proc.returncode = 0  # reaped by wait4 above
         out.seek(0)

@@ -68,7 +68,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _machine import ram_gib  # noqa: E402
+from _machine import kill_tree, ram_gib, tree_rss  # noqa: E402
 from growth_quality import BAYES  # noqa: E402
 from synthetic import make_frame  # noqa: E402
 
@@ -197,29 +197,6 @@ def write_spec(folder: Path, data: Path, args) -> Path:
 # -------------------------------------------------------------------------------------- run
 
 
-def _tree_rss(proc) -> tuple[int, int]:
-    """RSS of ``proc`` and its descendants: (sum, largest)."""
-    import psutil
-
-    sizes = [0]
-    for p in [proc, *proc.children(recursive=True)]:
-        try:
-            sizes.append(p.memory_info().rss)
-        except psutil.Error:
-            pass
-    return sum(sizes), max(sizes)
-
-
-def _kill_tree(proc) -> None:
-    import psutil
-
-    for p in [*proc.children(recursive=True), proc]:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-
-
 def libre_command() -> str:
     beside = Path(sys.executable).with_name("libre")
     found = str(beside) if beside.exists() else shutil.which("libre")
@@ -243,14 +220,14 @@ def train(spec: Path, folder: Path, max_rss: float, timeout: float | None) -> di
         child = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=folder)
         proc = psutil.Process(child.pid)
         while child.poll() is None:
-            total, single = _tree_rss(proc)
+            total, single = tree_rss(proc)
             peak, largest = max(peak, total), max(largest, single)
             if peak > max_rss:
                 status = f"killed above {max_rss / GIB:.1f} GiB"
-                _kill_tree(proc)
+                kill_tree(proc)
             elif timeout and time.perf_counter() - started > timeout:
                 status = f"stopped after {timeout:.0f} s"
-                _kill_tree(proc)
+                kill_tree(proc)
             time.sleep(SAMPLE_S)
     wall = time.perf_counter() - started
     stdout, stderr = out_path.read_text(errors="replace"), err_path.read_text(errors="replace")

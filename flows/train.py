@@ -68,7 +68,8 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     spec = load_spec(spec_path)
     root = store_root(spec, store)
     clean_store(root)  # what crashed runs left, once no live run can own it
-    if spec.is_streamed():
+    streaming = spec.is_streamed()
+    if streaming:
         plan, source = streamed.plan_source(spec)
         name_flow_run(spec, root, source)
         profiles = streamed.profile_all(spec, root, source, plan, force)
@@ -89,7 +90,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         tuning.append(pick(spec, root, data, holdout, tuning, force))
         spec = tuned_spec(spec, root, tuning[-1])
     choice = choose(spec, root, data, holdout, force)
-    if spec.is_streamed():
+    if streaming:
         bins = streamed.discretize(spec, root, plan, profiles, parts, resolved, choice, force)
         records, encoded = streamed.encode(spec, root, source, plan, bins, force)
         passes += encoded
