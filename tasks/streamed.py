@@ -207,29 +207,24 @@ def resolve_all(spec, store_root, source: Stage, plan: SourcePlan, profiles, par
         return (table for table, _ in stream_stages(store_root, fine_stages))
 
     inputs = [*profiles, *fine_stages]
-    wanted = streamed.bins_to_resolve(streamed.fine_columns(merged, fine()))
     resolved: list[Stage] = []
-    for _ in range(streamed.MAX_RESOLVE_ROUNDS):
-        if any(wanted.values()):
-            params = [{**streamed.part_params(spec, plan, p), "bins": wanted} for p in plan.parts]
-            lookups = [
-                lambda q=q: lookup_stage(store_root, "resolve", q, [source, *inputs])
-                for q in params
-            ]
-            fixed = {"spec": spec, "store_root": store_root, "source": source, "plan": plan}
-            fixed.update(inputs=inputs, edges=merged.edges, bins=wanted, force=force)
-            progress = ("resolve-progress", "parts resolved (pass 2b: exact pre-bins)")
-            found = _found(force, lookups)
-            resolved += map_missing(resolve, spec, found, "part", list(plan.parts), fixed, progress)
-        tables = (table for table, _ in stream_stages(store_root, resolved))
-        try:
-            streamed.column_counts(plan, merged, fine(), tables)
-            return resolved
-        except streamed.NeedBins as need:
-            wanted = need.bins
-    raise RuntimeError(
-        f"pre-binning still needs fine bins after {streamed.MAX_RESOLVE_ROUNDS} rounds"
-    )
+
+    def resolve_round(wanted: dict):
+        params = [{**streamed.part_params(spec, plan, p), "bins": wanted} for p in plan.parts]
+        lookups = [
+            lambda q=q: lookup_stage(store_root, "resolve", q, [source, *inputs]) for q in params
+        ]
+        fixed = {"spec": spec, "store_root": store_root, "source": source, "plan": plan}
+        fixed.update(inputs=inputs, edges=merged.edges, bins=wanted, force=force)
+        progress = ("resolve-progress", "parts resolved (pass 2b: exact pre-bins)")
+        found = _found(force, lookups)
+        resolved.extend(
+            map_missing(resolve, spec, found, "part", list(plan.parts), fixed, progress)
+        )
+        return (table for table, _ in stream_stages(store_root, resolved))
+
+    streamed.resolved_counts(plan, merged, fine, resolve_round)
+    return resolved
 
 
 def merge_sample(

@@ -23,7 +23,7 @@ report then run as in memory, on the merged records and the sample.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -696,6 +696,27 @@ def column_counts(
     return columns
 
 
+def resolved_counts(
+    plan: SourcePlan,
+    profile: Profile,
+    fine: Callable[[], Iterable[pa.Table]],
+    resolve_round: Callable[[dict[str, list[int]]], Iterable[pa.Table]],
+) -> list[ColumnCounts]:
+    """Every feature's class counts, resolving fine bins in rounds until the pre-bins are exact
+    (one round is the rule). ``fine()`` gives the parts' fine-count tables anew;
+    ``resolve_round(bins)`` runs pass 2b for ``bins`` and gives every resolved table so far."""
+    wanted = bins_to_resolve(fine_columns(profile, fine()))
+    resolved: Iterable[pa.Table] = ()
+    for _ in range(MAX_RESOLVE_ROUNDS):
+        if any(wanted.values()):
+            resolved = resolve_round(wanted)
+        try:
+            return column_counts(plan, profile, fine(), resolved)
+        except NeedBins as need:
+            wanted = need.bins
+    raise RuntimeError(f"pre-binning still needs fine bins after {MAX_RESOLVE_ROUNDS} rounds")
+
+
 def resolve(
     spec: PipelineSpec, plan: SourcePlan, part: Part, edges: dict, bins: dict[str, list[int]]
 ) -> Stored:
@@ -827,18 +848,13 @@ def stream(spec: PipelineSpec, max_intervals: int | None = 3) -> StreamedData:
     passes = [sample(spec, plan, part, rate, merged.edges) for part in plan.parts]
     (rows, _), (flags, _) = merge_samples(plan, [p[0][0] for p in passes])
     fine = [p[1][0] for p in passes]
-    resolved = []
-    wanted = bins_to_resolve(fine_columns(merged, fine))
-    for _ in range(MAX_RESOLVE_ROUNDS):
-        if any(wanted.values()):
-            resolved += [resolve(spec, plan, part, merged.edges, wanted)[0] for part in plan.parts]
-        try:
-            columns = column_counts(plan, merged, fine, resolved)
-            break
-        except NeedBins as need:
-            wanted = need.bins
-    else:
-        raise RuntimeError(f"pre-binning still needs fine bins after {MAX_RESOLVE_ROUNDS} rounds")
+    resolved: list[pa.Table] = []
+
+    def resolve_round(wanted: dict) -> list[pa.Table]:
+        resolved.extend(resolve(spec, plan, part, merged.edges, wanted)[0] for part in plan.parts)
+        return resolved
+
+    columns = resolved_counts(plan, merged, lambda: fine, resolve_round)
     discretization = discretize(spec, columns, max_intervals)
     tables = [encode_part(spec, plan, part, discretization)[0] for part in plan.parts]
     records = records_from_tables(tables, discretization)
