@@ -108,8 +108,9 @@ def mode() -> str:
     return value
 
 
-def _is_ours(pid: int) -> bool:
-    """Whether ``pid`` is a live server process of this module."""
+def _is_ours(pid: int, module: str = MODULE) -> bool:
+    """Whether ``pid`` is a live process of ``module`` (``python -m module``): by default, a
+    server of this module."""
     try:
         args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except FileNotFoundError:
@@ -120,7 +121,7 @@ def _is_ours(pid: int) -> bool:
         except OSError:
             return False
         return True
-    return MODULE.encode() in args
+    return module.encode() in args
 
 
 def _healthy(url: str, timeout: float = HEALTH_TIMEOUT_S) -> bool:
@@ -244,14 +245,14 @@ def start(port: int | None = None, timeout: float = START_TIMEOUT_S) -> ServerSt
         )
 
 
-def _terminate(pid: int, grace: float = STOP_GRACE_S) -> None:
-    """SIGTERM ``pid``, SIGKILL after ``grace`` seconds."""
+def _terminate(pid: int, grace: float = STOP_GRACE_S, module: str = MODULE) -> None:
+    """SIGTERM ``pid`` (a process of ``module``), SIGKILL after ``grace`` seconds."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         with contextlib.suppress(OSError):
             os.kill(pid, sig)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
-            if not _is_ours(pid):
+            if not _is_ours(pid, module):
                 return
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)  # reap it if this process started it

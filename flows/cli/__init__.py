@@ -234,7 +234,11 @@ _mount_sub_apps()
 
 
 def main() -> None:  # pragma: no cover - console entry point
-    sys.exit(app())
+    """``libre``: run the command in the warm runner when one serves it, else here."""
+    from libre_flows.flows import warm
+
+    code = warm.run(sys.argv)
+    sys.exit(app() if code is None else code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,11 +1,12 @@
 """``libre server``: the local Prefect server every later command reuses.
 
-libre server start [--port N]
+libre server start [--port N] [--no-warm]
 libre server status
 libre server stop
 
-Mounted by ``libre_flows.flows.cli`` as ``app.add_typer(server_app, name="server")``. See
-``libre_flows.flows.local_server``.
+``start`` also starts the warm command runner (``libre_flows.flows.warm``) next to the server
+unless ``--no-warm``; ``stop`` stops both. Mounted by ``libre_flows.flows.cli`` as
+``app.add_typer(server_app, name="server")``. See ``libre_flows.flows.local_server``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from libre_flows.flows.cli.common import Debug, console, fail
+from libre_flows.flows.cli.common import Debug, console, errors, fail
 
 server_app = typer.Typer(
     add_completion=False,
@@ -29,28 +30,70 @@ def _describe(state) -> str:
     return f"{state.url} (pid {state.pid}, up {minutes:.0f} min; log {state.log})"
 
 
+def _describe_runner(state) -> str:
+    minutes = (time.time() - state.started) / 60
+    return f"pid {state.pid}, up {minutes:.0f} min; socket {state.socket}; log {state.log}"
+
+
+def _start_runner() -> None:
+    """Start the warm runner next to the running server; a failure is a warning, not an
+    error (commands then run in their own process)."""
+    from libre_flows.flows import warm
+
+    try:
+        state = warm.running()
+        if state is not None:
+            console.print(f"warm runner already running: {_describe_runner(state)}", soft_wrap=True)
+            return
+        with console.status("starting the warm command runner (imports once)"):
+            state = warm.start()
+    except Exception as exc:
+        errors.print(
+            f"[bold yellow]warning:[/] {exc} Commands run in their own process (slower).",
+            highlight=False,
+        )
+        return
+    if state is not None:
+        console.print(
+            f"[green]warm runner started[/]: {_describe_runner(state)}; train, validate, score, "
+            "notify and report run in it",
+            soft_wrap=True,
+        )
+
+
 @server_app.command("start")
 def start(
     port: Annotated[
         int | None, typer.Option("--port", min=1, max=65535, help="Port (default: any free).")
     ] = None,
+    warm: Annotated[
+        bool,
+        typer.Option(
+            "--warm/--no-warm",
+            help="Also start the warm command runner: commands answer in seconds.",
+        ),
+    ] = True,
     debug: Debug = False,
 ) -> None:
-    """Start the local server in the background (once); later commands use it."""
+    """Start the local server in the background (once), and the warm command runner next to
+    it; later commands use them."""
     from libre_flows.flows import local_server
 
     try:
         state = local_server.running()
         if state is not None:
             console.print(f"already running: {_describe(state)}", soft_wrap=True)
-            return
-        with console.status("starting the local Prefect server"):
-            state = local_server.start(port=port)
+        else:
+            with console.status("starting the local Prefect server"):
+                state = local_server.start(port=port)
+            console.print(f"[green]started[/] {_describe(state)}", soft_wrap=True)
+            console.print(f"UI and API: {state.url}  (stop it with `libre server stop`)")
+        embedded = local_server.mode() == "embedded"
     except Exception as exc:
         fail(exc, debug)
         return
-    console.print(f"[green]started[/] {_describe(state)}", soft_wrap=True)
-    console.print(f"UI and API: {state.url}  (stop it with `libre server stop`)")
+    if warm and not embedded:
+        _start_runner()
 
 
 @server_app.command("status")
@@ -67,18 +110,28 @@ def status(debug: Debug = False) -> None:
         )
         raise typer.Exit(code=1)
     console.print(f"running: {_describe(state)}", soft_wrap=True)
+    from libre_flows.flows import warm
+
+    runner = warm.running()
+    if runner is None:
+        console.print("warm runner: not running (`libre server start` starts it)")
+    else:
+        console.print(f"warm runner: {_describe_runner(runner)}", soft_wrap=True)
 
 
 @server_app.command("stop")
 def stop(debug: Debug = False) -> None:
-    """Stop the local server."""
-    from libre_flows.flows import local_server
+    """Stop the local server and the warm runner (and the commands running in it)."""
+    from libre_flows.flows import local_server, warm
 
     try:
+        runner = warm.stop()
         state = local_server.stop()
     except Exception as exc:
         fail(exc, debug)
         return
+    if runner is not None:
+        console.print(f"stopped the warm runner (pid {runner.pid})")
     if state is None:
         console.print("not running")
     else:

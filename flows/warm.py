@@ -1,0 +1,881 @@
+"""A warm command runner: ``libre`` commands forked from a process whose imports are done.
+
+With the local server (``libre_flows.flows.local_server``) a command no longer starts Prefect,
+but every command is still a fresh Python process that imports Prefect, pandas, pyarrow,
+scikit-learn and Great Expectations again: about 3 CPU seconds before any work. ``libre server
+start`` therefore also starts this runner, a fork server:
+
+* The runner (``python -m libre_flows.flows.warm <server pid>``) imports that stack and the
+  project's flows once, then listens on :func:`socket_path` (a Unix socket, mode 0600, in
+  ``LIBRE_HOME``) in a single-threaded selector loop; a signal wake-up pipe and ``waitpid``
+  with ``WNOHANG`` reap its children, so no thread exists when it forks.
+* The client is :func:`run`, called first by the ``libre`` command for ``train``, ``validate``,
+  ``score``, ``notify`` and ``report``. It sends its stdin, stdout and stderr (``send_fds``)
+  with its argv, working folder, umask and environment. The runner checks that a fresh process
+  would be the same process (:func:`refusal`), forks, and sends the child's pid; the client
+  then forwards SIGINT, SIGTERM and SIGHUP to it and sends "go", which releases the child. The
+  child takes the streams as its 0, 1 and 2, the folder, umask and environment, default signal
+  handlers and a new logging setup, runs the ``libre`` typer app with argv and exits as that
+  process would; the runner sends its exit status (128 + N when signal N killed it).
+* A command is never lost: until the client has sent "go" it can fall back, and does so on any
+  refusal or error, running the command in its own process as before. A child whose client
+  goes away first is sent SIGTERM, as the command would have been.
+* A request is refused, so the command runs in its own process, when what a fresh process
+  reads at import would differ: environment variables Prefect, the project, Great
+  Expectations, Python or the BLAS libraries read (:data:`ENV_PREFIXES`, :data:`ENV_NAMES`),
+  Prefect settings files in the working folder, or another Python. When the project's code or
+  Prefect's profiles changed since the runner started (:func:`fingerprint`), it refuses, says
+  so once and retires: it removes its socket, lets its children finish and exits.
+* It exits as well, the same way, when the local server it was started for is gone, and on
+  SIGTERM after sending SIGTERM to its children. ``LIBRE_SERVER=embedded`` uses no runner.
+
+``LIBRE_HOME`` holds ``warm.sock``, ``warm.json`` (pid, socket, start time, server pid, log),
+``warm.log`` and the start lock. Linux and macOS (``fork``, ``send_fds``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "COMMANDS",
+    "ENV_NAMES",
+    "ENV_PREFIXES",
+    "RunnerState",
+    "fingerprint",
+    "refusal",
+    "run",
+    "running",
+    "socket_path",
+    "start",
+    "state_file",
+    "stop",
+]
+
+MODULE = "libre_flows.flows.warm"
+"""How the runner is started (``python -m MODULE <server pid>``) and recognised."""
+COMMANDS = frozenset({"train", "validate", "score", "notify", "report"})
+"""The ``libre`` commands the runner serves (``server`` and ``serve`` run in their own process)."""
+ENV_PREFIXES = (
+    "PREFECT_",
+    "LIBRE_",
+    "GX_",
+    "PYTHON",
+    "NUMBA_",
+    "OMP_",
+    "OPENBLAS_",
+    "MKL_",
+    "OTEL_",
+)
+ENV_NAMES = ("HOME", "DO_NOT_TRACK", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+"""The environment a request must share with the runner (read at import, or decisive)."""
+_ENV_IGNORED = ("LIBRE_SERVER",)  # read when a command runs; `embedded` never reaches a runner
+_SETTINGS_FILES = ("prefect.toml", ".env", "pyproject.toml")  # Prefect reads them in the cwd
+_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+START_TIMEOUT_S = 120.0
+CONNECT_TIMEOUT_S = 10.0
+REQUEST_TIMEOUT_S = 2.0
+POLL_S = 1.0
+
+
+@dataclass(frozen=True)
+class RunnerState:
+    """What :func:`state_file` records about the running runner."""
+
+    pid: int
+    socket: str
+    started: float
+    server_pid: int
+    log: str
+
+
+def _home() -> Path:
+    from libre_flows.flows.local_server import libre_home
+
+    return libre_home()
+
+
+def socket_path() -> Path:
+    """``<LIBRE_HOME>/warm.sock``: where the runner listens."""
+    return _home() / "warm.sock"
+
+
+def state_file() -> Path:
+    """``<LIBRE_HOME>/warm.json``: the running runner's pid and socket."""
+    return _home() / "warm.json"
+
+
+def _log_file() -> Path:
+    return _home() / "warm.log"
+
+
+# --------------------------------------------------------------------------- the wire
+
+
+def _send(conn: socket.socket, message: dict) -> None:
+    conn.sendall(json.dumps(message).encode() + b"\n")
+
+
+class _Lines:
+    """JSON messages, one a line, read from a socket."""
+
+    def __init__(self, conn: socket.socket, buffer: bytes = b"") -> None:
+        self.conn, self.buffer = conn, buffer
+
+    def next(self) -> dict:
+        while b"\n" not in self.buffer:
+            data = self.conn.recv(65536)
+            if not data:
+                raise ConnectionError("the warm runner closed the connection")
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+
+# --------------------------------------------------------------------------- the client
+
+
+def run(argv: list[str]) -> int | None:
+    """Run the ``libre`` command ``argv`` in the warm runner, if one serves it.
+
+    Parameters
+    ----------
+    argv : list of str
+        The command line (``sys.argv``: the program, the command, its arguments).
+
+    Returns
+    -------
+    int or None
+        The command's exit code; None when the runner did not start it (none runs, it refused,
+        or it failed before the child started): the caller runs the command itself.
+    """
+    if len(argv) < 2 or argv[1] not in COMMANDS or "--help" in argv:
+        return None
+    if (os.environ.get("LIBRE_SERVER") or "").strip().lower() == "embedded":
+        return None
+    debug = "--debug" in argv
+    path = socket_path()
+    if not path.exists():
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(CONNECT_TIMEOUT_S)
+        try:
+            conn.connect(str(path))
+        except (ConnectionRefusedError, FileNotFoundError):
+            _clean_stale()
+            return None
+        request = {
+            "argv": list(argv),
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+            "umask": _umask(),
+            "executable": sys.executable,
+        }
+        data = json.dumps(request).encode() + b"\n"
+        sent = socket.send_fds(conn, [data], [0, 1, 2])
+        if sent < len(data):
+            conn.sendall(data[sent:])
+        lines = _Lines(conn)
+        reply = lines.next()
+        if "pid" not in reply:
+            if reply.get("note") or debug:
+                _note(reply.get("note") or f"not using the warm runner: {reply.get('refused')}")
+            conn.close()
+            return None
+    except (OSError, ValueError) as exc:
+        if debug:
+            _note(f"not using the warm runner: {exc}")
+        conn.close()
+        return None
+    return _follow(conn, lines, int(reply["pid"]))
+
+
+def _follow(conn: socket.socket, lines: _Lines, pid: int) -> int | None:
+    """Release the child, forward signals to it, and return its exit status."""
+
+    def forward(signum, frame) -> None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in _FORWARDED}
+    try:
+        try:
+            conn.sendall(b"g")
+        except OSError:  # the runner is gone: the child exits without running
+            return None
+        conn.settimeout(None)
+        try:
+            return int(lines.next()["exit"])
+        except (OSError, ValueError, KeyError):
+            _wait_gone(pid)
+            _note(
+                f"error: the warm runner stopped while it ran the command (pid {pid}), so its "
+                f"exit status is unknown: see {_log_file()}"
+            )
+            return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        conn.close()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _note(message: str) -> None:
+    if not message.startswith("error:"):
+        message = f"note: {message}"
+    print(message, file=sys.stderr, flush=True)
+
+
+def _wait_gone(pid: int) -> None:
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        except OSError:
+            return
+        time.sleep(0.2)
+
+
+def _read_state() -> RunnerState | None:
+    try:
+        return RunnerState(**json.loads(state_file().read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _clean_stale() -> None:
+    """Remove the socket and state file of a runner that is gone."""
+    from libre_flows.flows.local_server import _is_ours
+
+    state = _read_state()
+    if state is not None and _is_ours(state.pid, MODULE):
+        return  # alive, though not answering: leave it to `libre server stop`
+    with contextlib.suppress(FileNotFoundError):
+        socket_path().unlink()
+    if state is not None:
+        _remove_state(state.pid)
+
+
+def _remove_state(pid: int) -> None:
+    state = _read_state()
+    if state is not None and state.pid == pid:
+        with contextlib.suppress(FileNotFoundError):
+            state_file().unlink()
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+def _ping(path: str | Path, timeout: float = 2.0) -> dict | None:
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(str(path))
+            _send(conn, {"ping": True})
+            return _Lines(conn).next()
+    except (OSError, ValueError):
+        return None
+
+
+def running() -> RunnerState | None:
+    """The runner if it runs and answers, else None (a stale socket or state file is removed).
+
+    Returns
+    -------
+    RunnerState or None
+    """
+    from libre_flows.flows.local_server import _is_ours
+
+    state = _read_state()
+    if state is None or not _is_ours(state.pid, MODULE):
+        _clean_stale()
+        return None
+    answer = _ping(state.socket)
+    return state if answer is not None and answer.get("pid") == state.pid else None
+
+
+@contextlib.contextmanager
+def _start_lock():
+    home = _home()
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / "warm.lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def start(timeout: float = START_TIMEOUT_S) -> RunnerState | None:
+    """Start the runner for the running local server (or return the one running) and wait
+    until it answers.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds to wait for the runner's imports and socket.
+
+    Returns
+    -------
+    RunnerState or None
+        The running runner; None with ``LIBRE_SERVER=embedded`` (commands use no runner).
+
+    Raises
+    ------
+    RuntimeError
+        No local server runs, or the runner exited or did not answer within ``timeout`` (the
+        message names its log).
+    """
+    from libre_flows.flows import local_server
+
+    if local_server.mode() == "embedded":
+        return None
+    with _start_lock():
+        state = running()
+        if state is not None:
+            return state
+        server = local_server.running()
+        if server is None:
+            raise RuntimeError("No local Prefect server runs: start it with `libre server start`.")
+        stuck = _read_state()
+        if stuck is not None and local_server._is_ours(stuck.pid, MODULE):  # alive, silent
+            local_server._terminate(stuck.pid, module=MODULE)
+            _remove_state(stuck.pid)
+        log = _log_file()
+        env = dict(os.environ)
+        env.pop(local_server._GUARD_TOKEN, None)
+        with open(log, "ab") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", MODULE, str(server.pid)],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=_home(),  # no Prefect settings files of the starting folder
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"The warm runner exited with code {process.returncode}: see {log}."
+                )
+            state = _read_state()
+            if state is not None and state.pid == process.pid and _ping(state.socket):
+                return state
+            time.sleep(0.1)
+        local_server._terminate(process.pid, module=MODULE)
+        raise RuntimeError(f"The warm runner did not answer within {timeout:.0f} s: see {log}.")
+
+
+def stop(grace: float = 10.0) -> RunnerState | None:
+    """Stop the runner (SIGTERM, which it sends on to the commands it runs; SIGKILL after
+    ``grace`` seconds).
+
+    Returns
+    -------
+    RunnerState or None
+        The runner that was stopped, None if none was running.
+    """
+    from libre_flows.flows import local_server
+
+    state = _read_state()
+    alive = state is not None and local_server._is_ours(state.pid, MODULE)
+    if alive:
+        local_server._terminate(state.pid, grace, module=MODULE)
+    _clean_stale()
+    return state if alive else None
+
+
+# --------------------------------------------------------------------------- the runner
+
+
+def _package_roots() -> list[Path]:
+    import importlib.util
+
+    roots = []
+    for name in ("libre_lib", "libre_flows.flows", "libre_flows.tasks"):
+        found = importlib.util.find_spec(name)
+        if found is not None and found.submodule_search_locations:
+            roots += [Path(p) for p in found.submodule_search_locations]
+    return roots
+
+
+def fingerprint(roots: list[Path] | None = None, profiles: Path | None = None) -> str:
+    """What the runner's imports depend on: the package version, the newest mtime and the
+    number of the project's ``.py`` files, and the mtime of Prefect's profiles file.
+
+    Parameters
+    ----------
+    roots : list of Path, optional
+        The folders to scan; default: those of ``libre_lib``, ``libre_flows.flows`` and
+        ``libre_flows.tasks``.
+    profiles : Path, optional
+        Prefect's profiles file (``PREFECT_PROFILES_PATH``).
+
+    Returns
+    -------
+    str
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        parts = [version("libre-flows")]
+    except PackageNotFoundError:
+        parts = ["?"]
+    newest, count = 0, 0
+    for root in _package_roots() if roots is None else roots:
+        for folder, _, names in os.walk(root):
+            for name in names:
+                if name.endswith(".py"):
+                    with contextlib.suppress(OSError):
+                        newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+                        count += 1
+    parts += [str(newest), str(count)]
+    if profiles is not None:
+        try:
+            parts.append(str(profiles.stat().st_mtime_ns))
+        except OSError:
+            parts.append("-")
+    return ":".join(parts)
+
+
+def _significant(env: dict) -> dict:
+    return {
+        k: v
+        for k, v in env.items()
+        if (k.startswith(ENV_PREFIXES) or k in ENV_NAMES) and k not in _ENV_IGNORED
+    }
+
+
+def _settings_files(folder: str) -> dict:
+    """The Prefect settings files in ``folder`` (pyproject.toml only with a tool.prefect table),
+    by name and content."""
+    found = {}
+    for name in _SETTINGS_FILES:
+        try:
+            text = (Path(folder) / name).read_bytes()
+        except OSError:
+            continue
+        if name != "pyproject.toml" or b"tool.prefect" in text:
+            found[name] = text
+    return found
+
+
+def refusal(request: dict, env: dict, cwd_files: dict) -> str | None:
+    """Why a fresh process for ``request`` would differ from a child of the runner, or None.
+
+    Parameters
+    ----------
+    request : dict
+        The client's request (``env``, ``cwd``, ``executable``).
+    env : dict
+        The runner's environment when it imported its modules.
+    cwd_files : dict
+        :func:`_settings_files` of the runner's working folder.
+
+    Returns
+    -------
+    str or None
+        One line naming the difference.
+    """
+    if request.get("executable") != sys.executable:
+        return f"another Python ({request.get('executable')}, the runner's is {sys.executable})"
+    theirs, ours = _significant(request.get("env") or {}), _significant(env)
+    differing = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
+    if differing:
+        return f"the environment differs from the runner's in {', '.join(differing[:3])}"
+    if _settings_files(request.get("cwd") or ".") != cwd_files:
+        return "Prefect settings files (prefect.toml, .env, pyproject.toml) in the working folder"
+    return None
+
+
+@dataclass
+class _Child:
+    pid: int
+    command: str
+    conn: socket.socket | None
+    gate: int | None  # write end of the pipe the child waits on for "go"
+    started: float = field(default_factory=time.monotonic)
+
+
+class _Runner:
+    """The fork server's state and loop (see the module docstring)."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.pid = os.getpid()
+        self.server_pid = server_pid
+        self.env = dict(os.environ)
+        self.cwd_files = _settings_files(os.getcwd())
+        self.profiles = _profiles_path()
+        self.fingerprint = fingerprint(profiles=self.profiles)
+        self.children: dict[int, _Child] = {}
+        self.retiring: str | None = None  # why it stopped accepting
+        self.terminate = False
+        self.told_stale = False
+        self.path = socket_path()
+        self.listener = self._bind()
+        self.wake_r, self.wake_w = os.pipe()
+        for fd in (self.wake_r, self.wake_w):
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes the loop through the pipe
+        signal.signal(signal.SIGTERM, self._on_stop)
+        signal.signal(signal.SIGINT, self._on_stop)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.listener, selectors.EVENT_READ)
+        self.selector.register(self.wake_r, selectors.EVENT_READ)
+        state = RunnerState(
+            pid=self.pid,
+            socket=str(self.path),
+            started=time.time(),
+            server_pid=server_pid,
+            log=str(_log_file()),
+        )
+        from libre_lib.ops.files import atomic_write_text
+
+        atomic_write_text(state_file(), json.dumps(asdict(state), indent=1))
+
+    def _bind(self) -> socket.socket:
+        if self.path.exists():
+            if _ping(self.path) is not None:
+                raise RuntimeError(f"A warm runner already listens on {self.path}.")
+            self.path.unlink()
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        mask = os.umask(0o177)  # the socket is created 0600
+        try:
+            listener.bind(str(self.path))
+        finally:
+            os.umask(mask)
+        os.chmod(self.path, 0o600)
+        listener.listen(64)
+        listener.setblocking(False)
+        return listener
+
+    def _on_stop(self, signum, frame) -> None:
+        self.terminate = True
+
+    def _log(self, message: str) -> None:
+        print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {message}", flush=True)
+
+    # ------------------------------------------------------------------ the loop
+
+    def serve(self) -> dict | None:
+        """Serve until stopped; in a forked child, return its request instead."""
+        self._log(f"warm runner {self.pid} listening on {self.path}")
+        try:
+            while not self._finished():
+                for key, _ in self.selector.select(POLL_S):
+                    if key.fileobj is self.listener:
+                        request = self._accept()
+                        if request is not None:  # this is the child
+                            return request
+                    elif key.fileobj == self.wake_r:
+                        with contextlib.suppress(OSError):
+                            while os.read(self.wake_r, 512):
+                                pass
+                    else:
+                        self._from_client(key.fileobj, key.data)
+                self._reap()
+        finally:
+            if os.getpid() == self.pid:
+                self._close()
+        return None
+
+    def _finished(self) -> bool:
+        if self.retiring is None:
+            if self.terminate:
+                self.retiring = "stopped"
+            elif not _server_alive(self.server_pid):
+                self.retiring = f"the local Prefect server (pid {self.server_pid}) is gone"
+        if self.retiring is None:
+            return False
+        if self.listener.fileno() >= 0:
+            self._log(f"retiring: {self.retiring}")
+            self.selector.unregister(self.listener)
+            self.listener.close()
+            self._unlink()
+        if self.terminate:
+            for child in self.children.values():
+                with contextlib.suppress(OSError):
+                    os.kill(child.pid, signal.SIGTERM)
+        return not self.children
+
+    def _unlink(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        _remove_state(self.pid)
+
+    def _close(self) -> None:
+        self._unlink()
+        self._log(f"warm runner {self.pid} stopped")
+
+    # ------------------------------------------------------------------ requests
+
+    def _accept(self) -> dict | None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return None
+        fds: list[int] = []
+        try:
+            conn.settimeout(REQUEST_TIMEOUT_S)
+            data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
+            request = _Lines(conn, data).next()
+            if request.get("ping"):
+                _send(conn, {"pid": self.pid, "running": len(self.children)})
+                conn.close()
+                return None
+            reason = self._refusal(request, fds)
+            if reason is not None:
+                note = None
+                if self.retiring and not self.told_stale:
+                    self.told_stale, note = True, reason
+                _send(conn, {"refused": reason, "note": note})
+                conn.close()
+                return None
+            return self._fork(conn, request, fds)
+        except Exception as exc:  # a bad request never stops the runner
+            self._log(f"request dropped: {exc!r}")
+            conn.close()
+            return None
+        finally:
+            if os.getpid() == self.pid:
+                for fd in fds:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+
+    def _refusal(self, request: dict, fds: list[int]) -> str | None:
+        if self.retiring:
+            return f"the warm runner is stopping ({self.retiring})"
+        argv = request.get("argv") or []
+        if len(argv) < 2 or argv[1] not in COMMANDS:
+            return "not a command the warm runner serves"
+        if len(fds) != 3:
+            return "the request came without its standard streams"
+        if threading.active_count() != 1:
+            return "the warm runner has threads, so it cannot fork"
+        if fingerprint(profiles=self.profiles) != self.fingerprint:
+            self.retiring = (
+                "the project's code or Prefect's profiles changed since the warm runner "
+                "started, so commands run in their own process until `libre server start` "
+                "starts it again"
+            )
+            return self.retiring
+        return refusal(request, self.env, self.cwd_files)
+
+    def _fork(self, conn: socket.socket, request: dict, fds: list[int]) -> dict | None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        gate_r, gate_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(gate_w)
+                self._become_child(conn, request, fds, gate_r)
+            except BaseException:
+                os._exit(1)
+            return request
+        os.close(gate_r)
+        command = request["argv"][1]
+        self.children[pid] = _Child(pid, command, conn, gate_w)
+        self._log(f"pid {pid}: libre {command}")
+        try:
+            _send(conn, {"pid": pid})
+        except OSError:  # the client is gone: the child sees the gate close and exits
+            self._drop(self.children[pid])
+            return None
+        conn.setblocking(False)
+        self.selector.register(conn, selectors.EVENT_READ, self.children[pid])
+        return None
+
+    def _become_child(self, conn, request: dict, fds: list[int], gate: int) -> None:
+        """In the forked child: leave the runner, wait for "go", become the command's process."""
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        self.selector.close()
+        for sock in (self.listener, conn, *(c.conn for c in self.children.values() if c.conn)):
+            sock.close()
+        for fd in (self.wake_r, self.wake_w, *(c.gate for c in self.children.values())):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        try:
+            go = os.read(gate, 1)
+        except KeyboardInterrupt:
+            os._exit(128 + signal.SIGINT)
+        if go != b"g":
+            os._exit(0)  # the client went away before it started: nothing ran
+        os.close(gate)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        try:
+            os.chdir(request["cwd"])
+            os.umask(int(request["umask"]))
+            os.environ.clear()
+            os.environ.update(request["env"])
+            sys.argv = list(request["argv"])
+            sys.stdout.reconfigure(line_buffering=sys.stdout.isatty())
+            if "numpy" in sys.modules:  # as a fresh process: its own global random state
+                sys.modules["numpy"].random.seed()
+            from prefect.logging.configuration import setup_logging
+
+            setup_logging(incremental=False)  # handlers on these streams (colour for a tty)
+        except Exception as exc:
+            print(f"error: the warm runner could not start the command: {exc}", file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(1)
+
+    def _from_client(self, conn: socket.socket, child: _Child) -> None:
+        try:
+            data = conn.recv(16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if child.gate is not None:  # waiting for "go"
+            if data.startswith(b"g"):
+                with contextlib.suppress(OSError):
+                    os.write(child.gate, b"g")
+            os.close(child.gate)
+            child.gate = None
+            if data:
+                return
+        if not data:  # the client is gone: stop its command, as its death would have
+            if child.pid in self.children:
+                with contextlib.suppress(OSError):
+                    os.kill(child.pid, signal.SIGTERM)
+            self._drop(child)
+
+    def _drop(self, child: _Child) -> None:
+        if child.gate is not None:
+            with contextlib.suppress(OSError):
+                os.close(child.gate)
+            child.gate = None
+        if child.conn is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(child.conn)
+            child.conn.close()
+            child.conn = None
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            child = self.children.pop(pid, None)
+            if child is None:
+                continue
+            code = os.waitstatus_to_exitcode(status)
+            code = 128 - code if code < 0 else code
+            seconds = time.monotonic() - child.started
+            self._log(f"pid {pid}: libre {child.command} exited {code} after {seconds:.1f} s")
+            if child.conn is not None:
+                with contextlib.suppress(OSError):
+                    child.conn.setblocking(True)
+                    child.conn.settimeout(REQUEST_TIMEOUT_S)
+                    _send(child.conn, {"exit": code})
+            self._drop(child)
+
+
+def _server_alive(pid: int) -> bool:
+    from libre_flows.flows.local_server import _is_ours
+
+    return _is_ours(pid)
+
+
+def _profiles_path() -> Path | None:
+    try:
+        from prefect.settings import get_current_settings
+
+        return Path(get_current_settings().profiles_path)
+    except Exception:
+        return None
+
+
+_PRELOAD = (
+    "libre_flows.flows.deploy",
+    "libre_flows.flows.events",
+    "libre_flows.flows.score",
+    "libre_flows.flows.train",
+    "libre_flows.flows.validate",
+    # the numba kernels of the learners (their compiled code is cached on disk)
+    "libre_lib.discretization",
+    "libre_lib.ensemble",
+    "libre_lib.selection",
+    "libre_lib.weak_learner.boundary",
+    "libre_lib.weak_learner.cells",
+    # what a flow run imports when it starts, and the scoring and reporting stack
+    "fastapi",
+    "prefect.engine",
+    "prefect.flow_engine",
+    "prefect.task_engine",
+    "prefect.concurrency.sync",
+    "prefect.telemetry.run_telemetry",
+    "prefect.utilities.visualization",
+    "pyarrow.csv",
+    "pyarrow.dataset",
+    "pyarrow.pandas_compat",
+    "rich.markdown",
+    "rich.status",
+)
+"""Modules the runner imports before it serves. Not ``libre_flows.flows.cli`` nor typer: their
+consoles and options read the terminal and the environment at import, so each child imports
+them (0.1 s)."""
+
+
+def _preload() -> None:
+    """Import what the commands need: Prefect, the project's flows, and Great Expectations."""
+    import importlib
+
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    from libre_lib.ops.validation import _import_gx
+
+    _import_gx()
+
+
+def main(server_pid: int) -> None:
+    """The runner process: import, serve; a forked child runs its command and exits with it."""
+    _preload()
+    if threading.active_count() != 1:
+        names = ", ".join(t.name for t in threading.enumerate())
+        raise SystemExit(f"error: the warm runner cannot fork with threads running ({names})")
+    request = _Runner(server_pid).serve()
+    if request is None:
+        return
+    from libre_flows.flows.cli import app
+
+    app()  # exits with the command's code, as `libre` does
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
