@@ -1,19 +1,24 @@
 """How long each ``libre`` command takes, end to end, in a fresh process.
 
-    python benchmarks/cli_latency.py                        # both setups, 3 runs each
-    python benchmarks/cli_latency.py --setups local --repeat 5 --commands score validate
+    python benchmarks/cli_latency.py                        # the three setups, 3 runs each
+    python benchmarks/cli_latency.py --setups local warm --repeat 5 --commands score validate
     python benchmarks/cli_latency.py --json /tmp/cli-latency.json
     python benchmarks/cli_latency.py --server-settings      # what server settings save
 
 Every command runs ``--repeat`` times, each in a new process (``python -c "...main()"``, as the
 ``libre`` script does), and the medians of its wall and CPU seconds (user + system of the
 process and the children it waited for) are printed, with the load averages seen during the
-runs. Two setups:
+runs. Three setups:
 
 * ``embedded``: no ``PREFECT_API_URL`` and ``LIBRE_SERVER=embedded``, so every command starts
   Prefect's temporary server (the behaviour before ``libre server``);
-* ``local``: ``libre server start`` once (its start time is printed), then every command
-  reuses it (``LIBRE_SERVER=reuse``); stopped at the end.
+* ``local``: ``libre server start --no-warm`` once (its start time is printed), then every
+  command reuses the server (``LIBRE_SERVER=reuse``) and imports its stack itself; stopped at
+  the end;
+* ``warm``: ``libre server start`` once, which also starts the warm command runner
+  (``libre_flows.flows.warm``): the ``libre`` commands are forked from it, their imports done.
+  ``trivial``, ``fit`` and ``search`` are not ``libre`` commands and run as in ``local``. A
+  command's CPU seconds add those of the runner's child that ran it (from ``warm.log``).
 
 Commands: ``trivial`` (a one-task flow, on the server a command would use), ``score``
 (``libre score pima`` of 100 rows of pima.csv with the champion), ``validate`` (``libre
@@ -38,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -80,6 +86,7 @@ print(json.dumps({"fit_s": time.perf_counter() - started}))
 """
 COMMANDS = ("trivial", "score", "validate", "notify", "train", "train-tuned", "fit", "search")
 DEFAULT_COMMANDS = ("trivial", "score", "validate", "notify", "train", "fit")
+SETUPS = ("embedded", "local", "warm")
 
 
 def write_specs(folder: Path) -> dict[str, Path]:
@@ -120,8 +127,22 @@ def argv(command: str, folder: Path, specs: dict, inputs: Path) -> list[str]:
     }[command]
 
 
+def _served(env: dict) -> tuple[int, float | None]:
+    """How many lines the warm runner's log has, and the CPU seconds of the last command its
+    child ran."""
+    try:
+        lines = (Path(env["LIBRE_HOME"]) / "warm.log").read_text().splitlines()
+    except (OSError, KeyError):
+        return 0, None
+    last = lines[-1] if lines else ""
+    match = re.search(r" exited -?\d+ after [\d.]+ s \(cpu ([\d.]+) s\)$", last)
+    return len(lines), float(match[1]) if match else None
+
+
 def run_once(args: list[str], env: dict) -> dict:
-    """Wall and CPU seconds of one fresh process (and the fit time it prints, if any)."""
+    """Wall and CPU seconds of one fresh process (and the fit time it prints, if any); a
+    command the warm runner ran adds its child's CPU seconds (from the runner's log)."""
+    before, _ = _served(env)
     started = time.perf_counter()
     process = subprocess.Popen(
         args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -131,6 +152,10 @@ def run_once(args: list[str], env: dict) -> dict:
     wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     row = {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "code": process.returncode}
+    after, child = _served(env)
+    if after > before and child is not None:  # the runner ran this command
+        row["cpu_s"] += child
+        row["warm"] = True
     if process.returncode != 0:
         row["error"] = output.strip().splitlines()[-3:]
     for line in output.splitlines():
@@ -144,11 +169,10 @@ def measure(setup: str, commands, repeat: int, folder: Path, base_env: dict) -> 
     env = {**base_env, "LIBRE_SERVER": "embedded" if setup == "embedded" else "reuse"}
     result: dict = {"setup": setup, "commands": {}}
     server = None
-    if setup == "local":
+    if setup in ("local", "warm"):
         started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-c", CLI, "server", "start"], env=env, capture_output=True
-        )
+        start = ["server", "start"] if setup == "warm" else ["server", "start", "--no-warm"]
+        done = subprocess.run([sys.executable, "-c", CLI, *start], env=env, capture_output=True)
         if done.returncode != 0:
             raise RuntimeError(f"libre server start failed: {done.stdout!r} {done.stderr!r}")
         result["server_start_s"] = time.perf_counter() - started
@@ -274,7 +298,7 @@ def _line(setup: str, command: str, row: dict) -> str:
 
 def main(argv_: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--setups", nargs="+", choices=("embedded", "local"), default=None)
+    parser.add_argument("--setups", nargs="+", choices=SETUPS, default=None)
     parser.add_argument("--commands", nargs="+", choices=COMMANDS, default=DEFAULT_COMMANDS)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="Write every run's figures here.")
@@ -285,7 +309,7 @@ def main(argv_: list[str] | None = None) -> None:
         "skip work (Linux).",
     )
     args = parser.parse_args(argv_)
-    setups = args.setups or ["embedded", "local"]
+    setups = args.setups or list(SETUPS)
     results = {
         "machine": f"{os.cpu_count()} cores ({cpu_model()}), {ram_gib() or 0:.0f} GiB RAM",
         "python": sys.version.split()[0],
@@ -310,7 +334,7 @@ def main(argv_: list[str] | None = None) -> None:
             }
             result = measure(setup, args.commands, args.repeat, folder, env)
             if "server_start_s" in result:
-                print(f"local    server start {result['server_start_s']:6.2f} s", flush=True)
+                print(f"{setup:8s} server start {result['server_start_s']:6.2f} s", flush=True)
             results["setups"].append(result)
     results["load_after"] = os.getloadavg()
     print(f"load average after: {results['load_after']}")

@@ -786,7 +786,7 @@ class _Runner:
     def _reap(self) -> None:
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
@@ -797,7 +797,11 @@ class _Runner:
             code = os.waitstatus_to_exitcode(status)
             code = 128 - code if code < 0 else code
             seconds = time.monotonic() - child.started
-            self._log(f"pid {pid}: libre {child.command} exited {code} after {seconds:.1f} s")
+            cpu = usage.ru_utime + usage.ru_stime
+            self._log(
+                f"pid {pid}: libre {child.command} exited {code} after {seconds:.2f} s "
+                f"(cpu {cpu:.2f} s)"
+            )
             if child.conn is not None:
                 with contextlib.suppress(OSError):
                     child.conn.setblocking(True)
