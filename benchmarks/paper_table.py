@@ -642,8 +642,8 @@ def markdown(results, datasets, methods, meta) -> str:
         "and the same choice rule. Both come from one inner CV (identical scores to two "
         "separate searches; the learners and set covers are shared), so their fit times both "
         "include that joint search.",
-        "* **LIBRE default** – `LibreClassifier()` with its defaults (max_rules and "
-        "conflict_tolerance chosen by its own inner CV, the majority guard on).",
+        "* **LIBRE default** – `LibreClassifier()` with its defaults (alpha, max_intervals, "
+        "max_rules and conflict_tolerance chosen by its own inner CV, the majority guard on).",
         "* **DT**, **RF** – scikit-learn DecisionTree / RandomForest (100 trees), max_depth ∈ "
         "{5, 10, 20, None} tuned.",
         "* **RIPPER** – wittgenstein 0.3.5, k (optimization passes) ∈ "

@@ -54,8 +54,11 @@ AUTO_ALPHAS = (0.5, 0.7, 0.9)
 #: What ``conflict_tolerance="auto"`` chooses from (H1 with uncovered seeds; else 0).
 AUTO_TOLERANCES = (0.0, 0.5)
 #: What ``max_rules="auto"`` chooses from: early stops of the set cover, each about 1.6x the
-#: previous (None: no stop). Free to validate: every stop is a prefix of one cover.
-AUTO_STOPS = (1, 2, 3, 5, 8, 13, 21, None)
+#: previous. Free to validate: every stop is a prefix of one cover. No "no stop": uncapped
+#: ChiMerge bins on many numeric columns let the inner F1 creep up with every rule (magic:
+#: 72 rules for .006 F1 on the design half, docs/benchmarks.md), and 21 rules is already
+#: past what a person reads.
+AUTO_STOPS = (1, 2, 3, 5, 8, 13, 21)
 #: The "auto" parameters' values when no choice is made (too few rows of a class to validate,
 #: or a model assembled from stages without one): the paper's learner, no cap.
 AUTO_FALLBACK = {"max_intervals": 3, "conflict_tolerance": 0.0, "alpha": 0.5, "max_rules": None}
@@ -81,7 +84,11 @@ def libre_tags(tags):
 class LibreClassifier(ClassifierMixin, BaseEstimator):
     """Learn a small set of IF-THEN rules for one positive class (LIBRE, Mita et al. 2020).
 
-    ``fit`` checks the parameters against :data:`libre_lib.params.LIBRE_PARAMETERS`.
+    ``fit`` checks the parameters against :data:`libre_lib.params.LIBRE_PARAMETERS`. By
+    default four parameters are chosen by one inner cross-validation on the training rows
+    (``alpha``, ``max_intervals``, ``max_rules``, ``conflict_tolerance``: see
+    :meth:`choose_auto`); these defaults were chosen on the design half of the development
+    datasets and confirmed on the other half (docs/benchmarks.md, "Design study").
 
     Parameters
     ----------
@@ -99,22 +106,22 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     heuristic : {"H1", "H2"}, default="H1"
         Bit-selection heuristic of FindBoundaryPoint (section 3.1): H1 favours fewer rules,
         H2 shorter ones.
-    alpha : float in [0, 1], "f1" or "auto", default=0.5
+    alpha : float in [0, 1], "f1" or "auto", default="auto"
         Weight of new positives against new negatives in the weighted set cover (section 3.3):
         a rule joins while its new positives are more than ``(1 - alpha) / alpha`` times its new
-        negatives, i.e. its marginal precision exceeds ``1 - alpha``. The default 0.5 accepts
-        only rules that make the rule set more accurate on its training data, the companion
-        of ``abstain``; the paper's default is 0.7 (chosen on the design half of the
-        development datasets, docs/benchmarks.md). "f1" (not in the paper): the cover takes
-        the rule that raises the rule set's training F1 the most, while one does and (with
-        negatives the majority) true positives stay at least as many as false ones. "auto"
-        chooses from :data:`AUTO_ALPHAS` by inner cross-validation (see
-        ``conflict_tolerance``).
+        negatives, i.e. its marginal precision exceeds ``1 - alpha``. 0.5 accepts only rules
+        that make the rule set more accurate on its training data; the paper's default is
+        0.7. "auto" (the default) chooses from :data:`AUTO_ALPHAS` by inner cross-validation
+        (see ``conflict_tolerance``): on imbalanced data F1 rewards rules below 50 %
+        precision. "f1" (not in the paper): the cover takes the rule that raises the rule
+        set's training F1 the most, while one does and (with negatives the majority) true
+        positives stay at least as many as false ones.
     chi2_threshold : float >= 0, default=4.6
         ChiMerge threshold: adjacent intervals whose chi-square is below it are merged.
-    max_intervals : int, None or "auto", default=3
+    max_intervals : int, None or "auto", default="auto"
         Cap on the intervals per numeric feature (merging continues past the threshold).
-        "auto" chooses 3 or None (uncapped) by inner cross-validation.
+        "auto" (the default) chooses 3 or None (uncapped: only the threshold stops merging,
+        as in the paper) by inner cross-validation; it fits the learners twice.
     top_k : int or None, default=200
         Candidates kept after the local-support filter, ranked by exclusiveness.
     max_rules : int, None or "auto", default="auto"
@@ -180,9 +187,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         max_features=5,
         subset_sizes="cycle",
         heuristic="H1",
-        alpha=0.5,
+        alpha=AUTO,
         chi2_threshold=4.6,
-        max_intervals=3,
+        max_intervals=AUTO,
         top_k=200,
         max_rules=AUTO,
         min_local_support=0.05,

@@ -157,13 +157,13 @@ def default_grid(n_positives: int, capped_bins: bool = False) -> list[dict]:
     """The grid ``LibreSearchCV(param_grid=None)`` searches on data with ``n_positives``
     positive rows: :data:`LARGE_DATA_GRID` from :data:`LARGE_DATA_POSITIVES` on, else
     :data:`DEFAULT_GRID`. ``capped_bins``: the H1 half on ChiMerge bins capped at the
-    estimator's default ``max_intervals`` instead of uncapped ones (the streamed pipeline's
+    estimator's capped ``max_intervals`` (3) instead of uncapped ones (the streamed pipeline's
     grid: uncapped bins keep 15-25 intervals on every noise feature whatever the rows, so the
     distinct records stop compressing and the refit's cost grows with the rows)."""
     grid = LARGE_DATA_GRID if n_positives >= LARGE_DATA_POSITIVES else DEFAULT_GRID
     parts = [dict(part) for part in grid]
     if capped_bins:
-        cap = LibreClassifier().max_intervals
+        cap = AUTO_FALLBACK["max_intervals"]
         parts = [
             {**part, "max_intervals": [cap]} if part.get("max_intervals") == [None] else part
             for part in parts

@@ -30,8 +30,9 @@ from ..discretization import Discretization
 from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
-from ..estimator import AUTO_CHOSEN, LibreClassifier
+from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier
 from ..inputs import Target, binary_target
+from ..params import AUTO
 from ..search import LibreSearchCV, default_grid
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
@@ -372,12 +373,20 @@ class Choice:
         return {name: getattr(self, name) for name in AUTO_CHOSEN}
 
 
+def _capped_choice(spec: PipelineSpec) -> bool:
+    """A streamed run chooses among capped ChiMerge bins only (``max_intervals="auto"`` means
+    the cap), for the reason :func:`search` gives."""
+    return spec.is_streamed() and spec.model.max_intervals == AUTO
+
+
 def choose_params(spec: PipelineSpec) -> dict:
     """Every model parameter: the choice cross-validates the whole method (random_state
     included) on the training rows (at most ``tuning.max_rows`` of them)."""
     params = {"estimator": spec.estimator_params()}
     if spec.tuning.max_rows is not None:  # absent without a cap, as before caps existed
         params["max_rows"] = spec.tuning.max_rows
+    if _capped_choice(spec):
+        params["capped_bins"] = True
     return params
 
 
@@ -386,7 +395,10 @@ def choose(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> Stored:
     training rows chooses (as ``LibreClassifier.fit`` does). One row per combination tried;
     the choice in the metadata."""
     X, y = tuning_rows(spec, X, y)
-    chosen, scores = estimator(spec).choose_auto(X, target(spec, y))
+    model = estimator(spec)
+    if _capped_choice(spec):
+        model.set_params(max_intervals=AUTO_FALLBACK["max_intervals"])
+    chosen, scores = model.choose_auto(X, target(spec, y))
     return choice_table(chosen, scores), {"choice": {**chosen, "auto_scores": scores}}
 
 

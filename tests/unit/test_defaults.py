@@ -11,7 +11,13 @@ import pandas as pd
 import pytest
 
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
-from libre_lib.estimator import AUTO_CHOSEN, AUTO_STOPS, AUTO_TOLERANCES
+from libre_lib.estimator import (
+    AUTO_ALPHAS,
+    AUTO_CHOSEN,
+    AUTO_INTERVALS,
+    AUTO_STOPS,
+    AUTO_TOLERANCES,
+)
 from libre_lib.rules import RuleStats
 from libre_lib.selection import majority_prefix
 
@@ -54,7 +60,7 @@ def training_accuracy(model, X, y) -> float:
 def test_the_guard_keeps_the_model_no_worse_than_the_majority_on_training_data():
     X, y = noisy_data()
     majority = max(y.mean(), 1 - y.mean())
-    paper = dict(max_rules=None, conflict_tolerance=0.0, random_state=0, alpha=0.7)
+    paper = dict(max_rules=None, conflict_tolerance=0.0, random_state=0, alpha=0.7, max_intervals=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LibreWarning)
         unguarded = LibreClassifier(abstain=False, **paper).fit(X, y)
@@ -72,8 +78,10 @@ def test_auto_chooses_by_inner_cross_validation_and_records_it(haberman):
         model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
     scores = model.auto_scores_
     assert scores["params"] == [
-        {"max_intervals": 3, "conflict_tolerance": t, "alpha": 0.5, "max_rules": s}
+        {"max_intervals": m, "conflict_tolerance": t, "alpha": a, "max_rules": s}
+        for m in AUTO_INTERVALS
         for t in AUTO_TOLERANCES
+        for a in AUTO_ALPHAS
         for s in AUTO_STOPS
     ]
     assert scores["n_splits"] == 5
@@ -92,6 +100,8 @@ def test_auto_chooses_by_inner_cross_validation_and_records_it(haberman):
         random_state=0,
         max_rules=model.max_rules_,
         conflict_tolerance=model.conflict_tolerance_,
+        alpha=model.alpha_,
+        max_intervals=model.max_intervals_,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LibreWarning)

@@ -14,7 +14,13 @@ from libre_lib.estimator import f1_score
 pytestmark = pytest.mark.filterwarnings("ignore::libre_lib.errors.LibreWarning")
 
 #: No "auto": its inner folds split rows, so repeated rows would fall in other folds.
-FIXED = {"max_rules": None, "conflict_tolerance": 0.0, "n_estimators": 20, "random_state": 0}
+FIXED = {
+    "max_rules": None,
+    "conflict_tolerance": 0.0,
+    "alpha": 0.5,
+    "n_estimators": 20,
+    "random_state": 0,
+}
 
 
 def _weights(n, seed=0, high=4):

@@ -14,6 +14,7 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_sc
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
 from libre_lib import search as search_module
 from libre_lib.datasets import load_dataset
+from libre_lib.estimator import AUTO_FALLBACK
 from libre_lib.search import (
     DEFAULT_GRID,
     LARGE_DATA_GRID,
@@ -28,7 +29,8 @@ from libre_lib.search import (
 SMALL_GRID = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "chi2_threshold": [6.0, 4.0]}
 
 #: What the search gives the parameters its grid leaves at "auto": the paper's learner.
-PAPER = {"max_rules": None, "conflict_tolerance": 0.0}
+#: What the search gives a parameter its grid leaves at "auto".
+PAPER = dict(AUTO_FALLBACK)
 
 
 @pytest.fixture(scope="module")
@@ -216,15 +218,18 @@ def test_max_rules_is_a_prefix_of_the_uncapped_cover():
     what lets the search score every early stop on one cover."""
     X, y, info = load_dataset("pima")
     for alpha in (0.5, 0.7):
+        paper = {**PAPER, "alpha": alpha}
         full = LibreClassifier(
-            positive_class=info.positive_class, alpha=alpha, random_state=0, **PAPER, abstain=False
+            positive_class=info.positive_class, random_state=0, **paper, abstain=False
         )
         full.fit(X, y)
         assert len(full.rules_) >= 2  # otherwise the check below says nothing
         for k in range(1, len(full.rules_) + 2):
-            capped = LibreClassifier(
-                positive_class=info.positive_class, alpha=alpha, random_state=0, abstain=False
-            ).set_params(**{**PAPER, "max_rules": k}).fit(X, y)
+            capped = (
+                LibreClassifier(positive_class=info.positive_class, random_state=0, abstain=False)
+                .set_params(**{**paper, "max_rules": k})
+                .fit(X, y)
+            )
             assert capped.rules_.rules == full.rules_.rules[:k]
             assert capped.rules_.stats == full.rules_.stats[:k]
 

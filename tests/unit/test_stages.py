@@ -113,8 +113,8 @@ def _training_rows(spec):
 
 def test_choose_without_auto_records_the_explicit_values_in_one_row(spec):
     X, y = _training_rows(spec)
-    model = spec.model.model_copy(update={"max_rules": 3, "conflict_tolerance": 0.5})
-    explicit = _with(spec, model=model)
+    update = {"max_rules": 3, "conflict_tolerance": 0.5, "alpha": 0.5, "max_intervals": 3}
+    explicit = _with(spec, model=spec.model.model_copy(update=update))
     table, metadata = stages.choose(explicit, X, y)
     assert table.to_pylist() == [
         {"max_intervals": 3, "conflict_tolerance": 0.5, "alpha": "0.5", "max_rules": 3,
@@ -236,3 +236,19 @@ def test_a_streamed_run_searches_capped_chimerge_bins_only(spec):
     unit = {"fold": 0, "max_intervals": 3, "candidates": [0]}
     assert stages.tune_params(streamed, unit)["capped_bins"] is True
     assert "capped_bins" not in stages.tune_params(spec, unit)
+
+
+def test_a_streamed_run_chooses_among_capped_chimerge_bins_only(spec):
+    """Without tuning, a streamed run's "auto" ``max_intervals`` means the cap, for the same
+    reason; the choice's cache key says so."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.random(300), "b": rng.random(300)})
+    y = pd.Series(np.where(X["a"] > 0.6, "2", "1"), name="target")
+    streamed = _with(spec, data=spec.data.model_copy(update={"streamed": True}))
+    assert spec.model.max_intervals == "auto"
+    table, _ = stages.choose(streamed, X, y)
+    assert set(table.column("max_intervals").to_pylist()) == {3}
+    table, _ = stages.choose(spec, X, y)
+    assert set(table.column("max_intervals").to_pylist()) == {3, None}
+    assert stages.choose_params(streamed)["capped_bins"] is True
+    assert "capped_bins" not in stages.choose_params(spec)
