@@ -15,7 +15,9 @@ Before ``load``, ``clean_store`` removes what crashed runs left in the store onc
 
 ``train_flow`` (the deployments' entrypoint) reads the spec and runs ``train_pipeline``, the
 stages, as a subflow on the task runner the spec asks for (threads, or Dask), so a deployment
-run honours ``runner:`` as :func:`train` does. From Python::
+run honours ``runner:`` as :func:`train` does. :func:`train` runs ``train_pipeline`` itself
+under the name ``libre-train`` (one flow run instead of two) unless the spec asks for Dask.
+From Python::
 
     from libre_flows.flows.train import train
     summary = train("deployments/specs/pima.yaml")
@@ -164,6 +166,11 @@ def _share_api_with_workers() -> None:
 def train(spec_path: str | os.PathLike, force: bool = False, store: str | None = None) -> dict:
     """Run the training flow for a spec file (Prefect's default embedded setup if no server,
     guarded to die with this process); the spec is checked before Prefect starts."""
-    preflight(spec_path)
+    spec = preflight(spec_path)
     guard_embedded_server()
-    return train_flow(str(spec_path), force=force, store=store)
+    if spec.runner.kind == "dask":  # the workers need the server's address: train_flow shares it
+        return train_flow(str(spec_path), force=force, store=store)
+    # one flow run, not a flow and its subflow: each costs server round trips and a heartbeat
+    # thread to join (about a second together on a small spec)
+    pipeline = train_pipeline.with_options(name=train_flow.name, task_runner=task_runner(spec))
+    return pipeline(str(spec_path), force=force, store=store)
