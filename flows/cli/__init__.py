@@ -21,6 +21,7 @@ from libre_flows.flows.cli.common import (
     Debug,
     SpecArg,
     console,
+    ensure_crash_detection,
     errors,
     fail,
     pipeline_console,
@@ -213,6 +214,7 @@ def serve(
             from libre_flows.flows.train import preflight
 
             preflight(spec)
+        ensure_crash_detection()  # a temporary server stops with serve: nothing to do there
         run_serve(*specs, limit=limit)
     except user_errors() as exc:
         fail(exc, debug)

@@ -137,3 +137,47 @@ def fail(exc: BaseException, debug: bool) -> None:
 
 def user_errors() -> tuple[type[BaseException], ...]:
     return (Exception,)
+
+
+def ensure_crash_detection(api_url: str | None = None) -> None:
+    """Make sure the server marks the runs of killed commands Crashed
+    (``libre_flows.flows.crash_detection.ensure``): on the server at ``api_url``, else on the
+    one this command uses; nothing for Prefect's temporary server, which stops with the command.
+    A failure is one warning line, never an error."""
+    from libre_flows.flows import crash_detection
+
+    if api_url is None:
+        from prefect.settings import get_current_settings
+
+        from libre_flows.flows import local_server
+
+        api_url = local_server.connect() or get_current_settings().api.url
+        if not api_url:
+            return
+    frequency = crash_detection.heartbeat_frequency()
+    if frequency is None:  # heartbeats off: nothing would ever be marked
+        return
+    within = crash_detection.silence_limit(frequency)
+    try:
+        status = crash_detection.ensure(within, api_url=api_url)
+    except Exception as exc:
+        reason = (str(exc).strip().splitlines() or [""])[0]
+        errors.print(
+            f"[bold yellow]warning:[/] could not create the automation {crash_detection.NAME!r} "
+            f"on {api_url} ({type(exc).__name__}: {reason}), so the runs of killed commands "
+            "stay Running: check that the server answers, then start this command again.",
+            highlight=False,
+        )
+        return
+    if status in ("created", "updated"):
+        console.print(
+            f"crash detection {status}: a libre flow run silent for "
+            f"{within.total_seconds():.0f} s after a heartbeat is marked Crashed",
+            soft_wrap=True,
+        )
+    elif status == "paused":
+        console.print(
+            f"crash detection paused (automation {crash_detection.NAME!r}): the runs of killed "
+            "commands stay Running",
+            soft_wrap=True,
+        )

@@ -5,8 +5,10 @@ libre server status
 libre server stop
 
 ``start`` also starts the warm command runner (``libre_flows.flows.warm``) next to the server
-unless ``--no-warm``; ``stop`` stops both. Mounted by ``libre_flows.flows.cli`` as
-``app.add_typer(server_app, name="server")``. See ``libre_flows.flows.local_server``.
+unless ``--no-warm``, and makes sure the server marks the runs of killed commands Crashed
+(``libre_flows.flows.crash_detection``); ``stop`` stops both. Mounted by
+``libre_flows.flows.cli`` as ``app.add_typer(server_app, name="server")``. See
+``libre_flows.flows.local_server``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from libre_flows.flows.cli.common import Debug, console, errors, fail
+from libre_flows.flows.cli.common import Debug, console, ensure_crash_detection, errors, fail
 
 server_app = typer.Typer(
     add_completion=False,
@@ -92,6 +94,7 @@ def start(
     except Exception as exc:
         fail(exc, debug)
         return
+    ensure_crash_detection(state.api_url)
     if warm and not embedded:
         _start_runner()
 

@@ -1,5 +1,6 @@
 """`libre server`: a command started with LIBRE_SERVER=auto starts the local Prefect server,
-which outlives it; later commands send their runs to it; `libre server stop` ends it."""
+which outlives it; later commands send their runs to it; `libre server start` adds the
+automation that marks the runs of killed commands Crashed; `libre server stop` ends it."""
 
 import json
 import os
@@ -8,7 +9,7 @@ import sys
 
 import httpx
 
-from libre_flows.flows import local_server
+from libre_flows.flows import crash_detection, local_server
 
 CLI = "import sys; from libre_flows.flows.cli import main; sys.argv[0] = 'libre'; main()"
 
@@ -47,6 +48,12 @@ def test_commands_start_reuse_and_stop_the_local_server(spec_copy, tmp_path, mon
 
         code, output = _libre("server", "status")
         assert code == 0 and state["url"] in output
+
+        # `server start` on the running server adds the automation that marks killed runs
+        code, output = _libre("server", "start", "--no-warm")
+        assert code == 0 and "already running" in output and "crash detection created" in output
+        found = httpx.post(f"{state['url']}/api/automations/filter", json={}, timeout=30).json()
+        assert [automation["name"] for automation in found] == [crash_detection.NAME]
     finally:
         code, output = _libre("server", "stop")
     assert code == 0 and f"pid {state['pid']}" in output
