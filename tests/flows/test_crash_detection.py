@@ -223,3 +223,20 @@ def test_libre_sets_the_heartbeat_frequency_unless_configured(tmp_path):
     assert frequency() == str(HEARTBEAT_FREQUENCY_S)
     assert frequency(PREFECT_FLOWS_HEARTBEAT_FREQUENCY="90") == "90"
     assert frequency(PREFECT_PROFILES_PATH=str(profiles)) == "45"
+
+
+def test_commands_create_it_on_their_server_and_only_warn_when_they_cannot(api, capsys):
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    from libre_flows.flows.cli.common import ensure_crash_detection
+
+    ensure_crash_detection()  # heartbeats off (as in these tests): nothing to watch
+    assert _automations() == []
+    with temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: HEARTBEAT_FREQUENCY_S}):
+        ensure_crash_detection()  # as `libre serve`: on the server this process uses
+        assert [found.name for found in _automations()] == [crash_detection.NAME]
+        assert "crash detection created" in capsys.readouterr().out
+
+        ensure_crash_detection("http://127.0.0.1:9/api")  # nothing listens there
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: could not create the automation")
