@@ -395,25 +395,6 @@ def _preload() -> None:
     from libre_lib.ops.validation import _import_gx
 
     _import_gx()
-    _load_kernels()
-
-
-def _load_kernels() -> None:
-    """Fit a tiny model once, so the learners' compiled kernels are loaded from numba's disk
-    cache here and not in every child (about 0.3 s of each ``train``). Single-threaded."""
-    import warnings
-
-    import numpy as np
-    import pandas as pd
-
-    from libre_lib import LibreClassifier
-
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame({"a": rng.random(200), "b": rng.choice(["x", "y", None], 200)})
-    y = (X["a"] > 0.6).astype(int)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        LibreClassifier(random_state=0).fit(X, y)
 
 
 def main(server_pid: int) -> None:
