@@ -21,6 +21,7 @@ from pathlib import Path
 
 from prefect import flow
 
+from libre_flows.flows import heartbeats
 from libre_flows.flows.embedded_server import guard_embedded_server
 from libre_flows.tasks.score import (
     check_inputs,
@@ -31,6 +32,8 @@ from libre_flows.tasks.score import (
 )
 from libre_lib.errors import DataError, ParameterError
 from libre_lib.ops.scoring import DEFAULT_BATCH_ROWS, list_inputs, load_model
+
+heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
 
 @flow(name="libre-score")

@@ -32,6 +32,7 @@ from pathlib import Path
 from prefect import flow
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from libre_flows.flows import heartbeats
 from libre_flows.flows.embedded_server import guard_embedded_server
 from libre_flows.tasks import streamed
 from libre_flows.tasks.common import name_flow_run, run_folder, store_root
@@ -50,6 +51,8 @@ from libre_flows.tasks.report import outcome, promote, publish, register, report
 from libre_flows.tasks.tuning import pick, tune_all, tuned_spec
 from libre_lib.errors import DataError, SpecError
 from libre_lib.ops.spec import PipelineSpec, load_spec
+
+heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
 
 @flow(name="libre-train")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from prefect import flow
 
+from libre_flows.flows import heartbeats
 from libre_flows.flows.embedded_server import guard_embedded_server
 from libre_flows.tasks import data as tasks
 from libre_flows.tasks import streamed
 from libre_flows.tasks.common import store_root
 from libre_lib.ops.spec import load_spec
+
+heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
 
 @flow(name="libre-validate")

@@ -29,8 +29,11 @@ SILENT = textwrap.dedent(
     import time
 
     import libre_flows.flows  # libre's heartbeat default
+    from libre_flows.flows import heartbeats
     from prefect import flow
     from prefect.runtime import flow_run
+
+    assert heartbeats.install()  # the heartbeats libre's flows send
 
     @flow(name="libre-test-silent")
     def silent():
