@@ -394,11 +394,12 @@ def choose(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> Stored:
     """The "auto" parameters' values: the spec's, or those inner cross-validation on the
     training rows chooses (as ``LibreClassifier.fit`` does). One row per combination tried;
     the choice in the metadata."""
+    n_rows = len(X)  # the fit's rows decide whether uncapped bins are tried, not the sample's
     X, y = tuning_rows(spec, X, y)
     model = estimator(spec)
     if _capped_choice(spec):
         model.set_params(max_intervals=AUTO_FALLBACK["max_intervals"])
-    chosen, scores = model.choose_auto(X, target(spec, y))
+    chosen, scores = model.choose_auto(X, target(spec, y), n_rows=n_rows)
     return choice_table(chosen, scores), {"choice": {**chosen, "auto_scores": scores}}
 
 

@@ -18,6 +18,7 @@ from libre_lib.estimator import (
     AUTO_STOPS,
     AUTO_TOLERANCES,
 )
+from libre_lib.inputs import as_frame, binary_target
 from libre_lib.rules import RuleStats
 from libre_lib.selection import majority_prefix
 
@@ -197,3 +198,27 @@ def test_the_f1_gain_fits_and_survives_json(haberman):
     tp = sum(s.new_positives for s in model.rules_.stats)
     fp = sum(s.new_negatives for s in model.rules_.stats)
     assert tp >= fp  # never less accurate than the negative majority on its training data
+
+
+def test_auto_bins_stay_capped_on_many_rows(haberman, monkeypatch):
+    """Uncapped bins stop compressing the records of large data: "auto" tries them only for a
+    fit on at most AUTO_UNCAPPED_ROWS rows (the fit's rows, not those of a sample)."""
+    from libre_lib import estimator
+
+    X, y, info = haberman
+    model = LibreClassifier(positive_class=info.positive_class, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        model.fit(X, y)
+    assert {p["max_intervals"] for p in model.auto_scores_["params"]} == {3, None}
+    monkeypatch.setattr(estimator, "AUTO_UNCAPPED_ROWS", len(X) - 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        model.fit(X, y)
+    assert {p["max_intervals"] for p in model.auto_scores_["params"]} == {3}
+    assert model.max_intervals_ == 3
+    frame = as_frame(X.iloc[:100])
+    target = binary_target(y.iloc[:100], info.positive_class, n_rows=100)
+    chosen, scores = model.choose_auto(frame, target, n_rows=len(X))
+    assert chosen["max_intervals"] == 3
+    assert {p["max_intervals"] for p in scores["params"]} == {3}
