@@ -22,7 +22,7 @@ from pathlib import Path
 from prefect import flow
 
 from libre_flows.flows import heartbeats
-from libre_flows.flows.embedded_server import guard_embedded_server
+from libre_flows.flows.embedded_server import guard_embedded_server, run_flow
 from libre_flows.tasks.score import (
     check_inputs,
     resolve_model,
@@ -83,7 +83,8 @@ def score(
         raise ParameterError("score needs inputs and an output path.")
     preflight(model_path, inputs, output, model_loader)
     guard_embedded_server()
-    return score_flow(
+    return run_flow(
+        score_flow,
         str(model_path) if model_path else None,
         str(inputs),
         str(output),

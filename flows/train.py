@@ -33,7 +33,7 @@ from prefect import flow
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from libre_flows.flows import heartbeats
-from libre_flows.flows.embedded_server import guard_embedded_server
+from libre_flows.flows.embedded_server import guard_embedded_server, run_flow
 from libre_flows.tasks import streamed
 from libre_flows.tasks.common import name_flow_run, run_folder, store_root
 from libre_flows.tasks.data import load, split, validate
@@ -172,8 +172,8 @@ def train(spec_path: str | os.PathLike, force: bool = False, store: str | None =
     spec = preflight(spec_path)
     guard_embedded_server()
     if spec.runner.kind == "dask":  # the workers need the server's address: train_flow shares it
-        return train_flow(str(spec_path), force=force, store=store)
+        return run_flow(train_flow, str(spec_path), force=force, store=store)
     # one flow run, not a flow and its subflow: each costs server round trips and a heartbeat
     # thread to join (about a second together on a small spec)
     pipeline = train_pipeline.with_options(name=train_flow.name, task_runner=task_runner(spec))
-    return pipeline(str(spec_path), force=force, store=store)
+    return run_flow(pipeline, str(spec_path), force=force, store=store)

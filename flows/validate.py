@@ -5,7 +5,7 @@ from __future__ import annotations
 from prefect import flow
 
 from libre_flows.flows import heartbeats
-from libre_flows.flows.embedded_server import guard_embedded_server
+from libre_flows.flows.embedded_server import guard_embedded_server, run_flow
 from libre_flows.tasks import data as tasks
 from libre_flows.tasks import streamed
 from libre_flows.tasks.common import store_root
@@ -34,4 +34,4 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
 def validate(spec_path, store: str | None = None) -> dict:
     """Run the validation flow (the embedded server, if any, guarded to die with this process)."""
     guard_embedded_server()
-    return validate_flow(str(spec_path), store=store)
+    return run_flow(validate_flow, str(spec_path), store=store)
