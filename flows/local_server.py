@@ -176,10 +176,11 @@ def running(wait: float = 0.0) -> ServerState | None:
 
 
 @contextlib.contextmanager
-def _start_lock():
+def _start_lock(name: str = "server.lock"):
+    """Hold the lock file ``name`` in :func:`libre_home`: one start at a time."""
     home = libre_home()
     home.mkdir(parents=True, exist_ok=True)
-    with open(home / "server.lock", "a+") as handle:
+    with open(home / name, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -36,7 +36,6 @@ start`` therefore also starts this runner, a fork server:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import signal
@@ -311,18 +310,6 @@ def running() -> RunnerState | None:
     return state if answer is not None and answer.get("pid") == state.pid else None
 
 
-@contextlib.contextmanager
-def _start_lock():
-    home = _home()
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home / "warm.lock", "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def start(timeout: float = START_TIMEOUT_S) -> RunnerState | None:
     """Start the runner for the running local server (or return the one running) and wait
     until it answers.
@@ -347,7 +334,7 @@ def start(timeout: float = START_TIMEOUT_S) -> RunnerState | None:
 
     if local_server.mode() == "embedded":
         return None
-    with _start_lock():
+    with local_server._start_lock("warm.lock"):
         state = running()
         if state is not None:
             return state
