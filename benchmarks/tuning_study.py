@@ -44,6 +44,7 @@ from libre_lib.ops.files import atomic_write_text
 from libre_lib.search import (
     DEFAULT_GRID,
     EARLY_STOP,
+    LARGE_DATA_GRID,
     PAPER_GRID,
     SELECTION_FILTERS,
     _evaluate,
@@ -113,6 +114,8 @@ GRIDS = {
     },
     # the default grid itself (both halves), to replay sub-grids of it
     "default": [dict(part) for part in DEFAULT_GRID],
+    # ... and the default grid on large data (from 1,000 positives: magic, adult, bank, spambase)
+    "default-large": [dict(part) for part in LARGE_DATA_GRID],
     # ... with a looser conflict tolerance (1: a grown rule may cover as many negatives as
     # positives) tried too
     "broad": [{**DEFAULT_GRID[0], "conflict_tolerance": [0.0, 0.5, 1.0]}, dict(DEFAULT_GRID[1])],
@@ -176,8 +179,10 @@ def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None, folds=None) -> 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 search.fit(X.iloc[train], y.iloc[train])
-            base = LibreClassifier(positive_class=info.positive_class, random_state=seed)
-            candidates = [{**base.get_params(), **p} for p in points]
+            candidates = search._candidates(
+                search._base_params(info.positive_class), int(positive[train].sum())
+            )
+            candidates = [{**c, "random_state": seed} for c in candidates]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 outer = _evaluate(X, labels, positive, (train, test), candidates, None)
