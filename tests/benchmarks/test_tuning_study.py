@@ -1,0 +1,78 @@
+"""benchmarks/tuning_study.py: a replayed choice rule gives what LibreSearchCV gives.
+
+The design study's figures rest on this: the study records every grid point's inner and outer
+figures once, and a choice rule replayed on them must pick the point, and report the outer F1,
+that ``LibreSearchCV`` with the same grid and rule gives when refitted on the outer training
+fold.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import f1_score
+from sklearn.model_selection import StratifiedKFold
+
+from libre_lib import LibreSearchCV
+from libre_lib.datasets import load_dataset
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+GRID = [
+    {
+        "n_estimators": [5],
+        "heuristic": ["H1"],
+        "alpha": [0.5, 0.9],
+        "conflict_tolerance": [0.0, 0.5],
+        "max_intervals": [None],
+        "max_rules": [1, 2, None],
+    },
+    {"n_estimators": [5], "heuristic": ["H2"], "alpha": [0.7], "max_rules": [1, None]},
+]
+
+
+@pytest.fixture(scope="module")
+def study():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.syspath_prepend(str(BENCH))
+        spec = importlib.util.spec_from_file_location(
+            "_bench_tuning_study", BENCH / "tuning_study.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        mp.setitem(sys.modules, spec.name, module)
+        spec.loader.exec_module(module)
+        yield module
+
+
+@pytest.mark.parametrize("tolerance", [(0.01, 1.0), 0.0])
+def test_replay_equals_the_search(study, tmp_path, tolerance):
+    out = tmp_path / "study.json"
+    study.run(["haberman"], GRID, out, n_jobs=1, folds=[0])
+    entry = json.loads(out.read_text())["haberman"]
+    assert entry["fold_ids"] == [0]
+    replayed = study.replay(entry, lambda p: True, tolerance)
+
+    X, y, info = load_dataset("haberman")
+    positive = (y == info.positive_class).to_numpy()
+    train, test = next(StratifiedKFold(5, shuffle=True, random_state=0).split(X, positive))
+    score_tolerance, standard_errors = tolerance if isinstance(tolerance, tuple) else (tolerance, 0)
+    search = LibreSearchCV(
+        GRID,
+        positive_class=info.positive_class,
+        cv=StratifiedKFold(5, shuffle=True, random_state=0),
+        score_tolerance=score_tolerance,
+        standard_errors=standard_errors,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X.iloc[train], y.iloc[train])
+    pred = search.predict(X.iloc[test]) == info.positive_class
+    assert replayed["params"][0] == search.best_params_
+    assert replayed["rules"][0] == len(search.rules_)
+    assert np.isclose(replayed["f1"][0], f1_score(positive[test], pred, zero_division=0.0))
