@@ -21,8 +21,12 @@ subset_sizes), ``tolerance`` (the H1 half of ``sizes`` x conflict_tolerance; wit
 the default's superset), ``wide`` (+ max_intervals, min_local_support, top_k)
 and ``large`` (finding 3 on adult and bank), ``intervals`` (the default's H1 half x the
 discretization cap), ``support`` (adult: cap, support filter and top-K with the
-tolerance), ``default`` (the default grid, both halves). Results and their reading:
-docs/benchmarks.md.
+tolerance), ``default`` (the default grid, both halves), ``default-large`` (the default grid
+on large data). Results and their reading: docs/benchmarks.md.
+
+    python benchmarks/tuning_study.py choice FILE...    # the search's choice rule and three others
+    python benchmarks/tuning_study.py bounds FILE...    # the best single grid point (on the
+                                                        # test folds: an upper bound, not a result)
 """
 
 from __future__ import annotations
@@ -511,6 +515,64 @@ def design_report(paths, datasets) -> str:
     return "\n".join(lines)
 
 
+#: The search's choice rule (LibreSearchCV's defaults, first) and three alternatives.
+CHOICE_RULES = {
+    "max(.01, 1 SE) (the search's)": (0.01, 1.0),
+    "1 SE": (0.0, 1.0),
+    "max(.005, 1 SE)": (0.005, 1.0),
+    "best inner F1": 0.0,
+}
+
+
+def _merged(paths) -> dict:
+    results = {}
+    for path in paths:
+        results.update(json.loads(Path(path).read_text()))
+    return results
+
+
+def choice_report(paths) -> str:
+    """Outer F1 / #rules of each of :data:`CHOICE_RULES` on the whole grid of the runs."""
+    results = _merged(paths)
+    lines = [
+        "| choice rule | " + " | ".join(results) + " | mean F1 | mean #rules |",
+        "|---|" + "---|" * (len(results) + 2),
+    ]
+    for label, tol in CHOICE_RULES.items():
+        f1s, ns, cells = [], [], []
+        for entry in results.values():
+            r = replay_rule(entry, lambda p: True, _tolerance_rule(tol))
+            f1s.append(float(np.mean(r["f1"])))
+            ns.append(float(np.mean(r["rules"])))
+            cells.append(f"{f1s[-1]:.3f} / {ns[-1]:.1f}")
+        lines.append(
+            f"| {label} | " + " | ".join(cells) + f" | {np.mean(f1s):.3f} | {np.mean(ns):.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def bounds_report(paths, caps=(1.6, 3, 8, 21)) -> str:
+    """Per dataset, the grid point with the best mean outer F1, overall and among the points
+    with at most ``cap`` mean rules. Chosen on the test folds: what no choice rule over this
+    grid can beat, not an estimate of anything."""
+    lines = [
+        "| dataset | best point F1 / #rules | "
+        + " | ".join(f"best with ≤ {c:g} rules" for c in caps)
+        + " |",
+        "|---|---|" + "---|" * len(caps),
+    ]
+    for name, entry in _merged(paths).items():
+        f1 = np.array([fold["f1"] for fold in entry["folds"]]).mean(axis=0)
+        rules = np.array([fold["rules"] for fold in entry["folds"]]).mean(axis=0)
+        best = int(np.argmax(f1))
+        cells = [f"{f1[best]:.3f} / {rules[best]:.1f}"]
+        for cap in caps:
+            ok = rules <= cap + 1e-9
+            cells.append(f"{f1[ok].max():.3f}" if ok.any() else "–")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -528,6 +590,10 @@ def main(argv=None) -> None:
     p.add_argument("results", type=Path)
     d = sub.add_parser("design", help="choice rules replayed on the design half")
     d.add_argument("results", type=Path, nargs="+")
+    c = sub.add_parser("choice", help="the search's choice rule and alternatives, whole grid")
+    c.add_argument("results", type=Path, nargs="+")
+    b = sub.add_parser("bounds", help="the best single grid point (an upper bound)")
+    b.add_argument("results", type=Path, nargs="+")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.cmd == "run":
@@ -541,6 +607,10 @@ def main(argv=None) -> None:
         )
     elif args.cmd == "merge":
         merge(args.parts, args.out)
+    elif args.cmd == "choice":
+        print(choice_report(args.results))
+    elif args.cmd == "bounds":
+        print(bounds_report(args.results))
     elif args.cmd == "design":
         from protocol import DESIGN
 

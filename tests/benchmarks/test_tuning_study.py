@@ -49,11 +49,16 @@ def study():
         yield module
 
 
-@pytest.mark.parametrize("tolerance", [(0.01, 1.0), 0.0])
-def test_replay_equals_the_search(study, tmp_path, tolerance):
-    out = tmp_path / "study.json"
+@pytest.fixture(scope="module")
+def results(study, tmp_path_factory):
+    out = tmp_path_factory.mktemp("study") / "study.json"
     study.run(["haberman"], GRID, out, n_jobs=1, folds=[0])
-    entry = json.loads(out.read_text())["haberman"]
+    return out
+
+
+@pytest.mark.parametrize("tolerance", [(0.01, 1.0), 0.0])
+def test_replay_equals_the_search(study, results, tolerance):
+    entry = json.loads(results.read_text())["haberman"]
     assert entry["fold_ids"] == [0]
     replayed = study.replay(entry, lambda p: True, tolerance)
 
@@ -76,3 +81,18 @@ def test_replay_equals_the_search(study, tmp_path, tolerance):
     assert replayed["params"][0] == search.best_params_
     assert replayed["rules"][0] == len(search.rules_)
     assert np.isclose(replayed["f1"][0], f1_score(positive[test], pred, zero_division=0.0))
+
+
+def test_bounds_are_above_every_choice_rule(study, results):
+    entry = json.loads(results.read_text())["haberman"]
+    rows = study.bounds_report([results]).splitlines()
+    best = float(rows[2].split("|")[2].split("/")[0])
+    capped = float(rows[2].split("|")[3])  # the best point with at most 1.6 rules
+    for tolerance in study.CHOICE_RULES.values():
+        r = study.replay_rule(entry, lambda p: True, study._tolerance_rule(tolerance))
+        assert round(r["f1"][0], 3) <= best
+        if r["rules"][0] <= 1:
+            assert round(r["f1"][0], 3) <= capped
+    table = study.choice_report([results]).splitlines()
+    assert len(table) == 2 + len(study.CHOICE_RULES)
+    assert table[2].startswith("| max(.01, 1 SE) (the search's) |")
