@@ -40,7 +40,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import ParameterGrid, StratifiedKFold
+from sklearn.model_selection import ParameterGrid, RepeatedStratifiedKFold, StratifiedKFold
 
 from libre_lib import LibreClassifier, LibreSearchCV
 from libre_lib.datasets import load_dataset
@@ -147,9 +147,10 @@ GRIDS = {
 }
 
 
-def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None, folds=None) -> None:
+def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None, folds=None, repeats=1) -> None:
     """Run the study; ``folds`` (0-based outer fold numbers) runs only those, so that one
-    dataset can be split over processes (merge the files with ``merge``)."""
+    dataset can be split over processes (merge the files with ``merge``); ``repeats`` > 1
+    repeats the inner stratified k-fold with that many shuffles."""
     results = json.loads(out.read_text()) if out.exists() else {}
     fixed = {k: [v] for k, v in (extra or {}).items()}
     grid = [{**part, **fixed} for part in grid] if isinstance(grid, list) else {**grid, **fixed}
@@ -165,6 +166,7 @@ def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None, folds=None) -> 
         entry = {
             "params": [json.dumps(p, sort_keys=True) for p in points],
             "inner_folds": inner,
+            "inner_repeats": repeats,
             "fold_ids": [],
             "folds": [],
         }
@@ -175,7 +177,13 @@ def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None, folds=None) -> 
             search = LibreSearchCV(
                 grid,
                 positive_class=info.positive_class,
-                cv=StratifiedKFold(inner, shuffle=True, random_state=seed),
+                cv=(
+                    StratifiedKFold(inner, shuffle=True, random_state=seed)
+                    if repeats == 1
+                    else RepeatedStratifiedKFold(
+                        n_splits=inner, n_repeats=repeats, random_state=seed
+                    )
+                ),
                 refit=False,
                 n_jobs=n_jobs,
                 random_state=seed,
@@ -583,6 +591,7 @@ def main(argv=None) -> None:
     r.add_argument("--n-jobs", type=int, default=2)
     r.add_argument("--extra", type=json.loads, default=None, help="fixed params, JSON")
     r.add_argument("--folds", type=int, nargs="+", help="only these outer folds (0-4)")
+    r.add_argument("--repeats", type=int, default=1, help="shuffles of the inner k-fold")
     m = sub.add_parser("merge")
     m.add_argument("parts", type=Path, nargs="+")
     m.add_argument("--out", type=Path, required=True)
@@ -604,6 +613,7 @@ def main(argv=None) -> None:
             n_jobs=args.n_jobs,
             extra=args.extra,
             folds=args.folds,
+            repeats=args.repeats,
         )
     elif args.cmd == "merge":
         merge(args.parts, args.out)
