@@ -206,6 +206,7 @@ LIBRE_REQUIREMENTS: tuple[Requires, ...] = (
 SEARCH_PARAMETERS: dict[str, list] = {
     "score_tolerance": [Range(Real, 0, None, closed="left")],
     "standard_errors": [Range(Real, 0, None, closed="left")],
+    "verbose": [Range(Integral, 0, None, closed="left")],
 }
 
 

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import logging
 import numbers
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -238,6 +239,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         refit use the same seed, so ``best_estimator_`` equals
         ``LibreClassifier(random_state=seed, **best_params_)`` fitted on the same data (an int
         ``random_state`` is used as that seed directly).
+    verbose : int >= 0, default=0
+        0: silent (the progress goes to the ``libre_lib.search`` logger only). 1 or more: also
+        print it on standard error: the search's size, each inner fold as it ends with the
+        time left, the choice and the refit.
 
     Attributes
     ----------
@@ -281,6 +286,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         refit=True,
         n_jobs=None,
         random_state=None,
+        verbose=0,
     ):
         self.param_grid = param_grid
         self.estimator = estimator
@@ -294,9 +300,16 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         self.refit = refit
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         return libre_tags(super().__sklearn_tags__())
+
+    def _say(self, message: str, *args) -> None:
+        """Log a progress line; with ``verbose`` also print it on standard error."""
+        logger.info(message, *args)
+        if self.verbose:
+            print(message % args, file=sys.stderr, flush=True)
 
     # -- candidates ---------------------------------------------------------------------------
 
@@ -390,7 +403,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         """
         started = time.perf_counter()
         plan = self.plan(X, y, sample_weight)
-        logger.info(
+        self._say(
             "LibreSearchCV: %d candidates x %d folds (%d tasks, n_jobs=%s) on %d rows",
             len(plan.candidates),
             plan.n_splits,
@@ -406,19 +419,22 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
         for k, result in enumerate(parallel(jobs)):
             scores[:, k], n_rules[:, k], n_atoms[:, k] = np.asarray(result["results"]).T
-            logger.info(
+            elapsed = time.perf_counter() - started
+            self._say(
                 "LibreSearchCV: task %d/%d (fold %d, %d candidates) done in %.1f s; "
-                "best fold score so far %.3f",
+                "best fold score %.3f; %.0f s elapsed, about %.0f s left",
                 k + 1,
                 plan.n_splits,
                 k + 1,
                 len(everything),
                 result["seconds"],
                 np.nanmax(scores[:, k]),
+                elapsed,
+                elapsed / (k + 1) * (plan.n_splits - k - 1),
             )
         self.search_time_ = time.perf_counter() - started
         best = self.choose(plan, scores, n_rules, n_atoms)
-        logger.info(
+        self._say(
             "LibreSearchCV: best %s (mean score %.3f, %.1f rules) after %.1f s",
             self.best_params_,
             self.best_score_,
@@ -432,6 +448,12 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         self.best_estimator_ = LibreClassifier(**{**plan.candidates[best], "n_jobs": self.n_jobs})
         self.best_estimator_.fit(X, y, sample_weight=sample_weight)
         self.refit_time_ = time.perf_counter() - refit_started
+        self._say(
+            "LibreSearchCV: refitted on %d rows in %.1f s: %d rules",
+            plan.frame.shape[0],
+            self.refit_time_,
+            len(self.best_estimator_.rules_),
+        )
         self.n_features_in_ = self.best_estimator_.n_features_in_
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_

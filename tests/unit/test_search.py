@@ -28,7 +28,6 @@ from libre_lib.search import (
 
 SMALL_GRID = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "chi2_threshold": [6.0, 4.0]}
 
-#: What the search gives the parameters its grid leaves at "auto": the paper's learner.
 #: What the search gives a parameter its grid leaves at "auto".
 PAPER = dict(AUTO_FALLBACK)
 
@@ -204,6 +203,8 @@ def test_other_scorer_scores_like_plain_fits(haberman):
         {"score_tolerance": -0.1},
         {"score_tolerance": "2se"},
         {"standard_errors": -1},
+        {"verbose": -1},
+        {"verbose": "loud"},
         {"estimator": object()},
     ],
 )
@@ -211,6 +212,27 @@ def test_bad_parameters_raise(haberman, kwargs):
     X, y, _ = haberman
     with pytest.raises(ParameterError):
         LibreSearchCV(**kwargs).fit(X, y)
+
+
+def test_verbose_prints_the_progress_and_quiet_prints_nothing(haberman, tuned, capsys):
+    X, y, info = haberman
+    quiet = LibreSearchCV(SMALL_GRID, positive_class=info.positive_class, cv=3, random_state=0)
+    quiet.fit(X, y)
+    assert capsys.readouterr().err == ""
+    loud = clone(quiet).set_params(verbose=1).fit(X, y)
+    lines = capsys.readouterr().err.splitlines()
+    assert (
+        lines[0] == f"LibreSearchCV: 8 candidates x 3 folds (3 tasks, n_jobs=None) on {len(X)} rows"
+    )
+    assert [line.split(" (")[0] for line in lines[1:4]] == [
+        f"LibreSearchCV: task {k}/3" for k in (1, 2, 3)
+    ]
+    assert lines[3].endswith("about 0 s left")
+    assert lines[4].startswith(f"LibreSearchCV: best {loud.best_params_}")
+    assert lines[5].startswith(f"LibreSearchCV: refitted on {len(X)} rows in ")
+    assert lines[5].endswith(f": {len(loud.rules_)} rules")
+    assert len(lines) == 6
+    assert loud.rules_.to_frame().equals(tuned.rules_.to_frame())  # printing changes nothing
 
 
 def test_max_rules_is_a_prefix_of_the_uncapped_cover():
