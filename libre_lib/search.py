@@ -63,6 +63,7 @@ Peak RSS of the default search per development dataset: docs/benchmarks.md, "Sea
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import numbers
 import sys
@@ -240,9 +241,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         ``LibreClassifier(random_state=seed, **best_params_)`` fitted on the same data (an int
         ``random_state`` is used as that seed directly).
     verbose : int >= 0, default=0
-        0: silent (the progress goes to the ``libre_lib.search`` logger only). 1 or more: also
-        print it on standard error: the search's size, each inner fold as it ends with the
-        time left, the choice and the refit.
+        0: the progress goes to the ``libre_lib.search`` logger only (silent unless logging is
+        set up). 1 or more: during ``fit`` that logger also writes it on standard error: the
+        search's size, each inner fold as it ends with the time left, the choice and the
+        refit.
 
     Attributes
     ----------
@@ -305,11 +307,23 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return libre_tags(super().__sklearn_tags__())
 
-    def _say(self, message: str, *args) -> None:
-        """Log a progress line; with ``verbose`` also print it on standard error."""
-        logger.info(message, *args)
-        if self.verbose:
-            print(message % args, file=sys.stderr, flush=True)
+    @contextlib.contextmanager
+    def _progress(self):
+        """With ``verbose``, the search's logger also writes its INFO lines on standard error
+        for the duration of the block, unless logging is set up to show them already."""
+        if not self.verbose or (logger.isEnabledFor(logging.INFO) and logging.getLogger().handlers):
+            yield  # quiet, or logging already shows these lines
+            return
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        level = logger.level
+        logger.addHandler(handler)
+        logger.setLevel(min(level or logging.INFO, logging.INFO))
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
 
     # -- candidates ---------------------------------------------------------------------------
 
@@ -401,9 +415,13 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         -------
         self : LibreSearchCV
         """
+        with self._progress():
+            return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
         started = time.perf_counter()
         plan = self.plan(X, y, sample_weight)
-        self._say(
+        logger.info(
             "LibreSearchCV: %d candidates x %d folds (%d tasks, n_jobs=%s) on %d rows",
             len(plan.candidates),
             plan.n_splits,
@@ -420,7 +438,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         for k, result in enumerate(parallel(jobs)):
             scores[:, k], n_rules[:, k], n_atoms[:, k] = np.asarray(result["results"]).T
             elapsed = time.perf_counter() - started
-            self._say(
+            logger.info(
                 "LibreSearchCV: task %d/%d (fold %d, %d candidates) done in %.1f s; "
                 "best fold score %.3f; %.0f s elapsed, about %.0f s left",
                 k + 1,
@@ -434,7 +452,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             )
         self.search_time_ = time.perf_counter() - started
         best = self.choose(plan, scores, n_rules, n_atoms)
-        self._say(
+        logger.info(
             "LibreSearchCV: best %s (mean score %.3f, %.1f rules) after %.1f s",
             self.best_params_,
             self.best_score_,
@@ -448,7 +466,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         self.best_estimator_ = LibreClassifier(**{**plan.candidates[best], "n_jobs": self.n_jobs})
         self.best_estimator_.fit(X, y, sample_weight=sample_weight)
         self.refit_time_ = time.perf_counter() - refit_started
-        self._say(
+        logger.info(
             "LibreSearchCV: refitted on %d rows in %.1f s: %d rules",
             plan.frame.shape[0],
             self.refit_time_,

@@ -219,7 +219,10 @@ def test_verbose_prints_the_progress_and_quiet_prints_nothing(haberman, tuned, c
     quiet = LibreSearchCV(SMALL_GRID, positive_class=info.positive_class, cv=3, random_state=0)
     quiet.fit(X, y)
     assert capsys.readouterr().err == ""
+    handlers, level = list(search_module.logger.handlers), search_module.logger.level
     loud = clone(quiet).set_params(verbose=1).fit(X, y)
+    assert search_module.logger.handlers == handlers  # the handler lives only during fit
+    assert search_module.logger.level == level
     lines = capsys.readouterr().err.splitlines()
     assert (
         lines[0] == f"LibreSearchCV: 8 candidates x 3 folds (3 tasks, n_jobs=None) on {len(X)} rows"
