@@ -230,20 +230,31 @@ def start(port: int | None = None, timeout: float = START_TIMEOUT_S) -> ServerSt
                 env=env,
                 start_new_session=True,  # outlives this command and its terminal
             )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"The local Prefect server exited with code {process.returncode}: see {log}."
-                )
+
+        def ready() -> ServerState | None:
             state = _read_state()
             if state is not None and state.pid == process.pid and _healthy(state.url):
                 return state
-            time.sleep(0.2)
-        _terminate(process.pid)
-        raise RuntimeError(
-            f"The local Prefect server did not answer within {timeout:.0f} s: see {log}."
-        )
+            return None
+
+        return await_ready(process, ready, "The local Prefect server", log, timeout)
+
+
+def await_ready(process, ready, what: str, log, timeout: float, module: str = MODULE, poll=0.2):
+    """``ready()``'s first state that is not None, polled every ``poll`` seconds while the
+    just started ``process`` (of ``module``) runs; it is terminated if none comes within
+    ``timeout``. Raises RuntimeError naming ``what`` and its ``log`` if it exits or stays
+    silent."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {process.returncode}: see {log}.")
+        state = ready()
+        if state is not None:
+            return state
+        time.sleep(poll)
+    _terminate(process.pid, module=module)
+    raise RuntimeError(f"{what} did not answer within {timeout:.0f} s: see {log}.")
 
 
 def _terminate(pid: int, grace: float = STOP_GRACE_S, module: str = MODULE) -> None:

@@ -358,18 +358,16 @@ def start(timeout: float = START_TIMEOUT_S) -> RunnerState | None:
                 cwd=_home(),  # no Prefect settings files of the starting folder
                 start_new_session=True,
             )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"The warm runner exited with code {process.returncode}: see {log}."
-                )
+
+        def ready() -> RunnerState | None:
             state = _read_state()
             if state is not None and state.pid == process.pid and _ping(state.socket):
                 return state
-            time.sleep(0.1)
-        local_server._terminate(process.pid, module=MODULE)
-        raise RuntimeError(f"The warm runner did not answer within {timeout:.0f} s: see {log}.")
+            return None
+
+        return local_server.await_ready(
+            process, ready, "The warm runner", log, timeout, module=MODULE, poll=0.1
+        )
 
 
 def stop(grace: float = 10.0) -> RunnerState | None:
