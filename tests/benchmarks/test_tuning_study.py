@@ -96,3 +96,31 @@ def test_bounds_are_above_every_choice_rule(study, results):
     table = study.choice_report([results]).splitlines()
     assert len(table) == 2 + len(study.CHOICE_RULES)
     assert table[2].startswith("| max(.01, 1 SE) (the search's) |")
+
+
+def test_padding_adds_columns_without_signal(study):
+    X, y, _ = load_dataset("haberman")
+    wide = study.padded(X, 12, seed=0)
+    assert wide.shape == (len(X), 12)
+    assert list(wide.columns[: X.shape[1]]) == list(X.columns)
+    assert wide.iloc[:, : X.shape[1]].equals(X)
+    for i in range(12 - X.shape[1]):  # each a shuffle of one of the real columns
+        pad = np.sort(wide[f"pad{i}"].to_numpy())
+        assert any(np.array_equal(pad, np.sort(X[c].to_numpy())) for c in X.columns)
+    assert study.padded(X, 12, seed=0).equals(wide)  # seeded
+    assert study.padded(X, 2) is X  # already that wide
+
+
+def test_the_wide_report_replays_the_grid_with_and_without_its_largest_ensemble(study, tmp_path):
+    grid = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "max_rules": [1, None]}
+    out = tmp_path / "wide.json"
+    study.run(["haberman"], grid, out, n_jobs=1, folds=[0])
+    entry = json.loads(out.read_text())["haberman"]
+    rows = study.wide_report([out]).splitlines()
+    search_rule = study._tolerance_rule(next(iter(study.CHOICE_RULES.values())))
+    without = study.replay_rule(entry, lambda p: p["n_estimators"] < 20, search_rule)
+    with_it = study.replay_rule(entry, lambda p: True, search_rule)
+    assert rows[2].split("|")[2].strip() == f"{without['f1'][0]:.3f} / {without['rules'][0]:.1f}"
+    assert rows[3].split("|")[2].strip() == f"{with_it['f1'][0]:.3f} / {with_it['rules'][0]:.1f}"
+    picked = int(with_it["params"][0]["n_estimators"] == 20)
+    assert rows[4].split("|")[2].strip() == str(picked)
