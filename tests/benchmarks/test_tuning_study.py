@@ -99,7 +99,7 @@ def test_bounds_are_above_every_choice_rule(study, results):
 
 
 def test_padding_adds_columns_without_signal(study):
-    X, y, _ = load_dataset("haberman")
+    X = load_dataset("haberman")[0]
     wide = study.padded(X, 12, seed=0)
     assert wide.shape == (len(X), 12)
     assert list(wide.columns[: X.shape[1]]) == list(X.columns)
