@@ -29,6 +29,7 @@ from .inputs import (
     resolve_categorical,
 )
 from .params import AUTO, validate_params
+from .progress import progress_on_stderr
 from .render import rule_from_dict, rule_to_dict, ruleset_sql
 from .rules import RuleSet, rules_from_points
 from .selection import (
@@ -166,6 +167,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Seeds the feature subsets; the same seed and data give identical rules.
     n_jobs : int or None, default=None
         Learners run in this many threads (-1: all cores).
+    verbose : int >= 0, default=0
+        0: the progress goes to the ``libre_lib.estimator`` logger only (silent unless logging
+        is set up). 1 or more: during ``fit`` that logger also writes it on standard error:
+        each inner fold of the "auto" choice as it ends with the time left, the choice, the
+        bins and the rules learned.
 
     Attributes
     ----------
@@ -208,6 +214,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         categorical_features=None,
         random_state=None,
         n_jobs=None,
+        verbose=0,
     ):
         self.n_estimators = n_estimators
         self.max_features = max_features
@@ -226,6 +233,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.categorical_features = categorical_features
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     # -- scikit-learn plumbing ----------------------------------------------------------------
 
@@ -265,6 +273,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             The fitted classifier.
         """
         self._check_params()
+        with progress_on_stderr(logger, self.verbose):
+            return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
         started = time.perf_counter()
         frame = as_frame(X)
         target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
@@ -274,6 +286,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.set_chosen(chosen)
         discretization = self.discretize(frame, target)
         records = self.encode(frame, target, discretization)
+        logger.info(
+            "discretized %d columns into %d bins (%d dropped); %d distinct records",
+            len(discretization.features),
+            int(discretization.n_bins.sum()),
+            len(discretization.dropped),
+            records.n_rows,
+        )
         subsets = self.draw_subsets(discretization)
         n_bins = discretization.n_bins
         candidates = fit_ensemble(
@@ -332,15 +351,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         """Bin codes of the training rows, collapsed to distinct records with class weights
         (the rows' sample weights, if ``target`` has them)."""
         codes = discretization.transform(frame)
-        records = distinct_records(codes, discretization.n_bins, *target.class_weights())
-        logger.info(
-            "discretized %d columns into %d bins (%d dropped); %d distinct records",
-            len(discretization.features),
-            int(discretization.n_bins.sum()),
-            len(discretization.dropped),
-            records.n_rows,
-        )
-        return records
+        return distinct_records(codes, discretization.n_bins, *target.class_weights())
 
     def draw_subsets(self, discretization: Discretization) -> list[tuple[int, ...]]:
         """The learners' feature subsets, fixed up front from ``random_state``."""
@@ -449,6 +460,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         folds = StratifiedKFold(n_splits, shuffle=True, random_state=_seed(self.random_state))
         scores = np.zeros((len(combos), n_splits))
         sizes = np.zeros_like(scores)
+        started = time.perf_counter()
         for f, (train, test) in enumerate(folds.split(np.zeros(n_rows), target.positive)):
             held_out = target.take(test)
             with warnings.catch_warnings():  # the fit on all rows says it once
@@ -456,6 +468,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 scores[:, f], sizes[:, f] = self._validate_fold(
                     frame.iloc[train], target.take(train), frame.iloc[test], held_out, options
                 )
+            elapsed = time.perf_counter() - started
+            logger.info(
+                "auto: inner fold %d/%d done (%d combinations); %.0f s elapsed, about %.0f s left",
+                f + 1, n_splits, len(combos), elapsed, elapsed / (f + 1) * (n_splits - f - 1),
+            )  # fmt: skip
         mean, std, rules = scores.mean(axis=1), scores.std(axis=1), sizes.mean(axis=1)
         choice = choose_candidate(mean, rules, resolve_tolerance(0.01, 1.0, mean, std, n_splits))
         chosen = {

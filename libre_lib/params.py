@@ -190,6 +190,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
         Range(Integral, None, -1, closed="right"),
         None,
     ],
+    "verbose": [Range(Integral, 0, None, closed="left")],
 }
 
 #: Rules between LibreClassifier parameters, checked once the single parameters are valid.

@@ -63,10 +63,8 @@ Peak RSS of the default search per development dataset: docs/benchmarks.md, "Sea
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import numbers
-import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -94,6 +92,7 @@ from .estimator import (
 )
 from .inputs import Target, as_frame, binary_target
 from .params import AUTO, SEARCH_PARAMETERS, validate_params
+from .progress import progress_on_stderr
 from .rules import rule_from_point
 from .selection import Selection, cover_filtered, filter_for_cover, majority_prefix
 
@@ -174,7 +173,7 @@ def default_grid(n_positives: int, capped_bins: bool = False) -> list[dict]:
 
 
 # Parameters fixed by the search itself, never tuned.
-_FIXED = ("positive_class", "categorical_features", "random_state", "n_jobs")
+_FIXED = ("positive_class", "categorical_features", "random_state", "n_jobs", "verbose")
 # Which stage each tunable parameter acts on.
 _DISCRETIZATION = ("chi2_threshold", "max_intervals")
 _LEARNERS = ("max_features", "subset_sizes", "heuristic", "seeds", "conflict_tolerance")
@@ -307,24 +306,6 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return libre_tags(super().__sklearn_tags__())
 
-    @contextlib.contextmanager
-    def _progress(self):
-        """With ``verbose``, the search's logger also writes its INFO lines on standard error
-        for the duration of the block, unless logging is set up to show them already."""
-        if not self.verbose or (logger.isEnabledFor(logging.INFO) and logging.getLogger().handlers):
-            yield  # quiet, or logging already shows these lines
-            return
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        level = logger.level
-        logger.addHandler(handler)
-        logger.setLevel(min(level or logging.INFO, logging.INFO))
-        try:
-            yield
-        finally:
-            logger.removeHandler(handler)
-            logger.setLevel(level)
-
     # -- candidates ---------------------------------------------------------------------------
 
     def _base_params(self, positive_class) -> dict:
@@ -415,7 +396,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         -------
         self : LibreSearchCV
         """
-        with self._progress():
+        with progress_on_stderr(logger, self.verbose):
             return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):

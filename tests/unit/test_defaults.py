@@ -222,3 +222,35 @@ def test_auto_bins_stay_capped_on_many_rows(haberman, monkeypatch):
     chosen, scores = model.choose_auto(frame, target, n_rows=len(X))
     assert chosen["max_intervals"] == 3
     assert {p["max_intervals"] for p in scores["params"]} == {3}
+
+
+def test_verbose_shows_the_auto_choice_as_it_goes_and_quiet_shows_nothing(haberman, capsys):
+    from libre_lib import estimator as estimator_module
+
+    X, y, info = haberman
+    quiet = LibreClassifier(positive_class=info.positive_class, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        quiet.fit(X, y)
+        assert capsys.readouterr().err == ""
+        handlers = list(estimator_module.logger.handlers)
+        level = estimator_module.logger.level
+        loud = LibreClassifier(positive_class=info.positive_class, random_state=0, verbose=1)
+        loud.fit(X, y)
+    assert estimator_module.logger.handlers == handlers  # the handler lives only during fit
+    assert estimator_module.logger.level == level
+    lines = capsys.readouterr().err.splitlines()
+    n = len(quiet.auto_scores_["params"])
+    assert [line.split(";")[0] for line in lines[:5]] == [
+        f"auto: inner fold {k}/5 done ({n} combinations)" for k in range(1, 6)
+    ]
+    assert lines[4].endswith("about 0 s left")
+    assert lines[5].startswith(f"auto: max_intervals={loud.max_intervals_}, ")
+    assert lines[6].startswith(f"discretized {len(loud.discretization_.features)} columns into ")
+    assert lines[7].startswith(f"{len(loud.feature_subsets_)} learners gave ")
+    assert len(lines) == 8
+    assert loud.rules_ == quiet.rules_ and loud.auto_scores_ == quiet.auto_scores_
+    with pytest.raises(ParameterError, match="'verbose' parameter of LibreClassifier"):
+        LibreClassifier(verbose=-1).fit(X, y)
+    with pytest.raises(ParameterError, match=r"param_grid may not tune \['verbose'\]"):
+        LibreSearchCV({"verbose": [0, 1]}).fit(X, y)
