@@ -273,58 +273,55 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             The fitted classifier.
         """
         self._check_params()
-        with progress_on_stderr(logger, self.verbose):
-            return self._fit(X, y, sample_weight)
-
-    def _fit(self, X, y, sample_weight):
-        started = time.perf_counter()
-        frame = as_frame(X)
-        target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
-        if sample_weight is not None:
-            frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)
-        chosen, self.auto_scores_ = self.choose_auto(frame, target)
-        self.set_chosen(chosen)
-        discretization = self.discretize(frame, target)
-        records = self.encode(frame, target, discretization)
-        logger.info(
-            "discretized %d columns into %d bins (%d dropped); %d distinct records",
-            len(discretization.features),
-            int(discretization.n_bins.sum()),
-            len(discretization.dropped),
-            records.n_rows,
-        )
-        subsets = self.draw_subsets(discretization)
-        n_bins = discretization.n_bins
-        candidates = fit_ensemble(
-            records,
-            n_bins,
-            subsets,
-            self.heuristic,
-            self.seeds,
-            self.n_jobs,
-            self.conflict_tolerance_,
-        )
-        selection = self.select(candidates, records, discretization)
-        self.assemble(
-            frame.columns,
-            target,
-            discretization,
-            subsets,
-            candidates,
-            selection,
-            target_name=_target_name(y),
-            feature_names=isinstance(X, pd.DataFrame)
-            and all(isinstance(c, str) for c in X.columns),
-        )
-        logger.info(
-            "%d learners gave %d candidate rules; %d passed the filter, %d selected (%.2f s)",
-            len(subsets),
-            len(candidates),
-            selection.n_filtered,
-            selection.indices.size,
-            time.perf_counter() - started,
-        )
-        return self
+        with progress_on_stderr(logger, self.verbose):  # in fit's frame: warnings' stacklevel
+            started = time.perf_counter()
+            frame = as_frame(X)
+            target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
+            if sample_weight is not None:
+                frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)
+            chosen, self.auto_scores_ = self.choose_auto(frame, target)
+            self.set_chosen(chosen)
+            discretization = self.discretize(frame, target)
+            records = self.encode(frame, target, discretization)
+            logger.info(
+                "discretized %d columns into %d bins (%d dropped); %d distinct records",
+                len(discretization.features),
+                int(discretization.n_bins.sum()),
+                len(discretization.dropped),
+                records.n_rows,
+            )
+            subsets = self.draw_subsets(discretization)
+            n_bins = discretization.n_bins
+            candidates = fit_ensemble(
+                records,
+                n_bins,
+                subsets,
+                self.heuristic,
+                self.seeds,
+                self.n_jobs,
+                self.conflict_tolerance_,
+            )
+            selection = self.select(candidates, records, discretization)
+            self.assemble(
+                frame.columns,
+                target,
+                discretization,
+                subsets,
+                candidates,
+                selection,
+                target_name=_target_name(y),
+                feature_names=isinstance(X, pd.DataFrame)
+                and all(isinstance(c, str) for c in X.columns),
+            )
+            logger.info(
+                "%d learners gave %d candidate rules; %d passed the filter, %d selected (%.2f s)",
+                len(subsets),
+                len(candidates),
+                selection.n_filtered,
+                selection.indices.size,
+                time.perf_counter() - started,
+            )
+            return self
 
     # -- the stages of fit --------------------------------------------------------------------
 
