@@ -65,6 +65,10 @@ AUTO_TOLERANCES = (0.0, 0.5)
 #: 72 rules for .006 F1 on the design half, docs/benchmarks.md), and 21 rules is already
 #: past what a person reads.
 AUTO_STOPS = (1, 2, 3, 5, 8, 13, 21)
+#: The early stop "auto" adds with ``abstain=True``: no rule (predict the negative class), the
+#: answer when no rule set is more accurate out of fold than the majority class.
+ABSTAIN_STOP = 0
+ABSTAIN_STANDARD_ERRORS = 0.0
 #: The "auto" parameters' values when no choice is made (too few rows of a class to validate,
 #: or a model assembled from stages without one): the paper's learner, no cap.
 AUTO_FALLBACK = {"max_intervals": 3, "conflict_tolerance": 0.0, "alpha": 0.5, "max_rules": None}
@@ -382,7 +386,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "max_intervals": [AUTO_FALLBACK["max_intervals"]] if capped else list(AUTO_INTERVALS),
             "conflict_tolerance": list(AUTO_TOLERANCES) if tolerant else [0.0],
             "alpha": list(AUTO_ALPHAS),
-            "max_rules": list(AUTO_STOPS),
+            "max_rules": [ABSTAIN_STOP, *AUTO_STOPS] if self.abstain else list(AUTO_STOPS),
         }
         return {
             name: values if getattr(self, name) == AUTO else [getattr(self, name)]
@@ -448,22 +452,33 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             return fallback, None  # too few rows of a class to validate
         folds = StratifiedKFold(n_splits, shuffle=True, random_state=_seed(self.random_state))
         scores = np.zeros((len(combos), n_splits))
-        sizes = np.zeros_like(scores)
+        sizes, gains = np.zeros_like(scores), np.zeros_like(scores)
         for f, (train, test) in enumerate(folds.split(np.zeros(n_rows), target.positive)):
             held_out = target.take(test)
             with warnings.catch_warnings():  # the fit on all rows says it once
                 warnings.simplefilter("ignore", LibreWarning)
-                scores[:, f], sizes[:, f] = self._validate_fold(
+                scores[:, f], sizes[:, f], gains[:, f] = self._validate_fold(
                     frame.iloc[train], target.take(train), frame.iloc[test], held_out, options
                 )
         mean, std, rules = scores.mean(axis=1), scores.std(axis=1), sizes.mean(axis=1)
-        choice = choose_candidate(mean, rules, resolve_tolerance(0.01, 1.0, mean, std, n_splits))
+        gain = gains.mean(axis=1)
+        # abstain: only the combinations at least as accurate out of fold as the majority class
+        # (the abstaining stop is one of them when the positives are the minority)
+        margin = ABSTAIN_STANDARD_ERRORS * gains.std(axis=1) / np.sqrt(n_splits)
+        allowed = (
+            np.flatnonzero(gain - margin >= -1e-12) if self.abstain else np.arange(len(combos))
+        )
+        if not allowed.size:
+            allowed = np.arange(len(combos))
+        tolerance = resolve_tolerance(0.01, 1.0, mean[allowed], std[allowed], n_splits)
+        choice = int(allowed[choose_candidate(mean[allowed], rules[allowed], tolerance)])
         chosen = {
             **combos[choice],
             "conflict_tolerance": float(combos[choice]["conflict_tolerance"]),
         }
         table = {"params": combos, "mean_f1": mean.tolist(), "std_f1": std.tolist(),
-                 "mean_rules": rules.tolist(), "n_splits": n_splits}  # fmt: skip
+                 "mean_rules": rules.tolist(), "mean_accuracy_gain": gain.tolist(),
+                 "n_splits": n_splits}  # fmt: skip
         logger.info(
             "auto: %s (inner F1 %.3f with %.1f rules)",
             ", ".join(f"{k}={v}" for k, v in chosen.items()), mean[choice], rules[choice],
@@ -471,12 +486,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         return chosen, table
 
     def _validate_fold(self, X_train, target, X_test, held_out: Target, options) -> tuple:
-        """(F1, rules) on the held-out rows of every combination of ``options`` (in
-        :func:`itertools.product` order), as ``fit`` would give with those values; F1
-        weighted by the held-out rows' sample weights, if any."""
+        """(F1, rules, accuracy gain) on the held-out rows of every combination of ``options``
+        (in :func:`itertools.product` order), as ``fit`` would give with those values; the
+        gain is the accuracy minus the held-out majority rate. Both weighted by the held-out
+        rows' sample weights, if any."""
         n_positive, n_negative = target.totals()
         truth = held_out.positive
-        f1, n_rules = [], []
+        weight = np.ones(truth.size) if held_out.weight is None else held_out.weight
+        total, majority = float(weight.sum()), max(held_out.totals())
+        f1, n_rules, gain = [], [], []
         for max_intervals in options["max_intervals"]:
             discretization = self.discretize(X_train, target, max_intervals=max_intervals)
             records = self.encode(X_train, target, discretization)
@@ -506,7 +524,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                         pred = np.logical_or.reduce(fired[:k]) if k else np.zeros(truth.size, bool)
                         f1.append(f1_score(truth, pred, held_out.weight))
                         n_rules.append(k)
-        return np.array(f1), np.array(n_rules, dtype=float)
+                        gain.append((float(weight[pred == truth].sum()) - majority) / total)
+        return np.array(f1), np.array(n_rules, dtype=float), np.array(gain)
 
     def set_chosen(self, chosen: dict) -> LibreClassifier:
         """Record the values the fit uses (``chosen`` as :meth:`choose_auto` returns it) as
@@ -554,7 +573,16 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             negative_class=target.classes[0],
             stats=selection.stats,
         )
-        if not chosen:
+        if not chosen and self.max_rules_ == ABSTAIN_STOP:
+            warnings.warn(
+                "No rule kept: in the inner cross-validation of max_rules='auto' no rule set was "
+                "more accurate on held-out rows than answering the majority class everywhere, so "
+                "the model predicts the negative class everywhere (the features show too little "
+                "signal for it). abstain=False keeps the rules of the best inner F1 instead.",
+                LibreWarning,
+                stacklevel=2,
+            )
+        elif not chosen:
             warnings.warn(
                 "No rule was learned: no candidate passed the local-support filter with a "
                 "positive set-cover gain, so the model predicts the negative class everywhere. "
