@@ -54,6 +54,7 @@ from libre_lib.search import (
     _evaluate,
     _labels,
     choose_candidate,
+    default_grid,
     resolve_tolerance,
 )
 
@@ -120,6 +121,11 @@ GRIDS = {
     "default": [dict(part) for part in DEFAULT_GRID],
     # ... and the default grid on large data (from 1,000 positives: magic, adult, bank, spambase)
     "default-large": [dict(part) for part in LARGE_DATA_GRID],
+    # the grid LibreSearchCV(param_grid=None) searches on each dataset (default_grid of the
+    # outer training fold's positives and the columns: with the wide-data n_estimators)
+    "search": None,
+    # the default grid with a fourth n_estimators value: the wide-data study (60 columns)
+    "default-wide": [{**part, "n_estimators": [5, 20, 50, 200]} for part in DEFAULT_GRID],
     # ... with a looser conflict tolerance (1: a grown rule may cover as many negatives as
     # positives) tried too
     "broad": [{**DEFAULT_GRID[0], "conflict_tolerance": [0.0, 0.5, 1.0]}, dict(DEFAULT_GRID[1])],
@@ -147,19 +153,39 @@ GRIDS = {
 }
 
 
-def run(datasets, grid, out: Path, seed=0, n_jobs=2, extra=None, folds=None, repeats=1) -> None:
+def padded(X, width: int, seed: int = 0):
+    """``X`` widened to ``width`` columns with permuted copies of its own columns (``pad0``,
+    ``pad1``, ...): the marginals of real columns, no signal. Wide data for a design half
+    that has none."""
+    rng = np.random.RandomState(seed)
+    extra = {}
+    for i in range(max(width - X.shape[1], 0)):
+        source = X.columns[rng.randint(X.shape[1])]
+        extra[f"pad{i}"] = X[source].to_numpy()[rng.permutation(len(X))]
+    return X.assign(**extra) if extra else X
+
+
+def run(
+    datasets, grid, out: Path, seed=0, n_jobs=2, extra=None, folds=None, repeats=1, pad=None
+) -> None:
     """Run the study; ``folds`` (0-based outer fold numbers) runs only those, so that one
     dataset can be split over processes (merge the files with ``merge``); ``repeats`` > 1
-    repeats the inner stratified k-fold with that many shuffles."""
+    repeats the inner stratified k-fold with that many shuffles; ``pad`` widens every dataset
+    to that many columns (:func:`padded`)."""
     results = json.loads(out.read_text()) if out.exists() else {}
     fixed = {k: [v] for k, v in (extra or {}).items()}
-    grid = [{**part, **fixed} for part in grid] if isinstance(grid, list) else {**grid, **fixed}
-    points = list(ParameterGrid(grid))
+    searched = grid is None
     for name in datasets:
         if name in results:
             continue
         X, y, info = load_dataset(name)
+        if pad:
+            X = padded(X, pad, seed)
         positive = (y == info.positive_class).to_numpy()
+        if searched:  # every outer training fold has 4/5 of the positives (stratified)
+            grid = default_grid(int(positive.sum()) * 4 // 5, n_columns=X.shape[1])
+        grid = [{**part, **fixed} for part in grid] if isinstance(grid, list) else {**grid, **fixed}
+        points = list(ParameterGrid(grid))
         labels = _labels(y)
         inner = 3 if len(X) > LARGE else 5
         splits = list(StratifiedKFold(5, shuffle=True, random_state=seed).split(X, positive))
@@ -581,6 +607,35 @@ def bounds_report(paths, caps=(1.6, 3, 8, 21)) -> str:
     return "\n".join(lines)
 
 
+def wide_report(paths) -> str:
+    """The search's choice rule over the grid without its largest ``n_estimators`` (the
+    default grid) and with it: outer F1 / #rules per dataset, and how often the widest
+    ensemble was picked."""
+    rows = {"without the widest n_estimators": [], "with it": []}
+    names, picked = [], []
+    for name, entry in _merged(paths).items():
+        widest = max(json.loads(p)["n_estimators"] for p in entry["params"])
+        names.append(name)
+        for label, keep in zip(
+            rows, (lambda p, w=widest: p["n_estimators"] < w, lambda p: True), strict=True
+        ):
+            r = replay_rule(entry, keep, _tolerance_rule(CHOICE_RULES[next(iter(CHOICE_RULES))]))
+            rows[label].append((float(np.mean(r["f1"])), float(np.mean(r["rules"]))))
+        picked.append(sum(p["n_estimators"] == widest for p in r["params"]))
+    lines = [
+        "| grid | " + " | ".join(names) + " | mean F1 | mean #rules |",
+        "|---|" + "---|" * (len(names) + 2),
+    ]
+    for label, cells in rows.items():
+        lines.append(
+            f"| {label} | "
+            + " | ".join(f"{f:.3f} / {n:.1f}" for f, n in cells)
+            + f" | {np.mean([f for f, _ in cells]):.3f} | {np.mean([n for _, n in cells]):.1f} |"
+        )
+    lines.append("| folds picking the widest | " + " | ".join(map(str, picked)) + " | | |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -592,6 +647,7 @@ def main(argv=None) -> None:
     r.add_argument("--extra", type=json.loads, default=None, help="fixed params, JSON")
     r.add_argument("--folds", type=int, nargs="+", help="only these outer folds (0-4)")
     r.add_argument("--repeats", type=int, default=1, help="shuffles of the inner k-fold")
+    r.add_argument("--pad", type=int, help="widen every dataset to this many columns")
     m = sub.add_parser("merge")
     m.add_argument("parts", type=Path, nargs="+")
     m.add_argument("--out", type=Path, required=True)
@@ -603,6 +659,8 @@ def main(argv=None) -> None:
     c.add_argument("results", type=Path, nargs="+")
     b = sub.add_parser("bounds", help="the best single grid point (an upper bound)")
     b.add_argument("results", type=Path, nargs="+")
+    w = sub.add_parser("wide", help="the grid with and without its widest n_estimators")
+    w.add_argument("results", type=Path, nargs="+")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.cmd == "run":
@@ -614,6 +672,7 @@ def main(argv=None) -> None:
             extra=args.extra,
             folds=args.folds,
             repeats=args.repeats,
+            pad=args.pad,
         )
     elif args.cmd == "merge":
         merge(args.parts, args.out)
@@ -621,6 +680,8 @@ def main(argv=None) -> None:
         print(choice_report(args.results))
     elif args.cmd == "bounds":
         print(bounds_report(args.results))
+    elif args.cmd == "wide":
+        print(wide_report(args.results))
     elif args.cmd == "design":
         from protocol import DESIGN
 

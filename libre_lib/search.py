@@ -22,8 +22,10 @@ selected rules". The default grid :data:`DEFAULT_GRID` is the paper's grid times
 half also tries the selection filter: the local-support floor ``min_local_support`` in
 {0.05, 0.01} and the top-K cut ``top_k`` in {200, None} (:data:`SELECTION_FILTERS`;
 :data:`LARGE_DATA_GRID`, 3888 combinations): a 1 % floor still means at least 10 positive
-records there, and the union of 50 learners holds far more than 200 candidates.
-:func:`default_grid` gives the grid for a number of positives. The grid is evaluated with an
+records there, and the union of 50 learners holds far more than 200 candidates. On data wider
+than the design datasets (more than :data:`DESIGNED_COLUMNS` columns) ``n_estimators`` also
+tries :func:`wide_estimators` (as many learners per column as 50 give 15 columns, at most 500).
+:func:`default_grid` gives the grid for a number of positives and columns. The grid is evaluated with an
 inner stratified k-fold on the data given to :meth:`LibreSearchCV.fit`. The choice prefers
 simple models: among the combinations whose mean validation score (F1 of the positive class by
 default) is within a tolerance of the best mean, the one with the fewest mean rules (then the
@@ -122,6 +124,25 @@ SELECTION_FILTERS = {"min_local_support": [0.05, 0.01], "top_k": [200, None]}
 #: Positive rows from which :func:`default_grid` adds :data:`SELECTION_FILTERS`.
 LARGE_DATA_POSITIVES = 1000
 
+#: Columns up to which :data:`DEFAULT_GRID`'s ensembles were designed (the widest design
+#: dataset has 15); on wider data :func:`default_grid` adds a larger ``n_estimators``.
+DESIGNED_COLUMNS = 15
+#: The largest ``n_estimators`` :func:`default_grid` adds on wide data.
+WIDE_ESTIMATORS_CAP = 500
+
+
+def wide_estimators(n_columns: int) -> int | None:
+    """The ``n_estimators`` :func:`default_grid` adds on data with ``n_columns`` columns: as
+    many learners per column as 50 learners give 15 columns, at most
+    :data:`WIDE_ESTIMATORS_CAP`; None up to :data:`DESIGNED_COLUMNS` columns. Random subsets
+    of at most 5 columns rarely hold two given columns of a wide table together; the choice
+    rule decides whether the larger ensemble is worth it (docs/benchmarks.md, fifth round)."""
+    if n_columns <= DESIGNED_COLUMNS:
+        return None
+    largest = max(PAPER_GRID["n_estimators"])
+    return min(-(-largest * n_columns // DESIGNED_COLUMNS), WIDE_ESTIMATORS_CAP)
+
+
 #: The default grid, 1296 points in two parts (``ParameterGrid`` list syntax): the paper's
 #: grid times the learners' subset-size policy and the early stop, and for H1 also times
 #: ``conflict_tolerance`` in :data:`CONFLICT_TOLERANCES` (the tolerant learner exists for H1
@@ -155,15 +176,22 @@ DEFAULT_GRID = [
 LARGE_DATA_GRID = [{**DEFAULT_GRID[0], **SELECTION_FILTERS}, dict(DEFAULT_GRID[1])]
 
 
-def default_grid(n_positives: int, capped_bins: bool = False) -> list[dict]:
+def default_grid(
+    n_positives: int, capped_bins: bool = False, n_columns: int | None = None
+) -> list[dict]:
     """The grid ``LibreSearchCV(param_grid=None)`` searches on data with ``n_positives``
     positive rows: :data:`LARGE_DATA_GRID` from :data:`LARGE_DATA_POSITIVES` on, else
     :data:`DEFAULT_GRID`. ``capped_bins``: the H1 half on ChiMerge bins capped at the
     estimator's capped ``max_intervals`` (3) instead of uncapped ones (the streamed pipeline's
     grid: uncapped bins keep 15-25 intervals on every noise feature whatever the rows, so the
-    distinct records stop compressing and the refit's cost grows with the rows)."""
+    distinct records stop compressing and the refit's cost grows with the rows).
+    ``n_columns``: on more than :data:`DESIGNED_COLUMNS` columns, ``n_estimators`` also tries
+    :func:`wide_estimators` (its first 50 learners are those of ``n_estimators=50``)."""
     grid = LARGE_DATA_GRID if n_positives >= LARGE_DATA_POSITIVES else DEFAULT_GRID
     parts = [dict(part) for part in grid]
+    wide = None if n_columns is None else wide_estimators(n_columns)
+    if wide is not None:
+        parts = [{**part, "n_estimators": [*part["n_estimators"], wide]} for part in parts]
     if capped_bins:
         cap = AUTO_FALLBACK["max_intervals"]
         parts = [
@@ -193,7 +221,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         and the early stop ``max_rules`` in {1, 2, 3, 5, 8, 13, 21, None}, and for H1
         ``conflict_tolerance`` in {0, 0.5} on uncapped bins, ``max_intervals=None``), or on
         data with at least 1000 positive rows :data:`LARGE_DATA_GRID` (H1 also times
-        ``min_local_support`` in {0.05, 0.01} and ``top_k`` in {200, None}); when
+        ``min_local_support`` in {0.05, 0.01} and ``top_k`` in {200, None}); on more than 15
+        columns ``n_estimators`` also tries :func:`wide_estimators`; when
         ``max_rules`` is fixed, the same without the ``max_rules`` axis. Pass ``PAPER_GRID``
         for the paper's grid alone. The grid searched is kept in ``param_grid_``.
         ``positive_class``, ``categorical_features``, ``random_state`` and ``n_jobs`` cannot be
@@ -342,15 +371,15 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         params["positive_class"] = positive_class
         return params
 
-    def _candidates(self, base: dict, n_positives: int) -> list[dict]:
+    def _candidates(self, base: dict, n_positives: int, n_columns: int | None = None) -> list[dict]:
         if self.param_grid is not None:
             grid = self.param_grid
         elif self.max_rules is None:
-            grid = default_grid(n_positives)
+            grid = default_grid(n_positives, n_columns=n_columns)
         else:  # the cap is fixed: no early-stop axis
             grid = [
                 {k: v for k, v in part.items() if k != "max_rules"}
-                for part in default_grid(n_positives)
+                for part in default_grid(n_positives, n_columns=n_columns)
             ]
         try:
             points = list(ParameterGrid(grid))
@@ -517,7 +546,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         base = self._base_params(target.positive_class)
         base["random_state"] = seed
         base["n_jobs"] = None
-        candidates = self._candidates(base, int(target.positive.sum()))
+        candidates = self._candidates(base, int(target.positive.sum()), frame.shape[1])
         splits = list(_splitter(self.cv, seed).split(frame, target.positive))
         self.n_splits_ = len(splits)
         scorer = None if self.scoring == "f1" else check_scoring(LibreClassifier(), self.scoring)
@@ -882,4 +911,5 @@ __all__ = [
     "choose_candidate",
     "default_grid",
     "resolve_tolerance",
+    "wide_estimators",
 ]

@@ -218,14 +218,18 @@ def split_rows(
 # --- tune, pick (the search inside the pipeline) ----------------------------------------------
 
 
-def search(spec: PipelineSpec, y: pd.Series | None = None) -> LibreSearchCV:
+def search(
+    spec: PipelineSpec, y: pd.Series | None = None, n_columns: int | None = None
+) -> LibreSearchCV:
     """The ``LibreSearchCV`` the spec's ``tuning`` section declares (its ``model`` section
     holds the parameters that are not tuned; the model's seed seeds the folds). A streamed
     run's default grid has capped ChiMerge bins only (``default_grid(capped_bins=True)``):
-    ``y``, the rows it searches on, gives its number of positives."""
+    ``y``, the rows it searches on, gives its number of positives, ``n_columns`` their
+    feature columns."""
     kwargs = spec.tuning.search_kwargs()
     if kwargs["param_grid"] is None and y is not None and spec.is_streamed():
-        grid = default_grid(int((y == positive_label(spec)).sum()), capped_bins=True)
+        positives = int((y == positive_label(spec)).sum())
+        grid = default_grid(positives, capped_bins=True, n_columns=n_columns)
         if kwargs["max_rules"] is not None:  # a fixed cap: no early-stop axis, as by default
             grid = [{k: v for k, v in part.items() if k != "max_rules"} for part in grid]
         kwargs["param_grid"] = grid
@@ -260,7 +264,7 @@ def tuning_units(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> list[dict
     """The ``tune`` tasks: one per inner fold and ChiMerge cap (``max_intervals``), each
     scoring the candidates with that cap (their learners shared as in ``LibreSearchCV``)."""
     X, y = tuning_rows(spec, X, y)
-    plan = search(spec, y).plan(X, y)
+    plan = search(spec, y, X.shape[1]).plan(X, y)
     groups = plan.bin_cap_groups()
     return [
         {"fold": k, "max_intervals": cap, "candidates": indices}
@@ -285,7 +289,7 @@ def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Store
     """One fold's scores of the candidates with one ChiMerge cap: a row per candidate
     (its index in the search's candidates, validation score, rules, atoms per rule)."""
     X, y = tuning_rows(spec, X, y)
-    result = search(spec, y).plan(X, y).evaluate(unit["fold"], unit["candidates"])
+    result = search(spec, y, X.shape[1]).plan(X, y).evaluate(unit["fold"], unit["candidates"])
     score, n_rules, n_atoms = np.asarray(result["results"], dtype=float).reshape(-1, 3).T
     table = pa.table(
         {
@@ -311,7 +315,7 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
     row per candidate (its tuned parameters as JSON, mean and std score, mean rules and atoms,
     whether it was chosen); the chosen candidate's parameters in the metadata."""
     X, y = tuning_rows(spec, X, y)
-    searcher = search(spec, y)
+    searcher = search(spec, y, X.shape[1])
     plan = searcher.plan(X, y)
     shape = (len(plan.candidates), plan.n_splits)
     figures = {name: np.full(shape, np.nan) for name in ("score", "n_rules", "n_atoms")}

@@ -24,6 +24,7 @@ from libre_lib.search import (
     choose_candidate,
     default_grid,
     resolve_tolerance,
+    wide_estimators,
 )
 
 SMALL_GRID = {"n_estimators": [5, 20], "alpha": [0.5, 0.9], "chi2_threshold": [6.0, 4.0]}
@@ -382,6 +383,31 @@ def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberma
     for name, values in PAPER_GRID.items():
         if name != "heuristic":
             assert h1[name] == h2[name] == values
+
+
+def test_wide_data_also_tries_a_larger_ensemble(haberman):
+    """On more columns than the design datasets had (15), the default grid adds an
+    ``n_estimators`` giving as many learners per column as 50 give 15 columns (at most 500);
+    an explicit grid is searched as given."""
+    assert [wide_estimators(d) for d in (3, 15, 16, 57, 1000)] == [None, None, 54, 190, 500]
+    assert default_grid(10, n_columns=15) == default_grid(10) == DEFAULT_GRID
+    wide = default_grid(10, n_columns=57)
+    assert wide == [{**part, "n_estimators": [5, 20, 50, 190]} for part in DEFAULT_GRID]
+    capped = default_grid(LARGE_DATA_POSITIVES, capped_bins=True, n_columns=20)
+    assert all(part["n_estimators"] == [5, 20, 50, 67] for part in capped)
+    assert capped[0]["max_intervals"] == [3] and "top_k" in capped[0]
+    # the search widens its grid from the columns given to fit (haberman + 17 noise columns)
+    X, y, info = haberman
+    rng = np.random.RandomState(0)
+    noise = {f"noise{i}": rng.rand(len(X)) for i in range(17)}
+    X_wide = X.assign(**noise)
+    search = LibreSearchCV(max_rules=1, cv=2, random_state=0, refit=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        search.fit(X_wide, y)
+    assert {p["n_estimators"] for p in search.cv_results_["params"]} == {5, 20, 50, 67}
+    given = LibreSearchCV(SMALL_GRID, cv=2, random_state=0, refit=False).fit(X_wide, y)
+    assert given.param_grid_ == SMALL_GRID
 
 
 def test_one_cover_problem_at_a_time(haberman, monkeypatch):

@@ -236,6 +236,11 @@ def test_a_streamed_run_searches_capped_chimerge_bins_only(spec):
     unit = {"fold": 0, "max_intervals": 3, "candidates": [0]}
     assert stages.tune_params(streamed, unit)["capped_bins"] is True
     assert "capped_bins" not in stages.tune_params(spec, unit)
+    # on wide data both grids add the larger ensemble (the in-memory one through the search)
+    wide = X.assign(**{f"n{i}": rng.random(300) for i in range(14)})
+    for run in (streamed, spec):
+        plan = stages.search(run, y, wide.shape[1]).plan(wide, y)
+        assert {c["n_estimators"] for c in plan.candidates} == {5, 20, 50, 54}
 
 
 def test_a_streamed_run_chooses_among_capped_chimerge_bins_only(spec):
