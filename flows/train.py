@@ -103,7 +103,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         bins = discretize(spec, root, data, holdout, choice, force)
         records = encode(spec, root, data, holdout, bins, force)
         passes = []
-    subsets = feature_subsets(spec, root, bins)
+    subsets = feature_subsets(spec, root, bins, records)
     learners = learn_all(spec, root, records, bins, choice, subsets, force)
     candidates = union_filter(spec, root, learners, records, bins, force)
     rules = set_cover(spec, root, candidates, records, bins, data, holdout, choice, subsets, force)

@@ -26,12 +26,55 @@ logger = logging.getLogger(__name__)
 _CELLS_PER_CHUNK = 1 << 24
 
 
+#: The share of a relevance-weighted draw spread evenly over the columns (:func:`subset_weights`):
+#: a column with no measured relevance still gets a chance.
+UNIFORM_SHARE = 0.1
+
+
+def column_relevance(records: DistinctRecords, n_bins: np.ndarray) -> np.ndarray:
+    """Each column's relevance to the class: the chi-square of its bins against the class on
+    the (weighted) training records, minus its degrees of freedom (what chance gives on
+    average), floored at 0."""
+    relevance = np.zeros(len(n_bins))
+    for j, size in enumerate(np.asarray(n_bins)):
+        codes = records.codes[:, j]
+        present = codes >= 0
+        table = np.stack(
+            [
+                np.bincount(codes[present], records.positive_weight[present], int(size)),
+                np.bincount(codes[present], records.negative_weight[present], int(size)),
+            ],
+            axis=1,
+        )
+        table = table[table.sum(axis=1) > 0]
+        total = table.sum()
+        if table.shape[0] < 2 or total <= 0:
+            continue
+        expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / total
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cells = np.where(expected > 0, (table - expected) ** 2 / expected, 0.0)
+        relevance[j] = max(float(cells.sum()) - (table.shape[0] - 1), 0.0)
+    return relevance
+
+
+def subset_weights(relevance: np.ndarray) -> np.ndarray:
+    """Draw probabilities from relevances: :data:`UNIFORM_SHARE` spread evenly, the rest in
+    proportion to relevance (all even when no column has any)."""
+    relevance = np.asarray(relevance, dtype=float)
+    even = np.full(relevance.size, 1.0 / relevance.size)
+    total = relevance.sum()
+    if total <= 0:
+        return even
+    return UNIFORM_SHARE * even + (1 - UNIFORM_SHARE) * relevance / total
+
+
 def draw_feature_subsets(
     pool: Sequence[int],
     n_estimators: int,
     max_features: int,
     rng: np.random.RandomState,
     sizes: str = "cycle",
+    weights: np.ndarray | None = None,
 ) -> list[tuple[int, ...]]:
     """``n_estimators`` sorted random subsets of ``pool`` of *up to* ``max_features`` features
     (paper, Experiments: "each weak learner uses up to 5 features").
@@ -41,6 +84,7 @@ def draw_feature_subsets(
     ``sizes="fixed"``: every subset has ``max_features`` features (what concepts spanning that
     many features, e.g. tic-tac-toe's lines, need). Either way the first ``n`` subsets drawn for
     ``n_estimators=m > n`` are those drawn for ``n_estimators=n``. Repeated subsets are skipped.
+    ``weights`` (one probability per pool entry; None: uniform, the paper) weights the draw.
     """
     if sizes not in SUBSET_SIZES:
         raise ValueError(f"sizes must be one of {SUBSET_SIZES}, got {sizes!r}")
@@ -50,7 +94,8 @@ def draw_feature_subsets(
     seen = set()
     for i in range(n_estimators):
         size = top - i % top if sizes == "cycle" else top
-        subset = tuple(sorted(int(f) for f in rng.choice(pool, size=size, replace=False)))
+        drawn = rng.choice(pool, size=size, replace=False, p=weights)
+        subset = tuple(sorted(int(f) for f in drawn))
         if subset not in seen:
             seen.add(subset)
             subsets.append(subset)

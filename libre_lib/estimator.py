@@ -18,7 +18,13 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from ._version import __version__
 from .discretization import Discretization, fit_discretization
 from .encoding import DistinctRecords, distinct_records
-from .ensemble import Candidates, draw_feature_subsets, fit_ensemble
+from .ensemble import (
+    Candidates,
+    column_relevance,
+    draw_feature_subsets,
+    fit_ensemble,
+    subset_weights,
+)
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
 from .inputs import (
     Target,
@@ -109,6 +115,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         "up to 5 features"), mixing short general rules with longer specific ones; "fixed":
         every learner gets ``max_features`` features (needed when the concept spans that many
         features jointly, as tic-tac-toe's lines do).
+    subset_draw : {"uniform", "relevance"}, default="uniform"
+        "uniform": every usable column is equally likely in a subset (the paper).
+        "relevance" (not in the paper): a column's chance is 0.1 / columns + 0.9 x its share
+        of the columns' relevance, its ChiMerge bins' chi-square against the class minus its
+        degrees of freedom (0 for a column with no more association than chance gives), on
+        the learner's training rows. On wide tables, where random subsets of a few columns
+        rarely hold the informative ones together (docs/benchmarks.md, seventh round).
     heuristic : {"H1", "H2"}, default="H1"
         Bit-selection heuristic of FindBoundaryPoint (section 3.1): H1 favours fewer rules,
         H2 shorter ones.
@@ -194,6 +207,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         n_estimators=50,
         max_features=5,
         subset_sizes="cycle",
+        subset_draw="uniform",
         heuristic="H1",
         alpha=AUTO,
         chi2_threshold=4.6,
@@ -212,6 +226,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.n_estimators = n_estimators
         self.max_features = max_features
         self.subset_sizes = subset_sizes
+        self.subset_draw = subset_draw
         self.heuristic = heuristic
         self.alpha = alpha
         self.chi2_threshold = chi2_threshold
@@ -274,7 +289,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.set_chosen(chosen)
         discretization = self.discretize(frame, target)
         records = self.encode(frame, target, discretization)
-        subsets = self.draw_subsets(discretization)
+        subsets = self.draw_subsets(discretization, records)
         n_bins = discretization.n_bins
         candidates = fit_ensemble(
             records,
@@ -342,14 +357,23 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         )
         return records
 
-    def draw_subsets(self, discretization: Discretization) -> list[tuple[int, ...]]:
-        """The learners' feature subsets, fixed up front from ``random_state``."""
+    def draw_subsets(
+        self, discretization: Discretization, records: DistinctRecords | None = None
+    ) -> list[tuple[int, ...]]:
+        """The learners' feature subsets, fixed up front from ``random_state``; with
+        ``subset_draw="relevance"`` weighted by the columns' relevance on ``records`` (the
+        training records, required then)."""
         pool = [j for j, b in enumerate(discretization.n_bins) if b >= 2]
         if not pool:
             return []
+        weights = None
+        if self.subset_draw == "relevance":
+            if records is None:
+                raise ValueError("subset_draw='relevance' needs the training records")
+            weights = subset_weights(column_relevance(records, discretization.n_bins)[pool])
         rng = check_random_state(self.random_state)
         return draw_feature_subsets(
-            pool, self.n_estimators, self._n_features(len(pool)), rng, self.subset_sizes
+            pool, self.n_estimators, self._n_features(len(pool)), rng, self.subset_sizes, weights
         )
 
     def select(
@@ -480,7 +504,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         for max_intervals in options["max_intervals"]:
             discretization = self.discretize(X_train, target, max_intervals=max_intervals)
             records = self.encode(X_train, target, discretization)
-            subsets = self.draw_subsets(discretization)
+            subsets = self.draw_subsets(discretization, records)
             atoms: dict = {}
             for tolerance in options["conflict_tolerance"]:
                 candidates = fit_ensemble(

@@ -33,6 +33,8 @@ HEURISTICS = ("H1", "H2")
 SEEDING = ("uncovered", "all")
 #: How the learners' feature-subset sizes are drawn.
 SUBSET_SIZES = ("cycle", "fixed")
+#: How the learners' feature subsets are drawn: uniformly (the paper) or weighted by relevance.
+SUBSET_DRAWS = ("uniform", "relevance")
 #: Most weak learners a model may ask for: far beyond any useful ensemble, well below a typo.
 MAX_ESTIMATORS = 100_000
 #: The largest seed ``random_state`` (and a pipeline's ``split_seed``) may be: numpy's limit.
@@ -168,6 +170,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "n_estimators": [Range(Integral, 1, MAX_ESTIMATORS, closed="both")],
     "max_features": [_AT_LEAST_ONE, Range(Real, 0, 1, closed="right"), None],
     "subset_sizes": [Options(SUBSET_SIZES)],
+    "subset_draw": [Options(SUBSET_DRAWS)],
     "heuristic": [Options(HEURISTICS)],
     "alpha": [Range(Real, 0, 1, closed="both"), Options((AUTO, "f1"))],
     "chi2_threshold": [Range(Real, 0, None, closed="left")],
@@ -292,6 +295,7 @@ __all__ = [
     "MAX_SEED",
     "SEARCH_PARAMETERS",
     "SEEDING",
+    "SUBSET_DRAWS",
     "SUBSET_SIZES",
     "CheckedInFit",
     "InstanceOf",

@@ -177,7 +177,9 @@ def default_grid(n_positives: int, capped_bins: bool = False) -> list[dict]:
 _FIXED = ("positive_class", "categorical_features", "random_state", "n_jobs")
 # Which stage each tunable parameter acts on.
 _DISCRETIZATION = ("chi2_threshold", "max_intervals")
-_LEARNERS = ("max_features", "subset_sizes", "heuristic", "seeds", "conflict_tolerance")
+_LEARNERS = (
+    "max_features", "subset_sizes", "subset_draw", "heuristic", "seeds", "conflict_tolerance"
+)  # fmt: skip
 _SELECTION = ("alpha", "top_k", "max_rules", "min_local_support")
 
 
@@ -786,9 +788,9 @@ def _share_groups(X_train, train_labels, candidates, weight=None):
                 discretizations.append((disc, clf.encode(X_train, target, disc)))
             by_params[dkey] = by_content[content]
         did = by_params[dkey]
-        draw = (did, params["n_estimators"], *(params[k] for k in _LEARNERS[:2]))
+        draw = (did, params["n_estimators"], *(params[k] for k in _LEARNERS[:3]))
         if draw not in drawn:
-            drawn[draw] = tuple(clf.draw_subsets(discretizations[did][0]))
+            drawn[draw] = tuple(clf.draw_subsets(*discretizations[did]))
         learner = tuple(params[k] for k in _LEARNERS)
         by_subsets = groups.setdefault(did, {}).setdefault(learner, {})
         by_filter = by_subsets.setdefault(drawn[draw], {})

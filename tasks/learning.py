@@ -74,9 +74,17 @@ def load_candidates(store_root: str, stage: Stage) -> Candidates:
     return candidates_from_table(*read_stage(store_root, stage))
 
 
-def feature_subsets(spec: PipelineSpec, store_root: str, bins: Stage) -> list[list[int]]:
-    """The learners' subsets, fixed up front from the seed (independent of scheduling)."""
-    return stages.feature_subsets(spec, load_discretization(store_root, bins))
+def feature_subsets(
+    spec: PipelineSpec, store_root: str, bins: Stage, records: Stage
+) -> list[list[int]]:
+    """The learners' subsets, fixed up front from the seed (independent of scheduling); the
+    encoded records are read only when the draw weighs columns by relevance."""
+    weighted = spec.model.subset_draw == "relevance"
+    return stages.feature_subsets(
+        spec,
+        load_discretization(store_root, bins),
+        load_records(store_root, records) if weighted else None,
+    )
 
 
 def learn_run_name() -> str:

@@ -177,6 +177,7 @@ class ModelSpec(_Strict):
     n_estimators: int = _DEFAULTS["n_estimators"]
     max_features: int | float | None = _DEFAULTS["max_features"]
     subset_sizes: str = _DEFAULTS["subset_sizes"]
+    subset_draw: str = _DEFAULTS["subset_draw"]
     heuristic: str = _DEFAULTS["heuristic"]
     alpha: float | Literal["auto", "f1"] = _DEFAULTS["alpha"]
     chi2_threshold: float = _DEFAULTS["chi2_threshold"]

@@ -447,10 +447,13 @@ def encode(
 # --- learn, union_filter, set_cover -----------------------------------------------------------
 
 
-def feature_subsets(spec: PipelineSpec, discretization: Discretization) -> list[list[int]]:
+def feature_subsets(
+    spec: PipelineSpec, discretization: Discretization, records: DistinctRecords | None = None
+) -> list[list[int]]:
     """The learners' feature subsets, fixed up front from the seed (independent of which
-    learner finishes first)."""
-    return [list(s) for s in estimator(spec).draw_subsets(discretization)]
+    learner finishes first); ``records`` (the encoded training records) are needed with
+    ``subset_draw: relevance``."""
+    return [list(s) for s in estimator(spec).draw_subsets(discretization, records)]
 
 
 def learn_params(spec: PipelineSpec, subset: list[int], conflict_tolerance: float) -> dict:

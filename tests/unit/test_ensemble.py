@@ -5,12 +5,15 @@ import pytest
 
 from libre_lib.encoding import ZeroSets, distinct_records
 from libre_lib.ensemble import (
+    UNIFORM_SHARE,
     Candidates,
+    column_relevance,
     covered_counts,
     draw_feature_subsets,
     fit_ensemble,
     learn_subset,
     subset_bits,
+    subset_weights,
     union_candidates,
 )
 from libre_lib.selection import coverage
@@ -110,3 +113,49 @@ def test_fixed_subset_sizes_and_the_prefix_property():
         assert long[: len(short)] == short
     with pytest.raises(ValueError):
         draw_feature_subsets(pool, 5, 4, np.random.RandomState(3), sizes="random")
+
+
+def test_uniform_draws_are_the_papers_whatever_the_weights_parameter():
+    """``weights=None`` draws exactly what the uniform draw always drew (same rules as before)."""
+    pool = list(range(3, 15))
+    rng = np.random.RandomState(7)
+    expected, seen = [], set()
+    for i in range(30):
+        subset = tuple(sorted(int(f) for f in rng.choice(pool, size=5 - i % 5, replace=False)))
+        if subset not in seen:
+            seen.add(subset)
+            expected.append(subset)
+    assert draw_feature_subsets(pool, 30, 5, np.random.RandomState(7)) == expected
+
+
+def test_relevance_is_the_chi_square_above_chance_and_weights_keep_every_column_possible():
+    rng = np.random.RandomState(0)
+    n = 2000
+    signal = rng.randint(0, 3, n)
+    noise = rng.randint(0, 4, n)
+    constant_class = rng.randint(0, 2, n)
+    positive = rng.rand(n) < np.where(signal == 2, 0.8, 0.2)
+    codes = np.stack([signal, noise, constant_class], axis=1).astype(np.int32)
+    n_bins = np.array([3, 4, 2])
+    records = distinct_records(codes, n_bins, positive.astype(float), (~positive).astype(float))
+    relevance = column_relevance(records, n_bins)
+    assert relevance[0] > 500  # 0.8 against 0.2 positives in one of three bins
+    assert relevance[1] < 5 and relevance[2] < 5  # chance level, minus its degrees of freedom
+    weights = subset_weights(relevance)
+    assert weights.sum() == pytest.approx(1.0)
+    assert weights.min() >= UNIFORM_SHARE / 3 - 1e-12
+    assert weights[0] == weights.max()
+    assert np.allclose(subset_weights(np.zeros(4)), 0.25)  # nothing relevant: even
+
+
+def test_weighted_draws_favour_relevant_columns_and_keep_the_prefix_property():
+    pool = list(range(20))
+    weights = subset_weights(np.array([50.0, 50.0] + [0.0] * 18))
+    drawn = draw_feature_subsets(pool, 200, 3, np.random.RandomState(1), weights=weights)
+    counts = np.bincount([f for s in drawn for f in s], minlength=20)
+    assert counts[:2].min() > 3 * counts[2:].max()
+    assert counts[2:].sum() > 0  # the irrelevant ones still appear
+    short = draw_feature_subsets(pool, 40, 3, np.random.RandomState(1), weights=weights)
+    assert drawn[: len(short)] == short
+    again = draw_feature_subsets(pool, 200, 3, np.random.RandomState(1), weights=weights)
+    assert again == drawn

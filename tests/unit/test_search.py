@@ -264,6 +264,8 @@ def test_max_rules_is_a_prefix_of_the_uncapped_cover():
     [
         {"alpha": [0.5, 0.9], "max_rules": [1, 2, None]},
         {"max_features": [2], "subset_sizes": ["cycle", "fixed"], "max_rules": [2, None]},
+        # the weighted draw reads each inner fold's own records
+        {"max_features": [2], "subset_draw": ["uniform", "relevance"], "max_rules": [2, None]},
         # the filter settings share one cover problem per setting, every alpha reuses it
         {
             "alpha": [0.5, 0.9],

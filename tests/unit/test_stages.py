@@ -142,11 +142,14 @@ def test_choose_writes_one_row_per_pair_tried_and_the_choice(spec, tmp_path):
     np.testing.assert_allclose(rows["mean_f1"], choice.scores["mean_f1"])
 
 
-def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path):
+@pytest.mark.parametrize("draw", ["uniform", "relevance"])
+def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path, draw):
     """Through the tables the store keeps: load, validate, split, choose, discretize, encode,
     learn, union_filter and set_cover equal LibreClassifier.fit on the same training rows, with
-    the spec's defaults ("auto": the same inner cross-validation, the same choice)."""
+    the spec's defaults ("auto": the same inner cross-validation, the same choice); the
+    relevance-weighted draw reads the encoded records."""
     assert (spec.model.max_rules, spec.model.conflict_tolerance) == ("auto", "auto")
+    spec = _with(spec, model=spec.model.model_copy(update={"subset_draw": draw}))
     frame, metadata = stages.load(spec, "sha")
     assert metadata == {"source": spec.data_location(), "source_sha256": "sha"}
     _, checked = stages.validate(frame, stages.validation_rules(spec))
@@ -159,7 +162,7 @@ def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path):
     choice = stages.choice_from_metadata(chosen)
     discretization = discretization_from_metadata(stages.discretize(spec, X, y, choice)[1])
     records = records_from_table(*stages.encode(spec, X, y, discretization))
-    subsets = stages.feature_subsets(spec, discretization)
+    subsets = stages.feature_subsets(spec, discretization, records)
     tolerance = choice.conflict_tolerance
     parts = [
         candidates_from_table(*stages.learn(spec, records, discretization, s, tolerance))
