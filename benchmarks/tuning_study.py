@@ -506,7 +506,9 @@ DESIGN_RULES = {
 def replay_rule(entry, keep, choose) -> dict:
     """Like :func:`replay`, with any choice function of the inner figures."""
     params = [json.loads(p) for p in entry["params"]]
-    idx = np.array([i for i, p in enumerate(params) if keep(p)])
+    idx = np.array([i for i, p in enumerate(params) if keep(p)], dtype=int)
+    if not idx.size:
+        raise SystemExit("No grid point of this run belongs to the rule's sub-grid: run its grid.")
     out = {"f1": [], "rules": [], "params": []}
     for fold in entry["folds"]:
         pick = choose(
@@ -522,39 +524,6 @@ def replay_rule(entry, keep, choose) -> dict:
     return out
 
 
-def design_report(paths, datasets) -> str:
-    """Mean outer F1 / #rules of each choice rule on the given datasets (design half only)."""
-    results = {}
-    for path in paths:
-        results.update(json.loads(Path(path).read_text()))
-    names = [d for d in datasets if d in results]
-    lines = [
-        "| choice rule | " + " | ".join(names) + " | mean F1 | mean #rules |",
-        "|---|" + "---|" * (len(names) + 2),
-    ]
-    for label, (keep, choose) in DESIGN_RULES.items():
-        f1s, ns, cells = [], [], []
-        for d in names:
-            r = replay_rule(results[d], keep, choose)
-            f1, n = float(np.mean(r["f1"])), float(np.mean(r["rules"]))
-            f1s.append(f1)
-            ns.append(n)
-            cells.append(f"{f1:.3f} / {n:.1f}")
-        lines.append(
-            f"| {label} | " + " | ".join(cells) + f" | {np.mean(f1s):.3f} | {np.mean(ns):.1f} |"
-        )
-    return "\n".join(lines)
-
-
-#: The search's choice rule (LibreSearchCV's defaults, first) and three alternatives.
-CHOICE_RULES = {
-    "max(.01, 1 SE) (the search's)": (0.01, 1.0),
-    "1 SE": (0.0, 1.0),
-    "max(.005, 1 SE)": (0.005, 1.0),
-    "best inner F1": 0.0,
-}
-
-
 def _merged(paths) -> dict:
     results = {}
     for path in paths:
@@ -562,23 +531,53 @@ def _merged(paths) -> dict:
     return results
 
 
+def _all(params) -> bool:
+    return True
+
+
+def _table_head(first: str, names) -> list[str]:
+    return [
+        f"| {first} | " + " | ".join(names) + " | mean F1 | mean #rules |",
+        "|---|" + "---|" * (len(names) + 2),
+    ]
+
+
+def _row(label: str, replays) -> str:
+    """A table row: the outer F1 / #rules of one replay per dataset, then their means."""
+    f1s = [float(np.mean(r["f1"])) for r in replays]
+    ns = [float(np.mean(r["rules"])) for r in replays]
+    cells = " | ".join(f"{f:.3f} / {n:.1f}" for f, n in zip(f1s, ns, strict=True))
+    return f"| {label} | {cells} | {np.mean(f1s):.3f} | {np.mean(ns):.1f} |"
+
+
+def design_report(paths, datasets) -> str:
+    """Mean outer F1 / #rules of each choice rule on the given datasets (design half only)."""
+    results = _merged(paths)
+    names = [d for d in datasets if d in results]
+    lines = _table_head("choice rule", names)
+    for label, (keep, choose) in DESIGN_RULES.items():
+        lines.append(_row(label, [replay_rule(results[d], keep, choose) for d in names]))
+    return "\n".join(lines)
+
+
+#: The search's choice rule: LibreSearchCV's defaults (score_tolerance, standard_errors).
+SEARCH_RULE = (0.01, 1.0)
+#: The search's choice rule (first) and three alternatives.
+CHOICE_RULES = {
+    "max(.01, 1 SE) (the search's)": SEARCH_RULE,
+    "1 SE": (0.0, 1.0),
+    "max(.005, 1 SE)": (0.005, 1.0),
+    "best inner F1": 0.0,
+}
+
+
 def choice_report(paths) -> str:
     """Outer F1 / #rules of each of :data:`CHOICE_RULES` on the whole grid of the runs."""
     results = _merged(paths)
-    lines = [
-        "| choice rule | " + " | ".join(results) + " | mean F1 | mean #rules |",
-        "|---|" + "---|" * (len(results) + 2),
-    ]
+    lines = _table_head("choice rule", results)
     for label, tol in CHOICE_RULES.items():
-        f1s, ns, cells = [], [], []
-        for entry in results.values():
-            r = replay_rule(entry, lambda p: True, _tolerance_rule(tol))
-            f1s.append(float(np.mean(r["f1"])))
-            ns.append(float(np.mean(r["rules"])))
-            cells.append(f"{f1s[-1]:.3f} / {ns[-1]:.1f}")
-        lines.append(
-            f"| {label} | " + " | ".join(cells) + f" | {np.mean(f1s):.3f} | {np.mean(ns):.1f} |"
-        )
+        choose = _tolerance_rule(tol)
+        lines.append(_row(label, [replay_rule(e, _all, choose) for e in results.values()]))
     return "\n".join(lines)
 
 
@@ -608,27 +607,25 @@ def wide_report(paths) -> str:
     """The search's choice rule over the grid without its largest ``n_estimators`` (the
     default grid) and with it: outer F1 / #rules per dataset, and how often the widest
     ensemble was picked."""
-    rows = {"without the widest n_estimators": [], "with it": []}
-    names, picked = [], []
-    for name, entry in _merged(paths).items():
-        widest = max(json.loads(p)["n_estimators"] for p in entry["params"])
-        names.append(name)
-        for label, keep in zip(
-            rows, (lambda p, w=widest: p["n_estimators"] < w, lambda p: True), strict=True
-        ):
-            r = replay_rule(entry, keep, _tolerance_rule(CHOICE_RULES[next(iter(CHOICE_RULES))]))
-            rows[label].append((float(np.mean(r["f1"])), float(np.mean(r["rules"]))))
-        picked.append(sum(p["n_estimators"] == widest for p in r["params"]))
-    lines = [
-        "| grid | " + " | ".join(names) + " | mean F1 | mean #rules |",
-        "|---|" + "---|" * (len(names) + 2),
+    results = _merged(paths)
+    # each dataset's own widest ensemble (on the search's grid it grows with the columns)
+    widest = {
+        name: max(json.loads(p)["n_estimators"] for p in entry["params"])
+        for name, entry in results.items()
+    }
+    choose = _tolerance_rule(SEARCH_RULE)
+    without = [
+        replay_rule(entry, lambda p, w=widest[name]: p["n_estimators"] < w, choose)
+        for name, entry in results.items()
     ]
-    for label, cells in rows.items():
-        lines.append(
-            f"| {label} | "
-            + " | ".join(f"{f:.3f} / {n:.1f}" for f, n in cells)
-            + f" | {np.mean([f for f, _ in cells]):.3f} | {np.mean([n for _, n in cells]):.1f} |"
-        )
+    replays = [replay_rule(entry, _all, choose) for entry in results.values()]
+    lines = _table_head("grid", results)
+    lines.append(_row("without the widest n_estimators", without))
+    lines.append(_row("with it", replays))
+    picked = [
+        sum(p["n_estimators"] == widest[name] for p in r["params"])
+        for name, r in zip(results, replays, strict=True)
+    ]
     lines.append("| folds picking the widest | " + " | ".join(map(str, picked)) + " | | |")
     return "\n".join(lines)
 
