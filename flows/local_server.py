@@ -176,7 +176,7 @@ def running(wait: float = 0.0) -> ServerState | None:
 
 
 @contextlib.contextmanager
-def _start_lock(name: str = "server.lock"):
+def start_lock(name: str = "server.lock"):
     """Hold the lock file ``name`` in :func:`libre_home`: one start at a time."""
     home = libre_home()
     home.mkdir(parents=True, exist_ok=True)
@@ -209,7 +209,7 @@ def start(port: int | None = None, timeout: float = START_TIMEOUT_S) -> ServerSt
     RuntimeError
         The server exited or did not answer within ``timeout`` (the message names its log).
     """
-    with _start_lock():  # one start at a time; a second command waits and reuses it
+    with start_lock():  # one start at a time; a second command waits and reuses it
         state = running(wait=timeout)
         if state is not None:
             return state

@@ -334,7 +334,7 @@ def start(timeout: float = START_TIMEOUT_S) -> RunnerState | None:
 
     if local_server.mode() == "embedded":
         return None
-    with local_server._start_lock("warm.lock"):
+    with local_server.start_lock("warm.lock"):
         state = running()
         if state is not None:
             return state
