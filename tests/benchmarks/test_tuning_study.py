@@ -124,3 +124,13 @@ def test_the_wide_report_replays_the_grid_with_and_without_its_largest_ensemble(
     assert rows[3].split("|")[2].strip() == f"{with_it['f1'][0]:.3f} / {with_it['rules'][0]:.1f}"
     picked = int(with_it["params"][0]["n_estimators"] == 20)
     assert rows[4].split("|")[2].strip() == str(picked)
+
+    # each dataset is cut at its own widest ensemble (the search's grid grows with the columns)
+    other = tmp_path / "other.json"
+    study.run(["haberman"], {**grid, "n_estimators": [5, 50]}, other, n_jobs=1, folds=[0])
+    other.write_text(json.dumps({"wider": json.loads(other.read_text())["haberman"]}))
+    rows = study.wide_report([out, other]).splitlines()
+    wider = json.loads(other.read_text())["wider"]
+    cut = study.replay_rule(wider, lambda p: p["n_estimators"] < 50, search_rule)
+    assert rows[2].split("|")[3].strip() == f"{cut['f1'][0]:.3f} / {cut['rules'][0]:.1f}"
+    assert rows[2].split("|")[2].strip() == f"{without['f1'][0]:.3f} / {without['rules'][0]:.1f}"
