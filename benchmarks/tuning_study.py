@@ -227,6 +227,9 @@ def run(
                     "inner_f1": res["mean_test_score"].tolist(),
                     "inner_rules": res["mean_n_rules"].tolist(),
                     "inner_std": res["std_test_score"].tolist(),
+                    "inner_splits": np.round(
+                        [res[f"split{j}_test_score"] for j in range(search.n_splits_)], 5
+                    ).T.tolist(),
                     "f1": [r[0] for r in outer["results"]],
                     "rules": [r[1] for r in outer["results"]],
                     "atoms": [r[2] for r in outer["results"]],
@@ -422,7 +425,7 @@ def _is_untuned(p) -> bool:
 
 
 def _tolerance_rule(tol):
-    def choose(inner_f1, inner_rules, inner_std, n_inner):
+    def choose(inner_f1, inner_rules, inner_std, n_inner, splits=None):
         t = resolve_tolerance(*tol, inner_f1, inner_std, n_inner) if isinstance(tol, tuple) else tol
         return choose_candidate(inner_f1, inner_rules, t)
 
@@ -432,11 +435,29 @@ def _tolerance_rule(tol):
 def _penalty_rule(per_rule):
     """The best inner F1 minus ``per_rule`` per rule (ties: fewer rules, then grid order)."""
 
-    def choose(inner_f1, inner_rules, inner_std, n_inner):
+    def choose(inner_f1, inner_rules, inner_std, n_inner, splits=None):
         value = inner_f1 - per_rule * inner_rules
         best = value.max()
         tied = np.flatnonzero(value >= best - 1e-12)
         return int(tied[np.argmin(inner_rules[tied])])  # first minimum: grid order
+
+    return choose
+
+
+def _paired_rule(floor):
+    """Fewest rules among the points whose mean inner F1 is within max(``floor``, one standard
+    error of the paired fold differences to the best point) of the best (ties: the best mean,
+    then grid order). Needs the per-split inner scores (``inner_splits``, runs since round 8)."""
+
+    def choose(inner_f1, inner_rules, inner_std, n_inner, splits=None):
+        if splits is None:
+            raise SystemExit("This run has no per-split inner scores: run it again.")
+        best = int(np.argmax(inner_f1))
+        differences = splits[best][None, :] - splits
+        tolerance = np.maximum(floor, differences.std(axis=1) / np.sqrt(splits.shape[1]))
+        eligible = np.flatnonzero(np.round(inner_f1, 9) >= np.round(inner_f1[best] - tolerance, 9))
+        order = np.lexsort((eligible, -inner_f1[eligible], inner_rules[eligible]))
+        return int(eligible[order[0]])
 
     return choose
 
@@ -516,6 +537,7 @@ def replay_rule(entry, keep, choose) -> dict:
             np.asarray(fold["inner_rules"])[idx],
             np.asarray(fold["inner_std"])[idx],
             entry.get("inner_folds", 5),
+            np.asarray(fold["inner_splits"])[idx] if "inner_splits" in fold else None,
         )
         best = int(idx[pick])
         out["f1"].append(fold["f1"][best])
@@ -577,6 +599,24 @@ def choice_report(paths) -> str:
     lines = _table_head("choice rule", results)
     for label, tol in CHOICE_RULES.items():
         choose = _tolerance_rule(tol)
+        lines.append(_row(label, [replay_rule(e, _all, choose) for e in results.values()]))
+    return "\n".join(lines)
+
+
+PAIRED_RULES = {
+    "max(.01, 1 SE) (the search's)": _tolerance_rule((0.01, 1.0)),
+    "1 SE": _tolerance_rule((0.0, 1.0)),
+    "max(.01, 1 paired SE)": _paired_rule(0.01),
+    "1 paired SE": _paired_rule(0.0),
+    "best inner F1": _tolerance_rule(0.0),
+}
+
+
+def paired_report(paths) -> str:
+    """Outer F1 / #rules of each of :data:`PAIRED_RULES` (round 8) on the whole grid."""
+    results = _merged(paths)
+    lines = _table_head("choice rule", results)
+    for label, choose in PAIRED_RULES.items():
         lines.append(_row(label, [replay_rule(e, _all, choose) for e in results.values()]))
     return "\n".join(lines)
 
@@ -651,6 +691,8 @@ def main(argv=None) -> None:
     d.add_argument("results", type=Path, nargs="+")
     c = sub.add_parser("choice", help="the search's choice rule and alternatives, whole grid")
     c.add_argument("results", type=Path, nargs="+")
+    q = sub.add_parser("paired", help="the choice rules of round 8 (paired standard errors)")
+    q.add_argument("results", type=Path, nargs="+")
     b = sub.add_parser("bounds", help="the best single grid point (an upper bound)")
     b.add_argument("results", type=Path, nargs="+")
     w = sub.add_parser("wide", help="the grid with and without its widest n_estimators")
@@ -672,6 +714,8 @@ def main(argv=None) -> None:
         merge(args.parts, args.out)
     elif args.cmd == "choice":
         print(choice_report(args.results))
+    elif args.cmd == "paired":
+        print(paired_report(args.results))
     elif args.cmd == "bounds":
         print(bounds_report(args.results))
     elif args.cmd == "wide":

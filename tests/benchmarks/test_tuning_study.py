@@ -134,3 +134,41 @@ def test_the_wide_report_replays_the_grid_with_and_without_its_largest_ensemble(
     cut = study.replay_rule(wider, lambda p: p["n_estimators"] < 50, search_rule)
     assert rows[2].split("|")[3].strip() == f"{cut['f1'][0]:.3f} / {cut['rules'][0]:.1f}"
     assert rows[2].split("|")[2].strip() == f"{without['f1'][0]:.3f} / {without['rules'][0]:.1f}"
+
+
+def test_the_run_keeps_every_inner_split_score(study, results):
+    fold = json.loads(results.read_text())["haberman"]["folds"][0]
+    splits = np.asarray(fold["inner_splits"])
+    assert splits.shape == (len(fold["inner_f1"]), 5)
+    assert np.allclose(splits.mean(axis=1), fold["inner_f1"], atol=1e-5)
+    assert np.allclose(splits.std(axis=1), fold["inner_std"], atol=1e-5)
+
+
+def test_the_paired_rule_weighs_differences_fold_by_fold(study):
+    # point 0 is best; point 1 (one rule) trails it by 0.02 in every fold: its scores spread as
+    # much as the best's, so one unpaired standard error keeps it, but the paired differences
+    # are constant and the paired rule refuses it; point 2 trails by 0.02 on average but
+    # unevenly, so one paired standard error (0.023) keeps it.
+    splits = np.array(
+        [
+            [0.90, 0.80, 0.95, 0.85, 0.75],
+            [0.88, 0.78, 0.93, 0.83, 0.73],
+            [0.95, 0.70, 0.95, 0.85, 0.70],
+        ]
+    )
+    f1, std, rules = splits.mean(axis=1), splits.std(axis=1), np.array([3.0, 1.0, 2.0])
+    unpaired = study._tolerance_rule((0.0, 1.0))
+    assert unpaired(f1, rules, std, 5, splits) == 1
+    assert study._paired_rule(0.0)(f1, rules, std, 5, splits) == 2
+    assert study._paired_rule(0.03)(f1, rules, std, 5, splits) == 1  # the floor still applies
+    with pytest.raises(SystemExit, match="per-split"):
+        study._paired_rule(0.0)(f1, rules, std, 5, None)
+
+
+def test_the_paired_report_replays_every_rule(study, results):
+    entry = json.loads(results.read_text())["haberman"]
+    table = study.paired_report([results]).splitlines()
+    assert len(table) == 2 + len(study.PAIRED_RULES)
+    for row, choose in zip(table[2:], study.PAIRED_RULES.values(), strict=True):
+        r = study.replay_rule(entry, lambda p: True, choose)
+        assert row.split("|")[2].strip() == f"{r['f1'][0]:.3f} / {r['rules'][0]:.1f}"
