@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
-from libre_lib import LibreClassifier, LibreWarning
+from libre_lib import LibreClassifier, LibreWarning, estimator
 from libre_lib.datasets import load_dataset
 
 PAPER_SIX = ["liver", "pima", "transfusion", "haberman", "australian", "tictactoe"]
@@ -63,7 +63,17 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=PAPER_SIX)
     parser.add_argument("--set", action="append", default=[], metavar="PARAM=VALUE")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--auto-choice",
+        nargs=2,
+        type=float,
+        metavar=("TOLERANCE", "SE"),
+        help="the 'auto' parameters' choice rule: max(TOLERANCE, SE standard errors) "
+        f"(default {estimator.AUTO_CHOICE[0]:g} and {estimator.AUTO_CHOICE[1]:g})",
+    )
     args = parser.parse_args()
+    if args.auto_choice:
+        estimator.AUTO_CHOICE = tuple(args.auto_choice)
     params = {}
     for item in args.set:
         key, value = item.split("=", 1)
@@ -71,7 +81,7 @@ def main() -> None:
             params[key] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
             params[key] = value
-    print(f"params: {params or 'defaults'}")
+    print(f"params: {params or 'defaults'}; auto choice: {estimator.AUTO_CHOICE}")
     print(
         f"{'dataset':<16}{'F1':>12}{'#rules':>8}{'atoms':>7}{'fit s':>8}"
         f"{'accuracy':>10}{'majority':>10}{'folds below':>13}"

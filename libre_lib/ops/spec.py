@@ -221,7 +221,7 @@ class TuningSpec(_Strict):
     grid: Any = "default"  # "default", "paper", a dict of lists or a list of them
     folds: int = Field(default=5, ge=2, le=20)
     scoring: Literal["f1", "accuracy", "balanced_accuracy", "precision", "recall", "roc_auc"] = "f1"
-    score_tolerance: float = Field(default=0.01, ge=0, le=1)
+    score_tolerance: float = Field(default=0.0, ge=0, le=1)
     standard_errors: float = Field(default=1.0, ge=0, le=10)
     max_rules: int | None = Field(default=None, ge=1, le=10_000)
     max_rows: int | None = Field(default=20_000, ge=100)
