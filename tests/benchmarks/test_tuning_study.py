@@ -95,7 +95,8 @@ def test_bounds_are_above_every_choice_rule(study, results):
             assert round(r["f1"][0], 3) <= capped
     table = study.choice_report([results]).splitlines()
     assert len(table) == 2 + len(study.CHOICE_RULES)
-    assert table[2].startswith("| max(.01, 1 SE) (the search's) |")
+    assert table[2].startswith("| 1 SE (the search's) |")
+    assert study.SEARCH_RULE == (0.0, 1.0)  # LibreSearchCV's defaults
 
 
 def test_padding_adds_columns_without_signal(study):
