@@ -635,9 +635,11 @@ def markdown(results, datasets, methods, meta) -> str:
             else f"the quick grid `{meta['grid']}` × the early stop max_rules ∈ "
             f"{_values(EARLY_STOP)}"
         )
-        + "; choice: the fewest mean rules among the points within max(0.01, one standard "
-        "error of the best point's mean) of the best mean inner F1 (score_tolerance=0.01, "
-        "standard_errors=1); other parameters at their defaults; raw data, NaN left in place.",
+        + "; choice: the fewest mean rules among the points within max(score_tolerance, "
+        "standard_errors × the standard error of the best point's mean) of the best mean inner "
+        f"F1 (score_tolerance={LibreSearchCV().score_tolerance:g}, "
+        f"standard_errors={LibreSearchCV().standard_errors:g}); other parameters at their "
+        "defaults; raw data, NaN left in place.",
         "* **LIBRE 3** – `LibreSearchCV(max_rules=3)`: the same grid with the cap fixed at 3 "
         "and the same choice rule. Both come from one inner CV (identical scores to two "
         "separate searches; the learners and set covers are shared), so their fit times both "
