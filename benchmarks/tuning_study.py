@@ -457,8 +457,8 @@ def _paired_rule(floor):
         differences = splits[best][None, :] - splits
         tolerance = np.maximum(floor, differences.std(axis=1) / np.sqrt(splits.shape[1]))
         eligible = np.flatnonzero(np.round(inner_f1, 9) >= np.round(inner_f1[best] - tolerance, 9))
-        order = np.lexsort((eligible, -inner_f1[eligible], inner_rules[eligible]))
-        return int(eligible[order[0]])
+        # among them, the search's order: fewest rules, then best mean, then grid order
+        return int(eligible[choose_candidate(inner_f1[eligible], inner_rules[eligible], np.inf)])
 
     return choose
 
@@ -596,14 +596,19 @@ CHOICE_RULES = {
 }
 
 
-def choice_report(paths) -> str:
-    """Outer F1 / #rules of each of :data:`CHOICE_RULES` on the whole grid of the runs."""
+def _rules_report(paths, rules) -> str:
+    """Outer F1 / #rules of each choice function of ``rules`` (label -> function) on the whole
+    grid of the runs."""
     results = _merged(paths)
     lines = _table_head("choice rule", results)
-    for label, tol in CHOICE_RULES.items():
-        choose = _tolerance_rule(tol)
+    for label, choose in rules.items():
         lines.append(_row(label, [replay_rule(e, _all, choose) for e in results.values()]))
     return "\n".join(lines)
+
+
+def choice_report(paths) -> str:
+    """Outer F1 / #rules of each of :data:`CHOICE_RULES` on the whole grid of the runs."""
+    return _rules_report(paths, {k: _tolerance_rule(t) for k, t in CHOICE_RULES.items()})
 
 
 PAIRED_RULES = {
@@ -617,11 +622,7 @@ PAIRED_RULES = {
 
 def paired_report(paths) -> str:
     """Outer F1 / #rules of each of :data:`PAIRED_RULES` (round 8) on the whole grid."""
-    results = _merged(paths)
-    lines = _table_head("choice rule", results)
-    for label, choose in PAIRED_RULES.items():
-        lines.append(_row(label, [replay_rule(e, _all, choose) for e in results.values()]))
-    return "\n".join(lines)
+    return _rules_report(paths, PAIRED_RULES)
 
 
 def bounds_report(paths, caps=(1.6, 3, 8, 21)) -> str:
