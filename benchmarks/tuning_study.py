@@ -21,10 +21,10 @@ subset_sizes), ``tolerance`` (the H1 half of ``sizes`` x conflict_tolerance; wit
 the default's superset), ``wide`` (+ max_intervals, min_local_support, top_k)
 and ``large`` (finding 3 on adult and bank), ``intervals`` (the default's H1 half x the
 discretization cap), ``support`` (adult: cap, support filter and top-K with the
-tolerance), ``default`` (the default grid, both halves), ``default-large`` (the default grid
-on large data), ``default-wide`` (the default grid with ``n_estimators`` 200 too, for data
-padded to 60 columns with ``run --pad 60``: :func:`padded`). Results and their reading:
-docs/benchmarks.md.
+tolerance), ``default`` (the default grid, both halves, with the early stops it had until
+round nine, :data:`STUDY_STOPS`), ``default-large`` (the same on large data),
+``default-wide`` (the default grid with ``n_estimators`` 200 too, for data padded to 60
+columns with ``run --pad 60``: :func:`padded`). Results and their reading: docs/benchmarks.md.
 
     python benchmarks/tuning_study.py choice FILE...    # the search's choice rule and three others
     python benchmarks/tuning_study.py paired FILE...    # round 8: paired-difference rules
@@ -32,6 +32,7 @@ docs/benchmarks.md.
                                                         # test folds: an upper bound, not a result)
     python benchmarks/tuning_study.py wide FILE...      # the grid with / without its largest
                                                         # n_estimators
+    python benchmarks/tuning_study.py stops FILE...     # round 9: the early stops up to 13
 """
 
 from __future__ import annotations
@@ -76,6 +77,20 @@ PAPER = {  # the paper's LIBRE F1 and #rules
     "tictactoe": (1.00, 9.0),
     "transfusion": (0.49, 1.2),
 }
+#: The early stops of the default grid until the ninth study round (it now ends at 13,
+#: :data:`EARLY_STOP`): the study grids keep them, so that earlier rounds replay and round nine
+#: compares both.
+STUDY_STOPS = [1, 2, 3, 5, 8, 13, 21, None]
+
+
+def _study_stops(parts) -> list[dict]:
+    """Grid parts with the early stops of :data:`STUDY_STOPS`."""
+    return [{**part, "max_rules": STUDY_STOPS} for part in parts]
+
+
+_DEFAULT = _study_stops(DEFAULT_GRID)
+_LARGE = _study_stops(LARGE_DATA_GRID)
+
 GRIDS = {
     # the paper's grid x the early stop 1..10 (None = no early stop)
     "early": {**PAPER_GRID, "max_rules": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, None]},
@@ -121,22 +136,22 @@ GRIDS = {
         "conflict_tolerance": [0.0, 0.5],
         "max_intervals": [3, None],
     },
-    # the default grid itself (both halves), to replay sub-grids of it
-    "default": [dict(part) for part in DEFAULT_GRID],
+    # the default grid itself (both halves, early stops up to round nine), to replay sub-grids
+    "default": _DEFAULT,
     # ... and the default grid on large data (from 1,000 positives: magic, adult, bank, spambase)
-    "default-large": [dict(part) for part in LARGE_DATA_GRID],
+    "default-large": _LARGE,
     # the default grid with a fourth n_estimators value: the wide-data study (60 columns)
-    "default-wide": [{**part, "n_estimators": [5, 20, 50, 200]} for part in DEFAULT_GRID],
+    "default-wide": [{**part, "n_estimators": [5, 20, 50, 200]} for part in _DEFAULT],
     # ... with a looser conflict tolerance (1: a grown rule may cover as many negatives as
     # positives) tried too
-    "broad": [{**DEFAULT_GRID[0], "conflict_tolerance": [0.0, 0.5, 1.0]}, dict(DEFAULT_GRID[1])],
+    "broad": [{**_DEFAULT[0], "conflict_tolerance": [0.0, 0.5, 1.0]}, dict(_DEFAULT[1])],
     # the design study (benchmarks/protocol.py): the default grid, its H1 half also on capped
     # bins (so that LibreClassifier()'s own defaults are a point of it)
-    "design": [{**DEFAULT_GRID[0], "max_intervals": [3, None]}, dict(DEFAULT_GRID[1])],
+    "design": [{**_DEFAULT[0], "max_intervals": [3, None]}, dict(_DEFAULT[1])],
     # ... with the selection filters of the large-data grid
     "design-large": [
-        {**DEFAULT_GRID[0], "max_intervals": [3, None], **SELECTION_FILTERS},
-        dict(DEFAULT_GRID[1]),
+        {**_DEFAULT[0], "max_intervals": [3, None], **SELECTION_FILTERS},
+        dict(_DEFAULT[1]),
     ],
     # adult (finding 1): the cap, the support filter and top-K with the tolerance
     "support": {
@@ -291,7 +306,7 @@ DEFAULTS = {
 }
 STOP6 = [1, 2, 3, 5, 8, None]
 STOP11 = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, None]
-FIB = EARLY_STOP  # the default's early stops, 1, 2, 3, 5, 8, 13, 21, None
+FIB = STUDY_STOPS  # the default's early stops until round nine, 1, 2, 3, 5, 8, 13, 21, None
 FILTERS = SELECTION_FILTERS
 # the previous default grid's axes (for the 'default' study: H1 uncapped, H2 capped)
 PREVIOUS = {
@@ -405,7 +420,8 @@ def report(path: Path, rules=None) -> str:
 
 
 def _is_default_grid(p) -> bool:
-    """The point is in the default grid: H1 on uncapped bins, H2 on capped ones."""
+    """The point is in the default grid of the first round: H1 on uncapped bins, H2 on capped
+    ones (any early stop)."""
     return p["heuristic"] == "H2" or p.get("max_intervals", 3) is None
 
 
@@ -476,37 +492,37 @@ def _untuned_but(**axes):
 DESIGN_RULES = {
     "previous default (max_rules=None, tolerance 0)": (_is_untuned, _tolerance_rule(0.0)),
     "untuned, max_rules by inner CV, max(.01, 1 SE)": (
-        _untuned_but(max_rules=EARLY_STOP),
+        _untuned_but(max_rules=STUDY_STOPS),
         _tolerance_rule((0.01, 1.0)),
     ),
     "untuned, max_rules by inner CV, best": (
-        _untuned_but(max_rules=EARLY_STOP),
+        _untuned_but(max_rules=STUDY_STOPS),
         _tolerance_rule(0.0),
     ),
     "untuned + H2, max_rules by inner CV, max(.01, 1 SE)": (
-        _untuned_but(max_rules=EARLY_STOP, heuristic=["H1", "H2"]),
+        _untuned_but(max_rules=STUDY_STOPS, heuristic=["H1", "H2"]),
         _tolerance_rule((0.01, 1.0)),
     ),
     "untuned + alpha, max_rules by inner CV, max(.01, 1 SE)": (
-        _untuned_but(max_rules=EARLY_STOP, alpha=[0.5, 0.7, 0.9]),
+        _untuned_but(max_rules=STUDY_STOPS, alpha=[0.5, 0.7, 0.9]),
         _tolerance_rule((0.01, 1.0)),
     ),
     "untuned + tol, max_rules by inner CV, max(.01, 1 SE) (chosen: max_rules='auto', "
     "conflict_tolerance='auto')": (
-        _untuned_but(max_rules=EARLY_STOP, conflict_tolerance=[0.0, 0.5]),
+        _untuned_but(max_rules=STUDY_STOPS, conflict_tolerance=[0.0, 0.5]),
         _tolerance_rule((0.01, 1.0)),
     ),
     "untuned + tol, max_rules by inner CV, tol .005": (
-        _untuned_but(max_rules=EARLY_STOP, conflict_tolerance=[0.0, 0.5]),
+        _untuned_but(max_rules=STUDY_STOPS, conflict_tolerance=[0.0, 0.5]),
         _tolerance_rule(0.005),
     ),
     "untuned + tol, max_rules by inner CV, best": (
-        _untuned_but(max_rules=EARLY_STOP, conflict_tolerance=[0.0, 0.5]),
+        _untuned_but(max_rules=STUDY_STOPS, conflict_tolerance=[0.0, 0.5]),
         _tolerance_rule(0.0),
     ),
     "untuned + tol + sizes, max_rules by inner CV, max(.01, 1 SE)": (
         _untuned_but(
-            max_rules=EARLY_STOP, conflict_tolerance=[0.0, 0.5], subset_sizes=["cycle", "fixed"]
+            max_rules=STUDY_STOPS, conflict_tolerance=[0.0, 0.5], subset_sizes=["cycle", "fixed"]
         ),
         _tolerance_rule((0.01, 1.0)),
     ),
@@ -674,6 +690,29 @@ def wide_report(paths) -> str:
     return "\n".join(lines)
 
 
+def stops_report(paths) -> str:
+    """Round nine: the search's choice rule over the grid of the runs (early stops up to
+    :data:`STUDY_STOPS`) and over its points with the default's early stops (:data:`EARLY_STOP`,
+    up to 13), and how often the former picks a stop the default grid no longer has."""
+    results = _merged(paths)
+    choose = _tolerance_rule(SEARCH_RULE)
+    replays = [replay_rule(entry, _all, choose) for entry in results.values()]
+    capped = [
+        replay_rule(entry, lambda p: p.get("max_rules") in EARLY_STOP, choose)
+        for entry in results.values()
+    ]
+    lines = _table_head("early stops", results)
+    lines.append(_row(f"{_values(STUDY_STOPS)} (until round 9)", replays))
+    lines.append(_row(f"{_values(EARLY_STOP)} (the default grid's)", capped))
+    dropped = [sum(p.get("max_rules") not in EARLY_STOP for p in r["params"]) for r in replays]
+    lines.append("| folds picking 21 or None | " + " | ".join(map(str, dropped)) + " | | |")
+    return "\n".join(lines)
+
+
+def _values(stops) -> str:
+    return "{" + ", ".join("None" if s is None else str(s) for s in stops) + "}"
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -701,6 +740,8 @@ def main(argv=None) -> None:
     b.add_argument("results", type=Path, nargs="+")
     w = sub.add_parser("wide", help="the grid with and without its widest n_estimators")
     w.add_argument("results", type=Path, nargs="+")
+    s = sub.add_parser("stops", help="round 9: the early stops up to 13 or up to 21 and None")
+    s.add_argument("results", type=Path, nargs="+")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.cmd == "run":
@@ -724,6 +765,8 @@ def main(argv=None) -> None:
         print(bounds_report(args.results))
     elif args.cmd == "wide":
         print(wide_report(args.results))
+    elif args.cmd == "stops":
+        print(stops_report(args.results))
     elif args.cmd == "design":
         from protocol import DESIGN
 

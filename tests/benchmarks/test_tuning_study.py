@@ -173,3 +173,23 @@ def test_the_paired_report_replays_every_rule(study, results):
     for row, choose in zip(table[2:], study.PAIRED_RULES.values(), strict=True):
         r = study.replay_rule(entry, lambda p: True, choose)
         assert row.split("|")[2].strip() == f"{r['f1'][0]:.3f} / {r['rules'][0]:.1f}"
+
+
+def test_the_stops_report_compares_the_early_stops_up_to_13_with_those_up_to_none(study, tmp_path):
+    # inner figures: 21 and None beat the short stop by far more than a standard error, so
+    # the rule keeps 21 on the whole grid and 5 once the grid ends at 13
+    params = [json.dumps({"alpha": 0.5, "max_rules": k}) for k in (5, 21, None)]
+    fold = {
+        "inner_f1": [0.60, 0.80, 0.79],
+        "inner_std": [0.01, 0.01, 0.01],
+        "inner_rules": [5.0, 18.0, 30.0],
+        "f1": [0.55, 0.75, 0.74],
+        "rules": [5, 19, 31],
+    }
+    out = tmp_path / "stops.json"
+    out.write_text(json.dumps({"toy": {"params": params, "folds": [fold], "inner_folds": 5}}))
+    rows = study.stops_report([out]).splitlines()
+    assert rows[2].split("|")[2].strip() == "0.750 / 19.0"
+    assert rows[3].split("|")[2].strip() == "0.550 / 5.0"
+    assert rows[4].split("|")[2].strip() == "1"
+    assert "{1, 2, 3, 5, 8, 13}" in rows[3] and "None}" in rows[2]

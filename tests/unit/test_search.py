@@ -17,6 +17,7 @@ from libre_lib.datasets import load_dataset
 from libre_lib.estimator import AUTO_FALLBACK
 from libre_lib.search import (
     DEFAULT_GRID,
+    EARLY_STOP,
     LARGE_DATA_GRID,
     LARGE_DATA_POSITIVES,
     PAPER_GRID,
@@ -351,11 +352,12 @@ def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberma
     assert (h1["heuristic"], h2["heuristic"]) == (["H1"], ["H2"])
     assert 0.0 in h1["conflict_tolerance"]  # the paper's learner stays in the grid
     for part in DEFAULT_GRID:
-        assert None in part["max_rules"]
+        # a handful of rules at most (round nine): the early stops end at 13, no uncapped cover
+        assert part["max_rules"] == EARLY_STOP == [1, 2, 3, 5, 8, 13]
         assert part["subset_sizes"] == ["cycle", "fixed"]
     n_stops = len(h1["max_rules"])
     n_tol = len(h1["conflict_tolerance"])
-    assert len(ParameterGrid(DEFAULT_GRID)) == 27 * 2 * n_stops * (n_tol + 1) == 1296
+    assert len(ParameterGrid(DEFAULT_GRID)) == 27 * 2 * n_stops * (n_tol + 1) == 972
     # large data: the H1 half also tries the selection filter, the estimator's own first
     large_h1, large_h2 = LARGE_DATA_GRID
     assert large_h1 == {**h1, **SELECTION_FILTERS} and large_h2 == h2
