@@ -521,7 +521,11 @@ def _collect(procs: list[subprocess.Popen]) -> list[dict]:
     for proc in procs:
         out, err = proc.communicate(timeout=600)
         if proc.returncode:
-            raise SystemExit(f"a worker failed:\n{err[-3000:]}")
+            printed = "after" if out.strip() else "before"
+            raise SystemExit(
+                f"a worker failed (exit code {proc.returncode}, {printed} printing its result):"
+                f"\n{err[-3000:]}"
+            )
         results.append(json.loads(out.strip().splitlines()[-1]))
     return results
 
@@ -640,8 +644,13 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["_worker"]:
         kind, *rest = argv[1:]
         numbers = [int(a) if a.isdigit() else a for a in rest]
-        print(json.dumps(WORKERS[kind](*numbers)))
-        return 0
+        print(json.dumps(WORKERS[kind](*numbers)), flush=True)
+        # The work is done and reported: leave without the interpreter's teardown. With eight
+        # workers on two cores, one in dozens of runs aborted with "terminate called without
+        # an active exception" (a native thread destroyed while still running, which pyarrow's
+        # Parquet threads can do at interpreter exit: apache/arrow#34314).
+        sys.stderr.flush()
+        os._exit(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("campaign", choices=[*CAMPAIGNS, "all"])
     parser.add_argument("--quick", action="store_true", help="a small, fast version")
