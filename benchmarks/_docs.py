@@ -1,4 +1,5 @@
-"""Writing a benchmark's own marked section of docs/benchmarks.md (others write other sections)."""
+"""Writing docs/benchmarks.md: a benchmark's own marked section (others write other sections),
+and grid axes as the doc writes them."""
 
 from __future__ import annotations
 
@@ -20,3 +21,8 @@ def replace_marked_section(path: Path, start: str, end: str, section: str) -> No
         text = text.rstrip("\n") + "\n\n" + block
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text)
+
+
+def axis_values(values) -> str:
+    """A grid axis as the doc writes it: {1, 2, None}."""
+    return "{" + ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values) + "}"

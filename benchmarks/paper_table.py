@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _docs import axis_values
 from _machine import cpu_model, ram_gib
 from protocol import CONFIRMATION, DESIGN, half_of
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
@@ -310,11 +311,6 @@ def run_method(method, X_train, y_train, X_test, info, cfg: Config) -> dict:
             ]
         n_rules, mean_atoms = count(atoms)
         return _result(pred, n_rules, mean_atoms, fit_s, params)
-
-
-def _values(values) -> str:
-    """A grid axis as the doc writes it: {1, 2, None}."""
-    return "{" + ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values) + "}"
 
 
 def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
@@ -624,16 +620,16 @@ def markdown(results, datasets, methods, meta) -> str:
             f"its default grid: {len(ParameterGrid(DEFAULT_GRID))} points, the paper's grid "
             "(n_estimators ∈ {5, 20, 50}, up to 5 features per learner, H1/H2, alpha ∈ {.5, "
             ".7, .9}, chi2_threshold ∈ {6, 4.6, 4}) × the early stop max_rules ∈ "
-            f"{_values(EARLY_STOP)} × subset_sizes ∈ {{cycle, fixed}}, and for H1 × "
-            f"conflict_tolerance ∈ {_values(CONFLICT_TOLERANCES)} on uncapped ChiMerge bins "
+            f"{axis_values(EARLY_STOP)} × subset_sizes ∈ {{cycle, fixed}}, and for H1 × "
+            f"conflict_tolerance ∈ {axis_values(CONFLICT_TOLERANCES)} on uncapped ChiMerge bins "
             "(max_intervals=None; H2 keeps the cap of 3); on training folds with at least "
             f"{LARGE_DATA_POSITIVES:,} positives (adult, bank) "
             f"{len(ParameterGrid(LARGE_DATA_GRID))} points: the H1 half also × "
-            f"min_local_support ∈ {_values(SELECTION_FILTERS['min_local_support'])} × top_k ∈ "
-            f"{_values(SELECTION_FILTERS['top_k'])}"
+            f"min_local_support ∈ {axis_values(SELECTION_FILTERS['min_local_support'])} × top_k ∈ "
+            f"{axis_values(SELECTION_FILTERS['top_k'])}"
             if meta["grid"] is None
             else f"the quick grid `{meta['grid']}` × the early stop max_rules ∈ "
-            f"{_values(EARLY_STOP)}"
+            f"{axis_values(EARLY_STOP)}"
         )
         + "; choice: the fewest mean rules among the points within max(score_tolerance, "
         "standard_errors × the standard error of the best point's mean) of the best mean inner "

@@ -46,6 +46,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _docs import axis_values
 from sklearn.model_selection import ParameterGrid, RepeatedStratifiedKFold, StratifiedKFold
 
 from libre_lib import LibreClassifier, LibreSearchCV
@@ -702,15 +703,11 @@ def stops_report(paths) -> str:
         for entry in results.values()
     ]
     lines = _table_head("early stops", results)
-    lines.append(_row(f"{_values(STUDY_STOPS)} (until round 9)", replays))
-    lines.append(_row(f"{_values(EARLY_STOP)} (the default grid's)", capped))
+    lines.append(_row(f"{axis_values(STUDY_STOPS)} (until round 9)", replays))
+    lines.append(_row(f"{axis_values(EARLY_STOP)} (the default grid's)", capped))
     dropped = [sum(p.get("max_rules") not in EARLY_STOP for p in r["params"]) for r in replays]
     lines.append("| folds picking 21 or None | " + " | ".join(map(str, dropped)) + " | | |")
     return "\n".join(lines)
-
-
-def _values(stops) -> str:
-    return "{" + ", ".join("None" if s is None else str(s) for s in stops) + "}"
 
 
 def main(argv=None) -> None:
