@@ -71,9 +71,19 @@ def main() -> None:
         help="the 'auto' parameters' choice rule: max(TOLERANCE, SE standard errors) "
         f"(default {estimator.AUTO_CHOICE[0]:g} and {estimator.AUTO_CHOICE[1]:g})",
     )
+    parser.add_argument(
+        "--auto-stops",
+        nargs="+",
+        type=int,
+        metavar="K",
+        help="the early stops 'max_rules=\"auto\"' chooses from "
+        f"(default {' '.join(map(str, estimator.AUTO_STOPS))})",
+    )
     args = parser.parse_args()
     if args.auto_choice:
         estimator.AUTO_CHOICE = tuple(args.auto_choice)
+    if args.auto_stops:
+        estimator.AUTO_STOPS = tuple(args.auto_stops)
     params = {}
     for item in args.set:
         key, value = item.split("=", 1)
@@ -81,7 +91,10 @@ def main() -> None:
             params[key] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
             params[key] = value
-    print(f"params: {params or 'defaults'}; auto choice: {estimator.AUTO_CHOICE}")
+    print(
+        f"params: {params or 'defaults'}; auto choice: {estimator.AUTO_CHOICE}; "
+        f"auto stops: {estimator.AUTO_STOPS}"
+    )
     print(
         f"{'dataset':<16}{'F1':>12}{'#rules':>8}{'atoms':>7}{'fit s':>8}"
         f"{'accuracy':>10}{'majority':>10}{'folds below':>13}"

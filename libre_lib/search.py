@@ -81,6 +81,7 @@ from .ensemble import learn_subset, union_candidates
 from .errors import LibreWarning, ParameterError
 from .estimator import (
     AUTO_FALLBACK,
+    AUTO_STOPS,
     LibreClassifier,
     _gain,
     _seed,
@@ -108,11 +109,12 @@ PAPER_GRID = {
 }
 
 #: Early stops of the weighted set cover tried by default ("use only the first k rules" of the
-#: cover). Free to tune: every cap is a prefix of the uncapped cover. They end at 13 rules
-#: since the ninth study round (docs/benchmarks.md): 21 and None (no early stop) were never
-#: chosen on the design half, and a default rule set stays a handful of rules; pass a grid
-#: with ``max_rules=[None]`` for the paper's selection.
-EARLY_STOP = [1, 2, 3, 5, 8, 13]
+#: cover): those ``LibreClassifier(max_rules="auto")`` chooses from. Free to tune: every cap
+#: is a prefix of the uncapped cover. They end at 13 rules since the ninth study round
+#: (docs/benchmarks.md): 21 and None (no early stop) were never chosen on the design half,
+#: and a default rule set stays a handful of rules; pass a grid with ``max_rules=[None]`` for
+#: the paper's selection.
+EARLY_STOP = list(AUTO_STOPS)
 
 #: Conflict tolerances tried by default with H1 (0: the paper's learner).
 CONFLICT_TOLERANCES = [0.0, 0.5]
