@@ -175,9 +175,13 @@ def learn_subset(
     """Boundary points of one weak learner on ``subset``, mapped to the full layout, with their
     training coverage (computed on the learner's distinct records: features outside the subset
     are unconstrained, so coverage is the same as in the full space). ``conflict_tolerance``:
-    see :func:`libre_lib.weak_learner.find_boundary` (0 = the paper's conflict test)."""
+    see :func:`libre_lib.weak_learner.find_boundary` (0 = the paper's conflict test); a
+    subset whose grid is too large for the tolerant kernel (:func:`tolerance_fits`) learns
+    with the paper's test."""
     subset = list(subset)
     sub_bins = n_bins[subset]
+    if conflict_tolerance > 0 and not tolerance_fits(n_bins, subset):
+        conflict_tolerance = 0.0
     projected = distinct_records(
         records.codes[:, subset], sub_bins, records.positive_weight, records.negative_weight
     )
@@ -211,6 +215,14 @@ def learn_subset(
         points.shape[0],
     )
     return Candidates(full, pos, neg)
+
+
+def tolerance_fits(n_bins: np.ndarray, subset: Sequence[int]) -> bool:
+    """Whether the tolerant conflict test can run on ``subset``: its grid (the product of its
+    features' bin counts) must fit the cell kernel's int64 key, about 4.6e18 cells; dozens
+    of features with uncapped bins do not."""
+    sub_bins = np.asarray(n_bins, dtype=np.int64)[list(subset)]
+    return cell_layout(np.concatenate(([0], np.cumsum(sub_bins)))) is not None
 
 
 def union_candidates(parts: Sequence[Candidates], n_bits: int) -> Candidates:

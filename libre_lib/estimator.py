@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from ._version import __version__
 from .discretization import Discretization, fit_discretization
 from .encoding import DistinctRecords, distinct_records
-from .ensemble import Candidates, draw_feature_subsets, fit_ensemble
+from .ensemble import Candidates, draw_feature_subsets, fit_ensemble, tolerance_fits
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
 from .inputs import (
     Target,
@@ -298,6 +298,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             )
             subsets = self.draw_subsets(discretization)
             n_bins = discretization.n_bins
+            _warn_untolerant(self.conflict_tolerance_, n_bins, subsets)
             candidates = fit_ensemble(
                 records,
                 n_bins,
@@ -948,6 +949,24 @@ def _seed(random_state) -> int:
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         return int(random_state)
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _warn_untolerant(conflict_tolerance: float, n_bins: np.ndarray, subsets) -> None:
+    """Warn when learners fall back to the paper's conflict test: their feature subsets' grids
+    are too large for the tolerant kernel (:func:`~libre_lib.ensemble.tolerance_fits`)."""
+    if conflict_tolerance <= 0:
+        return
+    too_large = [s for s in subsets if not tolerance_fits(n_bins, s)]
+    if too_large:
+        warnings.warn(
+            f"{len(too_large)} of the {len(subsets)} learners' feature subsets (the largest "
+            f"has {max(len(s) for s in too_large)} features) have too many bins in all for "
+            f"conflict_tolerance={conflict_tolerance:g}: they learned with the paper's conflict "
+            "test (conflict_tolerance=0). Lower max_features or max_intervals to keep the "
+            "tolerance on every learner.",
+            LibreWarning,
+            stacklevel=3,
+        )
 
 
 def _target_name(y) -> str:

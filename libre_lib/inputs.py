@@ -359,6 +359,13 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
         labels = labels.map(_python_scalar)
     counts = labels.value_counts(sort=False)
     classes = list(counts.index)
+    texts = [c for c in classes if isinstance(c, str)]
+    if texts and len(texts) < len(classes):
+        others = [c for c in classes if not isinstance(c, str)]
+        raise DataError(
+            f"y mixes text and non-text labels (e.g. {texts[0]!r} and {others[0]!r}): labels "
+            "must be of one type. Convert them first, e.g. y.astype(str)."
+        )
     try:
         classes = sorted(classes)
     except TypeError:

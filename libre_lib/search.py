@@ -73,7 +73,14 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.metrics import check_scoring
+from sklearn.metrics import (
+    average_precision_score,
+    check_scoring,
+    jaccard_score,
+    make_scorer,
+    precision_score,
+    recall_score,
+)
 from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
@@ -91,7 +98,7 @@ from .estimator import (
     resolve_tolerance,
     weighted_rows,
 )
-from .inputs import Target, as_frame, binary_target
+from .inputs import Target, as_frame, binary_target, label_array
 from .params import AUTO, SEARCH_PARAMETERS, validate_params
 from .progress import progress_on_stderr
 from .rules import rule_from_point
@@ -215,7 +222,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     categorical_features : list, bool mask or None, default=None
         Extra categorical columns; overrides ``estimator.categorical_features`` when given.
     scoring : "f1", str, callable or None, default="f1"
-        "f1" is the F1 score of the positive class (whatever its label). Any other value is
+        "f1" is the F1 score of the positive class (whatever its label), and so are
+        "precision", "recall", "jaccard" and "average_precision" of it. Any other value is
         passed to ``sklearn.metrics.check_scoring`` (e.g. "accuracy", "balanced_accuracy" or a
         scorer from ``make_scorer``).
     score_tolerance : float >= 0, default=0.0
@@ -312,6 +320,12 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         return libre_tags(super().__sklearn_tags__())
 
     # -- candidates ---------------------------------------------------------------------------
+
+    def _fixed_positive_class(self):
+        """``positive_class``, else the estimator's (None: resolved on the labels)."""
+        if self.positive_class is not None:
+            return self.positive_class
+        return getattr(self.estimator, "positive_class", None)
 
     def _base_params(self, positive_class) -> dict:
         base = self.estimator if self.estimator is not None else LibreClassifier()
@@ -449,7 +463,11 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if not self.refit:
             return self
         refit_started = time.perf_counter()
-        self.best_estimator_ = LibreClassifier(**{**plan.candidates[best], "n_jobs": self.n_jobs})
+        refit = {**plan.candidates[best], "n_jobs": self.n_jobs}
+        fixed = self._fixed_positive_class()
+        if fixed is not None:  # the user's label, also when the folds saw the class mask
+            refit["positive_class"] = fixed
+        self.best_estimator_ = LibreClassifier(**refit)
         self.best_estimator_.fit(X, y, sample_weight=sample_weight)
         self.refit_time_ = time.perf_counter() - refit_started
         logger.info(
@@ -489,13 +507,11 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             requirements=(),
         )
         frame = as_frame(X)
-        probe = LibreClassifier(
-            positive_class=self.positive_class
-            if self.positive_class is not None
-            else getattr(self.estimator, "positive_class", None)
-        )
-        target = binary_target(y, probe.positive_class, n_rows=frame.shape[0])
-        labels = _labels(y)
+        fixed = self._fixed_positive_class()
+        target = binary_target(y, fixed, n_rows=frame.shape[0])
+        # one class against the rest of several: the folds see the class mask, as the model
+        # does (its classes are False and True)
+        labels = target.positive if _one_vs_rest(target, fixed) else _labels(y)
         if sample_weight is not None:
             frame, target, keep = weighted_rows(frame, target, sample_weight, "LibreSearchCV")
             labels = labels[keep]
@@ -506,7 +522,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         candidates = self._candidates(base, int(target.positive.sum()))
         splits = list(_splitter(self.cv, seed).split(frame, target.positive))
         self.n_splits_ = len(splits)
-        scorer = None if self.scoring == "f1" else check_scoring(LibreClassifier(), self.scoring)
+        scorer = _scorer(self.scoring, target.positive_class)
         return SearchPlan(frame, labels, target.positive, candidates, splits, scorer, target.weight)
 
     def choose(self, plan: SearchPlan, scores, n_rules, n_atoms) -> int:
@@ -842,10 +858,40 @@ def _rule(point: np.ndarray, disc, cache: dict):
 
 
 def _labels(y) -> np.ndarray:
+    """``y`` as a 1-D numpy array of one dtype (as :func:`~libre_lib.inputs.label_array`
+    gives the model's ``classes_``), so that scikit-learn scorers see the type of target."""
     if isinstance(y, pd.DataFrame):
         y = y.iloc[:, 0]
-    values = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
-    return values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
+    values = np.asarray(y)
+    values = values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
+    return label_array(values) if values.dtype == object else values
+
+
+def _one_vs_rest(target: Target, positive_class) -> bool:
+    """Whether ``target`` is one class of several against the rest (its classes are then
+    False and True, whatever the labels)."""
+    return target.positive_class is True and positive_class is not True
+
+
+#: Scorers of one class's figure: named as a string, they score the positive class (the
+#: rules' class), not scikit-learn's default ``pos_label=1``.
+_ONE_CLASS_SCORERS = {
+    "precision": (precision_score, "predict"),
+    "recall": (recall_score, "predict"),
+    "jaccard": (jaccard_score, "predict"),
+    "average_precision": (average_precision_score, ("decision_function", "predict_proba")),
+}
+
+
+def _scorer(scoring, positive_class):
+    """The validation scorer: None for the built-in F1 of the positive class, else a
+    scikit-learn scorer; the one-class scorers named as strings score ``positive_class``."""
+    if isinstance(scoring, str) and scoring == "f1":
+        return None
+    if isinstance(scoring, str) and scoring in _ONE_CLASS_SCORERS:
+        metric, response = _ONE_CLASS_SCORERS[scoring]
+        return make_scorer(metric, response_method=response, pos_label=positive_class)
+    return check_scoring(LibreClassifier(), scoring)
 
 
 def _splitter(cv, seed: int):

@@ -200,6 +200,14 @@ def find_boundary_with_coverage(
     weight = np.ones(pos.n_rows) if positive_weight is None else np.asarray(positive_weight, float)
     if tolerance > 0:
         radix = _cell_radix(pos, neg_zeros)
+        grid_too_large = pos.blocks is not None and cell_layout(pos.blocks) is None
+        if heuristic == "H1" and seeds == "uncovered" and trace is None and grid_too_large:
+            raise ParameterError(
+                f"conflict_tolerance={tolerance:g} needs the records' grid (the product of the "
+                f"{pos.blocks.size - 1} features' bin counts) to "
+                "fit a 63-bit cell key; it does not. Use fewer features or bins per learner, "
+                "or conflict_tolerance=0."
+            )
         if heuristic != "H1" or seeds != "uncovered" or radix is None or trace is not None:
             raise ParameterError(
                 "conflict_tolerance > 0 is implemented for heuristic='H1' with "

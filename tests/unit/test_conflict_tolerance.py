@@ -1,12 +1,16 @@
 """The tolerant conflict test (``conflict_tolerance`` > 0, not in the paper)."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from libre_lib import LibreClassifier
 from libre_lib.encoding import ZeroSets, distinct_records
-from libre_lib.errors import ParameterError
+from libre_lib.ensemble import learn_subset, tolerance_fits
+from libre_lib.errors import LibreWarning, ParameterError
+from libre_lib.inputs import binary_target
 from libre_lib.search import LibreSearchCV
 from libre_lib.weak_learner import find_boundary
 from libre_lib.weak_learner.cells import slab_over_tolerance
@@ -157,3 +161,51 @@ def test_tolerant_rules_leave_out_a_level_where_they_would_be_wrong():
     assert on_g
     assert all(c.categories == ("a",) for c in on_g)
     assert all(s.precision > 0.9 for s in model.rules_.stats)
+
+
+def wide_frame(seed, n=400, columns=30):
+    """Many numeric columns, each with many ChiMerge bins: together too large a grid for the
+    tolerant kernel's cell key when one learner sees all of them."""
+    rng = np.random.RandomState(seed)
+    X = pd.DataFrame(rng.normal(size=(n, columns)), columns=[f"x{i}" for i in range(columns)])
+    y = (X.iloc[:, :columns].sum(axis=1) + rng.normal(scale=2, size=n) > 0).astype(int)
+    return X, y
+
+
+def test_a_subset_too_large_for_the_tolerance_learns_with_the_papers_test():
+    X, y = wide_frame(0)
+    clf = LibreClassifier(
+        max_features=None,
+        max_intervals=None,
+        conflict_tolerance=0.5,
+        n_estimators=3,
+        subset_sizes="fixed",
+        random_state=0,
+    )
+    largest = r"learners' feature subsets \(the largest has 30 features\)"
+    with pytest.warns(LibreWarning, match=largest):
+        clf.fit(X, y)
+    disc = clf.discretize(X, binary_target(y))
+    records = clf.encode(X, binary_target(y), disc)
+    everything = list(range(len(disc.features)))
+    assert not tolerance_fits(disc.n_bins, everything)
+    assert tolerance_fits(disc.n_bins, everything[:3])
+    tolerant = learn_subset(records, disc.n_bins, everything, conflict_tolerance=0.5)
+    exact = learn_subset(records, disc.n_bins, everything, conflict_tolerance=0.0)
+    np.testing.assert_array_equal(tolerant.points, exact.points)
+    # the kernel itself names the cause when asked directly
+    target = binary_target(y)
+    pos = ZeroSets.from_codes(records.codes[records.positive_weight > 0], disc.n_bins)
+    neg = ZeroSets.from_codes(records.codes[records.negative_weight > 0], disc.n_bins)
+    with pytest.raises(ParameterError, match=r"the product of the 30 features' bin counts"):
+        find_boundary(pos, neg, conflict_tolerance=0.5)
+    assert target.positive.sum() == y.sum()
+
+
+def test_auto_tolerance_fits_with_every_feature_in_one_learner():
+    X, y = wide_frame(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        clf = LibreClassifier(max_features=None, n_estimators=5, random_state=0).fit(X, y)
+    assert clf.conflict_tolerance_ in (0.0, 0.5)
+    assert clf.score(X, y) > 0.5

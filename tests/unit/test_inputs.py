@@ -142,3 +142,12 @@ def test_a_column_parsed_as_dates_in_a_pipeline_is_refused(tmp_path):
     X, y = frame.drop(columns="target"), frame["target"]
     with pytest.raises(DataError, match=r"Column 'visit' holds dates .* Drop it, or derive"):
         stages.discretize(spec, X, y)
+
+
+def test_labels_of_mixed_types_are_refused_not_inverted():
+    X = pd.DataFrame({"a": np.linspace(0, 1, 40)})
+    y = pd.Series([1 if v > 0.3 else "other" for v in X.a], dtype=object)
+    with pytest.raises(DataError, match=r"y mixes text and non-text labels .*y.astype\(str\)"):
+        LibreClassifier(random_state=0).fit(X, y)
+    model = LibreClassifier(random_state=0, max_rules=1).fit(X, y.astype(str))
+    assert (model.predict(X) == y.astype(str)).mean() > 0.9

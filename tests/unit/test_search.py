@@ -4,11 +4,18 @@ import warnings
 import weakref
 
 import numpy as np
+import pandas as pd
 import pytest
 from joblib import parallel_config
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from sklearn.metrics import balanced_accuracy_score, f1_score, make_scorer
+from sklearn.metrics import (
+    balanced_accuracy_score,
+    f1_score,
+    make_scorer,
+    precision_score,
+    recall_score,
+)
 from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_score
 
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
@@ -420,3 +427,60 @@ def test_one_cover_problem_at_a_time(haberman, monkeypatch):
     assert backwards.cv_results_["params"] == points
     for name in ("mean_test_score", "std_test_score", "mean_n_rules", "mean_n_atoms"):
         assert backwards.cv_results_[name][::-1].tolist() == search.cv_results_[name].tolist()
+
+
+def test_a_series_of_numbers_scores_like_an_array(haberman):
+    X, y, _ = haberman
+    numbers = y.astype(int)  # a pandas Series of int64 labels, the most common y
+    kwargs = dict(param_grid={"alpha": [0.5, 0.9]}, cv=3, random_state=0, refit=False)
+    for scoring in ("accuracy", "roc_auc", "balanced_accuracy"):
+        series = LibreSearchCV(scoring=scoring, **kwargs).fit(X, numbers)
+        array = LibreSearchCV(scoring=scoring, **kwargs).fit(X, numbers.to_numpy())
+        assert np.array_equal(
+            series.cv_results_["mean_test_score"], array.cv_results_["mean_test_score"]
+        )
+
+
+@pytest.mark.parametrize("scoring", ["precision", "recall"])
+def test_one_class_scorers_score_the_positive_class(haberman, scoring):
+    X, y, info = haberman
+    grid = {"alpha": [0.5, 0.9]}
+    negative = "1" if info.positive_class == "2" else "2"
+    for positive in (info.positive_class, negative):
+        search = LibreSearchCV(
+            grid, scoring=scoring, positive_class=positive, cv=3, random_state=0, refit=False
+        ).fit(X, y)
+        mask = (y == positive).to_numpy()
+        folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, mask))
+        train, test = folds[0]
+        clf = LibreClassifier(
+            positive_class=positive, random_state=0, **{**PAPER, **search.cv_results_["params"][0]}
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LibreWarning)
+            clf.fit(X.iloc[train], y.iloc[train])
+        metric = precision_score if scoring == "precision" else recall_score
+        expected = metric(
+            y.iloc[test], clf.predict(X.iloc[test]), pos_label=positive, zero_division=0
+        )
+        assert search.cv_results_["split0_test_score"][0] == pytest.approx(expected)
+
+
+def test_one_class_of_several_against_the_rest():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.integers(0, 10, 300).astype(float)})
+    y = np.where(X.a > 0.3, "setosa", np.where(X.b > 5, "versicolor", "virginica"))
+    grid = {"alpha": [0.5, 0.9]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        search = LibreSearchCV(grid, positive_class="setosa", cv=3, random_state=0).fit(X, y)
+        plain = LibreClassifier(
+            positive_class="setosa", random_state=0, **{**PAPER, **search.best_params_}
+        ).fit(X, y)
+        on_mask = LibreSearchCV(grid, cv=3, random_state=0).fit(X, y == "setosa")
+    assert str(search.rules_) == str(plain.rules_)
+    assert list(search.classes_) == [False, True]
+    # the folds score the class mask, as a search on the mask itself does
+    assert np.array_equal(
+        search.cv_results_["mean_test_score"], on_mask.cv_results_["mean_test_score"]
+    )

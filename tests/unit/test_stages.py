@@ -2,6 +2,7 @@
 max_rules and conflict_tolerance, cache-key parameters, and the stages chained by hand giving
 the estimator's own model."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -252,3 +253,22 @@ def test_a_streamed_run_chooses_among_capped_chimerge_bins_only(spec):
     assert set(table.column("max_intervals").to_pylist()) == {3, None}
     assert stages.choose_params(streamed)["capped_bins"] is True
     assert "capped_bins" not in stages.choose_params(spec)
+
+
+def test_tuning_stages_learn_one_class_of_several_against_the_rest(spec):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=240), "b": rng.integers(0, 10, 240).astype(float)})
+    y = pd.Series(np.where(X.a > 0.3, "2", np.where(X.b > 5, "1", "3")))
+    three = _with(
+        spec,
+        target=spec.target.model_copy(update={"classes": ["1", "2", "3"]}),
+        tuning=spec.tuning.model_copy(update={"grid": {"alpha": [0.5, 0.9]}, "folds": 3}),
+    )
+    units = stages.tuning_units(three, X, y)
+    scores = [stages.tune(three, X, y, unit)[0] for unit in units]
+    table, _ = stages.pick(three, X, y, scores)
+    # the same choice as the search on the class mask
+    search = stages.search(three, y).fit(X, y)
+    assert search.best_params_["alpha"] in (0.5, 0.9)
+    chosen = table.filter(table.column("chosen")).column("params").to_pylist()
+    assert [json.loads(p) for p in chosen] == [search.best_params_]
