@@ -79,7 +79,11 @@ AUTO_FALLBACK = {"max_intervals": 3, "conflict_tolerance": 0.0, "alpha": 0.5, "m
 AUTO_CHOSEN = tuple(AUTO_FALLBACK)
 #: Inner folds of the "auto" choice (fewer from :data:`AUTO_LARGE` rows on).
 AUTO_FOLDS, AUTO_FOLDS_LARGE, AUTO_LARGE = 5, 3, 20_000
-#: A rule whose training precision is below this multiple of the base rate draws a warning.
+#: Sample weights averaging below this draw a warning: a row of weight w counts as w rows, so
+#: weights normalized to sum to 1 leave ChiMerge and the set cover almost no evidence.
+LIGHT_WEIGHTS = 0.1
+#: A rule whose training precision is below this multiple of the base rate (or below halfway
+#: from the base rate to 1, when that is lower: a majority positive class) draws a warning.
 WEAK_LIFT = 1.2
 
 
@@ -609,15 +613,19 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         n_positive, n_negative = target.totals()
         total = n_positive + n_negative
         base = n_positive / total if total else 0.0
+        bar = min(WEAK_LIFT * base, (1 + base) / 2)
         weak = [
-            (i, s.precision)
-            for i, s in enumerate(self.rules_.stats, start=1)
-            if s.precision < WEAK_LIFT * base
+            (i, s.precision) for i, s in enumerate(self.rules_.stats, start=1) if s.precision < bar
         ]
         if weak and base < 1:
             listed = ", ".join(f"rule {i} ({p:.2f})" for i, p in weak)
+            how = (
+                f"{WEAK_LIFT:g} x the base rate {base:.2f}"
+                if bar == WEAK_LIFT * base
+                else f"halfway from the base rate {base:.2f} to 1"
+            )
             warnings.warn(
-                f"{listed}: training precision below {WEAK_LIFT:g} x the base rate {base:.2f} "
+                f"{listed}: training precision below {bar:.2f} ({how}) "
                 "of the positive class; such rules add little over guessing. Consider a higher "
                 "alpha, a smaller max_rules, or max_rules='auto'.",
                 LibreWarning,
@@ -941,6 +949,17 @@ def weighted_rows(frame: pd.DataFrame, target: Target, sample_weight, owner: str
                 f"The 'sample_weight' parameter of {owner}.fit gives every row of class "
                 f"{label!r} weight 0: both classes need rows of weight > 0."
             )
+    mean = float(weight[keep].mean())
+    if mean < LIGHT_WEIGHTS:
+        warnings.warn(
+            f"The sample weights of {owner}.fit average {mean:.3g} over the {int(keep.sum())} "
+            f"rows of weight > 0 (they sum to {float(weight.sum()):.3g}). A row of weight w "
+            "counts as w rows, so ChiMerge's tests and the support floor see that few rows in "
+            "all and may keep no bin or rule. If the weights are relative, scale them to a "
+            "mean of 1 (sample_weight / sample_weight.mean()).",
+            LibreWarning,
+            stacklevel=3,
+        )
     weighted = Target(target.positive, target.classes, target.positive_class, weight[keep])
     return frame, weighted, keep
 

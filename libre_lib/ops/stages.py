@@ -100,6 +100,19 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
         raise SpecError(f"features.include/exclude name columns not in the data: {unknown}.")
     keep = features.include if features.include is not None else list(frame.columns)
     keep = [c for c in keep if c not in features.exclude and c != target_column]
+    declared = features.categorical or []
+    unknown = [c for c in declared if c not in frame.columns]
+    if unknown:
+        raise SpecError(
+            f"features.categorical names columns not in the data: {unknown}. Columns are: "
+            f"{list(frame.columns)}."
+        )
+    unused = [c for c in declared if c not in keep]
+    if unused:
+        raise SpecError(
+            f"features.categorical names columns that are not features (the target, or left "
+            f"out by features.include/exclude): {unused}."
+        )
     return frame[[*keep, target_column]]
 
 

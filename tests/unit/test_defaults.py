@@ -140,10 +140,21 @@ def test_auto_with_h2_tries_no_tolerance_and_tiny_data_falls_back():
 
 def test_weak_rules_draw_a_warning():
     X, y = noisy_data()
-    with pytest.warns(LibreWarning, match=r"training precision below 1.2 x the base rate"):
+    with pytest.warns(
+        LibreWarning, match=r"training precision below 0\.\d\d \(1.2 x the base rate"
+    ):
         LibreClassifier(
             max_rules=None, conflict_tolerance=0.0, abstain=False, alpha=0.9, random_state=0
         ).fit(X, y)
+
+
+def test_a_precise_rule_of_a_majority_class_draws_no_weak_rule_warning():
+    X = pd.DataFrame({"a": np.arange(100.0)})
+    y = (X["a"] >= 8).astype(int)  # positives are 92 % of the rows; "a >= 8" is exact
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)
+        model = LibreClassifier(max_rules=1, conflict_tolerance=0.0, random_state=0).fit(X, y)
+    assert model.rules_.stats[0].precision == 1.0
 
 
 def test_search_resolves_auto_and_refuses_it_in_a_grid(haberman):

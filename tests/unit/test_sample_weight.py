@@ -1,12 +1,14 @@
 """``sample_weight`` in ``LibreClassifier.fit`` and ``LibreSearchCV.fit``: a row of weight w
 counts as w rows, weight 0 as none, and bad weights fail with one line naming the parameter."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import f1_score as sklearn_f1
 
-from libre_lib import LibreClassifier, LibreSearchCV, ParameterError
+from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
 from libre_lib.datasets import load_dataset
 from libre_lib.discretization import fit_discretization
 from libre_lib.estimator import f1_score
@@ -151,3 +153,14 @@ def test_the_search_passes_weights_to_its_folds_and_its_refit(haberman):
         LibreSearchCV(grid, estimator=LibreClassifier(**base), cv=3).fit(
             X, y, sample_weight=-weight - 1
         )
+
+
+def test_weights_normalized_to_sum_to_one_draw_a_warning(haberman):
+    X, y, _ = haberman
+    light = np.full(len(y), 1 / len(y))
+    with pytest.warns(LibreWarning, match=r"average 0\.00\d+ over the \d+ rows .* mean of 1"):
+        LibreClassifier(**FIXED).fit(X, y, sample_weight=light)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LibreClassifier(**FIXED).fit(X, y, sample_weight=light / light.mean())
+    assert not [w for w in caught if "sample weights" in str(w.message)]

@@ -272,3 +272,19 @@ def test_tuning_stages_learn_one_class_of_several_against_the_rest(spec):
     assert search.best_params_["alpha"] in (0.5, 0.9)
     chosen = table.filter(table.column("chosen")).column("params").to_pylist()
     assert [json.loads(p) for p in chosen] == [search.best_params_]
+
+
+def test_select_columns_names_categorical_columns_that_are_not_features(spec):
+    frame = pd.DataFrame({"a": [1], "b": [2], "target": ["1"]})
+    unknown = spec.features.model_copy(update={"categorical": ["nodes"]})
+    with pytest.raises(SpecError, match=r"features.categorical names columns not in the data"):
+        stages.select_columns(frame, _with(spec, features=unknown))
+    excluded = spec.features.model_copy(update={"categorical": ["b"], "exclude": ["b"]})
+    with pytest.raises(SpecError, match=r"not features .*\['b'\]"):
+        stages.select_columns(frame, _with(spec, features=excluded))
+    fine = spec.features.model_copy(update={"categorical": ["a"]})
+    assert list(stages.select_columns(frame, _with(spec, features=fine)).columns) == [
+        "a",
+        "b",
+        "target",
+    ]
