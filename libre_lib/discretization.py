@@ -267,6 +267,24 @@ def _merge(
     return counts, lefts
 
 
+#: Integers beyond this lose precision as float64 (cut points are floats).
+_EXACT_INTEGERS = 2**53
+
+
+def _warn_if_rounded(series: pd.Series) -> None:
+    """Warn about an integer column whose values do not all survive the float64 cut points."""
+    if not pd.api.types.is_integer_dtype(series.dtype) or series.isna().all():
+        return
+    if max(abs(int(series.min())), abs(int(series.max()))) > _EXACT_INTEGERS:
+        warnings.warn(
+            f"Column {series.name!r} holds integers beyond 2**53, which ChiMerge's float cut "
+            "points round: nearby values may share a bin. If they are identifiers, drop the "
+            "column; if they are codes, declare it categorical.",
+            LibreWarning,
+            stacklevel=4,
+        )
+
+
 @dataclass(frozen=True)
 class FeatureBins:
     """How one input column maps to bins: numeric intervals or categories, plus a missing bin."""
@@ -390,6 +408,7 @@ def column_counts(
     else:
         values = numeric_values(series)
         missing = np.isnan(values)
+        _warn_if_rounded(series)
     if missing.any():
         keep = ~missing
         values, positive = values[keep], positive[keep]

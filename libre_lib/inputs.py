@@ -107,6 +107,7 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
     """
     for name in frame.columns:
         _refuse_dates(frame[name])
+        _refuse_odd_cells(frame[name])
     flags = [is_categorical_dtype(frame[c]) for c in frame.columns]
     declared = _declared_categorical(list(frame.columns), categorical_features)
     if warn:
@@ -145,6 +146,41 @@ def _declared_categorical(names: list, categorical_features) -> list[bool]:
                 f"which is not in X. Columns are: {names}."
             )
     return declared
+
+
+#: What a categorical cell may hold: its value is shown in rules and saved in model JSON.
+_CELL_TYPES = (str, int, float, bool, np.generic)
+
+
+def _refuse_odd_cells(series: pd.Series) -> None:
+    """Refuse an object column holding cells no rule can name or model JSON can keep (bytes,
+    lists, dicts, other objects), naming the column, a row and the type."""
+    if not pd.api.types.is_object_dtype(series.dtype):
+        return
+    kind = pd.api.types.infer_dtype(series, skipna=True)
+    if kind not in ("bytes", "mixed", "decimal", "complex"):
+        return
+    cells = enumerate(series.to_numpy(dtype=object))  # only suspicious columns get here
+    odd = next(
+        (
+            (row, value)
+            for row, value in cells
+            if not (value is None or isinstance(value, _CELL_TYPES) or value is pd.NA)
+        ),
+        None,
+    )
+    if odd is not None:
+        row, value = odd
+        advice = (
+            f"decode it first, e.g. X[{series.name!r}].str.decode('utf-8')"
+            if isinstance(value, bytes)
+            else "convert the column to text or numbers first, or drop it"
+        )
+        raise DataError(
+            f"Column {series.name!r} holds a {type(value).__name__} at row {row} "
+            f"({excerpt(value)}): a cell must be text, a number or a bool to appear in a rule "
+            f"and in the saved model; {advice}."
+        )
 
 
 def _refuse_dates(series: pd.Series) -> None:

@@ -151,3 +151,34 @@ def test_labels_of_mixed_types_are_refused_not_inverted():
         LibreClassifier(random_state=0).fit(X, y)
     model = LibreClassifier(random_state=0, max_rules=1).fit(X, y.astype(str))
     assert (model.predict(X) == y.astype(str)).mean() > 0.9
+
+
+@pytest.mark.parametrize(
+    "cells, message",
+    [
+        ([["a"], ["b"]], r"Column 'tags' holds a list at row 0 \(\['a'\]\)"),
+        ([{"k": 1}, "x"], r"Column 'tags' holds a dict at row 0"),
+        ([b"x", b"y"], r"Column 'tags' holds a bytes at row 0 .*str.decode"),
+    ],
+    ids=["list", "dict", "bytes"],
+)
+def test_cells_no_rule_can_name_are_refused_naming_the_column(cells, message):
+    X = pd.DataFrame({"ok": np.arange(40) % 3, "tags": cells * 20})
+    y = np.arange(40) % 2
+    with pytest.raises(DataError, match=message):
+        LibreClassifier(random_state=0).fit(X, y)
+    mixed = pd.DataFrame({"ok": np.arange(40) % 3, "tags": ["a", 1.5] * 20})  # text and numbers
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        LibreClassifier(random_state=0, max_rules=1).fit(mixed, y).to_json()
+
+
+def test_integers_beyond_float_precision_draw_a_warning_naming_the_column():
+    X = pd.DataFrame({"id": np.arange(60, dtype=np.int64) + 2**60, "x": np.arange(60) % 7})
+    y = np.arange(60) % 2
+    with pytest.warns(LibreWarning, match=r"Column 'id' holds integers beyond 2\*\*53"):
+        LibreClassifier(random_state=0, max_rules=1).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LibreClassifier(random_state=0, max_rules=1).fit(X.assign(id=np.arange(60)), y)
+    assert not [w for w in caught if "2**53" in str(w.message)]
