@@ -829,10 +829,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                  for name in AUTO_CHOSEN}
             )  # fmt: skip
             parsed = [rule_from_dict(r) for r in data["rules"]]
-        except (KeyError, TypeError) as exc:
+        except KeyError as exc:
+            raise ModelFormatError(f"Malformed libre-flows model: missing field {exc}.") from None
+        except (TypeError, ValueError, AttributeError, ParameterError) as exc:
             raise ModelFormatError(
-                f"Malformed libre-flows model: missing or bad field {exc}."
+                f"Malformed libre-flows model: a field has a bad value ({exc})."
             ) from None
+        _check_model_fields(model, parsed)
         _check_rule_columns(parsed, model.discretization_)
         model.rules_ = RuleSet(
             tuple(r for r, _ in parsed),
@@ -860,6 +863,23 @@ def sorted_labels(classes) -> np.ndarray:
     except TypeError:
         swap = str(second) < str(first)
     return label_array([second, first] if swap else [first, second])
+
+
+def _check_model_fields(model: LibreClassifier, parsed) -> None:
+    """What a hand-edited model must still hold: every rule's training figures, and the
+    discretized features among its columns (else predict fails later with a bare error)."""
+    without = [n for n, (_, stats) in enumerate(parsed, start=1) if stats is None]
+    if without:
+        raise ModelFormatError(
+            f"Malformed libre-flows model: rule {without[0]} has no 'stats' (its training "
+            "figures); restore them or retrain."
+        )
+    unknown = [f.name for f in model.discretization_.features if f.name not in model.columns_]
+    if unknown:
+        raise ModelFormatError(
+            f"Malformed libre-flows model: the discretization names {excerpt(unknown)}, which "
+            f"are not among the model's columns {excerpt(model.columns_)}."
+        )
 
 
 def _check_rule_columns(parsed, discretization: Discretization) -> None:

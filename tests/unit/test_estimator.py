@@ -1,5 +1,6 @@
 """LibreClassifier: fitting on the bundled data, the input contract, scikit-learn integration."""
 
+import json
 import pickle
 import sqlite3
 import warnings
@@ -189,6 +190,28 @@ def test_from_json_refuses_a_rule_on_a_column_the_model_does_not_have(credit):
     condition = data["rules"][0]["conditions"][0]
     condition["kind"] = "numeric" if condition["kind"] == "categorical" else "categorical"
     with pytest.raises(ModelFormatError, match=r"but the model discretized it as"):
+        LibreClassifier.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["rules"][0].pop("stats"), r"rule 1 has no 'stats'"),
+        (lambda d: d.__setitem__("chosen", "x"), "a field has a bad value"),
+        (lambda d: d.__setitem__("classes", []), "a field has a bad value"),
+        (
+            lambda d: d["discretization"]["features"][0].__setitem__("cuts", ["x"]),
+            "a field has a bad value",
+        ),
+        (lambda d: d["columns"].__setitem__(0, []), "the discretization names"),
+    ],
+    ids=["no-stats", "chosen", "classes", "cuts", "columns"],
+)
+def test_from_dict_refuses_hand_edited_fields_before_predict(credit, edit, message):
+    _, clf, _ = credit
+    data = json.loads(clf.to_json())
+    edit(data)
+    with pytest.raises(ModelFormatError, match=message):
         LibreClassifier.from_dict(data)
 
 
