@@ -60,7 +60,10 @@ def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
             "required: LibreClassifier needs at least one feature column."
         )
     if frame.shape[0] == 0:
-        raise DataError("X has no rows: LibreClassifier needs at least one record per class.")
+        raise DataError(
+            f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is "
+            "required: X has no rows."
+        )
     names = [str(c) for c in frame.columns]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
