@@ -572,11 +572,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         chosen = selection.indices.size
         if self.abstain:
             selection = self._no_worse_than_majority(selection, target)
+        positive_label, negative_label = self._shown_classes()
         self.rules_ = RuleSet(
             tuple(rules_from_points(candidates.points[selection.indices], discretization)),
             target=target_name,
-            positive_class=target.classes[1],
-            negative_class=target.classes[0],
+            positive_class=positive_label,
+            negative_class=negative_label,
             stats=selection.stats,
         )
         if not chosen:
@@ -679,6 +680,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         frame = self._frame_for_predict(X)
         return self.rules_.fired(frame)
 
+    def _shown_classes(self) -> tuple:
+        """The (positive, negative) labels the rules' text shows: the model's classes, or for
+        one class against the rest (classes False and True) that class and "not" it."""
+        index = self._positive_index()
+        positive, negative = self.classes_[index], self.classes_[1 - index]
+        if self.positive_class_ is True and self.positive_class not in (None, True):
+            return self.positive_class, f"not {self.positive_class}"
+        return positive, negative
+
     def _positive_index(self) -> int:
         """Where the positive class is in ``classes_`` (0 or 1)."""
         return 0 if self.classes_[0] == self.positive_class_ else 1
@@ -740,6 +750,28 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """The positive label where some rule fires, the negative label elsewhere."""
         return self._labels(self.fired_rules(X).any(axis=1))
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean accuracy of :meth:`predict` on ``X`` against ``y``.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The rows to predict.
+        y : array-like of shape (n_samples,)
+            Their labels; for one class against the rest (more than two classes in training)
+            the labels of every class, compared as ``y == positive_class``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights.
+
+        Returns
+        -------
+        float
+        """
+        check_is_fitted(self, "rules_")
+        if self.positive_class_ is True and self.positive_class not in (None, True):
+            y = np.asarray(y, dtype=object).ravel() == self.positive_class
+        return super().score(X, y, sample_weight=sample_weight)
 
     def explain(self, X) -> pd.DataFrame:
         """Per row: the prediction, the indices of the rules that fired and their text."""
@@ -837,11 +869,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             ) from None
         _check_model_fields(model, parsed)
         _check_rule_columns(parsed, model.discretization_)
+        positive_label, negative_label = model._shown_classes()
         model.rules_ = RuleSet(
             tuple(r for r, _ in parsed),
             target=model.target_name_,
-            positive_class=model.classes_[model._positive_index()],
-            negative_class=model.classes_[1 - model._positive_index()],
+            positive_class=positive_label,
+            negative_class=negative_label,
             stats=tuple(s for _, s in parsed),
         )
         return model

@@ -254,7 +254,7 @@ def test_explicit_positive_class_and_one_vs_rest():
     clf = LibreClassifier(positive_class="green", chi2_threshold=0.0, random_state=0).fit(X, y)
     assert clf.classes_.tolist() == [False, True]  # green against the rest
     assert clf.predict(X).tolist() == [False, False, True, True, False, False]
-    assert str(clf.rules_) == "IF x ∈ [3, 5)\nTHEN y = True ELSE y = False"
+    assert str(clf.rules_) == "IF x ∈ [3, 5)\nTHEN y = green ELSE y = not green"
 
 
 def test_target_name_comes_from_the_series():

@@ -484,3 +484,19 @@ def test_one_class_of_several_against_the_rest():
     assert np.array_equal(
         search.cv_results_["mean_test_score"], on_mask.cv_results_["mean_test_score"]
     )
+
+
+def test_one_class_of_several_reads_as_that_class_and_scores_against_it():
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.integers(0, 10, 300).astype(float)})
+    y = np.where(X.a > 0.3, "setosa", np.where(X.b > 5, "versicolor", "virginica"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        model = LibreClassifier(positive_class="setosa", random_state=0).fit(X, y)
+        scores = cross_val_score(LibreClassifier(positive_class="setosa", random_state=0), X, y)
+    assert str(model.rules_).endswith("THEN y = setosa ELSE y = not setosa")
+    assert model.score(X, y) == np.mean(model.predict(X) == (y == "setosa"))
+    assert not np.isnan(scores).any() and scores.min() > 0.8
+    again = LibreClassifier.from_json(model.to_json())
+    assert str(again.rules_) == str(model.rules_)
+    assert model.score(X[y != "setosa"], y[y != "setosa"]) <= 1.0  # a fold without the class
