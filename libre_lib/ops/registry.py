@@ -281,6 +281,18 @@ class _Compared:
     champion_scores: Mapping[str, Any] | None = None
 
 
+def _question(model: LibreClassifier) -> dict[str, str]:
+    """What a model answers: its target column, positive class and classes (as text)."""
+    positive = model.positive_class_
+    if positive is True and model.positive_class not in (None, True):  # one against the rest
+        positive = model.positive_class
+    return {
+        "target": str(model.target_name_),
+        "positive class": str(positive),
+        "classes": ", ".join(str(c) for c in model.classes_),
+    }
+
+
 def _check_tolerance(tolerance: object) -> None:
     if (
         isinstance(tolerance, bool)
@@ -750,8 +762,26 @@ class ModelRegistry:
         _check_tolerance(tolerance)
         candidate = self.get(pipeline, version)
         champion = self.champion(pipeline)
-        compared = self._compare(candidate, champion, metric, holdout)
-        return self._decide(candidate, champion, tolerance, metric, compared)
+        changed = self._question_change(candidate, champion)
+        compared = self._compare(candidate, champion, metric, None if changed else holdout)
+        return self._decide(candidate, champion, tolerance, metric, compared, changed)
+
+    def _question_change(
+        self, candidate: ModelVersion, champion: ModelVersion | None
+    ) -> str | None:
+        """How the version's question differs from the champion's (target column, positive
+        class, classes), in words; None when it is the same question, there is no champion
+        or a model cannot be read."""
+        if champion is None or champion.version == candidate.version:
+            return None
+        try:
+            before = _question(self.load_model(champion.pipeline, champion.version))
+            after = _question(self.load_model(candidate.pipeline, candidate.version))
+        except (LibreError, OSError):  # an unreadable model is refused by the steps that need it
+            return None
+        changes = [f"{name} {before[name]!r} -> {after[name]!r}" for name in after
+                   if before[name] != after[name]]  # fmt: skip
+        return ", ".join(changes) or None
 
     def _compare(
         self,
@@ -798,6 +828,7 @@ class ModelRegistry:
         tolerance: float,
         metric: str,
         compared: _Compared,
+        changed: str | None = None,
     ) -> PromotionDecision:
         tolerance = float(tolerance)
         value, best = compared.value, compared.best
@@ -836,6 +867,13 @@ class ModelRegistry:
                 f"first version with passing validation (holdout {metric} "
                 f"{value:.3f}); no champion yet",
             )
+        if changed:
+            return decision(
+                True,
+                f"the question changed since the champion {champion.version} ({changed}): "
+                f"its holdout {metric} {value:.3f} measures another class, so the two are not "
+                "compared; the first model of the new question becomes champion",
+            )
         if best is None:
             return decision(
                 True,
@@ -873,8 +911,9 @@ class ModelRegistry:
         with self._lock(pipeline):
             candidate = self.get(pipeline, version)
             champion = self.champion(pipeline)
-            compared = self._compare(candidate, champion, metric, holdout)
-            decision = self._decide(candidate, champion, tolerance, metric, compared)
+            changed = self._question_change(candidate, champion)
+            compared = self._compare(candidate, champion, metric, None if changed else holdout)
+            decision = self._decide(candidate, champion, tolerance, metric, compared, changed)
             stamp = _now()
             try:
                 if not decision.promoted:

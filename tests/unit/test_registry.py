@@ -296,6 +296,24 @@ def test_within_tolerance_or_better_is_promoted(registry, models, f1):
     assert [h["version"] for h in registry.history(PIPE)] == [old.version, new.version]
 
 
+def test_a_model_of_another_positive_class_is_not_compared_by_score(registry, models, haberman):
+    """Changing target.positive_class: the old F1 measured the other class."""
+    X, y, info = haberman
+    other = "1" if info.positive_class == "2" else "2"
+    flipped = LibreClassifier(n_estimators=5, random_state=0, positive_class=other).fit(X, y)
+    champion = register(registry, models[0], f1=0.45)
+    registry.promote(PIPE, champion.version)
+    same_question = register(registry, models[1], f1=0.30)
+    assert not registry.decide(PIPE, same_question.version).promoted
+    new_question = register(registry, flipped, f1=0.87)
+    decision = registry.promote(PIPE, new_question.version, tolerance=0.0)
+    assert decision.promoted and decision.delta is None
+    assert decision.reason.startswith(f"the question changed since the champion {champion.version}")
+    assert f"positive class '{info.positive_class}' -> '{other}'" in decision.reason
+    assert "is not below" not in decision.reason
+    assert registry.champion(PIPE).version == new_question.version
+
+
 def test_zero_tolerance_rejects_any_drop(registry, models):
     registry.promote(PIPE, register(registry, models[0], f1=0.58).version)
     decision = registry.promote(PIPE, register(registry, models[1], f1=0.579).version)
