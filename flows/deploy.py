@@ -79,7 +79,10 @@ def notify(spec_path: str | Path) -> Event:
     event = Event(
         event=DATASET_UPDATED,
         resource={"prefect.resource.id": pipeline_resource(spec), "libre.pipeline": spec.name},
-        payload={"data": location, "sha256": fingerprint_source(location)},
+        payload={
+            "data": location,
+            "sha256": fingerprint_source(location, spec.data.resolved_format()),
+        },
     )
     guard_embedded_server()
     return deliver(event)

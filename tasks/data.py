@@ -21,7 +21,7 @@ from .policies import LOAD_TIMEOUT_S, read_policy
 def load(spec: PipelineSpec, store_root: str, force: bool = False) -> Stage:
     """Read the CSV/Parquet source once and keep the selected columns as a Parquet artifact."""
     params = stages.load_params(spec)
-    fingerprint = fingerprint_source(spec.data_location())
+    fingerprint = fingerprint_source(spec.data_location(), spec.data.resolved_format())
 
     def compute():
         return stages.load(spec, fingerprint)

@@ -45,7 +45,7 @@ from .policies import LOAD_TIMEOUT_S, read_policy
 def plan_source(spec: PipelineSpec) -> tuple[SourcePlan, Stage]:
     """The source's parts, its selected columns and which are categorical; and the source as
     the root of the stages' keys (its sha256)."""
-    source = source_stage(fingerprint_source(spec.data_location()))
+    source = source_stage(fingerprint_source(spec.data_location(), spec.data.resolved_format()))
     plan = streamed.plan_source(spec)
     known = [p.n_rows for p in plan.parts if p.n_rows is not None]
     rows = f"{sum(known):,} rows" if len(known) == len(plan.parts) else "rows counted when read"

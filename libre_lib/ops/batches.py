@@ -15,18 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DataError, SpecError
-from .sources import _refuse_duplicate_names, text_columns
+from .sources import _refuse_duplicate_names, is_url, source_files, text_columns
 
 #: Batches per part of a Parquet file (a part is what one task reads).
 PART_BATCHES = 4
 _FILE_SHIFT = np.uint64(40)
-_SUFFIXES = {"parquet": (".parquet", ".pq"), "csv": (".csv", ".csv.gz", ".csv.bz2", ".txt")}
 
 
 @dataclass(frozen=True)
@@ -49,46 +47,6 @@ class Part:
     @classmethod
     def from_dict(cls, data: dict) -> Part:
         return cls(**{**data, "row_groups": tuple(data.get("row_groups", ()))})
-
-
-def is_url(location: str) -> bool:
-    """A non-local fsspec URL (``s3://``, ``gs://``, ``memory://`` …)?"""
-    return "://" in location and not location.startswith("file://")
-
-
-def source_files(location: str, file_format: str) -> list[str]:
-    """The data files of a source: the file itself, or a directory's files of ``file_format``
-    in name order (subdirectories included). Local paths or fsspec URLs (a URL directory
-    lists as URLs, readable by every worker that can read the source)."""
-    suffixes = _SUFFIXES[file_format]
-    if is_url(location):
-        import fsspec
-
-        fs, root = fsspec.core.url_to_fs(location)
-        if fs.isfile(root):
-            return [location]
-        if not fs.isdir(root):
-            raise DataError(f"Data URL {location!r} does not exist (data.path in the spec).")
-        found = sorted(p for p in fs.find(root) if p.lower().endswith(suffixes))
-        files = [fs.unstrip_protocol(p) for p in found]
-    else:
-        path = Path(location.removeprefix("file://"))
-        if path.is_file():
-            return [str(path)]
-        if not path.is_dir():
-            raise DataError(
-                f"Data path {str(path)!r} does not exist. Check data.path in the spec (relative "
-                "paths are relative to the spec file)."
-            )
-        files = sorted(
-            str(p) for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(suffixes)
-        )
-    if not files:
-        raise DataError(
-            f"Data directory {location!r} holds no {file_format} file (names ending in "
-            f"{', '.join(suffixes)})."
-        )
-    return files
 
 
 def _open_binary(path: str):

@@ -44,10 +44,70 @@ def _open(location: str):
     return path.open("rb")
 
 
-def fingerprint_source(location: str) -> str:
+#: File names a directory source reads, by ``data.format``.
+DATA_SUFFIXES = {"parquet": (".parquet", ".pq"), "csv": (".csv", ".csv.gz", ".csv.bz2")}
+
+
+def _skipped(parts) -> bool:
+    """A directory entry no source reads: a hidden name or a marker (``_SUCCESS``)."""
+    return any(part.startswith((".", "_")) for part in parts)
+
+
+def is_url(location: str) -> bool:
+    """A non-local fsspec URL (``s3://``, ``gs://``, ``memory://`` …)?"""
+    return "://" in location and not location.startswith("file://")
+
+
+def source_files(location: str, file_format: str) -> list[str]:
+    """The data files of a source: the file itself, or a directory's files of ``file_format``
+    in name order (subdirectories included; names starting with "." or "_", such as hidden
+    uploads and Spark's ``_SUCCESS``, skipped as ``libre score`` skips them). Local paths or
+    fsspec URLs (a URL directory lists as URLs, readable by every worker that can read the
+    source)."""
+    suffixes = DATA_SUFFIXES[file_format]
+    if is_url(location):
+        import fsspec
+
+        fs, root = fsspec.core.url_to_fs(location)
+        if fs.isfile(root):
+            return [location]
+        if not fs.isdir(root):
+            raise DataError(f"Data URL {location!r} does not exist (data.path in the spec).")
+        found = sorted(
+            p
+            for p in fs.find(root)
+            if p.lower().endswith(suffixes) and not _skipped(p[len(root) :].strip("/").split("/"))
+        )
+        files = [fs.unstrip_protocol(p) for p in found]
+    else:
+        path = Path(location.removeprefix("file://"))
+        if path.is_file():
+            return [str(path)]
+        if not path.is_dir():
+            raise DataError(
+                f"Data path {str(path)!r} does not exist. Check data.path in the spec (relative "
+                "paths are relative to the spec file)."
+            )
+        files = sorted(
+            str(p)
+            for p in path.rglob("*")
+            if p.is_file()
+            and p.name.lower().endswith(suffixes)
+            and not _skipped(p.relative_to(path).parts)
+        )
+    if not files:
+        raise DataError(
+            f"Data directory {location!r} holds no {file_format} file (names ending in "
+            f"{', '.join(suffixes)}, not starting with '.' or '_')."
+        )
+    return files
+
+
+def fingerprint_source(location: str, file_format: str | None = None) -> str:
     """sha256 of the data file's bytes, streamed (the root of every cache key); for a
-    directory, of its files' names (relative) and bytes, in name order."""
-    if "://" in location and not location.startswith("file://"):
+    directory, of the names (relative) and bytes of the files a run reads
+    (:func:`source_files`; every file when ``file_format`` is None), in name order."""
+    if is_url(location) and file_format is None:
         import fsspec
 
         fs, root = fsspec.core.url_to_fs(location)
@@ -56,9 +116,22 @@ def fingerprint_source(location: str) -> str:
             files = [(p[len(root) :].lstrip("/"), fs.unstrip_protocol(p)) for p in names]
             return _directory_digest(files)
         return _file_digest(location)
+    if is_url(location):
+        import fsspec
+
+        fs, root = fsspec.core.url_to_fs(location)
+        if fs.isdir(root):
+            found = source_files(location, file_format)
+            prefix = location.rstrip("/") + "/"
+            return _directory_digest([(p.removeprefix(prefix), p) for p in found])
+        return _file_digest(location)
     local = Path(location.removeprefix("file://"))
     if local.is_dir():
-        paths = sorted(p for p in local.rglob("*") if p.is_file())
+        paths = (
+            [Path(p) for p in source_files(str(local), file_format)]
+            if file_format is not None
+            else sorted(p for p in local.rglob("*") if p.is_file())
+        )
         return _directory_digest([(str(p.relative_to(local)), str(p)) for p in paths])
     return _file_digest(location)
 

@@ -1,11 +1,12 @@
-"""Reading a pipeline's data: a header that repeats a column name is refused, not renamed."""
+"""Reading a pipeline's data: a header that repeats a column name is refused, not renamed; a
+directory source reads its data files only."""
 
 import gzip
 
 import pytest
 
 from libre_lib.errors import DataError
-from libre_lib.ops.sources import read_source
+from libre_lib.ops.sources import fingerprint_source, read_source, source_files
 
 
 def write(tmp_path, text: str, name: str = "data.csv") -> str:
@@ -51,3 +52,23 @@ def test_a_compressed_csv_header_is_checked_too(tmp_path):
     path.write_bytes(gzip.compress(b"k,m,k\n1,2,3\n"))
     with pytest.raises(DataError, match=r"'k' \(columns 1, 3\)"):
         read_source(str(path), "csv")
+
+
+def test_a_directory_source_reads_data_files_only_and_fingerprints_what_it_reads(tmp_path):
+    data = tmp_path / "data"
+    (data / "2026").mkdir(parents=True)
+    (data / "a.csv").write_text("x,target\n1,1\n")
+    (data / "2026" / "b.csv").write_text("x,target\n2,0\n")
+    before = fingerprint_source(str(data), "csv")
+    # what a directory of exports also holds: notes, markers, hidden partial uploads
+    (data / "README.txt").write_text("see the docs\n")
+    (data / "_SUCCESS").write_text("")
+    (data / ".partial-upload.csv").write_text("x,target\n99,1\n")
+    (data / "_tmp").mkdir()
+    (data / "_tmp" / "c.csv").write_text("x,target\n3,1\n")
+    assert source_files(str(data), "csv") == [str(data / "2026" / "b.csv"), str(data / "a.csv")]
+    assert fingerprint_source(str(data), "csv") == before
+    (data / "a.csv").write_text("x,target\n1,0\n")  # a data file that changes does count
+    assert fingerprint_source(str(data), "csv") != before
+    with pytest.raises(DataError, match=r"holds no parquet file .* not starting with '\.' or '_'"):
+        source_files(str(data), "parquet")
