@@ -125,6 +125,48 @@ def _format_of(path: str, file_format: str) -> str | None:
     return None
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+#: The five fields of a cron expression: name, range, and the names standing for numbers.
+_CRON_FIELDS = (
+    ("minute", 0, 59, {}),
+    ("hour", 0, 23, {}),
+    ("day-of-month", 1, 31, {}),
+    ("month", 1, 12, {n: i for i, n in enumerate(_MONTHS, start=1)}),
+    ("day-of-week", 0, 7, {n: i for i, n in enumerate(_DAYS)}),
+)
+
+
+def _cron_field_problem(text: str, low: int, high: int, names: dict) -> str | None:
+    """What is wrong with one cron field (lists of ``*``, ``a``, ``a-b``, each with an
+    optional ``/step``), or None."""
+
+    def number(token: str) -> int | None:
+        token = token.lower()
+        if token in names:
+            return names[token]
+        return int(token) if token.isdigit() else None
+
+    for item in text.split(","):
+        if item.lower() == "l" and high == 31:  # the last day of the month
+            continue
+        item = item.partition("#")[0]  # "mon#1": the month's first Monday
+        span, _, step = item.partition("/")
+        if step and (not step.isdigit() or int(step) == 0):
+            return f"has a bad step {step!r}"
+        if span == "*":
+            continue
+        first, _, last = span.partition("-")
+        bounds = [number(first)] + ([number(last)] if last else [])
+        if any(b is None for b in bounds):
+            return f"has {item!r}, which is not a number, a range or '*'"
+        if any(not low <= b <= high for b in bounds):
+            return f"must stay within {low}-{high}"
+        if len(bounds) == 2 and bounds[0] > bounds[1]:
+            return f"has the range {span!r}, which runs backwards"
+    return None
+
+
 class TargetSpec(_Strict):
     column: str
     positive_class: Label
@@ -286,8 +328,13 @@ class ScheduleSpec(_Strict):
     @field_validator("cron")
     @classmethod
     def _cron(cls, value: str) -> str:
-        if len(value.split()) != 5:
+        fields = value.split()
+        if len(fields) != 5:
             raise ValueError("must be a 5-field cron expression, e.g. '0 3 * * *'")
+        for field_text, (name, low, high, names) in zip(fields, _CRON_FIELDS, strict=True):
+            problem = _cron_field_problem(field_text, low, high, names)
+            if problem:
+                raise ValueError(f"the {name} field {field_text!r} {problem}")
         return value
 
     @field_validator("timezone")
@@ -368,6 +415,18 @@ class ReportSpec(_Strict):
     def _class_labels(cls, value: dict[Label, str]) -> dict[Label, str]:
         return _check_labels(value)
 
+    @field_validator("column_labels")
+    @classmethod
+    def _column_labels(cls, value: dict[str, str]) -> dict[str, str]:
+        _check_labels(value)
+        for column, label in value.items():
+            if label in value and label != column:
+                raise ValueError(
+                    f"{excerpt(column)} is labelled {excerpt(label)}, the name of another "
+                    "labelled column: labels must tell columns apart"
+                )
+        return value
+
 
 class PipelineSpec(_Strict):
     """A whole training pipeline."""
@@ -404,6 +463,13 @@ class PipelineSpec(_Strict):
         report, target = self.report, self.target
         classes = target.classes if target.classes is not None else [target.positive_class]
         known = {_label_key(c) for c in classes}
+        if _label_key(target.positive_class) not in known:
+            _spec_error(
+                ("target", "positive_class"),
+                "must be one of target.classes: "
+                + ", ".join(repr(str(c)) for c in target.classes or ()),
+                target.positive_class,
+            )
         for value in report.class_labels:
             if target.classes is not None and _label_key(value) not in known:
                 _spec_error(

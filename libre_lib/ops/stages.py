@@ -107,6 +107,12 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
             f"features.categorical names columns not in the data: {unknown}. Columns are: "
             f"{list(frame.columns)}."
         )
+    unlabelled = [c for c in spec.report.column_labels if c not in frame.columns]
+    if unlabelled:
+        raise SpecError(
+            f"report.column_labels names columns not in the data: {unlabelled}. Columns are: "
+            f"{list(frame.columns)}."
+        )
     unused = [c for c in declared if c not in keep]
     if unused:
         raise SpecError(

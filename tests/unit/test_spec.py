@@ -193,3 +193,37 @@ def test_the_default_store_lies_next_to_the_spec_and_an_absolute_store_is_kept(t
     absolute = tmp_path / "elsewhere" / "store"
     spec_path = write(tmp_path, BASE + f"store: {absolute}\n")
     assert load_spec(spec_path).store_location() == str(absolute)
+
+
+# --- checks that would otherwise fail only in train or serve -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "match"),
+    [
+        ({"schedule": {"cron": "61 * * * *"}}, r"schedule.cron: .*minute field '61' must stay"),
+        ({"schedule": {"cron": "0 3 * * 8"}}, r"day-of-week field '8' must stay within 0-7"),
+        ({"schedule": {"cron": "0 3 1-x * *"}}, r"day-of-month field .* not a number"),
+        ({"schedule": {"cron": "*/0 * * * *"}}, r"bad step '0'"),
+        (
+            {"target": {"column": "target", "positive_class": "3", "classes": ["0", "1"]}},
+            r"target.positive_class: must be one of target.classes: '0', '1'",
+        ),
+        (
+            {"report": {"column_labels": {"bmi": "body", "age": "body"}}},
+            r"report.column_labels: .*the same label 'body'",
+        ),
+        (
+            {"report": {"column_labels": {"bmi": "age", "age": "years"}}},
+            r"'bmi' is labelled 'age', the name of another labelled column",
+        ),
+    ],
+)
+def test_spec_problems_are_caught_by_validation(section, match):
+    with pytest.raises(SpecError, match=match):
+        parse_spec({**RAW, **section})
+
+
+@pytest.mark.parametrize("cron", ["0 3 * * *", "*/15 2-5 1,15 jan-mar mon-fri", "0 0 L * *"])
+def test_valid_crons_pass(cron):
+    assert parse_spec({**RAW, "schedule": {"cron": cron}}).schedule.cron == cron

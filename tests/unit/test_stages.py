@@ -34,7 +34,14 @@ def _with(spec, **sections):
     return spec.model_copy(update=sections)
 
 
-def test_select_columns_keeps_include_minus_exclude_then_the_target(spec):
+@pytest.fixture(scope="module")
+def unlabelled(spec):
+    """The spec without report labels, for frames that lack the labelled columns."""
+    return _with(spec, report=spec.report.model_copy(update={"column_labels": {}}))
+
+
+def test_select_columns_keeps_include_minus_exclude_then_the_target(unlabelled):
+    spec = unlabelled
     frame = pd.DataFrame({"a": [1], "b": [2], "target": ["1"], "c": [3]})
     assert list(stages.select_columns(frame, spec).columns) == ["a", "b", "c", "target"]
     features = spec.features.model_copy(update={"include": ["c", "a", "b"], "exclude": ["b"]})
@@ -274,7 +281,8 @@ def test_tuning_stages_learn_one_class_of_several_against_the_rest(spec):
     assert [json.loads(p) for p in chosen] == [search.best_params_]
 
 
-def test_select_columns_names_categorical_columns_that_are_not_features(spec):
+def test_select_columns_names_categorical_columns_that_are_not_features(unlabelled):
+    spec = unlabelled
     frame = pd.DataFrame({"a": [1], "b": [2], "target": ["1"]})
     unknown = spec.features.model_copy(update={"categorical": ["nodes"]})
     with pytest.raises(SpecError, match=r"features.categorical names columns not in the data"):
@@ -288,3 +296,10 @@ def test_select_columns_names_categorical_columns_that_are_not_features(spec):
         "b",
         "target",
     ]
+
+
+def test_select_columns_names_labelled_columns_not_in_the_data(spec):
+    frame = pd.DataFrame({"a": [1], "target": ["1"]})
+    report = spec.report.model_copy(update={"column_labels": {"no_such_column": "typo"}})
+    with pytest.raises(SpecError, match=r"report.column_labels names columns not in the data"):
+        stages.select_columns(frame, _with(spec, report=report))
