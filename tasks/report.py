@@ -148,6 +148,7 @@ def summarize(
         "report": str(run_dir / "report.html"),
         "model": str(run_dir / "model.json"),
         "metrics": trained.metrics,
+        "metrics_on": trained.scored_rows[2] if trained.scored_rows is not None else "holdout",
         **outcome(registration),
         "stages": [
             {"stage": s.name, "key": s.key, "path": s.ref.path, "cache_hit": s.hit} for s in outputs

@@ -79,8 +79,10 @@ def _print_summary(summary: dict, seconds: float) -> None:
         table.add_row(name, label)
     console.print(table)
     metrics = summary["metrics"]
+    in_sample = summary.get("metrics_on", "holdout") == "training"
     console.print(
-        f"holdout F1 [bold]{metrics.get('f1', float('nan')):.3f}[/]  "
+        ("training F1 (no holdout, in-sample)" if in_sample else "holdout F1")
+        + f" [bold]{metrics.get('f1', float('nan')):.3f}[/]  "
         f"precision {metrics.get('precision', float('nan')):.3f}  "
         f"recall {metrics.get('recall', float('nan')):.3f}  "
         f"rules {metrics.get('n_rules', 0)}"

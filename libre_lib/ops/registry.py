@@ -258,6 +258,9 @@ class Holdout:
     X: Any
     y: Any
     source: str
+    kind: str = "holdout"
+    """What the rows are to the new version: "holdout", or "training" when the pipeline keeps
+    no holdout (``holdout_fraction: 0``; its metrics are then in-sample)."""
 
     @property
     def n_rows(self) -> int:
@@ -279,6 +282,8 @@ class _Compared:
     rows: int | None = None
     scored_on: str = ""
     champion_scores: Mapping[str, Any] | None = None
+    kind: str = "holdout"
+    """Which rows the version's metric is on to the version: "holdout" or "training"."""
 
 
 def _question(model: LibreClassifier) -> dict[str, str]:
@@ -813,12 +818,18 @@ class ModelRegistry:
                 recorded,
                 scored_on=f"{own}, since the champion cannot score {holdout.source} ({reason})",
             )
+        in_sample = (
+            f" (no holdout: {candidate.version} was fitted on them, so the comparison favours it)"
+            if holdout.kind == "training"
+            else ""
+        )
         return _Compared(
             metric_value(holdout.scores(challenger_model).get(metric)),
             metric_value(champion_scores.get(metric)),
             holdout.n_rows,
-            f"both scored on the same {holdout.n_rows} rows, {holdout.source}",
+            f"both scored on the same {holdout.n_rows} rows, {holdout.source}{in_sample}",
             champion_scores,
+            holdout.kind,
         )
 
     @staticmethod
@@ -832,6 +843,7 @@ class ModelRegistry:
     ) -> PromotionDecision:
         tolerance = float(tolerance)
         value, best = compared.value, compared.best
+        rows = "holdout" if compared.kind == "holdout" else "in-sample (training)"
 
         def decision(promoted: bool, reason: str, delta: float | None = None):
             rescored = champion is not None and champion.version != candidate.version
@@ -860,25 +872,25 @@ class ModelRegistry:
                 False, f"data validation failed{detail}; a model is never promoted on bad data"
             )
         if value is None:
-            return decision(False, f"holdout {metric} is missing or not a number")
+            return decision(False, f"{rows} {metric} is missing or not a number")
         if champion is None:
             return decision(
                 True,
-                f"first version with passing validation (holdout {metric} "
+                f"first version with passing validation ({rows} {metric} "
                 f"{value:.3f}); no champion yet",
             )
         if changed:
             return decision(
                 True,
                 f"the question changed since the champion {champion.version} ({changed}): "
-                f"its holdout {metric} {value:.3f} measures another class, so the two are not "
+                f"its {rows} {metric} {value:.3f} measures another class, so the two are not "
                 "compared; the first model of the new question becomes champion",
             )
         if best is None:
             return decision(
                 True,
                 f"the champion {champion.version} has no holdout {metric} to compare with; "
-                f"holdout {metric} {value:.3f}",
+                f"{rows} {metric} {value:.3f}",
             )
         delta = value - best
         promoted = value + FLOAT_SLACK >= best - tolerance
@@ -886,7 +898,7 @@ class ModelRegistry:
         verdict = "is not below" if promoted else "is below"
         return decision(
             promoted,
-            f"holdout {metric} {value:.3f} {verdict} the champion {champion.version}'s "
+            f"{rows} {metric} {value:.3f} {verdict} the champion {champion.version}'s "
             f"{best:.3f}{tol} (change {delta:+.3f}); {compared.scored_on}",
             delta,
         )

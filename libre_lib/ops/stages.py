@@ -633,6 +633,8 @@ def report(
         note = ("holdout_fraction is 0: the metrics below are on the training rows.",)
     n_train = int((~holdout_flags).sum())
     rows = f"{n_train} training rows, {len(X)} holdout rows"
+    if note:
+        rows = f"{n_train} training rows, no holdout (the figures below are on the training rows)"
     if streamed is not None:
         n_train = int(streamed["n_train"])
         rows = (
@@ -722,7 +724,7 @@ def register(
     if trained.scored_rows is not None:
         X, y, kind = trained.scored_rows
         source = f"the {kind} rows of run {run_id}" if run_id else f"this run's {kind} rows"
-        holdout = Holdout(X, y, source)
+        holdout = Holdout(X, y, source, kind)
     decision = registry.decide(
         spec.name,
         version.version,

@@ -91,6 +91,18 @@ def test_the_champion_is_rescored_on_the_challengers_holdout(registry, ranked, s
     assert registry.champion(PIPE).version == challenger.version
 
 
+def test_without_a_holdout_the_decision_says_the_figures_are_in_sample(registry, split):
+    registry, _champion, challenger = registry
+    *_, X_hold, y_hold = split
+    rows = Holdout(X_hold, y_hold, "the training rows of run b", kind="training")
+    decision = registry.decide(PIPE, challenger.version, holdout=rows)
+    assert decision.reason.startswith("in-sample (training) f1 ")
+    assert "holdout f1" not in decision.reason
+    assert decision.scored_on.endswith(
+        f"(no holdout: {challenger.version} was fitted on them, so the comparison favours it)"
+    )
+
+
 def test_the_changes_compare_the_same_rows_and_say_so(registry, split):
     registry, champion, challenger = registry
     *_, X_hold, y_hold = split
