@@ -698,6 +698,12 @@ def score_files(
     output = Path(output_path)
     if output.is_dir():
         raise DataError(f"Output {str(output)!r} is a directory; give a .parquet file path.")
+    if not output.name.lower().endswith(PARQUET_SUFFIXES):
+        raise DataError(
+            f"Output {str(output)!r} would be a Parquet file under another name: scoring writes "
+            f"Parquet, so name it {output.stem}.parquet (names ending in "
+            f"{', '.join(PARQUET_SUFFIXES)})."
+        )
     files = list_inputs(inputs, exclude=[output])
     reader = _Reader(contract)
     schema = _input_schema(reader, files, contract)

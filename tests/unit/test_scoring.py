@@ -406,3 +406,14 @@ def test_csv_types_are_guessed_once_from_the_sample_then_kept(credit, tmp_path, 
     frame.to_csv(tmp_path / "data.csv", index=False)
     with pytest.raises(DataError, match=r"column 'ref' changes type at line 2502 .*'x12'"):
         score_files(model, tmp_path / "data.csv", tmp_path / "out.parquet", contract=contract)
+
+
+def test_an_output_named_like_another_format_is_refused_before_anything_is_written(
+    credit, tmp_path
+):
+    X, model, contract = credit
+    _write_inputs(X, tmp_path / "in")
+    output = tmp_path / "scored.csv"
+    with pytest.raises(DataError, match=r"scoring writes Parquet, so name it scored\.parquet"):
+        score_files(model, tmp_path / "in", output, contract=contract)
+    assert not output.exists()
