@@ -18,11 +18,11 @@ def flaky_source(monkeypatch):
     def install(*errors):
         real = data.fingerprint_source
 
-        def fingerprint(location):
+        def fingerprint(location, file_format=None):
             calls.append(location)
             if len(calls) <= len(errors):
                 raise errors[len(calls) - 1]
-            return real(location)
+            return real(location, file_format)
 
         monkeypatch.setattr(data, "fingerprint_source", fingerprint)
         return calls
