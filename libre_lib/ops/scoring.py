@@ -50,6 +50,7 @@ from ..errors import DataError, ParameterError, excerpt
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly
 from .registry import registered_version, verified_text
+from .sources import skipped_entry
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -280,10 +281,6 @@ def _file_format(path: Path) -> str | None:
     return None
 
 
-def _hidden(path: Path, root: Path) -> bool:
-    return any(part.startswith((".", "_")) for part in path.relative_to(root).parts)
-
-
 def list_inputs(
     inputs: str | os.PathLike | Sequence[str | os.PathLike], exclude: Iterable = ()
 ) -> list[InputFile]:
@@ -301,7 +298,7 @@ def list_inputs(
             found = [
                 p
                 for p in sorted(path.rglob("*"))
-                if p.is_file() and _file_format(p) and not _hidden(p, path)
+                if p.is_file() and _file_format(p) and not skipped_entry(p.relative_to(path).parts)
             ]
             found = [p for p in found if p.resolve() not in skip]
             if not found:

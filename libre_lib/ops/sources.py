@@ -48,7 +48,7 @@ def _open(location: str):
 DATA_SUFFIXES = {"parquet": (".parquet", ".pq"), "csv": (".csv", ".csv.gz", ".csv.bz2")}
 
 
-def _skipped(parts) -> bool:
+def skipped_entry(parts) -> bool:
     """A directory entry no source reads: a hidden name or a marker (``_SUCCESS``)."""
     return any(part.startswith((".", "_")) for part in parts)
 
@@ -76,7 +76,8 @@ def source_files(location: str, file_format: str) -> list[str]:
         found = sorted(
             p
             for p in fs.find(root)
-            if p.lower().endswith(suffixes) and not _skipped(p[len(root) :].strip("/").split("/"))
+            if p.lower().endswith(suffixes)
+            and not skipped_entry(p[len(root) :].strip("/").split("/"))
         )
         files = [fs.unstrip_protocol(p) for p in found]
     else:
@@ -93,7 +94,7 @@ def source_files(location: str, file_format: str) -> list[str]:
             for p in path.rglob("*")
             if p.is_file()
             and p.name.lower().endswith(suffixes)
-            and not _skipped(p.relative_to(path).parts)
+            and not skipped_entry(p.relative_to(path).parts)
         )
     if not files:
         raise DataError(
@@ -107,33 +108,26 @@ def fingerprint_source(location: str, file_format: str | None = None) -> str:
     """sha256 of the data file's bytes, streamed (the root of every cache key); for a
     directory, of the names (relative) and bytes of the files a run reads
     (:func:`source_files`; every file when ``file_format`` is None), in name order."""
-    if is_url(location) and file_format is None:
-        import fsspec
-
-        fs, root = fsspec.core.url_to_fs(location)
-        if fs.isdir(root):
-            names = sorted(fs.find(root))
-            files = [(p[len(root) :].lstrip("/"), fs.unstrip_protocol(p)) for p in names]
-            return _directory_digest(files)
-        return _file_digest(location)
     if is_url(location):
         import fsspec
 
         fs, root = fsspec.core.url_to_fs(location)
-        if fs.isdir(root):
-            found = source_files(location, file_format)
-            prefix = location.rstrip("/") + "/"
-            return _directory_digest([(p.removeprefix(prefix), p) for p in found])
-        return _file_digest(location)
+        if not fs.isdir(root):
+            return _file_digest(location)
+        found = sorted(fs.find(root))
+        if file_format is not None:
+            read = set(source_files(location, file_format))
+            found = [p for p in found if fs.unstrip_protocol(p) in read]
+        files = [(p[len(root) :].lstrip("/"), fs.unstrip_protocol(p)) for p in found]
+        return _directory_digest(files)
     local = Path(location.removeprefix("file://"))
-    if local.is_dir():
-        paths = (
-            [Path(p) for p in source_files(str(local), file_format)]
-            if file_format is not None
-            else sorted(p for p in local.rglob("*") if p.is_file())
-        )
-        return _directory_digest([(str(p.relative_to(local)), str(p)) for p in paths])
-    return _file_digest(location)
+    if not local.is_dir():
+        return _file_digest(location)
+    if file_format is None:
+        paths = sorted(p for p in local.rglob("*") if p.is_file())
+    else:
+        paths = [Path(p) for p in source_files(str(local), file_format)]
+    return _directory_digest([(str(p.relative_to(local)), str(p)) for p in paths])
 
 
 def _directory_digest(files: list[tuple[str, str]]) -> str:
