@@ -184,6 +184,15 @@ def balance_blocks(
 DISCRETIZATION_COLUMNS = ("column", "kind", "n_bins", "bins", "missing")
 
 
+def _natural_key(value) -> tuple:
+    """Sort key that puts numbers (and text that reads as a number) in numeric order, before
+    other text: 2 before 10, "2" before "10"."""
+    try:
+        return (0, float(value), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
+
+
 def discretization_table(discretization, display: RuleDisplay) -> pd.DataFrame:
     """One row per input column: its kind, number of bins, cut points (rounded for display) or
     categories (labelled), and how missing values are binned; dropped columns last."""
@@ -196,7 +205,7 @@ def discretization_table(discretization, display: RuleDisplay) -> pd.DataFrame:
             kind = "numeric"
         else:
             values = []
-            for category in feature.categories:
+            for category in sorted(feature.categories, key=_natural_key):
                 shown = display.value(feature.name, category)
                 raw = str(category)
                 values.append(shown if shown == raw else f"{shown} ({raw})")

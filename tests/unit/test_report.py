@@ -793,3 +793,13 @@ def test_the_tuning_figure_marks_the_chosen_point_on_round_score_ticks():
     assert ticks == ["0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70"]
     assert svg.count("<circle") == 4 + 1  # the four grid points and the legend's key
     assert "chosen: 0.660 with 3.0 rules" in svg
+
+
+def test_the_bins_table_lists_numeric_looking_categories_in_numeric_order():
+    from libre_lib.discretization import CATEGORICAL, Discretization, FeatureBins
+    from libre_lib.ops.display import RuleDisplay
+    from libre_lib.ops.report_sections import discretization_table
+
+    codes = FeatureBins("nodes", CATEGORICAL, categories=("0", "1", "10", "11", "2", "other"))
+    table = discretization_table(Discretization((codes,)), RuleDisplay())
+    assert table.iloc[0].tolist()[3] == "categories 0, 1, 2, 10, 11, other"
