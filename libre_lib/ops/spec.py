@@ -61,7 +61,7 @@ STREAM_ABOVE_BYTES = 512 * 2**20
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class DataSource(_Strict):

@@ -227,3 +227,17 @@ def test_spec_problems_are_caught_by_validation(section, match):
 @pytest.mark.parametrize("cron", ["0 3 * * *", "*/15 2-5 1,15 jan-mar mon-fri", "0 0 L * *"])
 def test_valid_crons_pass(cron):
     assert parse_spec({**RAW, "schedule": {"cron": cron}}).schedule.cron == cron
+
+
+@pytest.mark.parametrize(
+    ("section", "match"),
+    [
+        ({"holdout_fraction": "0.25"}, r"holdout_fraction: .*valid number"),
+        ({"split_seed": "7"}, r"split_seed: .*valid integer"),
+        ({"expectations": {"min_rows": "100"}}, r"expectations.min_rows: .*valid integer"),
+    ],
+)
+def test_quoted_numbers_are_refused_as_in_the_model_section(section, match):
+    """A quoted number is usually a templating mistake; model.* already refused them."""
+    with pytest.raises(SpecError, match=match):
+        parse_spec({**RAW, **section})
