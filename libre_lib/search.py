@@ -396,7 +396,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
     # -- fitting ------------------------------------------------------------------------------
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Tune on ``X, y`` by inner CV, then refit the best combination on all of it.
 
         Parameters
@@ -410,17 +410,19 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             the rows of weight > 0, train on their weights and score the validation rows
             weighted (F1, or the ``scoring`` scorer with ``sample_weight``); the refit gets
             them too.
+        groups : array-like of shape (n_samples,), default=None
+            Group labels for a group splitter given as ``cv`` (e.g. ``GroupKFold``).
 
         Returns
         -------
         self : LibreSearchCV
         """
         with progress_on_stderr(logger, self.verbose):
-            return self._fit(X, y, sample_weight)
+            return self._fit(X, y, sample_weight, groups)
 
-    def _fit(self, X, y, sample_weight):
+    def _fit(self, X, y, sample_weight, groups=None):
         started = time.perf_counter()
-        plan = self.plan(X, y, sample_weight)
+        plan = self.plan(X, y, sample_weight, groups)
         logger.info(
             "LibreSearchCV: %d candidates x %d folds (%d tasks, n_jobs=%s) on %d rows",
             len(plan.candidates),
@@ -446,7 +448,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 k + 1,
                 len(everything),
                 result["seconds"],
-                np.nanmax(scores[:, k]),
+                np.max(scores[:, k], initial=-np.inf, where=~np.isnan(scores[:, k])),
                 elapsed,
                 elapsed / (k + 1) * (plan.n_splits - k - 1),
             )
@@ -481,7 +483,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
         return self
 
-    def plan(self, X, y, sample_weight=None) -> SearchPlan:
+    def plan(self, X, y, sample_weight=None, groups=None) -> SearchPlan:
         """The inner CV ``fit`` runs, as data: the candidates (full LibreClassifier parameters,
         grid order), the folds and the scorer. A pipeline can run :meth:`SearchPlan.evaluate`
         per fold and group of candidates (as separate tasks) and pass the scores to
@@ -495,6 +497,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             Their labels.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative row weights; rows of weight 0 are left out of the folds.
+        groups : array-like of shape (n_samples,), default=None
+            Group labels for a group splitter given as ``cv``.
 
         Returns
         -------
@@ -512,15 +516,17 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         # one class against the rest of several: the folds see the class mask, as the model
         # does (its classes are False and True)
         labels = target.positive if _one_vs_rest(target, fixed) else _labels(y)
+        groups = _groups(groups, frame.shape[0])
         if sample_weight is not None:
             frame, target, keep = weighted_rows(frame, target, sample_weight, "LibreSearchCV")
             labels = labels[keep]
+            groups = None if groups is None else groups[keep]
         seed = self.seed_ = _seed(self.random_state)
         base = self._base_params(target.positive_class)
         base["random_state"] = seed
         base["n_jobs"] = None
         candidates = self._candidates(base, int(target.positive.sum()))
-        splits = list(_splitter(self.cv, seed).split(frame, target.positive))
+        splits = list(_splitter(self.cv, seed).split(frame, target.positive, groups))
         self.n_splits_ = len(splits)
         scorer = _scorer(self.scoring, target.positive_class)
         return SearchPlan(frame, labels, target.positive, candidates, splits, scorer, target.weight)
@@ -543,8 +549,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             ``best_index_``.
         """
         scores, n_rules = np.asarray(scores, float), np.asarray(n_rules, float)
-        mean = scores.mean(axis=1)
         self.cv_results_ = self._results(scores, n_rules, np.asarray(n_atoms, float))
+        mean = _usable_means(scores, self.scoring)
         self.tolerance_ = resolve_tolerance(
             self.score_tolerance,
             self.standard_errors,
@@ -570,9 +576,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             results[f"split{k}_test_score"] = scores[:, k]
         results["mean_test_score"] = mean
         results["std_test_score"] = scores.std(axis=1)
-        # sklearn convention: equal means share the best rank
+        # sklearn convention: equal means share the best rank; NaN means rank last
+        ranked = np.where(np.isnan(mean), -np.inf, mean)
         results["rank_test_score"] = (
-            pd.Series(mean).rank(method="min", ascending=False).to_numpy(dtype=np.int32)
+            pd.Series(ranked).rank(method="min", ascending=False).to_numpy(dtype=np.int32)
         )
         results["mean_n_rules"] = n_rules.mean(axis=1)
         results["mean_n_atoms"] = n_atoms.mean(axis=1)
@@ -865,6 +872,42 @@ def _labels(y) -> np.ndarray:
     values = np.asarray(y)
     values = values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
     return label_array(values) if values.dtype == object else values
+
+
+def _usable_means(scores: np.ndarray, scoring) -> np.ndarray:
+    """The candidates' mean validation scores, a NaN mean (a scorer undefined on some fold,
+    e.g. roc_auc on a fold of one class) as -inf so that it is never chosen, with a warning;
+    a :class:`ParameterError` when every mean is NaN."""
+    mean = scores.mean(axis=1)
+    failed = np.isnan(mean)
+    if failed.all():
+        raise ParameterError(
+            f"Every candidate's validation score is NaN with scoring={scoring!r}: the scorer is "
+            "undefined on the folds (e.g. roc_auc on a fold holding one class). Use stratified, "
+            "shuffled folds (cv=5) or another scoring."
+        )
+    if failed.any():
+        warnings.warn(
+            f"{int(failed.sum())} of the {mean.size} candidates have a NaN validation score "
+            f"with scoring={scoring!r} (undefined on some fold); they rank last and are never "
+            "chosen.",
+            LibreWarning,
+            stacklevel=4,
+        )
+    return np.where(failed, -np.inf, mean)
+
+
+def _groups(groups, n_rows: int) -> np.ndarray | None:
+    """``groups`` as a 1-D array, one label per row (None stays None)."""
+    if groups is None:
+        return None
+    values = np.asarray(groups)
+    if values.ndim != 1 or values.shape[0] != n_rows:
+        raise ParameterError(
+            f"The 'groups' parameter of LibreSearchCV.fit must hold one label per row of X "
+            f"({n_rows}). Got shape {values.shape} instead."
+        )
+    return values
 
 
 def _one_vs_rest(target: Target, positive_class) -> bool:

@@ -334,11 +334,13 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
     plan = searcher.plan(X, y)
     shape = (len(plan.candidates), plan.n_splits)
     figures = {name: np.full(shape, np.nan) for name in ("score", "n_rules", "n_atoms")}
+    filled = np.zeros(shape, dtype=bool)  # a score may be NaN (a scorer undefined on a fold)
     for table in scores:
         rows, folds = table.column("candidate").to_numpy(), table.column("fold").to_numpy()
+        filled[rows, folds] = True
         for name, values in figures.items():
             values[rows, folds] = table.column(name).to_numpy()
-    missing = int(np.isnan(figures["score"]).sum())
+    missing = int((~filled).sum())
     if missing:
         raise ValueError(f"pick: {missing} candidate/fold scores are missing from the tune stage")
     best = searcher.choose(plan, figures["score"], figures["n_rules"], figures["n_atoms"])

@@ -500,3 +500,41 @@ def test_one_class_of_several_reads_as_that_class_and_scores_against_it():
     again = LibreClassifier.from_json(model.to_json())
     assert str(again.rules_) == str(model.rules_)
     assert model.score(X[y != "setosa"], y[y != "setosa"]) <= 1.0  # a fold without the class
+
+
+def test_a_nan_validation_score_ranks_last_and_is_never_chosen(haberman):
+    X, y, _ = haberman
+
+    def undefined_for_half(estimator, X_val, y_val):
+        return float("nan") if estimator.alpha == 0.5 else estimator.score(X_val, y_val)
+
+    grid = {"alpha": [0.5, 0.7]}
+    with pytest.warns(LibreWarning, match=r"1 of the 2 candidates have a NaN validation score"):
+        search = LibreSearchCV(grid, scoring=undefined_for_half, cv=3, random_state=0).fit(X, y)
+    assert search.best_params_ == {"alpha": 0.7}
+    assert search.cv_results_["rank_test_score"].tolist() == [2, 1]
+
+    def undefined(estimator, X_val, y_val):
+        return float("nan")
+
+    with pytest.raises(ParameterError, match=r"Every candidate's validation score is NaN"):
+        LibreSearchCV(grid, scoring=undefined, cv=3, random_state=0).fit(X, y)
+
+
+def test_a_group_splitter_gets_the_groups(haberman):
+    from sklearn.model_selection import GroupKFold
+
+    X, y, _ = haberman
+    groups = np.arange(len(y)) % 7
+    grid = {"alpha": [0.5, 0.9]}
+    search = LibreSearchCV(grid, cv=GroupKFold(3), random_state=0, refit=False)
+    search.fit(X, y, groups=groups)
+    splits = list(GroupKFold(3).split(X, y, groups))
+    given = LibreSearchCV(grid, cv=splits, random_state=0, refit=False).fit(X, y)
+    assert np.array_equal(
+        search.cv_results_["mean_test_score"], given.cv_results_["mean_test_score"]
+    )
+    for _, test in splits:  # every validation fold is whole groups
+        assert not set(groups[test]) & set(np.delete(groups, test))
+    with pytest.raises(ParameterError, match=r"'groups' parameter .* one label per row"):
+        search.fit(X, y, groups=groups[:10])

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from libre_lib import LibreClassifier
-from libre_lib.errors import DataError, SpecError
+from libre_lib.errors import DataError, LibreWarning, SpecError
 from libre_lib.estimator import AUTO_CHOSEN
 from libre_lib.ops import stages
 from libre_lib.ops.artifacts import ArtifactStore
@@ -303,3 +303,25 @@ def test_select_columns_names_labelled_columns_not_in_the_data(spec):
     report = spec.report.model_copy(update={"column_labels": {"no_such_column": "typo"}})
     with pytest.raises(SpecError, match=r"report.column_labels names columns not in the data"):
         stages.select_columns(frame, _with(spec, report=report))
+
+
+def test_pick_tells_a_nan_score_from_a_missing_one(spec):
+    import pyarrow as pa
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.integers(0, 10, 200).astype(float)})
+    y = pd.Series(np.where(X.a > 0.3, "2", "1"))
+    small = _with(spec, tuning=spec.tuning.model_copy(update={"grid": {"alpha": [0.5, 0.9]}}))
+    units = stages.tuning_units(small, X, y)
+    tables = [stages.tune(small, X, y, unit)[0] for unit in units]
+    first = tables[0]
+    score = first.column("score").to_numpy().copy()
+    score[first.column("candidate").to_numpy() == 0] = np.nan  # undefined for candidate 0
+    tables[0] = first.set_column(first.schema.get_field_index("score"), "score", pa.array(score))
+    with pytest.warns(LibreWarning, match="NaN validation score"):
+        table, _ = stages.pick(small, X, y, tables)
+    assert [
+        json.loads(p) for p in table.filter(table.column("chosen")).column("params").to_pylist()
+    ] == [{"alpha": 0.9}]
+    with pytest.raises(ValueError, match=r"scores are missing from the tune stage"):
+        stages.pick(small, X, y, tables[1:])
