@@ -621,6 +621,17 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.explain(X)
 
+    def to_sql(self) -> str:
+        """The best model's rule set as a boolean SQL expression (see
+        :meth:`LibreClassifier.to_sql`)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.to_sql()
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The best model as JSON; ``LibreClassifier.from_json`` restores it."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.to_json(indent)
+
 
 # -- the inner CV ---------------------------------------------------------------------------
 

@@ -538,3 +538,12 @@ def test_a_group_splitter_gets_the_groups(haberman):
         assert not set(groups[test]) & set(np.delete(groups, test))
     with pytest.raises(ParameterError, match=r"'groups' parameter .* one label per row"):
         search.fit(X, y, groups=groups[:10])
+
+
+def test_the_search_exports_its_best_model(haberman, tuned):
+    X, _, _ = haberman
+    assert tuned.to_sql() == tuned.best_estimator_.to_sql()
+    again = LibreClassifier.from_json(tuned.to_json())
+    np.testing.assert_array_equal(again.predict(X), tuned.predict(X))
+    with pytest.raises(NotFittedError):
+        LibreSearchCV().to_sql()
