@@ -26,6 +26,7 @@ from .inputs import (
     binary_target,
     check_sample_weight,
     label_array,
+    one_vs_rest,
     resolve_categorical,
 )
 from .params import AUTO, validate_params
@@ -685,7 +686,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         one class against the rest (classes False and True) that class and "not" it."""
         index = self._positive_index()
         positive, negative = self.classes_[index], self.classes_[1 - index]
-        if self.positive_class_ is True and self.positive_class not in (None, True):
+        if one_vs_rest(self.positive_class_, self.positive_class):
             return self.positive_class, f"not {self.positive_class}"
         return positive, negative
 
@@ -769,7 +770,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         float
         """
         check_is_fitted(self, "rules_")
-        if self.positive_class_ is True and self.positive_class not in (None, True):
+        if one_vs_rest(self.positive_class_, self.positive_class):
             y = np.asarray(y, dtype=object).ravel() == self.positive_class
         return super().score(X, y, sample_weight=sample_weight)
 

@@ -440,6 +440,13 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
     return Target(positive, label_array([negative, chosen]), chosen)
 
 
+def one_vs_rest(resolved, requested) -> bool:
+    """Whether a target whose positive class resolved to ``resolved`` is one class of several
+    against the rest, ``requested`` being the ``positive_class`` asked for: its classes are
+    then False and True, whatever the labels. By identity, so that ``1`` is not ``True``."""
+    return resolved is True and requested is not None and requested is not True
+
+
 def _continuous(classes) -> bool:
     values = [c for c in classes if isinstance(c, float)]
     return len(values) == len(classes) and any(not float(v).is_integer() for v in values)

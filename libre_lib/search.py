@@ -98,7 +98,7 @@ from .estimator import (
     resolve_tolerance,
     weighted_rows,
 )
-from .inputs import Target, as_frame, binary_target, label_array
+from .inputs import Target, as_frame, binary_target, label_array, one_vs_rest
 from .params import AUTO, SEARCH_PARAMETERS, validate_params
 from .progress import progress_on_stderr
 from .rules import rule_from_point
@@ -515,7 +515,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         target = binary_target(y, fixed, n_rows=frame.shape[0])
         # one class against the rest of several: the folds see the class mask, as the model
         # does (its classes are False and True)
-        labels = target.positive if _one_vs_rest(target, fixed) else _labels(y)
+        labels = target.positive if one_vs_rest(target.positive_class, fixed) else _labels(y)
         groups = _groups(groups, frame.shape[0])
         if sample_weight is not None:
             frame, target, keep = weighted_rows(frame, target, sample_weight, "LibreSearchCV")
@@ -919,12 +919,6 @@ def _groups(groups, n_rows: int) -> np.ndarray | None:
             f"({n_rows}). Got shape {values.shape} instead."
         )
     return values
-
-
-def _one_vs_rest(target: Target, positive_class) -> bool:
-    """Whether ``target`` is one class of several against the rest (its classes are then
-    False and True, whatever the labels)."""
-    return target.positive_class is True and positive_class is not True
 
 
 #: Scorers of one class's figure: named as a string, they score the positive class (the

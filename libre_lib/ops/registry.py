@@ -68,6 +68,7 @@ from typing import Any
 from .._version import __version__
 from ..errors import DataError, LibreError, LibreWarning, ModelFormatError, shorten
 from ..estimator import LibreClassifier
+from ..inputs import one_vs_rest
 from .artifacts import canonical_json, fingerprint_bytes
 from .contract import DataContract
 from .diff import ChampionChanges, diff_rules, metric_deltas, metric_value
@@ -289,7 +290,7 @@ class _Compared:
 def _question(model: LibreClassifier) -> dict[str, str]:
     """What a model answers: its target column, positive class and classes (as text)."""
     positive = model.positive_class_
-    if positive is True and model.positive_class not in (None, True):  # one against the rest
+    if one_vs_rest(positive, model.positive_class):
         positive = model.positive_class
     return {
         "target": str(model.target_name_),

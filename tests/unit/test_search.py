@@ -547,3 +547,14 @@ def test_the_search_exports_its_best_model(haberman, tuned):
     np.testing.assert_array_equal(again.predict(X), tuned.predict(X))
     with pytest.raises(NotFittedError):
         LibreSearchCV().to_sql()
+
+
+def test_one_class_of_several_integer_labels_where_1_is_not_true():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.normal(size=300)})
+    y = np.where(X.a > 0.3, 1, np.where(X.a < -0.5, 2, 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)
+        model = LibreClassifier(positive_class=1, random_state=0).fit(X, y)
+    assert str(model.rules_).endswith("THEN y = 1 ELSE y = not 1")
+    assert model.score(X, y) == np.mean(model.predict(X) == (y == 1))
