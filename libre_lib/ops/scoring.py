@@ -490,8 +490,9 @@ def _csv_header(path: Path) -> list[str]:
 
 def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContract):
     """The output schema of the input columns: every file must have the contract's columns.
-    Numeric model columns become float64 and text categories strings (after the contract has
-    checked each batch's values); other columns take the files' common type."""
+    Numeric model columns become float64 (integers stay integers when every file is Parquet
+    and stores them so) and text categories strings (after the contract has checked each
+    batch's values); other columns take the files' common type."""
     import pyarrow as pa
 
     schemas, problems = [], []
@@ -505,7 +506,7 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
             f"Input data breaks the model's data contract ({len(problems)} problem(s)):\n"
             + "\n".join(f"  - {p}" for p in problems)
         )
-    fixed = _fixed_types(contract)
+    fixed = _fixed_types(contract) | _integer_types(files, schemas, contract)
     loose = [pa.schema([f for f in schema if f.name not in fixed]) for schema in schemas]
     try:
         common = pa.unify_schemas(loose, promote_options="permissive")
@@ -520,6 +521,29 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
     schema = pa.schema([pa.field(n, fixed[n]) if n in fixed else common.field(n) for n in names])
     _check_no_clash(schema.names)
     return schema
+
+
+def _integer_types(files: list[InputFile], schemas: list, contract: DataContract) -> dict:
+    """The numeric model columns that every input file (all Parquet) stores as integers keep an
+    integer type in the output: their common one (int32 and int64 give int64), unless a file
+    has uint64, which no signed type holds. CSV columns stay float64: a later block may hold an
+    empty field."""
+    import pyarrow as pa
+
+    if any(file.format != "parquet" for file in files):
+        return {}
+    types = {}
+    for column in contract.columns:
+        if column.kind != NUMERIC:
+            continue
+        fields = [schema.field(column.name) for schema in schemas]
+        if not all(pa.types.is_integer(f.type) for f in fields):
+            continue
+        if any(f.type == pa.uint64() for f in fields) and len({f.type for f in fields}) > 1:
+            continue
+        common = pa.unify_schemas([pa.schema([f]) for f in fields], promote_options="permissive")
+        types[column.name] = common.field(column.name).type
+    return types
 
 
 def _conform(table, schema, file: InputFile):

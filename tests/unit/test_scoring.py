@@ -417,3 +417,23 @@ def test_an_output_named_like_another_format_is_refused_before_anything_is_writt
     with pytest.raises(DataError, match=r"scoring writes Parquet, so name it scored\.parquet"):
         score_files(model, tmp_path / "in", output, contract=contract)
     assert not output.exists()
+
+
+def test_integer_columns_of_parquet_inputs_stay_integers(credit, tmp_path):
+    """a11 and a15 are integer columns the model reads: Parquet inputs keep them integers (int32
+    and int64 files give int64), exactly; a CSV among the inputs makes them float64."""
+    X, model, contract = credit
+    (tmp_path / "in").mkdir()
+    big = X.iloc[:300].assign(a15=X["a15"].iloc[:300] + 2**60)  # no float64 holds these
+    big.to_parquet(tmp_path / "in" / "a.parquet")
+    X.iloc[300:].astype({"a11": "int32", "a15": "int32"}).to_parquet(tmp_path / "in" / "b.parquet")
+    score_files(model, tmp_path / "in", tmp_path / "out.parquet", contract=contract)
+    out = pq.read_table(tmp_path / "out.parquet")
+    assert out.schema.field("a11").type == pa.int64()
+    assert out.schema.field("a15").type == pa.int64()
+    assert out.schema.field("a2").type == pa.float64()
+    assert sorted(out["a15"].to_pylist()[:300]) == sorted((big["a15"]).tolist())
+    (tmp_path / "in" / "a.parquet").unlink()
+    X.iloc[:10].to_csv(tmp_path / "in" / "c.csv", index=False)
+    score_files(model, tmp_path / "in", tmp_path / "out.parquet", contract=contract)
+    assert pq.read_table(tmp_path / "out.parquet").schema.field("a15").type == pa.float64()
