@@ -33,7 +33,7 @@ import pandas as pd
 from numba import njit
 
 from .errors import LibreWarning
-from .inputs import category_values, numeric_values
+from .inputs import category_codes, category_values, numeric_values
 from .params import validate_params
 
 NUMERIC = "numeric"
@@ -316,7 +316,7 @@ class FeatureBins:
             codes = np.searchsorted(np.asarray(self.cuts), values, side="right")
         else:
             values, missing = category_values(series)
-            codes = pd.Index(list(self.categories), dtype=object).get_indexer(values)
+            codes = category_codes(values, self.categories)
         codes = codes.astype(np.int32)
         codes[missing] = self.missing_bin if self.has_missing else -1
         return codes

@@ -27,6 +27,7 @@ from .inputs import (
     check_sample_weight,
     label_array,
     one_vs_rest,
+    pandas_frame,
     resolve_categorical,
 )
 from .params import AUTO, validate_params
@@ -286,6 +287,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self._check_params()
         with progress_on_stderr(logger, self.verbose):  # in fit's frame: warnings' stacklevel
             started = time.perf_counter()
+            X = pandas_frame(X)
             frame = as_frame(X)
             target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
             if sample_weight is not None:
@@ -645,15 +647,28 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     def _frame_for_predict(self, X) -> pd.DataFrame:
         check_is_fitted(self, "rules_")
+        X = pandas_frame(X)
+        if isinstance(X, pd.DataFrame) and not hasattr(self, "feature_names_in_"):
+            if all(isinstance(c, str) for c in X.columns):
+                warnings.warn(
+                    "X has feature names, but LibreClassifier was fitted without feature "
+                    "names; columns are matched by position.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            if X.shape[1] != self.n_features_in_:
+                raise SchemaError(
+                    f"X has {X.shape[1]} features, but LibreClassifier is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+            return as_frame(X.set_axis(self.columns_, axis=1))
         if isinstance(X, pd.DataFrame):
             frame = as_frame(X)
             expected = self.columns_
-            if hasattr(self, "feature_names_in_") or list(frame.columns) != expected:
+            if list(frame.columns) != expected:
                 missing = [c for c in expected if c not in frame.columns]
                 extra = [c for c in frame.columns if c not in expected]
                 if missing or extra:
-                    if not hasattr(self, "feature_names_in_") and frame.shape[1] == len(expected):
-                        return frame.set_axis(expected, axis=1)
                     raise SchemaError(
                         "X's columns differ from the columns seen in fit: "
                         f"missing {missing}, unexpected {extra}. Pass the same columns "
@@ -779,6 +794,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         fired = self.fired_rules(X)
         texts = [str(r) for r in self.rules_]
         idx = [np.flatnonzero(row).tolist() for row in fired]
+        X = pandas_frame(X)
         index = X.index if isinstance(X, pd.DataFrame) else None
         return pd.DataFrame(
             {
@@ -820,7 +836,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "discretization": self.discretization_.to_dict(),
             "feature_subsets": [list(s) for s in self.feature_subsets_],
             "n_candidates": self.n_candidates_,
-            "chosen": {name: getattr(self, name + "_") for name in AUTO_CHOSEN},
+            "chosen": {name: _jsonable(getattr(self, name + "_"), name) for name in AUTO_CHOSEN},
             "rules": [
                 rule_to_dict(r, s) for r, s in zip(self.rules_, self.rules_.stats, strict=True)
             ],

@@ -6,6 +6,7 @@ and the pipeline, so every input problem gets the same clear message.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ _DATE_KINDS = frozenset({"datetime64", "datetime", "date", "timedelta64", "timed
 
 def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
     """Return ``X`` as a DataFrame with unique string column names, rejecting unusable input."""
+    if not isinstance(X, pd.DataFrame):
+        X = pandas_frame(X)
     if isinstance(X, pd.DataFrame):
         frame = X
     elif hasattr(X, "tocsr") or hasattr(X, "sparse"):
@@ -74,6 +77,27 @@ def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
     if list(frame.columns) != names:
         frame = frame.set_axis(names, axis=1)
     return frame
+
+
+def pandas_frame(X):
+    """A table of another library (pyarrow, polars, any dataframe-interchange object) as a
+    pandas DataFrame, keeping its column names and types; anything else unchanged."""
+    if isinstance(X, np.ndarray) or not (
+        hasattr(X, "__dataframe__") or hasattr(X, "__arrow_c_stream__")
+    ):
+        return X
+    try:
+        if hasattr(X, "to_pandas"):  # pyarrow Table / RecordBatch, polars DataFrame
+            frame = X.to_pandas()
+        else:
+            frame = pd.api.interchange.from_dataframe(X)
+    except Exception as exc:  # a library's own conversion error: say what to do instead
+        raise DataError(
+            f"Could not convert X ({type(X).__module__}.{type(X).__name__}) to a pandas "
+            f"DataFrame ({type(exc).__name__}: {exc}). Convert it yourself and pass the "
+            "DataFrame."
+        ) from None
+    return frame if isinstance(frame, pd.DataFrame) else X
 
 
 def is_categorical_dtype(series: pd.Series) -> bool:
@@ -156,14 +180,18 @@ _CELL_TYPES = (str, int, float, bool, np.generic)
 
 
 def _refuse_odd_cells(series: pd.Series) -> None:
-    """Refuse an object column holding cells no rule can name or model JSON can keep (bytes,
-    lists, dicts, other objects), naming the column, a row and the type."""
-    if not pd.api.types.is_object_dtype(series.dtype):
+    """Refuse an object column (or the categories of a category column) holding cells no rule
+    can name or model JSON can keep (bytes, tuples, lists, dicts, other objects), naming the
+    column, a row and the type."""
+    values, where = series, "row"
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        values, where = pd.Series(series.dtype.categories, dtype=object), "category"
+    elif not pd.api.types.is_object_dtype(series.dtype):
         return
-    kind = pd.api.types.infer_dtype(series, skipna=True)
+    kind = pd.api.types.infer_dtype(values, skipna=True)
     if kind not in ("bytes", "mixed", "decimal", "complex"):
         return
-    cells = enumerate(series.to_numpy(dtype=object))  # only suspicious columns get here
+    cells = enumerate(values.to_numpy(dtype=object))  # only suspicious columns get here
     odd = next(
         (
             (row, value)
@@ -179,42 +207,72 @@ def _refuse_odd_cells(series: pd.Series) -> None:
             if isinstance(value, bytes)
             else "convert the column to text or numbers first, or drop it"
         )
+        at = f"at row {row}" if where == "row" else "as a category"
         raise DataError(
-            f"Column {series.name!r} holds a {type(value).__name__} at row {row} "
+            f"Column {series.name!r} holds a {type(value).__name__} {at} "
             f"({excerpt(value)}): a cell must be text, a number or a bool to appear in a rule "
             f"and in the saved model; {advice}."
         )
 
 
-def _refuse_dates(series: pd.Series) -> None:
-    """Refuse a column of dates or durations: its rules would name exact timestamps, and no
-    rule on them carries over to new rows."""
+def _temporal_kind(series: pd.Series) -> str | None:
+    """ "dates", "durations", "times" (of day) or "intervals" when the column holds them (a
+    category column: its categories), else None."""
     dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _temporal_kind(pd.Series(dtype.categories))
+    if isinstance(dtype, pd.IntervalDtype):
+        return "intervals"
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        arrow = dtype.pyarrow_dtype
+        if pa.types.is_timestamp(arrow) or pa.types.is_date(arrow):
+            return "dates"
+        if pa.types.is_duration(arrow):
+            return "durations"
+        return "times" if pa.types.is_time(arrow) else None
     if pd.api.types.is_object_dtype(dtype):
         kind = pd.api.types.infer_dtype(series, skipna=True)
+        if kind == "interval":
+            return "intervals"
+        if kind == "time":
+            return "times"
         if kind not in _DATE_KINDS:
-            return
-        dates = "timedelta" not in kind
-    elif pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
-        dates = True
-    elif pd.api.types.is_timedelta64_dtype(dtype):
-        dates = False
-    else:
+            return None
+        return "durations" if "timedelta" in kind else "dates"
+    if pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
+        return "dates"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "durations"
+    return None
+
+
+def _refuse_dates(series: pd.Series) -> None:
+    """Refuse a column of dates, durations, times of day or intervals: its rules would name
+    exact timestamps (which carry over to no new row), or values the saved model cannot keep."""
+    what = _temporal_kind(series)
+    if what is None:
         return
-    if dates:
-        what = "dates"
-        advice = (
+    name, dtype = series.name, series.dtype
+    advice = {
+        "dates": (
             "Drop it, or derive features from it (e.g. month, day of week, days since a "
             "reference date) and use those instead."
-        )
+        ),
+        "durations": f"Convert it to a number (e.g. X[{name!r}].dt.total_seconds()), or drop it.",
+        "times": "Convert it to a number (e.g. hours since midnight), or drop it.",
+        "intervals": (
+            f"Pass the numbers themselves (ChiMerge finds the intervals), or convert the "
+            f"intervals to text first: X[{name!r}].astype(str)."
+        ),
+    }[what]
+    shown = {"dates": "timestamps", "durations": "durations", "times": "times of day"}
+    if what == "intervals":
+        reason = "a saved model cannot keep interval objects as categories"
     else:
-        what = "durations"
-        advice = f"Convert it to a number (e.g. X[{series.name!r}].dt.total_seconds()), or drop it."
-    raise DataError(
-        f"Column {series.name!r} holds {what} (dtype {dtype}): rules on it would name exact "
-        f"{'timestamps' if dates else 'durations'}, which do not carry over to new rows. "
-        f"{advice}"
-    )
+        reason = f"rules on it would name exact {shown[what]}, which do not carry over to new rows"
+    raise DataError(f"Column {name!r} holds {what} (dtype {dtype}): {reason}. {advice}")
 
 
 def _warn_if_numbers_as_text(series: pd.Series) -> None:
@@ -292,6 +350,81 @@ def category_values(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     missing = series.isna().to_numpy()
     values = series.to_numpy(dtype=object)
     return values, missing
+
+
+def category_codes(values: np.ndarray, categories: Sequence) -> np.ndarray:
+    """The index of every value among ``categories`` (-1 for none), as int64.
+
+    Equal values match. A value of another kind than every category (the text "101" where the
+    categories are numbers, "True" where they are bools, the number 7 where they are text) then
+    matches the category it spells, when exactly one does: a column read as text at predict
+    time means what it meant in training. Missing values match nothing. The work is per
+    distinct value, then one take over the rows.
+    """
+    inverse, distinct = pd.factorize(np.asarray(values, dtype=object))
+    found = pd.Index(list(categories), dtype=object).get_indexer(distinct).astype(np.int64)
+    unmatched = np.flatnonzero(found < 0)
+    if unmatched.size and len(categories):
+        families = {_family(c) for c in categories}
+        if not of_kind(distinct[unmatched], categories):
+            spelled: dict[str, list[int]] = {}
+            for i, category in enumerate(categories):
+                spelled.setdefault(_spelling(category), []).append(i)
+            for j in unmatched:
+                value = distinct[j]
+                if _family(value) not in families:
+                    hit = spelled.get(_spelling(value), ())
+                    if len(hit) == 1:
+                        found[j] = hit[0]
+    return np.append(found, -1)[inverse]  # inverse is -1 for missing values: the last slot
+
+
+def of_kind(values: np.ndarray, categories: Sequence) -> bool:
+    """Whether every present value is of the kind of some category (text, number, bool): then
+    only equal values match, and no spelling is looked at."""
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
+        values = values.dtype.categories  # what a category column can hold
+    kind = _KIND_FAMILY.get(pd.api.types.infer_dtype(values, skipna=True), "?")
+    return kind is None or kind in {_family(c) for c in categories}
+
+
+#: ``pandas.api.types.infer_dtype`` kinds whose values are all of one family (None: no value).
+_KIND_FAMILY = {
+    "string": "text",
+    "integer": "number",
+    "floating": "number",
+    "mixed-integer-float": "number",
+    "decimal": "number",
+    "boolean": "bool",
+    "empty": None,
+}
+
+
+def _family(value) -> str:
+    if isinstance(value, bool | np.bool_):
+        return "bool"
+    if isinstance(value, int | float | np.number):
+        return "number"
+    return "text" if isinstance(value, str) else type(value).__name__
+
+
+def _spelling(value) -> str:
+    """How a category reads as text, the same for 101, 101.0 and " 101 ", for True and "true"."""
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value)).lower()
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in ("true", "false"):
+            return text.lower()
+        try:
+            value = float(text)
+        except ValueError:
+            return text
+    if isinstance(value, float | np.floating) and math.isfinite(value):
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
+    return str(value)
 
 
 def _python_scalar(value):
@@ -378,6 +511,14 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
         y = y.iloc[:, 0]
     values = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
     if values.ndim == 2 and values.shape[1] == 1:
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=4,
+        )
         values = values.ravel()
     if values.ndim != 1:
         raise DataError(f"y must be 1-D (one label per row); got shape {values.shape}.")
@@ -392,6 +533,13 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
             f"y has {int(missing.sum())} missing label(s) "
             f"(first at row {int(np.argmax(missing))}). "
             "Drop those rows or give them a label; LibreClassifier does not guess labels."
+        )
+    if values.dtype.kind == "S" or (
+        values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) == "bytes"
+    ):
+        raise DataError(
+            f"y holds bytes labels (e.g. {excerpt(values[0])}): decode them to text first, "
+            "e.g. y.astype(str) or np.char.decode(y, 'utf-8')."
         )
     labels = pd.Series(values)
     if labels.dtype == object:
@@ -413,11 +561,21 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
         raise DataError(f"y has one class ({classes!r}): a rule set needs examples of two classes.")
     if positive_class is not None:
         if positive_class not in classes:
+            hint = ""
+            if classes == [0, 1] and not isinstance(positive_class, int | float | np.number):
+                hint = (
+                    " If a scikit-learn tool encoded y as 0/1 (cross_val_predict with "
+                    "method='predict_proba', StackingClassifier), pass y == "
+                    f"{positive_class!r} as y and leave positive_class at its default."
+                )
             raise ParameterError(
                 "The 'positive_class' parameter of LibreClassifier is "
                 f"{positive_class!r}, which is "
-                f"not a label in y. Labels are: {classes!r}."
+                f"not a label in y. Labels are: {classes!r}.{hint}"
             )
+        match = classes[classes.index(positive_class)]
+        if not isinstance(match, bool | np.bool_):  # 1.0 for int labels: y's own 1
+            positive_class = match
         positive = (labels == positive_class).to_numpy()
         if len(classes) == 2:
             negative = classes[0] if classes[1] == positive_class else classes[1]

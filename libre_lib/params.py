@@ -114,6 +114,19 @@ class InstanceOf:
         return f"a {self.type.__name__}"
 
 
+class _BoolConstraint:
+    """A bool, numpy's included (what scikit-learn's grids may hand over)."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, bool | np.bool_)
+
+    def __str__(self) -> str:
+        return "a bool"
+
+
+Boolean = _BoolConstraint()
+
+
 @dataclass(frozen=True)
 class CheckedInFit:
     """Any value here: the parameter can only be checked against the data, in ``fit``."""
@@ -177,7 +190,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "min_local_support": [Range(Real, 0, 1, closed="both")],
     "seeds": [Options(SEEDING)],
     "conflict_tolerance": [Range(Real, 0, None, closed="left"), Options((AUTO,))],
-    "abstain": [InstanceOf(bool)],
+    "abstain": [Boolean],
     "positive_class": [CheckedInFit("a label of y")],
     "categorical_features": [CheckedInFit("column names, indices or a mask of X")],
     "random_state": [

@@ -26,7 +26,7 @@ import pandas as pd
 
 from .discretization import NUMERIC, Discretization
 from .encoding import offsets
-from .inputs import numeric_values
+from .inputs import category_codes, numeric_values, of_kind
 
 
 @dataclass(frozen=True, order=True)
@@ -83,7 +83,11 @@ class Condition:
             is_missing = column.isna().to_numpy()
             hit = np.zeros(is_missing.shape, dtype=bool)
             if self.categories:
-                hit = column.isin(list(self.categories)).to_numpy(dtype=bool) & ~is_missing
+                if of_kind(column, self.categories):
+                    hit = column.isin(list(self.categories)).to_numpy(dtype=bool)
+                else:  # e.g. codes read back as text: match what they spell
+                    hit = category_codes(column.to_numpy(dtype=object), self.categories) >= 0
+                hit = hit & ~is_missing
         if self.missing:
             hit |= is_missing
         return hit

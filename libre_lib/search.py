@@ -98,7 +98,7 @@ from .estimator import (
     resolve_tolerance,
     weighted_rows,
 )
-from .inputs import Target, as_frame, binary_target, label_array, one_vs_rest
+from .inputs import Target, as_frame, binary_target, label_array, one_vs_rest, pandas_frame
 from .params import AUTO, SEARCH_PARAMETERS, validate_params
 from .progress import progress_on_stderr
 from .rules import rule_from_point
@@ -422,6 +422,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight, groups=None):
         started = time.perf_counter()
+        X = pandas_frame(X)
         plan = self.plan(X, y, sample_weight, groups)
         logger.info(
             "LibreSearchCV: %d candidates x %d folds (%d tasks, n_jobs=%s) on %d rows",
@@ -510,6 +511,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             table=SEARCH_PARAMETERS,
             requirements=(),
         )
+        X = pandas_frame(X)
         frame = as_frame(X)
         fixed = self._fixed_positive_class()
         target = binary_target(y, fixed, n_rows=frame.shape[0])

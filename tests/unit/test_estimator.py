@@ -556,12 +556,7 @@ def test_object_column_of_numpy_scalars(values):
 # words its errors in its own style (a LibreError, which is a ValueError, naming what to fix);
 # checks that only insist on scikit-learn's exact wording or on unsupported input are expected
 # to fail. Real bugs are listed separately and reported.
-JUSTIFIED_FAILURES = {
-    "check_supervised_y_2d": (
-        "a column-vector y of shape (n, 1) is accepted on purpose (one-column DataFrames are "
-        "common); no DataConversionWarning is emitted"
-    ),
-}
+JUSTIFIED_FAILURES: dict[str, str] = {}
 
 KNOWN_BUGS: dict[str, str] = {}
 
@@ -580,3 +575,28 @@ def test_sklearn_estimator_checks(estimator, check):
         warnings.simplefilter("ignore", LibreWarning)
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # check_complex_data
         check(estimator)
+
+
+def test_numpy_parameters_from_a_grid_fit_and_save():
+    X, y = small_frame(200)
+    model = LibreClassifier(
+        random_state=0, max_rules=np.int64(2), max_intervals=np.int64(3), abstain=np.bool_(True)
+    ).fit(X, y)
+    loaded = LibreClassifier.from_json(model.to_json())
+    assert loaded.max_rules_ == 2 and (loaded.predict(X) == model.predict(X)).all()
+
+
+def test_labels_keep_their_own_type_and_bytes_are_refused():
+    X, y = small_frame(200)
+    codes = (y == "yes").astype(int).to_numpy()
+    model = LibreClassifier(random_state=0, positive_class=1.0, max_rules=2).fit(X, codes)
+    assert model.classes_.dtype == codes.dtype and type(model.positive_class_) is int
+    assert model.predict(X).dtype == codes.dtype
+    with pytest.raises(DataError, match=r"y holds bytes labels .*y.astype\(str\)"):
+        LibreClassifier().fit(X, y.to_numpy().astype("S"))
+
+
+def test_a_label_missing_because_scikit_learn_encoded_y_says_what_to_do():
+    X, y = small_frame(200)
+    with pytest.raises(ParameterError, match=r"encoded y as 0/1 .*pass y == 'yes' as y"):
+        LibreClassifier(positive_class="yes").fit(X, (y == "yes").astype(int))

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from libre_lib import LibreClassifier
-from libre_lib.errors import DataError, LibreWarning
+from libre_lib.errors import DataError, LibreWarning, SchemaError
 from libre_lib.inputs import resolve_categorical
 from libre_lib.ops import stages
 from libre_lib.ops.spec import parse_spec
@@ -182,3 +182,115 @@ def test_integers_beyond_float_precision_draw_a_warning_naming_the_column():
         warnings.simplefilter("always")
         LibreClassifier(random_state=0, max_rules=1).fit(X.assign(id=np.arange(60)), y)
     assert not [w for w in caught if "2**53" in str(w.message)]
+
+
+# --- categories read back with another type, tables of other libraries ------------------------
+
+
+def coded() -> tuple[pd.DataFrame, np.ndarray]:
+    """Int codes (declared categorical), a bool flag and a number; the label needs all three."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 100, 400)
+    code = rng.choice([101, 202, 303], 400)
+    flag = rng.random(400) > 0.5
+    y = ((a > 60) & (code != 303) & flag).astype(int)
+    return pd.DataFrame({"a": a, "code": code, "flag": flag}), y
+
+
+def test_categories_read_back_as_text_match_what_they_spell():
+    X, y = coded()
+    model = LibreClassifier(
+        categorical_features=["code"], random_state=0, n_estimators=20, alpha=0.7,
+        max_rules=3, max_intervals=3, conflict_tolerance=0,
+    ).fit(X, y)  # fmt: skip
+    tested = {c.feature for rule in model.rules_ for c in rule}
+    assert {"code", "flag"} <= tested
+    expected = model.predict(X)
+    as_text = X.astype(str)  # a service reading CSV or JSON as strings
+    assert (model.predict(as_text) == expected).all()
+    assert (
+        model.predict(X.assign(flag=X.flag.map({True: " true", False: "FALSE"}))) == expected
+    ).all()
+    # and back: codes that were text in training ("101", ...) arrive as ints
+    text_model = LibreClassifier(
+        random_state=0, n_estimators=20, alpha=0.7, max_rules=3, max_intervals=3,
+        conflict_tolerance=0,
+    ).fit(as_text.assign(a=X.a), y)  # fmt: skip
+    assert (text_model.predict(X) == text_model.predict(as_text.assign(a=X.a))).all()
+
+
+def test_a_column_mixing_text_and_numbers_matches_only_equal_values():
+    values = np.array(["1", 1, "x", 2.0, None, "2"], dtype=object)
+    from libre_lib.inputs import category_codes
+
+    # the categories hold text and numbers: each value matches its equal only
+    assert category_codes(values, ("1", 2.0)).tolist() == [0, -1, -1, 1, -1, -1]
+    # numbers only: the text "1" spells 1 and "2" spells 2.0; "x" and None match nothing
+    assert category_codes(values, (1, 2.0)).tolist() == [0, 0, -1, 1, -1, 1]
+    # two categories spelling the same ("7" and "07" both spell 7): no guess
+    assert category_codes(np.array([7], dtype=object), ("7", "07")).tolist() == [-1]
+
+
+def test_tables_of_other_libraries_keep_their_column_names():
+    pa = pytest.importorskip("pyarrow")
+    X, y = coded()
+    table = pa.Table.from_pandas(X, preserve_index=False)
+    model = LibreClassifier(random_state=0, n_estimators=10, max_rules=3).fit(table, y)
+    assert list(model.feature_names_in_) == ["a", "code", "flag"]
+    expected = model.predict(X)
+    reordered = table.select(["flag", "a", "code"])
+    assert (model.predict(reordered) == expected).all()
+    when = pa.table({"a": X.a, "when": pa.array(np.arange(400) * 10**9, pa.timestamp("ns"))})
+    with pytest.raises(DataError, match=r"Column 'when' holds dates"):
+        LibreClassifier(random_state=0).fit(when, y)
+
+
+def test_a_model_fitted_without_names_warns_and_matches_a_frame_by_position():
+    X, y = coded()
+    model = LibreClassifier(random_state=0, n_estimators=10, max_rules=3).fit(X.to_numpy(), y)
+    expected = model.predict(X.to_numpy())
+    named = X.set_axis(["x1", "x0", "x2"], axis=1)  # names that happen to match, swapped
+    with pytest.warns(UserWarning, match="fitted without feature names"):
+        assert (model.predict(named) == expected).all()
+    with pytest.raises(SchemaError, match="X has 2 features, but LibreClassifier is expecting 3"):
+        model.predict(X.iloc[:, :2])
+
+
+SECONDS = pd.array([datetime.timedelta(seconds=s) for s in range(N)], "duration[ns][pyarrow]")
+HOURS = pd.array([datetime.time(h % 24) for h in range(N)], dtype="time64[us][pyarrow]")
+CUT = pd.cut(np.arange(N) % 10, [-1, 4, 10])
+
+
+@pytest.mark.parametrize(
+    "column, message",
+    [
+        (CUT, r"holds intervals \(dtype category\).*astype\(str\)"),
+        (pd.Series(list(CUT), dtype=object), r"holds intervals \(dtype object\)"),
+        (
+            pd.Categorical(pd.to_datetime(["2020-01-01", "2021-01-01"] * (N // 2))),
+            r"holds dates \(dtype category\)",
+        ),
+        (
+            pd.Categorical(pd.to_timedelta(["1D", "2D"] * (N // 2))),
+            r"holds durations \(dtype category\)",
+        ),
+        (pd.Categorical([("x", 0), ("x", 1)] * (N // 2)), r"holds a tuple as a category"),
+        (pd.Categorical([b"a", b"b"] * (N // 2)), r"holds a bytes as a category .*str.decode"),
+        (SECONDS, r"holds durations \(dtype duration"),
+        (HOURS, r"holds times \(dtype time64.*hours since midnight"),
+    ],
+    ids=[
+        "cut",
+        "object-intervals",
+        "category-dates",
+        "category-durations",
+        "category-tuples",
+        "category-bytes",
+        "arrow-duration",
+        "arrow-time",
+    ],
+)
+def test_columns_a_saved_model_could_not_keep_are_refused_at_fit(column, message):
+    X = pd.DataFrame({"a": np.arange(N) % 7, "g": column})
+    with pytest.raises(DataError, match=r"Column 'g' " + message):
+        LibreClassifier(random_state=0).fit(X, np.arange(N) % 2)
