@@ -9,8 +9,10 @@ The model's own text (``str(rule)``, :mod:`libre_lib.rules`) is exact and paper-
 'glucose ≥ 158 AND age ≥ 30'
 >>> print(display.ruleset_text(model.rules_))
 
-Numbers are rounded to the fewest significant digits (at least three) that keep neighbouring
-cut points of the same column distinct (:func:`display_numbers`), so two different cut points
+Given the rows a report describes, each cut point prints as the roundest number between it
+and the closest value below it in those rows, so the printed rules sort every one of them as
+the model does; without rows, cut points are rounded to the fewest significant digits (at least
+three) that keep them increasing (:func:`display_numbers`). Either way two different cut points
 never print the same. Everything here is display only: predictions use the exact rules.
 """
 
@@ -19,8 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import ROUND_FLOOR, Decimal
+
+import numpy as np
+import pandas as pd
 
 from ..discretization import NUMERIC
+from ..inputs import numeric_values
 from ..rules import Condition, Interval, Rule, RuleSet
 
 __all__ = [
@@ -54,8 +61,10 @@ LEGEND = (
 """The notation of the report's rules: (notation, meaning)."""
 
 ROUNDING_NOTE = (
-    "Numbers in rules are rounded for display (to the fewest digits that keep neighbouring cut "
-    "points of a column apart); the model uses the exact cut points."
+    "Each cut point is printed as the roundest number between it and the closest value below "
+    "it in the rows of this report (training and holdout), so every printed rule sorts those "
+    "rows exactly as the model does. The exact cut points are in model.json; a new value "
+    "between a printed and an exact cut point can be sorted differently from the text."
 )
 
 
@@ -77,20 +86,39 @@ def round_text(value: float, digits: int) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def display_numbers(values: Iterable[float], min_digits: int = MIN_DIGITS) -> dict[float, str]:
-    """Display text of each finite value: rounded to at least ``min_digits`` significant
-    digits, more where two neighbouring (sorted) values would otherwise print the same.
+def display_numbers(
+    values: Iterable[float], data: np.ndarray | None = None, min_digits: int = MIN_DIGITS
+) -> dict[float, str]:
+    """Display text of each finite value (cut points of one column), strictly increasing.
+
+    With ``data`` (the column's values in the rows a report describes), each cut point prints
+    as the roundest number between it and the closest data value (or smaller cut point) below
+    it: the printed rule then sorts every one of those rows as the model does. Without, each is
+    rounded to at least ``min_digits`` significant digits, more where the texts would
+    otherwise not increase.
 
     >>> display_numbers([29.709533160035694, 29.71, 48.3])
     {29.709533160035694: '29.7095', 29.71: '29.71', 48.3: '48.3'}
+    >>> display_numbers([1.189, 29.709533160035694], data=np.array([1.18, 1.189, 29.7001]))
+    {1.189: '1.189', 29.709533160035694: '29.709'}
     """
     numbers = sorted({float(v) for v in values if math.isfinite(float(v))})
+    if data is not None:
+        data = np.unique(np.asarray(data, dtype=np.float64))
+        data = data[np.isfinite(data)]
+        texts, previous = {}, -math.inf
+        for number in numbers:
+            below = int(np.searchsorted(data, number, side="left"))
+            low = max(float(data[below - 1]) if below else -math.inf, previous)
+            texts[number] = roundest_between(low, number, min_digits)
+            previous = number
+        return texts
     digits = [min_digits] * len(numbers)
     while True:
         texts = [round_text(v, d) for v, d in zip(numbers, digits, strict=True)]
         clash = False
         for i in range(len(numbers) - 1):
-            if float(texts[i]) == float(texts[i + 1]):
+            if float(texts[i]) >= float(texts[i + 1]):  # equal, or out of order
                 for j in (i, i + 1):
                     if digits[j] < MAX_DIGITS:
                         digits[j] += 1
@@ -99,18 +127,37 @@ def display_numbers(values: Iterable[float], min_digits: int = MIN_DIGITS) -> di
             return dict(zip(numbers, texts, strict=True))
 
 
-def _value_key(value) -> object:
+def roundest_between(low: float, high: float, min_digits: int = MIN_DIGITS) -> str:
+    """The roundest number in ``(low, high]``, as text: ``high`` floored to the fewest decimals
+    (from ``min_digits`` significant digits, never rounding the integer part) that keep it
+    above ``low``. ``roundest_between(29.7001, 29.709533)`` -> ``'29.709'``."""
+    top = Decimal(repr(float(high)))
+    bottom = Decimal(repr(float(low))) if math.isfinite(low) else None
+    exponent = min(math.floor(math.log10(abs(high))) - (min_digits - 1), 0) if high else 0
+    while True:
+        step = Decimal(1).scaleb(exponent)
+        floored = (top / step).to_integral_value(rounding=ROUND_FLOOR) * step
+        if bottom is None or floored > bottom or floored == top:
+            text = format(floored.normalize(), "f")
+            return "0" if text in ("-0", "") else text
+        exponent -= 1
+
+
+def value_key(value) -> object:
     """A label lookup key: numbers (and text that reads as one) by value, the rest as text."""
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, int | float):
         number = float(value)
         return ("number", number) if math.isfinite(number) else ("text", str(value))
+    text = str(value).strip()
     try:
-        number = float(str(value).strip())
+        number = float(text)
     except (TypeError, ValueError):
         return ("text", str(value))
-    if math.isfinite(number):
+    # only a number's own spelling: the category "01" is not the category "1"
+    spellings = {repr(number), str(int(number)) if number.is_integer() else None}
+    if math.isfinite(number) and text in spellings:
         return ("number", number)
     return ("text", str(value))
 
@@ -194,10 +241,14 @@ class RuleDisplay:
     class_labels: Mapping[object, str] = field(default_factory=dict)
     target_label: str | None = None
     cuts: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    data: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _texts: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        texts = {feature: display_numbers(values) for feature, values in self.cuts.items()}
+        texts = {
+            feature: display_numbers(values, self.data.get(feature))
+            for feature, values in self.cuts.items()
+        }
         object.__setattr__(self, "_texts", texts)
 
     @classmethod
@@ -209,6 +260,7 @@ class RuleDisplay:
         value_labels: Mapping[str, Mapping[object, str]] | None = None,
         class_labels: Mapping[object, str] | None = None,
         target_label: str | None = None,
+        rows: Sequence[pd.DataFrame] = (),
     ) -> RuleDisplay:
         """The display of a fitted model's rules: cut points from its discretization (if it
         has one) and the interval ends of its rules.
@@ -221,6 +273,10 @@ class RuleDisplay:
             Display names of columns, of values per column and of classes.
         target_label : str, optional
             The name of the target, used for a class without a label.
+        rows : sequence of DataFrame, optional
+            The rows the display describes (e.g. training and holdout): each cut point then
+            prints as the roundest number that sorts all of them as the model does
+            (:func:`display_numbers`). Without, cut points are rounded.
 
         Returns
         -------
@@ -231,12 +287,22 @@ class RuleDisplay:
         for feature in getattr(discretization, "features", ()):
             if feature.kind == NUMERIC:
                 cuts.setdefault(feature.name, set()).update(feature.cuts)
+        for rule in model.rules_:
+            for condition in rule:
+                if condition.kind == NUMERIC:
+                    cuts.setdefault(condition.feature, set())
+        data = {
+            name: np.unique(np.concatenate([numeric_values(f[name]) for f in rows]))
+            for name in cuts
+            if rows and all(name in f.columns for f in rows)
+        }
         display = cls(
             column_labels=dict(column_labels or {}),
             value_labels={str(k): dict(v) for k, v in (value_labels or {}).items()},
             class_labels=dict(class_labels or {}),
             target_label=target_label,
             cuts={k: tuple(sorted(v)) for k, v in cuts.items()},
+            data=data,
         )
         return display.with_rules(model.rules_)
 
@@ -255,6 +321,7 @@ class RuleDisplay:
             self.class_labels,
             self.target_label,
             {k: tuple(sorted(v)) for k, v in cuts.items()},
+            self.data,
         )
 
     # --- pieces
@@ -268,7 +335,7 @@ class RuleDisplay:
 
     def value(self, feature: str, value) -> str:
         labels = _value_labels(self, feature)
-        label = labels.get(_value_key(value))
+        label = labels.get(value_key(value))
         if label is not None:
             return label
         if isinstance(value, float) and value.is_integer():
@@ -277,8 +344,8 @@ class RuleDisplay:
 
     def class_name(self, value) -> str:
         """``diabetic`` for a labelled class, else ``diabetes = 1``."""
-        labels = {_value_key(k): str(v) for k, v in self.class_labels.items()}
-        label = labels.get(_value_key(value))
+        labels = {value_key(k): str(v) for k, v in self.class_labels.items()}
+        label = labels.get(value_key(value))
         if label is not None:
             return label
         return f"{self.target_label or 'target'} = {value}"
@@ -353,4 +420,4 @@ class RuleDisplay:
 
 
 def _value_labels(display: RuleDisplay, feature: str) -> dict[object, str]:
-    return {_value_key(k): str(v) for k, v in display.value_labels.get(feature, {}).items()}
+    return {value_key(k): str(v) for k, v in display.value_labels.get(feature, {}).items()}

@@ -342,6 +342,7 @@ def build_report(
         value_labels=value_labels,
         class_labels=class_labels,
         target_label=target_label if target_label is not None else model.rules_.target,
+        rows=[X for X in (X_train, X_holdout) if isinstance(X, pd.DataFrame)],
     )
     ruleset = model.rules_
     names = (display.class_name(ruleset.positive_class), display.class_name(ruleset.negative_class))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -367,6 +368,13 @@ def _label_key(value: Label) -> tuple[str, object]:
         return ("text", str(value))
 
 
+def _one_line(text: str, what: str) -> None:
+    """Refuse a line break or other control character in text shown inside a rule: it would
+    split the rule in the report (a label "x\nOR y" reads as a second rule)."""
+    if any(unicodedata.category(ch) == "Cc" for ch in str(text)):
+        raise ValueError(f"{what} holds a line break or control character: write it on one line")
+
+
 def _check_labels(labels: dict[Label, str]) -> dict[Label, str]:
     """Labels are non-empty text; no two keys are the same value, no two labels the same."""
     seen: dict[tuple[str, object], Label] = {}
@@ -374,6 +382,7 @@ def _check_labels(labels: dict[Label, str]) -> dict[Label, str]:
     for value, label in labels.items():
         if not str(label).strip():
             raise ValueError(f"the label of {excerpt(value)} is empty")
+        _one_line(label, f"the label of {excerpt(value)}")
         key = _label_key(value)
         if key in seen:
             raise ValueError(
@@ -399,6 +408,13 @@ class ReportSpec(_Strict):
     target_label: str | None = None
     value_labels: dict[str, dict[Label, str]] = Field(default_factory=dict)
     class_labels: dict[Label, str] = Field(default_factory=dict)
+
+    @field_validator("title", "target_label")
+    @classmethod
+    def _one_line_text(cls, value: str | None) -> str | None:
+        if value is not None:
+            _one_line(value, "the text")
+        return value
 
     @field_validator("value_labels")
     @classmethod

@@ -39,6 +39,7 @@ from .artifacts import fingerprint_json
 from .baselines import version_trend
 from .contract import DataContract
 from .diff import ChampionChanges
+from .display import value_key
 from .registry import (
     Holdout,
     ModelRegistry,
@@ -119,7 +120,41 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
             f"features.categorical names columns that are not features (the target, or left "
             f"out by features.include/exclude): {unused}."
         )
+    _check_report_labels(frame, spec, declared)
     return frame[[*keep, target_column]]
+
+
+def _check_report_labels(frame: pd.DataFrame, spec: PipelineSpec, categorical: list) -> None:
+    """Labels must not pass for other names: a column label is not another column's name, a
+    value label not another value of its column; value labels need a categorical column."""
+    labels = spec.report.column_labels
+    for column, label in labels.items():
+        if label != column and label in frame.columns and label not in labels:
+            raise SpecError(
+                f"report.column_labels labels {column!r} as {label!r}, the name of another "
+                "column of the data: rules would read as if they tested that column. Choose "
+                "another label, or label that column too."
+            )
+    for column, value_labels in spec.report.value_labels.items():
+        if column not in frame.columns:
+            continue  # the spec's own check names features that are not in the data
+        series = frame[column]
+        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+        if numeric and column not in categorical:
+            raise SpecError(
+                f"report.value_labels labels values of {column!r}, which holds numbers: the "
+                "model cuts it into ranges, so no value is shown on its own. Declare it in "
+                "features.categorical to label its values, or remove its value_labels."
+            )
+        raw = {value_key(v) for v in pd.unique(series.dropna())}
+        labelled = {value_key(v) for v in value_labels}
+        for value, label in value_labels.items():
+            if value_key(label) in raw - labelled:
+                raise SpecError(
+                    f"report.value_labels labels {value!r} of column {column!r} as {label!r}, "
+                    "which is also a value of that column: rules would read as if they named "
+                    "it. Choose another label, or label that value too."
+                )
 
 
 def load_params(spec: PipelineSpec) -> dict:

@@ -573,6 +573,45 @@ def test_display_numbers_rounds_but_keeps_neighbours_apart():
     assert round_text(-0.0001, 1) == "-0.0001" and round_text(0.0, 3) == "0"
 
 
+def test_printed_cut_points_increase_even_where_rounding_would_collide():
+    from libre_lib.ops.display import display_numbers
+
+    cuts = [1126.295, 1238.225, 1238.709, 1238.911, 1239.46, 1239.571]
+    texts = [float(t) for t in display_numbers(cuts).values()]
+    assert texts == sorted(set(texts)) and len(texts) == len(cuts)
+
+
+@pytest.mark.parametrize("name", ["pima", "credit_approval", "wdbc"])
+def test_printed_cut_points_sort_every_row_of_the_report_as_the_model_does(name):
+    """A cut point prints as the roundest number between it and the closest value below it in
+    the report's rows: applied literally, the printed threshold sorts every one of those rows
+    as the exact one does, and the printed thresholds of a column increase."""
+    from libre_lib.datasets import load_dataset
+    from libre_lib.ops.display import RuleDisplay
+
+    X, y, info = load_dataset(name)
+    X_train, X_holdout = X.iloc[: len(X) * 3 // 4], X.iloc[len(X) * 3 // 4 :]
+    model = LibreClassifier(
+        random_state=0, positive_class=info.positive_class, max_intervals=None, max_rules=8
+    ).fit(X_train, y.iloc[: len(X_train)])
+    display = RuleDisplay.from_model(model, rows=[X_train, X_holdout])
+    rounded = RuleDisplay.from_model(model)
+    moved = 0
+    for feature in model.discretization_.features:
+        if feature.kind != NUMERIC or not feature.cuts:
+            continue
+        values = pd.to_numeric(X[feature.name], errors="coerce").dropna().to_numpy()
+        printed = [float(display.number(feature.name, c)) for c in feature.cuts]
+        assert printed == sorted(set(printed))
+        for cut, shown in zip(feature.cuts, printed, strict=True):
+            assert ((values >= shown) == (values >= cut)).all(), (feature.name, cut, shown)
+            moved += int(
+                ((values >= float(rounded.number(feature.name, cut))) != (values >= cut)).sum()
+            )
+    if name == "credit_approval":
+        assert moved > 0  # rounding alone would move rows (a2's 23.08 printed as 23.1)
+
+
 def test_conditions_read_as_comparisons_with_labels():
     from libre_lib.ops.display import RuleDisplay
 

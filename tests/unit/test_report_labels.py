@@ -36,6 +36,9 @@ def test_labels_are_read():
         ({"value_labels": {"sex": {1: "f", "1.0": "g"}}}, "1 and '1.0' are the same value"),
         ({"value_labels": {"target": {1: "x"}}}, "is the target column"),
         ({"value_labels": {"sex": [1, 2]}}, r"report\.value_labels\.sex"),
+        ({"column_labels": {"a": "a\nOR b"}}, "line break or control character"),
+        ({"value_labels": {"sex": {1: "f\tx"}}}, "line break or control character"),
+        ({"target_label": "y\r"}, "line break or control character"),
     ],
 )
 def test_bad_labels_are_refused_with_the_key_named(report, message):

@@ -305,6 +305,47 @@ def test_select_columns_names_labelled_columns_not_in_the_data(spec):
         stages.select_columns(frame, _with(spec, report=report))
 
 
+@pytest.mark.parametrize(
+    ("report", "categorical", "message"),
+    [
+        ({"column_labels": {"a": "b"}}, [], r"labels 'a' as 'b', the name of another column"),
+        (
+            {"value_labels": {"sex": {"m": "f"}}},
+            ["sex"],
+            r"labels 'm' of column 'sex' as 'f', which is also a value of that column",
+        ),
+        ({"value_labels": {"a": {1: "one"}}}, [], r"labels values of 'a', which holds numbers"),
+    ],
+    ids=["column-label-is-another-column", "value-label-is-another-value", "numeric-column"],
+)
+def test_labels_that_pass_for_other_names_are_refused(spec, report, categorical, message):
+    frame = pd.DataFrame(
+        {"a": [1, 2], "b": [3, 4], "sex": ["m", "f"], "code": ["1", "01"], "target": ["1", "0"]}
+    )
+    features = spec.features.model_copy(update={"categorical": categorical})
+    labels = spec.report.model_copy(update={"column_labels": {}, **report})
+    with pytest.raises(SpecError, match=message):
+        stages.select_columns(frame, _with(spec, report=labels, features=features))
+    # labelling both, or a column declared categorical, is fine
+    both = spec.report.model_copy(
+        update={
+            "column_labels": {"a": "b", "b": "a"},
+            "value_labels": {"sex": {"m": "f", "f": "m"}, "a": {1: "one"}},
+        }
+    )
+    fine = spec.features.model_copy(update={"categorical": ["sex", "a"]})
+    stages.select_columns(frame, _with(spec, report=both, features=fine))
+
+
+def test_a_value_label_names_its_own_spelling_only():
+    from libre_lib.ops.display import RuleDisplay
+
+    display = RuleDisplay(value_labels={"code": {"1": "one", 2: "two"}})
+    assert [display.value("code", v) for v in ("1", "01", 1, "2", 2.0, "2.0")] == [
+        "one", "01", "one", "two", "two", "two",
+    ]  # fmt: skip
+
+
 def test_pick_tells_a_nan_score_from_a_missing_one(spec):
     import pyarrow as pa
 
