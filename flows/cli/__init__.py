@@ -78,13 +78,19 @@ def _print_summary(summary: dict, seconds: float) -> None:
             label += f" ({total} tasks)"
         table.add_row(name, label)
     console.print(table)
+    from libre_lib.ops.baselines import undefined_metric
+
     metrics = summary["metrics"]
     in_sample = summary.get("metrics_on", "holdout") == "training"
     console.print(
         ("training F1 (no holdout, in-sample)" if in_sample else "holdout F1")
         + f" [bold]{metrics.get('f1', float('nan')):.3f}[/]  "
-        f"precision {metrics.get('precision', float('nan')):.3f}  "
-        f"recall {metrics.get('recall', float('nan')):.3f}  "
+        + (
+            "precision n/a  "
+            if undefined_metric(metrics, "precision")
+            else f"precision {metrics.get('precision', float('nan')):.3f}  "
+        )
+        + f"recall {metrics.get('recall', float('nan')):.3f}  "
         f"rules {metrics.get('n_rules', 0)}"
     )
     verdict = "[green]champion[/]" if summary.get("promoted") else "[yellow]not promoted[/]"

@@ -143,6 +143,15 @@ def baselines(
     )
 
 
+def undefined_metric(metrics: Mapping, name: str) -> bool:
+    """Whether ``metrics`` (a run's holdout scores) has no meaningful ``name``: the precision
+    of a model that flagged no row, the conditions per rule of a model without rules."""
+    if name == "precision":
+        flagged = metrics.get("n_flagged")
+        return flagged == 0 if flagged is not None else metrics.get("n_rules") == 0
+    return name == "avg_atoms" and metrics.get("n_rules") == 0
+
+
 def version_trend(
     versions: Iterable, champions: Iterable[str] = (), current: str | None = None, last: int = 20
 ) -> pd.DataFrame:
@@ -166,7 +175,10 @@ def version_trend(
                 "created_at": str(getattr(v, "created_at", ""))[:10],
                 "status": status,
                 "this_run": v.version == current,
-                **{k: _number(metrics.get(k)) for k in TREND_COLUMNS[4:]},
+                **{
+                    k: float("nan") if undefined_metric(metrics, k) else _number(metrics.get(k))
+                    for k in TREND_COLUMNS[4:]
+                },
             }
         )
     return pd.DataFrame(rows, columns=list(TREND_COLUMNS))

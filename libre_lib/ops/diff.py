@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from ..render import condition_text
 from ..rules import Condition, Rule, RuleSet
+from .baselines import undefined_metric
 from .markdown import md_blocks
 
 __all__ = [
@@ -249,7 +250,10 @@ def metric_deltas(
     names += sorted((set(old) | set(new)) - set(names), key=str)
     out: dict[str, dict[str, float | None]] = {}
     for name in names:
-        before, after = metric_value(old.get(name)), metric_value(new.get(name))
+        before, after = (
+            None if undefined_metric(side, name) else metric_value(side.get(name))
+            for side in (old, new)
+        )
         if before is None and after is None:
             continue
         delta = after - before if before is not None and after is not None else None
@@ -300,8 +304,12 @@ def metric_name(name: str) -> str:
 
 
 def format_metric(name: str, value: float | None) -> str:
+    """A metric for people; None reads "n/a" for the measures a model can lack (precision
+    with nothing flagged, conditions per rule without rules), else "–"."""
     if value is None:
-        return "–"
+        return "n/a" if name in ("precision", "avg_atoms") else "–"
+    if name == "avg_atoms":
+        return f"{value:.2f}"
     if name in _RATES:
         return f"{value:.3f}"
     if name in _COUNTS or float(value).is_integer():

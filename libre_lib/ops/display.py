@@ -348,6 +348,9 @@ class RuleDisplay:
         label = labels.get(value_key(value))
         if label is not None:
             return label
+        rest = str(value).removeprefix("not ")  # one class against the rest: "not green"
+        if rest != str(value) and value_key(rest) in labels:
+            return f"not {labels[value_key(rest)]}"
         return f"{self.target_label or 'target'} = {value}"
 
     def interval_text(self, feature: str, interval: Interval) -> str:

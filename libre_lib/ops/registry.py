@@ -1004,20 +1004,23 @@ class ModelRegistry:
         decision: PromotionDecision | None = None,
     ) -> ChampionChanges | None:
         """Rules and metrics of ``new`` against ``old`` (e.g. the champion before promoting);
-        None when there is no ``old``. Feeds the report's "Changes since the champion". With
-        the ``decision`` on ``new`` against ``old``, the scores are those it compared (the
-        champion rescored on ``new``'s holdout) and the section says which rows they are on."""
+        None when there is no ``old``, or it is ``new`` itself. Feeds the report's "Changes
+        since the champion". With the ``decision`` on ``new`` against ``old``, the scores are
+        those it compared (the champion rescored on ``new``'s holdout) and the section says
+        which rows they are on."""
         if old is None:
             return None
         old_v = old if isinstance(old, ModelVersion) else self.get(pipeline, old)
         new_v = new if isinstance(new, ModelVersion) else self.get(pipeline, new)
+        if old_v.version == new_v.version:  # a re-run that reused the champion: nothing changed
+            return None
         old_rules = self.load_model(pipeline, old_v.version).rules_
         new_rules = self.load_model(pipeline, new_v.version).rules_
         sentence = None
         before, scored_on = old_v.metrics, None
         if decision is not None:
             outcome = "became the champion" if decision.promoted else "was not promoted"
-            sentence = f"{new_v.version} {outcome}: {decision.reason}."
+            sentence = f"{new_v.version} {outcome}: {decision.reason.rstrip('.')}."
             if decision.previous is not None and decision.previous.version == old_v.version:
                 before = decision.champion_scores or old_v.metrics
                 scored_on = decision.scored_on or None

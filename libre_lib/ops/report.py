@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..estimator import LibreClassifier
+from ..estimator import AUTO_CHOSEN, LibreClassifier
+from ..params import AUTO
 from ..rules import RuleSet
 from .baselines import baselines, class_balance, confusion_matrix
 from .baselines import scores as _scores
@@ -45,12 +46,12 @@ from .report_sections import (
     expectation_blocks,
     expectations_frame,
     legend_blocks,
+    param_text,
     rate_or_na,
     trend_blocks,
     tuning_blocks,
 )
 from .report_sections import fmt as _fmt
-from .report_sections import fmt_value as _fmt_value
 
 __all__ = [
     "RuleReport",
@@ -178,9 +179,22 @@ def rule_table(
     return table.astype({**dict.fromkeys(ints, "int64"), **dict.fromkeys(floats, "float64")})
 
 
+def _used_parameters(model: LibreClassifier) -> dict:
+    """The model's parameters, an "auto" one with the value its inner cross-validation chose
+    (``auto: 0.7``), so the report says what the model used."""
+    params = dict(model.get_params(deep=False))
+    for name in AUTO_CHOSEN:
+        used = getattr(model, name + "_", None)
+        if isinstance(params.get(name), str) and params[name] == AUTO:
+            params[name] = f"{AUTO}: {param_text(name, used)}"
+    return params
+
+
 def metrics(model: LibreClassifier, X, y) -> dict:
     """Whole-model scores on ``X``/``y``: f1, precision, recall, accuracy (floats) and n_rows,
-    n_positive, n_rules (ints), avg_atoms (float, conditions per rule)."""
+    n_positive, n_rules, n_flagged (ints: rows, positives, rules, rows flagged), avg_atoms
+    (float, conditions per rule). Precision is 0 when nothing is flagged, where reports read
+    "n/a" (:func:`~libre_lib.ops.baselines.undefined_metric`)."""
     fired, positive = _fired_and_positive(model, X, y)
     scores = _scores(fired.any(axis=1), positive)
     return {
@@ -192,6 +206,7 @@ def metrics(model: LibreClassifier, X, y) -> dict:
         "n_positive": int(positive.sum()),
         "n_rules": len(model.rules_),
         "avg_atoms": float(model.rules_.n_atoms),
+        "n_flagged": int(scores["covered"]),
     }
 
 
@@ -374,7 +389,7 @@ def build_report(
         curve=truncation_curve(model, X_holdout, y_holdout),
         validation_summary=validation_summary,
         validation_success=validation_success,
-        parameters=dict(model.get_params(deep=False)),
+        parameters=_used_parameters(model),
         data_description=data_description,
         generated_at=generated_at,
         notes=tuple(str(n) for n in notes),
@@ -715,7 +730,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
             "| Parameter | Value |",
             "|---|---|",
             *(
-                f"| {md_code(key)} | {md_code(_fmt_value(value))} |"
+                f"| {md_code(key)} | {md_code(param_text(key, value))} |"
                 for key, value in report.parameters.items()
             ),
         ]
@@ -772,7 +787,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num { white-space: nowrap; }
 td.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 td.rule-text { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-  font-size: 13px; min-width: 260px; }
+  font-size: 13px; min-width: 260px; max-width: 520px; overflow-wrap: anywhere; }
 tr:hover td { background: #fafbfc; }
 figure { margin: 16px 0; }
 figcaption { color: #5b6272; font-size: 13px; margin-top: 4px; }
@@ -827,9 +842,17 @@ def _h(text) -> str:
     return html.escape(str(text), quote=True)
 
 
+#: A condition up to this long stays on one line; a longer one (many ranges or categories)
+#: wraps, so the statistics beside the rule stay on screen.
+_NOWRAP_CHARS = 40
+
+
 def _rule_cell(text) -> str:
-    """A rule's conditions, each kept on one line (wrapping only between conditions)."""
-    parts = [f'<span class="cond">{_h(part)}</span>' for part in str(text).split(" AND ")]
+    """A rule's conditions, short ones kept on one line (wrapping between conditions)."""
+    parts = [
+        f'<span class="cond">{_h(part)}</span>' if len(part) <= _NOWRAP_CHARS else _h(part)
+        for part in str(text).split(" AND ")
+    ]
     return ' <span class="kw">AND</span> '.join(parts)
 
 
@@ -999,7 +1022,7 @@ def render_html(report: RuleReport) -> str:
 
     out.append("<h2>Model parameters</h2>")
     if report.parameters:
-        rows = [(str(k), _fmt_value(v)) for k, v in report.parameters.items()]
+        rows = [(str(k), param_text(k, v)) for k, v in report.parameters.items()]
         out.append(_html_table(("Parameter", "Value"), rows, (False, False), ["code", "code"]))
     else:
         out.append('<p class="empty">No parameters recorded.</p>')

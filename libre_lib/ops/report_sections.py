@@ -29,6 +29,7 @@ __all__ = [
     "expectation_blocks",
     "fmt",
     "legend_blocks",
+    "param_text",
     "trend_blocks",
     "tuning_blocks",
 ]
@@ -74,6 +75,23 @@ def fmt_value(value) -> str:
     if isinstance(value, np.integer):
         return str(int(value))
     return str(value)
+
+
+#: What None means for the parameters where it is a value of its own.
+_NONE_MEANS = {
+    "max_intervals": "none (no cap)",
+    "max_rules": "none (no limit)",
+    "top_k": "none (all)",
+    "max_features": "none (all columns)",
+    "random_state": "none (not fixed)",
+}
+
+
+def param_text(name: str, value) -> str:
+    """A parameter's value for people: ``None`` says what it means (``none (no cap)``)."""
+    if value is None:
+        return _NONE_MEANS.get(str(name), "none")
+    return fmt_value(value)
 
 
 def _share(part: int, whole: int) -> str:
@@ -313,7 +331,9 @@ def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]
                 str(r["version"]),
                 str(r["created_at"]),
                 status,
-                *(fmt(r[k], "rate") for k in ("f1", "precision", "recall", "accuracy")),
+                *(fmt(r[k], "rate") for k in ("f1",)),
+                NOT_AVAILABLE if is_missing(r["precision"]) else fmt(r["precision"], "rate"),
+                *(fmt(r[k], "rate") for k in ("recall", "accuracy")),
                 fmt(r["n_rules"], "int"),
             ]
         )
@@ -346,7 +366,7 @@ def tuning_blocks(
             f"{fmt(summary['best_score'], 'rate')} with "
             f"{float(tuning.loc[tuning['chosen'], 'mean_rules'].iloc[0]):.1f} rules on average.",
         ),
-        ("dl", [(str(k), fmt_value(v)) for k, v in sorted(chosen.items())]),
+        ("dl", [(str(k), param_text(k, v)) for k, v in sorted(chosen.items())]),
     ]
     if figure:
         caption = (

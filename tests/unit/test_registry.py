@@ -605,8 +605,10 @@ def test_changes_against_the_champion(registry, models):
     assert counts["removed"] + counts["changed"] + counts["unchanged"] == n_old
     assert counts["added"] + counts["changed"] + counts["unchanged"] == n_new
     assert registry.changes(PIPE, None, new) is None
-    same = registry.changes(PIPE, new.version, new.version)
-    assert same.diff.is_empty and same.decision is None
+    # a re-run that reused the champion compares nothing with itself
+    assert registry.changes(PIPE, new.version, new.version, decision) is None
+    held = registry.promote(PIPE, new.version)
+    assert ".." not in registry.changes(PIPE, old.version, new.version, held).decision
 
 
 def test_validation_record():

@@ -146,7 +146,9 @@ def test_metrics_agree_with_sklearn(liver):
         "n_positive",
         "n_rules",
         "avg_atoms",
+        "n_flagged",
     }
+    assert got["n_flagged"] == int((pred == pos).sum())
     assert got["f1"] == pytest.approx(f1_score(y, pred, pos_label=pos))
     assert got["precision"] == pytest.approx(precision_score(y, pred, pos_label=pos))
     assert got["recall"] == pytest.approx(recall_score(y, pred, pos_label=pos))
@@ -842,3 +844,38 @@ def test_the_bins_table_lists_numeric_looking_categories_in_numeric_order():
     codes = FeatureBins("nodes", CATEGORICAL, categories=("0", "1", "10", "11", "2", "other"))
     table = discretization_table(Discretization((codes,)), RuleDisplay())
     assert table.iloc[0].tolist()[3] == "categories 0, 1, 2, 10, 11, other"
+
+
+def test_a_model_without_rules_reads_n_a_for_precision_everywhere():
+    from types import SimpleNamespace
+
+    from libre_lib.ops.baselines import version_trend
+    from libre_lib.ops.diff import format_metric, metric_deltas
+    from libre_lib.ops.report_sections import trend_blocks
+
+    before = {"f1": 0.4, "precision": 0.25, "n_rules": 2, "avg_atoms": 1.5, "n_flagged": 8}
+    after = {"f1": 0.0, "precision": 0.0, "n_rules": 0, "avg_atoms": 0.0, "n_flagged": 0}
+    deltas = metric_deltas(before, after)
+    assert deltas["precision"]["after"] is None and deltas["precision"]["delta"] is None
+    assert format_metric("precision", deltas["precision"]["after"]) == "n/a"
+    assert format_metric("avg_atoms", deltas["avg_atoms"]["after"]) == "n/a"
+    assert format_metric("avg_atoms", deltas["avg_atoms"]["before"]) == "1.50"
+    versions = [
+        SimpleNamespace(version=v, created_at="2026-11-27", status="candidate", metrics=m)
+        for v, m in (("v1", before), ("v2", after))
+    ]
+    blocks = trend_blocks(version_trend(versions), figure=False)
+    rows = next(content[1] for kind, content in blocks if kind == "table")
+    assert rows[0][4] == "0.250" and rows[1][4] == "n/a"
+
+
+def test_parameters_say_what_auto_chose_and_what_none_means():
+    from libre_lib.datasets import load_dataset
+
+    X, y, info = load_dataset("haberman")
+    model = LibreClassifier(random_state=0, positive_class=info.positive_class).fit(X, y)
+    report = build_report(model, X, y, title="haberman")
+    assert report.parameters["alpha"] == f"auto: {model.alpha_:.4g}"
+    md = render_markdown(report)
+    assert f"`auto: {model.max_rules_}`" in md or "`auto: none (no limit)`" in md
+    assert "| `max_features` |" in md and "None" not in md.split("## Model parameters")[1]
