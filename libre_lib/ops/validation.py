@@ -641,10 +641,16 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
         shown = allowed[:10] + (["..."] if len(allowed) > 10 else [])
         return f"{count} of {total} value(s){_percent(count, total)} not in {shown}"
     if type_ == "expect_column_values_to_be_between" and count is not None:
-        return (
-            f"{count} of {total} value(s){_percent(count, total)} outside "
-            f"[{kwargs.get('min_value')}, {kwargs.get('max_value')}]"
+        low, high = kwargs.get("min_value"), kwargs.get("max_value")
+        bounds = (
+            f"[{low}, {high}]"
+            if low is not None and high is not None
+            else f"≥ {low}"
+            if low is not None
+            else f"≤ {high}"
         )
+        where = "outside " + bounds if low is not None and high is not None else "not " + bounds
+        return f"{count} of {total} value(s){_percent(count, total)} {where}"
     if type_ == "expect_column_unique_value_count_to_be_between" and item["source"] == "rules":
         return f"{info.get('observed_value')} distinct class(es); expected at least 2"
     shown = {k: v for k, v in kwargs.items() if k not in _COLUMN_KWARGS}
