@@ -9,11 +9,22 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from libre_lib.ops import stages
+from libre_lib.ops.cleanup import RUN_FILE
+from libre_lib.ops.files import atomic_write_text
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.validation import ValidationReport, raise_for_failures
 
-from .common import Stage, artifact_key, log, read_frame, read_stage, run_stage, source_stage
+from .common import (
+    Stage,
+    artifact_key,
+    log,
+    read_frame,
+    read_stage,
+    run_folder,
+    run_stage,
+    source_stage,
+)
 from .policies import LOAD_TIMEOUT_S, read_policy
 
 
@@ -53,16 +64,34 @@ def finish_validation(spec: PipelineSpec, store_root: str, stage: Stage) -> Stag
         "passed" if report.success else "FAILED",
         len(report.results),
     )
+    if not report.success:
+        _record_failed_run(spec, store_root, report)
     raise_for_failures(report)
     return stage
 
 
-def load_validation(store_root: str, stage: Stage) -> ValidationReport:
-    return stages.validation_report(read_stage(store_root, stage)[1])
+def _record_failed_run(spec: PipelineSpec, store_root: str, report: ValidationReport) -> None:
+    """A run folder for a run that failed data validation: ``validation.md`` and a ``run.json``
+    saying so, so that ``libre report`` shows the failure instead of an older run's report."""
+    run_dir = run_folder(store_root, spec)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / "validation.md", validation_markdown(spec, report))
+    summary = {
+        "pipeline": spec.name,
+        "run_dir": str(run_dir),
+        "status": "failed",
+        "failed_stage": "validate",
+        "report": str(run_dir / "validation.md"),
+        "message": (
+            f"Data validation failed: {len(report.failures())} of {len(report.results)} "
+            "expectation(s) not met; no model was trained."
+        ),
+    }
+    atomic_write_text(run_dir / RUN_FILE, json.dumps(summary, indent=2))
 
 
-def _publish_validation(spec: PipelineSpec, report: ValidationReport) -> None:
-    """The validation result as Prefect artifacts (also when it fails the run)."""
+def validation_markdown(spec: PipelineSpec, report: ValidationReport) -> str:
+    """The validation result in Markdown: the Prefect artifact, and a failed run's page."""
     status = "passed" if report.success else "FAILED"
     failures = report.failures()
     lines = [
@@ -73,8 +102,19 @@ def _publish_validation(spec: PipelineSpec, report: ValidationReport) -> None:
     ]
     if failures:
         lines += ["", "```text", report.summary(), "```"]
+    return "\n".join(lines)
+
+
+def load_validation(store_root: str, stage: Stage) -> ValidationReport:
+    return stages.validation_report(read_stage(store_root, stage)[1])
+
+
+def _publish_validation(spec: PipelineSpec, report: ValidationReport) -> None:
+    """The validation result as Prefect artifacts (also when it fails the run)."""
     create_markdown_artifact(
-        "\n".join(lines), key=artifact_key(spec, "validation"), description="Data validation"
+        validation_markdown(spec, report),
+        key=artifact_key(spec, "validation"),
+        description="Data validation",
     )
     create_table_artifact(
         json.loads(report.to_frame().to_json(orient="records")),

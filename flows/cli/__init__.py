@@ -157,6 +157,10 @@ def report(
                     "pipeline name."
                 )
             run_dir = latest_run(store, target)
+        summary = _run_summary(run_dir)
+        if summary.get("status") == "failed":
+            _print_failed_run(run_dir, summary)
+            return
         path = run_dir / "report.md"
         if not path.is_file():
             raise FileNotFoundError(f"{path} does not exist: pass a run folder from `libre train`.")
@@ -164,10 +168,25 @@ def report(
         fail(exc, debug)
         return
     console.print(Markdown(path.read_text(encoding="utf-8")))
-    summary = run_dir / "run.json"
-    if summary.is_file():
-        data = json.loads(summary.read_text(encoding="utf-8"))
-        console.print(f"\nHTML report: [green]{data.get('report')}[/]")
+    if summary:
+        console.print(f"\nHTML report: [green]{summary.get('report')}[/]")
+
+
+def _run_summary(run_dir: Path) -> dict:
+    path = run_dir / "run.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _print_failed_run(run_dir: Path, summary: dict) -> None:
+    """A run that failed before training: what failed, and where the last model's report is."""
+    errors.print(f"[bold red]{run_dir.name}: {summary.get('message', 'the run failed')}[/]")
+    page = Path(summary.get("report", run_dir / "validation.md"))
+    if page.is_file():
+        console.print(Markdown(page.read_text(encoding="utf-8")))
+    runs = sorted(p for p in run_dir.parent.glob("*") if (p / "report.md").is_file())
+    if runs:
+        console.print(f"\nThe latest trained model's report: [green]{runs[-1]}[/]")
+    raise typer.Exit(1)
 
 
 @app.command()

@@ -204,12 +204,27 @@ def test_stage_files_carry_provenance_metadata(first_run):
         assert json.loads(meta[b"libre.key"]) == stage["key"]
 
 
-def test_validation_result_is_published_even_when_it_fails(spec_copy):
+def test_validation_result_is_published_even_when_it_fails(spec_copy, tmp_path):
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+
+    store = tmp_path / "store"
+    assert train(spec_copy())["promoted"]  # a trained model, then a run that fails validation
     spec = spec_copy(expectations__min_rows=10_000)
     with pytest.raises(DataValidationError, match="10000"):
         train(spec)
     published = Artifact.get("libre-haberman-validation")
     assert published is not None and "FAILED" in published.data
+    # the failed run has a folder saying so, and `libre report` shows it, not the older report
+    runs = sorted((store / "runs" / "haberman").iterdir())
+    failed = json.loads((runs[-1] / "run.json").read_text())
+    assert failed["status"] == "failed" and failed["failed_stage"] == "validate"
+    assert "FAILED" in (runs[-1] / "validation.md").read_text()
+    result = CliRunner().invoke(app, ["report", "haberman", "--store", str(store)])
+    assert result.exit_code == 1
+    assert "Data validation failed" in result.output and "no model was trained" in result.output
+    assert str(runs[0]) in result.output.replace("\n", "")  # where the last model's report is
 
 
 def test_every_run_registers_a_version_and_a_worse_model_is_not_promoted(spec_copy, tmp_path):
