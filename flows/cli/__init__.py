@@ -167,9 +167,19 @@ def report(
     except FileNotFoundError as exc:
         fail(exc, debug)
         return
-    console.print(Markdown(path.read_text(encoding="utf-8")))
+    _print_markdown(path.read_text(encoding="utf-8"))
     if summary:
         console.print(f"\nHTML report: [green]{summary.get('report')}[/]")
+
+
+def _print_markdown(text: str) -> None:
+    """Markdown rendered on a terminal; piped or redirected, the Markdown itself (a rendering
+    at the default 80 columns would cut rule text and numbers short)."""
+    if console.is_terminal:
+        console.print(Markdown(text))
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
 
 
 def _run_summary(run_dir: Path) -> dict:
@@ -182,7 +192,7 @@ def _print_failed_run(run_dir: Path, summary: dict) -> None:
     errors.print(f"[bold red]{run_dir.name}: {summary.get('message', 'the run failed')}[/]")
     page = Path(summary.get("report", run_dir / "validation.md"))
     if page.is_file():
-        console.print(Markdown(page.read_text(encoding="utf-8")))
+        _print_markdown(page.read_text(encoding="utf-8"))
     runs = sorted(p for p in run_dir.parent.glob("*") if (p / "report.md").is_file())
     if runs:
         console.print(f"\nThe latest trained model's report: [green]{runs[-1]}[/]")

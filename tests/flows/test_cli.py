@@ -78,6 +78,7 @@ def test_validate_and_report_commands(spec_copy, tmp_path):
     run_dir = next((tmp_path / "store" / "runs" / "haberman").iterdir())
     code, output = _run("report", run_dir)
     assert code == 0 and "Rule set" in output
+    assert "…" not in output  # piped: the Markdown itself, nothing cut at 80 columns
     code, output = _run("report", tmp_path / "not-a-run")
     assert code == 1 and "does not exist" in output
     # a pipeline name: its latest finished run under --store
