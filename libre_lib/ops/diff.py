@@ -54,11 +54,12 @@ METRIC_NAMES = {
     "accuracy": "Accuracy",
     "n_rows": "Holdout rows",
     "n_positive": "Holdout rows with the outcome",
+    "n_flagged": "Holdout rows flagged",
     "n_rules": "Rules",
     "avg_atoms": "Average conditions per rule",
 }
 _RATES = frozenset({"f1", "precision", "recall", "accuracy"})
-_COUNTS = frozenset({"n_rows", "n_positive", "n_rules"})
+_COUNTS = frozenset({"n_rows", "n_positive", "n_flagged", "n_rules"})
 
 
 # --- data ---------------------------------------------------------------------------------------

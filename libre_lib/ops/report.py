@@ -462,6 +462,7 @@ METRIC_LABELS = {
     "accuracy": ("Accuracy (share of rows predicted correctly)", "rate"),
     "n_rows": ("Holdout rows", "int"),
     "n_positive": ("Holdout rows with the outcome", "int"),
+    "n_flagged": ("Holdout rows flagged", "int"),
     "n_rules": ("Rules", "int"),
     "avg_atoms": ("Average conditions per rule", "decimal"),
 }
