@@ -216,8 +216,8 @@ def _refuse_odd_cells(series: pd.Series) -> None:
 
 
 def _temporal_kind(series: pd.Series) -> str | None:
-    """ "dates", "durations", "times" (of day) or "intervals" when the column holds them (a
-    category column: its categories), else None."""
+    """What the column holds when no rule should test it: "dates", "durations", "times" (of
+    day) or "intervals" (a category column: its categories); else None."""
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         return _temporal_kind(pd.Series(dtype.categories))
