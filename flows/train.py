@@ -115,7 +115,8 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     outputs = [*passes, data, validation, holdout, *tuning, choice, bins, records, *learners]
     outputs += [candidates, rules]
     summary = summarize(spec, run_dir, trained, registration, outputs, started)
-    registration = promote(spec, root, registration)  # last: a failed run keeps the champion
+    registration = promote(spec, root, registration, str(run_dir))  # last: a failed run
+    # keeps the champion, and its run.json says the promotion is pending
     return {**summary, **outcome(registration)}
 
 

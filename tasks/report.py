@@ -102,12 +102,20 @@ def publish(
 
 
 @task(name="promote", cache_policy=NO_CACHE)
-def promote(spec: PipelineSpec, store_root: str, registration: Registration) -> Registration:
+def promote(
+    spec: PipelineSpec, store_root: str, registration: Registration, run_dir: str | None = None
+) -> Registration:
     """Record the promotion decision: the champion pointer moves if the version is not worse
-    than the champion. The run's last step, so a failed run leaves the champion in place
-    (section "Model versions" of docs/operations.md)."""
+    than the champion, then ``run.json`` in ``run_dir`` says it was applied. The run's last
+    step, so a failed run leaves the champion in place (section "Model versions" of
+    docs/operations.md)."""
     registry = ModelRegistry(store_root)
     promoted = stages.promote(registry, spec, registration)
+    if run_dir is not None:
+        path = Path(run_dir) / RUN_FILE
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary.update(outcome(promoted), promotion_state="applied")
+        atomic_write_text(path, json.dumps(summary, indent=2))
     if promoted.decision != registration.decision:
         log().warning(
             "the champion changed while this run wrote its files; %s (the run folder's report "
@@ -140,8 +148,9 @@ def summarize(
     started: float,
 ) -> dict:
     """The run's summary (run folder, metrics, model version and the promotion decision, which
-    stages were cache hits), also written to ``run.json`` in the run folder (before
-    ``promote``)."""
+    stages were cache hits), also written to ``run.json`` in the run folder before ``promote``:
+    there ``promoted`` is false and ``promotion_state`` "pending" until ``promote`` has applied
+    the decision (a run stopped in between never claims a promotion it did not make)."""
     summary = {
         "pipeline": spec.name,
         "run_dir": str(run_dir),
@@ -157,7 +166,8 @@ def summarize(
         "n_stages": len(outputs),
         "seconds": round(time.perf_counter() - started, 3),
     }
-    atomic_write_text(run_dir / RUN_FILE, json.dumps(summary, indent=2))
+    pending = {**summary, "promoted": False, "promotion_state": "pending"}
+    atomic_write_text(run_dir / RUN_FILE, json.dumps(pending, indent=2))
     log().info(
         "%d of %d stages were cache hits; report: %s",
         summary["cache_hits"],

@@ -305,10 +305,15 @@ def test_a_run_that_fails_after_any_step_leaves_the_champion_where_it_was(
         newest = registry.versions("haberman")[-1]
         assert newest.status == CANDIDATE and newest.version != first["model_version"]
         assert registry.champion("haberman").version == first["model_version"]
+    # run.json written, the run stopped before promote: it claims no promotion
+    stopped = max((tmp_path / "store" / "runs" / "haberman").iterdir())
+    pending = json.loads((stopped / "run.json").read_text())
+    assert pending["promoted"] is False and pending["promotion_state"] == "pending"
     again = train(spec)  # the same model without a failure: promoted (not worse), last
     assert again["promoted"] and pointer.read_bytes() != before
     assert registry.champion("haberman").version == again["model_version"]
-    assert json.loads(Path(again["run_dir"], "run.json").read_text())["promoted"]
+    applied = json.loads(Path(again["run_dir"], "run.json").read_text())
+    assert applied["promoted"] and applied["promotion_state"] == "applied"
 
 
 def test_runs_started_together_get_distinct_folders(spec_copy, tmp_path, monkeypatch):
