@@ -2,6 +2,7 @@
 
 libre models list pima [--store DIR]
 libre models show pima [VERSION|champion] [--store DIR]
+libre models promote pima VERSION [--reason TEXT] [--store DIR]
 
 Mounted by ``libre_flows.flows.cli`` as ``app.add_typer(models_app, name="models")``.
 Needs no Prefect.
@@ -20,7 +21,7 @@ from rich.table import Table
 models_app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
-    help="List and inspect registered model versions and the champion of each pipeline.",
+    help="List and inspect registered model versions; make one the champion by hand.",
 )
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)
@@ -162,3 +163,39 @@ def show_version(
         console.print(metrics)
     console.print("[bold]rules[/]")
     console.print(str(model.rules_), markup=False, highlight=False)
+
+
+@models_app.command("promote")
+def promote_version(
+    pipeline: PipelineArg,
+    version: Annotated[str, typer.Argument(help="The version id to make the champion.")],
+    reason: Annotated[
+        str, typer.Option("--reason", help="Why (recorded with the promotion).")
+    ] = "",
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Make VERSION the champion of PIPELINE by hand (a rollback, or after the champion was
+    damaged): no score comparison; its files must pass their checksums and its data validation
+    must have passed."""
+    from libre_lib.errors import LibreError
+
+    try:
+        registry = _registry(store)
+        if not registry.versions(pipeline):
+            raise LookupError(f"No model versions of {pipeline!r} under {store / 'models'}.")
+        try:
+            before = registry.champion(pipeline)
+        except LibreError:
+            before = None
+        champion = registry.set_champion(pipeline, version, reason)
+    except (LibreError, OSError, LookupError) as exc:
+        _fail(exc)
+        return
+    if before is not None and before.version == champion.version:
+        console.print(f"{pipeline} {champion.version} is already the champion.", highlight=False)
+        return
+    was = f" (was {before.version})" if before is not None else ""
+    console.print(
+        f"[bold green]★[/] {pipeline} {champion.version} is now the champion{was}.",
+        highlight=False,
+    )

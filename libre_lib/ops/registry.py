@@ -351,6 +351,10 @@ def _json_text(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+#: What a registry error tells the operator to do about a damaged champion.
+PROMOTE_HINT = "make another version the champion (`libre models promote PIPELINE VERSION`)"
+
+
 def _read_json(path: Path, what: str) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -385,7 +389,7 @@ def verified_text(entry: ModelVersion, name: str) -> str:
     elif fingerprint_bytes(payload) != expected:
         raise RegistryError(
             f"{name} of {label} does not match the sha256 recorded at registration: it was "
-            f"changed or corrupted ({path}); restore it or promote another version."
+            f"changed or corrupted ({path}); restore it or {PROMOTE_HINT}."
         )
     try:
         return payload.decode("utf-8")
@@ -618,9 +622,22 @@ class ModelRegistry:
             pointer = _read_json(path, "champion pointer")
         except FileNotFoundError:
             return None
+        except RegistryError as exc:
+            raise RegistryError(f"{str(exc).rstrip('.')}. Restore it, or {PROMOTE_HINT}.") from None
         if not isinstance(pointer.get("version"), str):
-            raise RegistryError(f"Champion pointer {path} does not name a version.")
+            raise RegistryError(
+                f"Champion pointer {path} does not name a version. Restore it, or {PROMOTE_HINT}."
+            )
         return pointer
+
+    def _readable_pointer(self, pipeline: str) -> dict[str, Any] | None:
+        """The champion pointer, or None with a warning when it cannot be read: listing the
+        versions (to choose one to promote) must work when the pointer is damaged."""
+        try:
+            return self._pointer(pipeline)
+        except RegistryError as exc:
+            logger.warning("%s Listing the versions without a champion.", exc)
+            return None
 
     def _load(self, pipeline: str, path: Path, champion_id: str | None) -> ModelVersion:
         version = ModelVersion._from_record(_read_json(path / VERSION_FILE, "version record"), path)
@@ -631,7 +648,7 @@ class ModelRegistry:
             )
         if version.version == champion_id and version.status != CHAMPION:
             # Promoted, but the crash came before the status update: the pointer has the reason.
-            pointer = self._pointer(pipeline) or {}
+            pointer = self._readable_pointer(pipeline) or {}
             version = replace(version, status=CHAMPION, reason=str(pointer.get("reason", "")))
         elif version.version != champion_id and version.status == CHAMPION:
             # The pointer moved on, but the crash came before this status update.
@@ -643,7 +660,7 @@ class ModelRegistry:
         directory = self.pipeline_dir(pipeline)
         if not directory.is_dir():
             return []
-        pointer = self._pointer(pipeline)
+        pointer = self._readable_pointer(pipeline)
         champion_id = pointer["version"] if pointer else None
         found = []
         for entry in directory.iterdir():
@@ -667,7 +684,7 @@ class ModelRegistry:
         if isinstance(version, str) and _VERSION.fullmatch(version):
             path = directory / version
             if (path / VERSION_FILE).is_file():
-                pointer = self._pointer(pipeline)
+                pointer = self._readable_pointer(pipeline)
                 return self._load(pipeline, path, pointer["version"] if pointer else None)
         known = [v.version for v in self.versions(pipeline)]
         listing = ", ".join(known) if known else "none yet"
@@ -685,15 +702,14 @@ class ModelRegistry:
         if not _VERSION.fullmatch(name) or not (path / VERSION_FILE).is_file():
             raise RegistryError(
                 f"The champion pointer of {pipeline!r} names {name!r}, which is not a complete "
-                f"version folder under {path.parent}; restore the folder or promote another "
-                "version."
+                f"version folder under {path.parent}; restore the folder or {PROMOTE_HINT}."
             )
         champion = self._load(pipeline, path, name)
         if pointer.get("model_sha256", champion.model_sha256) != champion.model_sha256:
             raise RegistryError(
                 f"The champion {pipeline}/{name}'s version.json records another model sha256 "
                 "than the champion pointer: the version was changed after its promotion; "
-                "restore it or promote another version."
+                f"restore it or {PROMOTE_HINT}."
             )
         return champion
 
@@ -721,9 +737,15 @@ class ModelRegistry:
 
     def load_contract(self, pipeline: str, version: str = CHAMPION) -> DataContract | None:
         """The data contract of a version, checksum verified (None if it was registered
-        without one)."""
+        without one; a contract registered but missing now is an error, not "no contract")."""
         entry = self.get(pipeline, version)
         if not (entry.path / CONTRACT_FILE).is_file():
+            if CONTRACT_FILE in entry.files_sha256:
+                raise RegistryError(
+                    f"{CONTRACT_FILE} of {entry.pipeline}/{entry.version} was registered but is "
+                    f"missing ({entry.path / CONTRACT_FILE}): scoring without it would skip the "
+                    f"training ranges and missing rates. Restore it, or {PROMOTE_HINT}."
+                )
             return None
         return DataContract.from_json(verified_text(entry, CONTRACT_FILE))
 
@@ -952,6 +974,57 @@ class ModelRegistry:
         )
         return decision
 
+    def set_champion(self, pipeline: str, version: str, reason: str = "") -> ModelVersion:
+        """Make ``version`` the champion by hand, without comparing scores: a rollback, or the
+        way out when the champion was damaged. The version's files must pass their checksums
+        and its data validation must have passed; the old champion, if it can be read, is
+        retired. Under the pipeline's lock, like :meth:`promote`.
+
+        Parameters
+        ----------
+        pipeline, version : str
+            The pipeline and the version id to promote.
+        reason : str
+            Why, recorded with the promotion (default: "promoted by hand").
+
+        Returns
+        -------
+        ModelVersion
+            The new champion.
+        """
+        with self._lock(pipeline):
+            candidate = self.get(pipeline, version)
+            self.load_model(pipeline, candidate.version)  # checksums: refuse a damaged version
+            self.load_contract(pipeline, candidate.version)
+            if not candidate.validation_passed:
+                raise RegistryError(
+                    f"{pipeline}/{candidate.version} failed data validation when it was trained; "
+                    "a model trained on bad data is never made the champion."
+                )
+            try:
+                old = self.champion(pipeline)
+            except RegistryError as exc:  # the damage this command repairs
+                logger.warning("replacing a damaged champion: %s", exc)
+                old = None
+            text = "promoted by hand" + (f": {reason}" if reason else "")
+            if old is not None and old.version == candidate.version:
+                return old
+            stamp = _now()
+            try:
+                self._write_pointer(pipeline, candidate, old, text, stamp)
+                self._set_status(candidate, CHAMPION, text, stamp)
+                if old is not None:
+                    self._set_status(
+                        old, RETIRED, f"replaced by {candidate.version} by hand", stamp
+                    )
+                self._repair(pipeline)
+            except OSError as exc:
+                raise RegistryError(
+                    f"Could not make {pipeline}/{candidate.version} the champion: {exc}."
+                ) from exc
+        logger.info("%s/%s made the champion by hand", pipeline, candidate.version)
+        return self.get(pipeline, candidate.version)
+
     def _write_pointer(
         self,
         pipeline: str,
@@ -962,7 +1035,7 @@ class ModelRegistry:
     ) -> None:
         if not (new.path / VERSION_FILE).is_file() or not new.model_path.is_file():
             raise RegistryError(f"Refusing to point the champion at incomplete {new.path}.")
-        previous = self._pointer(pipeline) or {}
+        previous = self._readable_pointer(pipeline) or {}
         history = list(previous.get("history", []))
         history.append({"version": new.version, "promoted_at": stamp, "reason": reason})
         pointer = {

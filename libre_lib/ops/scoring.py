@@ -99,6 +99,9 @@ def find_contract(model_path: str | os.PathLike) -> DataContract | None:
     ):
         if candidate.is_file():
             return DataContract.from_json(_read_text(candidate))
+    version = registered_version(path)
+    if version is not None and "contract.json" in version.files_sha256:
+        verified_text(version, "contract.json")  # registered but gone: the registry's error
     return None
 
 

@@ -805,6 +805,21 @@ def test_a_tampered_contract_is_refused_not_a_key_error(with_contract):
         scoring.score_frame(registry.load_model(PIPE), X, version.path / "contract.json")
 
 
+def test_a_registered_contract_that_was_deleted_is_refused_not_skipped(with_contract):
+    """Deleting contract.json turned the data contract off: scoring said "no drift" for data
+    the contract flags."""
+    from libre_lib.ops import scoring
+
+    registry, version, _ = with_contract
+    (version.path / "contract.json").unlink()
+    with pytest.raises(
+        RegistryError, match=r"contract.json of .* (was registered but is missing|Cannot read)"
+    ):
+        registry.load_contract(PIPE, version.version)
+    with pytest.raises(RegistryError, match=r"contract.json"):
+        scoring.find_contract(version.model_path)
+
+
 def test_a_contract_that_misses_a_model_column_is_one_clear_error(models, haberman, tmp_path):
     from libre_lib.ops import scoring
     from libre_lib.ops.contract import DataContract
@@ -875,3 +890,36 @@ def test_an_unchanged_model_reuses_the_latest_version(registry, models):
     assert new and other.number == 2
     assert registry.register(PIPE, model, **changed).number == 3  # register always adds one
     assert [v.number for v in registry.versions(PIPE)] == [1, 2, 3]
+
+
+def test_a_damaged_champion_is_replaced_by_hand(registry, models):
+    """A garbled champion pointer blocked every training and scoring run, and the error's
+    advice ("promote another version") had no command. `libre models promote` is that
+    command: it lists and promotes with the pointer damaged, and refuses a damaged version."""
+    runner = CliRunner()
+    old = register(registry, models[0], f1=0.6)
+    registry.promote(PIPE, old.version)
+    new = register(registry, models[1], f1=0.7)
+    registry.promote(PIPE, new.version)
+    pointer = registry.pipeline_dir(PIPE) / "champion.json"
+    pointer.write_text(pointer.read_text()[:40])  # a half-restored backup
+    with pytest.raises(RegistryError, match=r"libre models promote PIPELINE VERSION"):
+        registry.champion(PIPE)
+    store = ["--store", str(registry.root)]
+    listed = runner.invoke(models_app, ["list", PIPE, *store], env={"COLUMNS": "250"})
+    assert listed.exit_code == 0 and old.version in listed.output and new.version in listed.output
+    result = runner.invoke(
+        models_app, ["promote", PIPE, old.version, "--reason", "rollback", *store]
+    )
+    assert result.exit_code == 0 and f"{old.version} is now the champion" in result.output
+    champion = registry.champion(PIPE)
+    assert champion.version == old.version and champion.reason == "promoted by hand: rollback"
+    assert registry.get(PIPE, new.version).status == "retired"
+    # a version whose model was changed after registration is refused, the champion stays
+    tamper(registry.get(PIPE, new.version).model_path, '"alpha"', '"alpha" ')
+    result = runner.invoke(models_app, ["promote", PIPE, new.version, *store])
+    assert result.exit_code == 1 and "does not match the sha256" in result.output
+    assert registry.champion(PIPE).version == old.version
+    failed = register(registry, models[2], validation=FAILED)
+    with pytest.raises(RegistryError, match="failed data validation"):
+        registry.set_champion(PIPE, failed.version)
