@@ -22,7 +22,7 @@ from libre_lib.errors import LibreError
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
-from .embedded_server import guard_embedded_server
+from .embedded_server import guard_embedded_server, uses_embedded_server
 from .events import deliver
 from .train import train_flow
 
@@ -85,7 +85,18 @@ def notify(spec_path: str | Path) -> Event:
         },
     )
     guard_embedded_server()
+    if uses_embedded_server():
+        raise NoServerError(
+            "No Prefect server to notify: an event sent to this command's temporary server "
+            "would end with it, and no deployment could ever run from it. Start one with "
+            "`libre server start` (then `libre serve SPEC` so a deployment listens), or set "
+            "PREFECT_API_URL to your server."
+        )
     return deliver(event)
+
+
+class NoServerError(LibreError):
+    """``libre notify`` found no Prefect server that outlives the command."""
 
 
 def serve(*spec_paths: str | Path, limit: int | None = None) -> None:

@@ -57,7 +57,8 @@ _PROC = Path("/proc")
 _guarded: dict[int, subprocess.Popen] = {}  # pid of the guarded process -> its watchdog
 
 
-def _uses_embedded_server() -> bool:
+def uses_embedded_server() -> bool:
+    """Whether Prefect would start its temporary server in this process (no API URL set)."""
     from prefect.settings import get_current_settings
 
     return not get_current_settings().api.url
@@ -80,7 +81,7 @@ def guard_embedded_server() -> subprocess.Popen | None:
     pid = os.getpid()
     if pid in _guarded:
         return _guarded[pid]
-    if not (_PROC / str(pid) / "task").is_dir() or not _uses_embedded_server():
+    if not (_PROC / str(pid) / "task").is_dir() or not uses_embedded_server():
         return None
     token = f"{pid}-{uuid.uuid4().hex}"
     os.environ[TOKEN] = token  # before Prefect starts its server: the server inherits it
@@ -97,7 +98,7 @@ def run_flow(flow, *args, **kwargs):
     """Call ``flow`` (a Prefect flow) and return what it returns; with Prefect's temporary
     server, first let it record the run (:func:`let_record`), as it stops when this process
     exits."""
-    if os.environ.get("PREFECT_API_URL") or not _uses_embedded_server():
+    if os.environ.get("PREFECT_API_URL") or not uses_embedded_server():
         return flow(*args, **kwargs)
     state = flow(*args, return_state=True, **kwargs)
     let_record(state)

@@ -100,3 +100,18 @@ def test_an_event_the_server_does_not_store_in_time_is_reported(monkeypatch):
     event = Event(event=DATASET_UPDATED, resource={"prefect.resource.id": "test.unstored"})
     with pytest.raises(DeliveryError, match="had not stored it after 2 s"):
         deliver(event, stored_timeout=2)
+
+
+def test_without_a_server_that_outlives_it_notify_fails_instead_of_succeeding(spec_copy, tmp_path):
+    """With no server configured, notify sent the event to its own temporary server, which
+    stopped with it: nothing could ever run from the event, yet it exited 0 (a nightly cron
+    job reported success)."""
+    spec = _renamed(spec_copy(), "notify-nowhere")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env.update(LIBRE_SERVER="embedded", PREFECT_HOME=str(tmp_path / "prefect"))
+    command = [str(Path(sys.executable).parent / "libre"), "notify", str(spec)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    message = " ".join(done.stderr.split())
+    assert "error: No Prefect server to notify" in message and "libre server start" in message
+    assert "delivered" not in done.stdout
