@@ -17,7 +17,6 @@ callable returning a fitted ``LibreClassifier`` or a ``(model, contract)`` pair,
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from prefect import flow
 
@@ -30,8 +29,8 @@ from libre_flows.tasks.score import (
     scoring_name,
     scoring_report,
 )
-from libre_lib.errors import DataError, ParameterError
-from libre_lib.ops.scoring import DEFAULT_BATCH_ROWS, list_inputs, load_model
+from libre_lib.errors import ParameterError
+from libre_lib.ops.scoring import DEFAULT_BATCH_ROWS, check_output, list_inputs, load_model
 
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
@@ -44,14 +43,16 @@ def score_flow(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     name: str | None = None,
     model_loader: Callable | None = None,
+    fail_on_drift: bool = False,
 ) -> dict:
     """Score ``inputs`` (a CSV / Parquet file or a directory of them) with a model into one
-    Parquet file; returns the scoring summary (rows, rows/s, drift warnings, artifact key)."""
+    Parquet file; returns the scoring summary (rows, rows/s, drift warnings, artifact key).
+    ``fail_on_drift``: drift in a column the rules test fails the run (nothing written)."""
     model, contract, origin = resolve_model(model_path, model_loader)
     label = model_path or name or "model from the loader"
     key_name = scoring_name(model_path, name)
     check = check_inputs(model, contract, inputs, output)
-    summary = score_inputs(model, contract, inputs, output, batch_rows)
+    summary = score_inputs(model, contract, inputs, output, batch_rows, fail_on_drift)
     summary["artifact"] = scoring_report(summary, key_name, str(label), origin)
     summary["sample_warnings"] = check["sample"]["warnings"]
     return summary
@@ -63,9 +64,8 @@ def preflight(model_path: str | None, inputs, output, model_loader: Callable | N
         if not model_path:
             raise ParameterError("Give a model path or a model_loader.")
         load_model(model_path)
+    check_output(output)
     list_inputs(str(inputs), exclude=[output])
-    if Path(output).is_dir():
-        raise DataError(f"Output {str(output)!r} is a directory; give a .parquet file path.")
 
 
 def score(
@@ -76,6 +76,7 @@ def score(
     *,
     name: str | None = None,
     model_loader: Callable | None = None,
+    fail_on_drift: bool = False,
 ) -> dict:
     """Run the scoring flow (Prefect's default embedded setup if no server is configured,
     guarded to die with this process)."""
@@ -91,4 +92,5 @@ def score(
         batch_rows=batch_rows,
         name=name,
         model_loader=model_loader,
+        fail_on_drift=fail_on_drift,
     )

@@ -89,7 +89,9 @@ def check_inputs(model, contract, inputs: str, output: str) -> dict:
 
 
 @task(name="score_inputs", cache_policy=NO_CACHE, **read_policy())
-def score_inputs(model, contract, inputs: str, output: str, batch_rows: int) -> dict:
+def score_inputs(
+    model, contract, inputs: str, output: str, batch_rows: int, fail_on_drift: bool = False
+) -> dict:
     """Stream the inputs through the model into one Parquet file (first removing the stale
     temps a killed scoring run left next to it, ``libre_lib.ops.files.remove_stale_temps``)."""
     removed = remove_stale_temps(output)
@@ -107,7 +109,13 @@ def score_inputs(model, contract, inputs: str, output: str, batch_rows: int) -> 
             log().info("stage score_inputs %d%s rows", rows, of)
 
     summary = scoring.score_files(
-        model, inputs, output, batch_rows=batch_rows, contract=contract, progress=progress
+        model,
+        inputs,
+        output,
+        batch_rows=batch_rows,
+        contract=contract,
+        progress=progress,
+        fail_on_drift=fail_on_drift,
     )
     log().info(
         "stage score_inputs %d rows in %.2f s (%.0f rows/s) -> %s",

@@ -69,10 +69,19 @@ def score_command(
     output: OutputArg,
     batch_rows: BatchRows = 100_000,
     store: StoreOpt = Path(".libre-store"),
+    fail_on_drift: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-drift",
+            help="Fail (nothing written, exit 1) when a column the rules test drifts: unseen "
+            "categories, values out of the training range, more missing values.",
+        ),
+    ] = False,
     debug: Debug = False,
 ) -> None:
     """Score INPUTS with MODEL into OUTPUT: prediction, score, fired rules and explanation per
-    row; drift against the model's data contract is reported, broken data fails the run."""
+    row; drift against the model's data contract is reported (or fails the run with
+    --fail-on-drift), broken data fails the run."""
     try:
         from libre_flows.flows.score import preflight
         from libre_flows.flows.score import score as run_score
@@ -82,7 +91,9 @@ def score_command(
         console.print(f"[bold]libre[/] scoring {inputs} with {model}")
         started = time.perf_counter()
         with pipeline_console(debug, f"scoring ({server_note()})"):
-            summary = run_score(model, inputs, output, batch_rows=batch_rows)
+            summary = run_score(
+                model, inputs, output, batch_rows=batch_rows, fail_on_drift=fail_on_drift
+            )
     except user_errors() as exc:
         fail(exc, debug)
         return

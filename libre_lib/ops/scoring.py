@@ -696,29 +696,9 @@ def _label_type(model):
     return pa.array(list(model.classes_)).type
 
 
-def score_files(
-    model,
-    inputs,
-    output_path: str | os.PathLike,
-    *,
-    batch_rows: int = DEFAULT_BATCH_ROWS,
-    contract: DataContract | None = None,
-    progress: Callable[[int, int | None], None] | None = None,
-) -> ScoringSummary:
-    """Score CSV / Parquet ``inputs`` (a file, a list, or a directory) in batches of
-    ``batch_rows`` and write every input column plus the four score columns to one Parquet
-    file at ``output_path``, atomically: a hidden temp file in the same folder is written and
-    renamed on success, and removed on any failure, so ``output_path`` is either the old file
-    or the complete new one. ``progress(rows_done, total_rows or None)`` is called after each
-    batch. Raises ``ContractViolation`` (nothing written) when a batch breaks the contract.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    started = time.perf_counter()
-    model = _as_model(model)
-    contract = _as_contract(model, contract)
-    _check_rows(batch_rows, "batch_rows")
+def check_output(output_path: str | os.PathLike) -> Path:
+    """The scoring output as a path, refused when it is a folder or named like another format
+    (scoring writes Parquet)."""
     output = Path(output_path)
     if output.is_dir():
         raise DataError(f"Output {str(output)!r} is a directory; give a .parquet file path.")
@@ -728,6 +708,52 @@ def score_files(
             f"Parquet, so name it {output.stem}.parquet (names ending in "
             f"{', '.join(PARQUET_SUFFIXES)})."
         )
+    return output
+
+
+def _raise_for_drift(report: ContractReport, where: str) -> None:
+    """``fail_on_drift``: refuse drift in a column the rules test (unseen categories, values
+    out of range, missing values beyond training's), naming each."""
+    drift = [
+        issue
+        for observation in report.observations.values()
+        if observation.in_rules
+        for issue in observation.warnings(report.missing_rate_tolerance)
+    ]
+    if drift:
+        lines = [f"Drift in columns the rules test, in {where} (fail_on_drift; nothing written):"]
+        lines += [f"  - {issue.message}" for issue in drift]
+        error = ContractViolation("\n".join(lines))
+        error.report = report
+        raise error
+
+
+def score_files(
+    model,
+    inputs,
+    output_path: str | os.PathLike,
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    contract: DataContract | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+    fail_on_drift: bool = False,
+) -> ScoringSummary:
+    """Score CSV / Parquet ``inputs`` (a file, a list, or a directory) in batches of
+    ``batch_rows`` and write every input column plus the four score columns to one Parquet
+    file at ``output_path``, atomically: a hidden temp file in the same folder is written and
+    renamed on success, and removed on any failure, so ``output_path`` is either the old file
+    or the complete new one. ``progress(rows_done, total_rows or None)`` is called after each
+    batch. Raises ``ContractViolation`` (nothing written) when a batch breaks the contract, or
+    with ``fail_on_drift`` when a column the rules test drifts (a drift warning otherwise).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    started = time.perf_counter()
+    model = _as_model(model)
+    contract = _as_contract(model, contract)
+    _check_rows(batch_rows, "batch_rows")
+    output = check_output(output_path)
     files = list_inputs(inputs, exclude=[output])
     reader = _Reader(contract)
     schema = _input_schema(reader, files, contract)
@@ -755,7 +781,10 @@ def score_files(
             for table in reader.batches(file, batch_rows):
                 frame = table.select(contract.names).to_pandas()
                 part = contract.check(frame, raise_errors=False)
-                part.raise_for_errors(f"{file.name} (its rows {done + 1} to {done + len(frame)})")
+                where = f"{file.name} (its rows {done + 1} to {done + len(frame)})"
+                part.raise_for_errors(where)
+                if fail_on_drift:
+                    _raise_for_drift(part, where)
                 done += len(frame)
                 scores = _score(model, frame, texts)
                 table = _conform(table, schema, file)

@@ -87,14 +87,18 @@ def test_broken_data_fails_the_run_with_one_clear_message(scoring, tmp_path):
 
 @pytest.mark.parametrize(
     ("what", "message"),
-    [("model", "does not exist"), ("inputs", "does not exist")],
+    [
+        ("model", "does not exist"),
+        ("inputs", "does not exist"),
+        ("output", "would be a Parquet file under another name"),
+    ],
 )
 def test_missing_files_are_reported_before_prefect_starts(scoring, tmp_path, what, message):
     _, _, model_path, inputs, _ = scoring
-    args = {"model": model_path, "inputs": inputs}
-    args[what] = tmp_path / "absent"
+    args = {"model": model_path, "inputs": inputs, "output": tmp_path / "o.parquet"}
+    args[what] = tmp_path / ("o.csv" if what == "output" else "absent")
     result = CliRunner().invoke(
-        app, ["score", str(args["model"]), str(args["inputs"]), str(tmp_path / "o.parquet")]
+        app, ["score", str(args["model"]), str(args["inputs"]), str(args["output"])]
     )
     assert result.exit_code == 1 and message in result.output
     assert "Traceback" not in result.output
@@ -164,3 +168,16 @@ def test_score_a_registered_champion_by_pipeline_name(spec_copy, tmp_path):
         scored.drop(columns=["prediction", "score", "fired_rules", "explanation", "target"])
     )
     np.testing.assert_array_equal(scored["prediction"].astype(str), expected.astype(str))
+
+
+def test_fail_on_drift_fails_the_command_when_a_tested_column_drifts(scoring, tmp_path):
+    X, model, model_path, _, _ = scoring
+    tested = sorted({c.feature for rule in model.rules_ for c in rule if c.kind == "categorical"})
+    drifted = X.assign(**{tested[0]: X[tested[0]].str.upper()})
+    drifted.to_csv(tmp_path / "in.csv", index=False)
+    output = tmp_path / "scored.parquet"
+    args = ["score", str(model_path), str(tmp_path / "in.csv"), str(output)]
+    result = CliRunner().invoke(app, [*args, "--fail-on-drift"])
+    assert result.exit_code == 1 and "Drift in columns the rules test" in result.output
+    assert not output.exists()
+    assert CliRunner().invoke(app, args).exit_code == 0 and output.exists()  # a warning only

@@ -437,3 +437,25 @@ def test_integer_columns_of_parquet_inputs_stay_integers(credit, tmp_path):
     X.iloc[:10].to_csv(tmp_path / "in" / "c.csv", index=False)
     score_files(model, tmp_path / "in", tmp_path / "out.parquet", contract=contract)
     assert pq.read_table(tmp_path / "out.parquet").schema.field("a15").type == pa.float64()
+
+
+def test_fail_on_drift_refuses_drift_in_a_tested_column_and_writes_nothing(credit, tmp_path):
+    """An upstream case change ('t' -> 'T') made every row of a tested column unseen: all rows
+    were scored negative, with exit 0 and a drift warning. fail_on_drift stops there."""
+    X, model, contract = credit
+    tested = sorted({c.feature for rule in model.rules_ for c in rule if c.kind == "categorical"})
+    column = tested[0]
+    drifted = X.assign(**{column: X[column].str.upper()})
+    drifted.to_parquet(tmp_path / "in.parquet")
+    output = tmp_path / "out.parquet"
+    summary = score_files(model, tmp_path / "in.parquet", output, contract=contract)
+    assert any(column in w.message for w in summary.warnings) and output.exists()
+    output.unlink()
+    with pytest.raises(
+        ContractViolation, match=rf"(?s)Drift in columns the rules test.*'{column}'"
+    ):
+        score_files(model, tmp_path / "in.parquet", output, contract=contract, fail_on_drift=True)
+    assert not output.exists() and not list(tmp_path.glob(".*out*"))
+    X.to_parquet(tmp_path / "same.parquet")  # no drift: scored as usual
+    score_files(model, tmp_path / "same.parquet", output, contract=contract, fail_on_drift=True)
+    assert output.exists()
