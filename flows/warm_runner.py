@@ -407,7 +407,9 @@ def main(server_pid: int) -> None:
     if request is None:
         return
     from libre_flows.flows.cli import app
+    from libre_flows.flows.cli.common import as_console_command
 
+    as_console_command()
     app()  # exits with the command's code, as `libre` does
 
 

@@ -20,6 +20,7 @@ from rich.table import Table
 from libre_flows.flows.cli.common import (
     Debug,
     SpecArg,
+    as_console_command,
     console,
     ensure_crash_detection,
     errors,
@@ -27,6 +28,7 @@ from libre_flows.flows.cli.common import (
     pipeline_console,
     server_note,
     user_errors,
+    work_committed,
 )
 
 app = typer.Typer(
@@ -61,6 +63,7 @@ def train(
     except user_errors() as exc:
         fail(exc, debug)
         return
+    work_committed()
     _print_summary(summary, time.perf_counter() - started)
 
 
@@ -276,6 +279,7 @@ def main() -> None:  # pragma: no cover - console entry point
     """``libre``: run the command in the warm runner when one serves it, else here."""
     from libre_flows.flows import warm
 
+    as_console_command()
     code = warm.run(sys.argv)
     sys.exit(app() if code is None else code)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
+import threading
 from pathlib import Path
 from typing import Annotated, ClassVar
 
@@ -181,3 +183,21 @@ def ensure_crash_detection(api_url: str | None = None) -> None:
             "commands stay Running",
             soft_wrap=True,
         )
+
+
+_console_command = False
+
+
+def as_console_command() -> None:
+    """Mark this process as a ``libre`` command run from a shell (the console entry point or
+    the warm runner's child), not a caller running the CLI in its own process."""
+    global _console_command
+    _console_command = True
+
+
+def work_committed() -> None:
+    """The command's work is done and recorded (a model promoted, a scoring output renamed
+    into place). Ctrl-C from now on, while Prefect stops its server and drains its events,
+    could not undo it and only turned exit 0 into a traceback: a console command ignores it."""
+    if _console_command and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

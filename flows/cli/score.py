@@ -23,6 +23,7 @@ from libre_flows.flows.cli.common import (
     pipeline_console,
     server_note,
     user_errors,
+    work_committed,
 )
 
 ModelArg = Annotated[
@@ -97,6 +98,7 @@ def score_command(
     except user_errors() as exc:
         fail(exc, debug)
         return
+    work_committed()
     _print_summary(summary, time.perf_counter() - started)
 
 
