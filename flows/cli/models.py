@@ -81,6 +81,13 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = DEFAULT_STORE) -> Non
         return
     if not versions:
         known = registry.pipelines()
+        if pipeline in known:  # its folder exists, but no version in it can be read
+            _fail(
+                LookupError(
+                    f"No readable model version of {pipeline!r} under {store / 'models'}: "
+                    "every version folder is incomplete or damaged (see the warnings above)."
+                )
+            )
         hint = f" Pipelines with models: {', '.join(known)}." if known else ""
         _fail(LookupError(f"No model versions of {pipeline!r} under {store / 'models'}.{hint}"))
         return

@@ -716,7 +716,10 @@ class ModelRegistry:
     def _no_champion_message(self, pipeline: str) -> str:
         known = [v.version for v in self.versions(pipeline)]
         if not known:
-            return f"Pipeline {pipeline!r} has no registered model versions yet."
+            return (
+                f"Pipeline {pipeline!r} has no registered model versions yet under "
+                f"{self.models} (another store? pass --store)."
+            )
         return (
             f"Pipeline {pipeline!r} has no champion yet (no version was promoted). Known "
             f"versions: {', '.join(known)}."

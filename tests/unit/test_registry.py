@@ -693,7 +693,7 @@ def test_cli_show(populated, models):
     [
         (["show", PIPE, "v0042-00000000"], "has no model version 'v0042-00000000'"),
         (["list", "nothing"], "No model versions of 'nothing'"),
-        (["show", "nothing"], "has no registered model versions yet"),
+        (["show", "nothing"], "has no registered model versions yet under "),
         (["show", "bad/name"], "is not valid"),
     ],
 )
@@ -923,3 +923,12 @@ def test_a_damaged_champion_is_replaced_by_hand(registry, models):
     failed = register(registry, models[2], validation=FAILED)
     with pytest.raises(RegistryError, match="failed data validation"):
         registry.set_champion(PIPE, failed.version)
+
+
+def test_a_pipeline_whose_versions_are_all_damaged_is_listed_as_such(registry, models):
+    version = register(registry, models[0])
+    (version.path / "version.json").unlink()
+    result = runner.invoke(models_app, ["list", PIPE, "--store", str(registry.root)])
+    assert result.exit_code == 1
+    assert f"No readable model version of '{PIPE}'" in result.stderr
+    assert "Pipelines with models" not in result.stderr
