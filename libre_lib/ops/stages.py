@@ -663,6 +663,9 @@ def report(
     no holdout, with a note saying so) and the data contract of the training rows; ``tuning``
     is the ``pick`` stage's (table, metadata) when the pipeline tuned. ``streamed``: the row
     counts of a streamed run (``frame`` is then its sample)."""
+    # checked here too: ``load`` may be a cache hit (its key holds no labels), and a streamed
+    # run's columns are first known without their values
+    _check_report_labels(frame, spec, spec.features.categorical or [])
     X, y = split_rows(spec, frame, holdout_flags, holdout=True)
     note = ()
     if len(X) == 0:

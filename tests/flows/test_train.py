@@ -306,9 +306,11 @@ def test_a_run_that_fails_after_any_step_leaves_the_champion_where_it_was(
         assert newest.status == CANDIDATE and newest.version != first["model_version"]
         assert registry.champion("haberman").version == first["model_version"]
     # run.json written, the run stopped before promote: it claims no promotion
-    stopped = max((tmp_path / "store" / "runs" / "haberman").iterdir())
-    pending = json.loads((stopped / "run.json").read_text())
-    assert pending["promoted"] is False and pending["promotion_state"] == "pending"
+    runs = (tmp_path / "store" / "runs" / "haberman").iterdir()
+    written = [json.loads((r / "run.json").read_text()) for r in runs if (r / "run.json").exists()]
+    assert sorted(s["promotion_state"] for s in written) == ["applied", "pending"]
+    pending = next(s for s in written if s["promotion_state"] == "pending")
+    assert pending["promoted"] is False and pending["model_version"] == newest.version
     again = train(spec)  # the same model without a failure: promoted (not worse), last
     assert again["promoted"] and pointer.read_bytes() != before
     assert registry.champion("haberman").version == again["model_version"]
@@ -335,3 +337,14 @@ def test_runs_started_together_get_distinct_folders(spec_copy, tmp_path, monkeyp
     assert [f.name[-12:] for f in folders] == ["1c2d3e4f5a6b", "8d9e0f1a2b3c"]
     assert folders[0].name != folders[1].name
     assert common.run_folder(str(tmp_path), spec, ids[0]).name[-12:] == "1c2d3e4f5a6b"
+
+
+def test_labels_are_checked_when_the_data_stage_is_a_cache_hit(spec_copy):
+    """The label checks ran in `load`, whose cache key holds no labels: on a warm store a spec
+    labelling 'age' as another column trained, and its report named the wrong column."""
+    from libre_lib.errors import SpecError
+
+    assert train(spec_copy())["promoted"]
+    bad = spec_copy(report__column_labels={"age": "positive_axillary_nodes"})
+    with pytest.raises(SpecError, match="the name of another column of the data"):
+        train(bad)
