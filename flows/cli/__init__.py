@@ -231,8 +231,9 @@ def _warn_without_listeners(event, spec: Path) -> None:
     errors.print(
         f"[bold yellow]warning:[/] no automation or deployment trigger on the server listens for "
         f"{event.event} on {event.resource.id}, so no run starts: serve the deployments "
-        f"(`libre serve {spec}`) or deploy them (`prefect deploy --prefect-file "
-        "deployments/prefect.yaml --all`) on the server PREFECT_API_URL names",
+        f"(`libre serve {spec}`) or deploy them (`LIBRE_FLOWS_HOME=$PWD prefect deploy "
+        "--prefect-file deployments/prefect.yaml --all` in the project folder) on the server "
+        "PREFECT_API_URL names",
         highlight=False,
     )
 
@@ -245,7 +246,8 @@ def serve(
 ) -> None:
     """Serve the nightly, on-demand and on-new-data deployments of SPECS in this process
     (schedules and event triggers active; Ctrl-C to stop). For a work pool instead, run
-    `prefect deploy --prefect-file deployments/prefect.yaml --all` (docs/operations.md); serve
+    `LIBRE_FLOWS_HOME=$PWD prefect deploy --prefect-file deployments/prefect.yaml --all` in the
+    project folder (docs/operations.md); serve
     refuses to replace deployments of the same names that run on a work pool."""
     try:
         from libre_flows.flows.deploy import serve as run_serve
@@ -266,7 +268,9 @@ def _mount_sub_apps() -> None:
     from libre_flows.flows.cli.score import score_command
     from libre_flows.flows.cli.server import server_app
 
-    app.add_typer(models_app, name="models", help="List and show registered model versions.")
+    app.add_typer(
+        models_app, name="models", help="List, show and promote registered model versions."
+    )
     app.add_typer(deployments_app, name="deployments", help="Write prefect.yaml from specs.")
     app.add_typer(server_app, name="server", help="The local Prefect server commands reuse.")
     app.command("score")(score_command)

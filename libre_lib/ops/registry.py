@@ -823,7 +823,9 @@ class ModelRegistry:
     ) -> _Compared:
         """The version's and the champion's metric, on the version's holdout when given."""
         recorded = _Compared(
-            candidate.metric(metric), champion.metric(metric) if champion is not None else None
+            candidate.metric(metric),
+            champion.metric(metric) if champion is not None else None,
+            kind=holdout.kind if holdout is not None else "holdout",  # "training": in-sample
         )
         if champion is None or champion.version == candidate.version:
             return recorded

@@ -149,3 +149,14 @@ def test_a_tampered_champion_is_not_rescored(registry, split):
     path.write_text(path.read_text().replace('"alpha"', '"alpha" ', 1))
     with pytest.raises(RegistryError, match="does not match the sha256 recorded"):
         registry.decide(PIPE, challenger.version, holdout=Holdout(X_hold, y_hold, "R"))
+
+
+def test_a_first_version_without_a_holdout_is_not_called_holdout(tmp_path, ranked, split):
+    """The first version's reason said "(holdout f1 ...)" for in-sample figures."""
+    *_, X_hold, y_hold = split
+    registry = ModelRegistry(tmp_path / "store")
+    first = _register(registry, ranked[0], metrics(ranked[0], X_hold, y_hold), "a")
+    rows = Holdout(X_hold, y_hold, "the training rows of run a", kind="training")
+    decision = registry.promote(PIPE, first.version, holdout=rows)
+    assert decision.promoted and "in-sample (training) f1" in decision.reason
+    assert "holdout f1" not in decision.reason
