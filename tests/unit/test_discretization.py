@@ -329,3 +329,25 @@ def test_speck_removal_merges_tiny_intervals_when_asked():
     assert list(chimerge_cuts(values, positive, 4.6, max_intervals=3)) == [500.0]
     merged = chimerge_cuts(values, positive, 4.6, max_intervals=3, min_fraction=0.01)
     assert 500.0 not in list(merged)
+
+
+@pytest.mark.parametrize(
+    ("n_categories", "message"),
+    [
+        (150, r"Categorical column 'zip' has 150 categories: .* can take minutes. Group the rare"),
+        (1_900, r"Categorical column 'zip' has 1,900 distinct values in 2,000 rows: .* an id"),
+    ],
+)
+def test_many_categories_draw_a_warning_saying_what_to_do(n_categories, message):
+    """A zip-code-like column of 1,000 categories made `LibreClassifier()` run for over five
+    minutes on 20,000 rows, without a word."""
+    rng = np.random.default_rng(0)
+    codes = np.concatenate([np.arange(n_categories), rng.integers(0, n_categories, 2_000)])[:2_000]
+    frame = pd.DataFrame({"zip": pd.Series(codes).map(lambda v: f"z{v:05d}")})
+    positive = rng.random(2_000) < 0.3
+    with pytest.warns(LibreWarning, match=message):
+        fit_discretization(frame, positive, [True])
+    few = pd.DataFrame({"zip": frame["zip"].str[-1]})  # the last digit: ten categories
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)
+        fit_discretization(few, positive, [True])
