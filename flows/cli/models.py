@@ -181,9 +181,10 @@ def promote_version(
     ] = "",
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Make VERSION the champion of PIPELINE by hand (a rollback, or after the champion was
-    damaged): no score comparison; its files must pass their checksums and its data validation
-    must have passed."""
+    """Make VERSION the champion of PIPELINE by hand (a rollback, or a damaged champion).
+
+    No score comparison: its files must pass their checksums and its data validation must have
+    passed; the old champion, if readable, is retired."""
     from libre_lib.errors import LibreError
 
     try:
