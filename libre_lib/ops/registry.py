@@ -959,12 +959,7 @@ class ModelRegistry:
                 if not decision.promoted:
                     self._set_status(candidate, REJECTED, decision.reason, stamp)
                 elif champion is None or champion.version != candidate.version:
-                    self._write_pointer(pipeline, candidate, champion, decision.reason, stamp)
-                    self._set_status(candidate, CHAMPION, decision.reason, stamp)
-                    if champion is not None:
-                        self._set_status(
-                            champion, RETIRED, f"replaced by {candidate.version}", stamp
-                        )
+                    self._crown(pipeline, candidate, champion, decision.reason, stamp)
                 self._repair(pipeline)
             except OSError as exc:
                 raise RegistryError(
@@ -1016,12 +1011,7 @@ class ModelRegistry:
                 return old
             stamp = _now()
             try:
-                self._write_pointer(pipeline, candidate, old, text, stamp)
-                self._set_status(candidate, CHAMPION, text, stamp)
-                if old is not None:
-                    self._set_status(
-                        old, RETIRED, f"replaced by {candidate.version} by hand", stamp
-                    )
+                self._crown(pipeline, candidate, old, text, stamp, " by hand")
                 self._repair(pipeline)
             except OSError as exc:
                 raise RegistryError(
@@ -1030,14 +1020,17 @@ class ModelRegistry:
         logger.info("%s/%s made the champion by hand", pipeline, candidate.version)
         return self.get(pipeline, candidate.version)
 
-    def _write_pointer(
+    def _crown(
         self,
         pipeline: str,
         new: ModelVersion,
         old: ModelVersion | None,
         reason: str,
         stamp: str,
+        how: str = "",
     ) -> None:
+        """Point the champion at ``new`` (the commit point), then record the statuses: ``new``
+        champion, ``old`` retired ("replaced by <new><how>")."""
         if not (new.path / VERSION_FILE).is_file() or not new.model_path.is_file():
             raise RegistryError(f"Refusing to point the champion at incomplete {new.path}.")
         previous = self._readable_pointer(pipeline) or {}
@@ -1053,6 +1046,9 @@ class ModelRegistry:
             "history": history,
         }
         atomic_write_text(self.pipeline_dir(pipeline) / CHAMPION_FILE, _json_text(pointer))
+        self._set_status(new, CHAMPION, reason, stamp)
+        if old is not None:
+            self._set_status(old, RETIRED, f"replaced by {new.version}{how}", stamp)
 
     def _set_status(self, entry: ModelVersion, status: str, reason: str, stamp: str) -> None:
         updated = replace(entry, status=status, reason=reason, decided_at=stamp)
