@@ -130,7 +130,7 @@ def latest_run(store: Path, pipeline: str) -> Path:
     from libre_lib.ops.cleanup import RUN_FILE, RUNS_DIR
 
     runs = store / RUNS_DIR / pipeline
-    finished = sorted(p for p in runs.glob("*") if (p / RUN_FILE).is_file())
+    finished = _by_time([p for p in runs.glob("*") if (p / RUN_FILE).is_file()], RUN_FILE)
     if not finished:
         raise FileNotFoundError(
             f"No finished run of {pipeline!r} under {runs}: train it first (`libre train "
@@ -185,6 +185,12 @@ def _print_markdown(text: str) -> None:
         sys.stdout.flush()
 
 
+def _by_time(runs: list[Path], name: str = "report.md") -> list[Path]:
+    """Run folders oldest first: by the second in their name, then by when their ``name``
+    file was written (two runs of one second are otherwise ordered by a random tail)."""
+    return sorted(runs, key=lambda p: (p.name[:15], (p / name).stat().st_mtime_ns))
+
+
 def _run_summary(run_dir: Path) -> dict:
     path = run_dir / "run.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
@@ -196,7 +202,7 @@ def _print_failed_run(run_dir: Path, summary: dict) -> None:
     page = Path(summary.get("report", run_dir / "validation.md"))
     if page.is_file():
         _print_markdown(page.read_text(encoding="utf-8"))
-    runs = sorted(p for p in run_dir.parent.glob("*") if (p / "report.md").is_file())
+    runs = _by_time([p for p in run_dir.parent.glob("*") if (p / "report.md").is_file()])
     if runs:
         console.print(f"\nThe latest trained model's report: [green]{runs[-1]}[/]")
     raise typer.Exit(1)

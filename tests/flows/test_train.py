@@ -217,14 +217,16 @@ def test_validation_result_is_published_even_when_it_fails(spec_copy, tmp_path):
     published = Artifact.get("libre-haberman-validation")
     assert published is not None and "FAILED" in published.data
     # the failed run has a folder saying so, and `libre report` shows it, not the older report
-    runs = sorted((store / "runs" / "haberman").iterdir())
-    failed = json.loads((runs[-1] / "run.json").read_text())
+    runs = sorted((store / "runs" / "haberman").iterdir())  # two runs in one second: by tail
+    (trained,) = [r for r in runs if (r / "report.md").is_file()]
+    (stopped,) = [r for r in runs if r != trained]
+    failed = json.loads((stopped / "run.json").read_text())
     assert failed["status"] == "failed" and failed["failed_stage"] == "validate"
-    assert "FAILED" in (runs[-1] / "validation.md").read_text()
+    assert "FAILED" in (stopped / "validation.md").read_text()
     result = CliRunner().invoke(app, ["report", "haberman", "--store", str(store)])
     assert result.exit_code == 1
     assert "Data validation failed" in result.output and "no model was trained" in result.output
-    assert str(runs[0]) in result.output.replace("\n", "")  # where the last model's report is
+    assert str(trained) in result.output.replace("\n", "")  # where the last model's report is
 
 
 def test_every_run_registers_a_version_and_a_worse_model_is_not_promoted(spec_copy, tmp_path):

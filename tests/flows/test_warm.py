@@ -63,7 +63,9 @@ def _children(pid: int) -> list[int]:
 
 
 def _steady(text: str) -> str:
-    """Output without the timings."""
+    """Output without the timings, and without Prefect's shutdown note that its event sender
+    still had items queued (it shows only when the machine is loaded)."""
+    text = re.sub(r"(?m)^.*EventsWorker - Still processing items.*\n?", "", text)
     return re.sub(r"[\d,]+(\.\d+)? (rows/s|s in total)", r"N \2", text)
 
 
