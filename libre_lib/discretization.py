@@ -475,7 +475,7 @@ def discretization_from_counts(
     for counts in columns:
         feature, n_distinct = feature_bins(counts, chi2_threshold, max_intervals, max_prebins)
         if counts.kind == CATEGORICAL:
-            _warn_if_id_like(counts.name, n_distinct, counts.n_present)
+            warn_if_many_categories(counts.name, n_distinct, counts.n_present)
         if n_distinct == 0 or (n_distinct == 1 and not feature.has_missing):
             reason = "all values are missing" if n_distinct == 0 else "it has a single value"
             warnings.warn(
@@ -511,9 +511,10 @@ def fit_discretization(
     return discretization_from_counts(columns, chi2_threshold, max_intervals, max_prebins)
 
 
-def _warn_if_id_like(name, n_distinct: int, n_present: int) -> None:
-    """Warn about a categorical column that is nearly unique per row: each of its categories
-    is a bin and covers about one row, so no rule generalizes from it."""
+def warn_if_many_categories(name, n_distinct: int, n_present: int, stacklevel: int = 4) -> None:
+    """Warn about a categorical column that is nearly unique per row (each of its categories
+    is a bin and covers about one row, so no rule generalizes from it), or that has more than
+    :data:`MANY_CATEGORIES` categories (the learners' search grows with them)."""
     if n_present >= ID_LIKE_MIN_ROWS and n_distinct >= ID_LIKE_FRACTION * n_present:
         warnings.warn(
             f"Categorical column {name!r} has {n_distinct:,} distinct values in "
@@ -521,7 +522,7 @@ def _warn_if_id_like(name, n_distinct: int, n_present: int) -> None:
             "about one row, so rules on it do not generalize). Exclude it, or declare it "
             "numeric if its values are measurements.",
             LibreWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
     elif n_distinct > MANY_CATEGORIES:
         warnings.warn(
@@ -530,7 +531,7 @@ def _warn_if_id_like(name, n_distinct: int, n_present: int) -> None:
             f"rare ones first, e.g. X[{name!r}].where(X[{name!r}].map(X[{name!r}]"
             ".value_counts()) >= 20, 'other'), or exclude the column.",
             LibreWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
 
 

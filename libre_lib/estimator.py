@@ -16,7 +16,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._version import __version__
-from .discretization import Discretization, fit_discretization
+from .discretization import Discretization, fit_discretization, warn_if_many_categories
 from .encoding import DistinctRecords, distinct_records
 from .ensemble import Candidates, draw_feature_subsets, fit_ensemble, tolerance_fits
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
@@ -292,9 +292,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
             if sample_weight is not None:
                 frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)
+            self._warn_slow_columns(frame)  # before the "auto" choice, which can take minutes
             chosen, self.auto_scores_ = self.choose_auto(frame, target)
             self.set_chosen(chosen)
-            discretization = self.discretize(frame, target)
+            with warnings.catch_warnings():  # said above, before the choice
+                warnings.filterwarnings("ignore", "Categorical column ", LibreWarning)
+                discretization = self.discretize(frame, target)
             records = self.encode(frame, target, discretization)
             logger.info(
                 "discretized %d columns into %d bins (%d dropped); %d distinct records",
@@ -338,6 +341,17 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             return self
 
     # -- the stages of fit --------------------------------------------------------------------
+
+    def _warn_slow_columns(self, frame: pd.DataFrame) -> None:
+        """Warn about id-like categorical columns and columns of many categories at once: the
+        "auto" choice's inner folds (which silence the library's warnings) run first, and on
+        such columns they can take minutes."""
+        flags = resolve_categorical(frame, self.categorical_features, warn=False)
+        for name, categorical in zip(frame.columns, flags, strict=True):
+            if categorical:
+                column = frame[name]
+                n_present = int(column.notna().sum())
+                warn_if_many_categories(name, int(column.nunique()), n_present, stacklevel=4)
 
     def discretize(self, frame: pd.DataFrame, target: Target, max_intervals=AUTO) -> Discretization:
         """ChiMerge / category bins of every column (constant columns dropped with a warning);

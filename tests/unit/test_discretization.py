@@ -351,3 +351,32 @@ def test_many_categories_draw_a_warning_saying_what_to_do(n_categories, message)
     with warnings.catch_warnings():
         warnings.simplefilter("error", LibreWarning)
         fit_discretization(few, positive, [True])
+
+
+def test_a_fit_warns_about_many_categories_before_its_inner_choice_once():
+    """The warning came from the binning step, after the "auto" choice had run for minutes with
+    the library's warnings silenced."""
+    from libre_lib import LibreClassifier
+    from libre_lib.estimator import LibreClassifier as Estimator
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"zip": [f"z{v:04d}" for v in rng.integers(0, 150, 1_000)]})
+    X["a"] = rng.uniform(0, 1, 1_000)
+    y = (X["a"] > 0.6).to_numpy()
+    seen = []
+    original = Estimator.choose_auto
+
+    def choose_auto(self, frame, target):
+        seen.append([str(w.message) for w in caught])  # what was said before the choice
+        return original(self, frame, target)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Estimator.choose_auto = choose_auto
+        try:
+            LibreClassifier(random_state=0, n_estimators=5).fit(X, y)
+        finally:
+            Estimator.choose_auto = original
+    said = [w for w in caught if "has 150 categories" in str(w.message)]
+    assert len(said) == 1 and said[0].filename == __file__
+    assert any("has 150 categories" in m for m in seen[0])
