@@ -87,7 +87,8 @@ def test_validate_and_report_commands(spec_copy, tmp_path):
     runs = sorted((tmp_path / "store" / "runs" / "haberman").iterdir())
     assert len(runs) == 2
     code, by_name = _run("report", "haberman", "--store", tmp_path / "store")
-    assert code == 0 and "Rule set" in by_name and runs[-1].name in by_name.replace("\n", "")
+    latest = max(runs, key=lambda p: (p.name[:15], (p / "run.json").stat().st_mtime_ns))
+    assert code == 0 and "Rule set" in by_name and latest.name in by_name.replace("\n", "")
     code, output = _run("report", "pima", "--store", tmp_path / "store")
     assert code == 1 and "No finished run of 'pima'" in output
 
