@@ -104,7 +104,9 @@ def display_numbers(
     """
     numbers = sorted({float(v) for v in values if math.isfinite(float(v))})
     if data is not None:
-        data = np.unique(np.asarray(data, dtype=np.float64))
+        data = np.asarray(data, dtype=np.float64)
+        if data.size > 1 and not (data[1:] > data[:-1]).all():  # not already sorted, distinct
+            data = np.unique(data)
         data = data[np.isfinite(data)]
         texts, previous = {}, -math.inf
         for number in numbers:
@@ -291,7 +293,7 @@ class RuleDisplay:
             for condition in rule:
                 if condition.kind == NUMERIC:
                     cuts.setdefault(condition.feature, set())
-        data = {
+        data = {  # sorted, distinct: every display built from this one reuses them as they are
             name: np.unique(np.concatenate([numeric_values(f[name]) for f in rows]))
             for name in cuts
             if rows and all(name in f.columns for f in rows)
