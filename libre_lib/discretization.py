@@ -24,7 +24,6 @@ do not test that feature.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -240,35 +239,75 @@ def _merge(
        the neighbour it is more similar to (lower chi-square);
     2. the lowest chi-square of an adjacent pair is below ``threshold`` (Kerber's ChiMerge);
     3. there are more than ``max_intervals`` intervals: the lowest-chi-square pair is merged.
+
+    Ties go to the leftmost pair. Returns the merged counts and the left edges that remain.
     """
-    counts = counts.copy()
-    lefts = lefts.copy()
-    chi2 = chi2_adjacent(counts)
-    cap = max_intervals if max_intervals is not None else math.inf
-    while chi2.size:
-        small = 0
+    cap = -1 if max_intervals is None else int(max_intervals)
+    merged, kept = _merge_compiled(
+        np.ascontiguousarray(counts, dtype=np.float64), float(threshold), cap, float(min_count)
+    )
+    return merged, lefts[kept]
+
+
+@njit(cache=True, nogil=True)
+def _pair_chi2(a, b, c, d):
+    """:func:`chi2_adjacent` of one pair, the same arithmetic in the same order."""
+    denom = (a + b) * (c + d) * (a + c) * (b + d)
+    if denom > 0:
+        return (a + b + c + d) * (a * d - b * c) ** 2 / denom
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def _merge_compiled(counts, threshold, cap, min_count):
+    """:func:`_merge` on arrays shifted in place (at most ``max_prebins`` intervals, so the
+    quadratic shifting is cheap); returns the merged counts and the kept intervals' indices."""
+    m = counts.shape[0]
+    neg = counts[:, 0].copy()
+    pos = counts[:, 1].copy()
+    kept = np.arange(m)
+    chi2 = np.zeros(max(m - 1, 0))
+    for i in range(m - 1):
+        chi2[i] = _pair_chi2(neg[i], pos[i], neg[i + 1], pos[i + 1])
+    while m > 1:
+        j = -1
         if min_count > 0:
-            sizes = counts.sum(axis=1)
-            small = int(np.argmin(sizes))
-        if min_count > 0 and sizes[small] < min_count:
-            if small == 0:
-                j = 0
-            elif small == chi2.size:
-                j = small - 1
-            else:
-                j = small - 1 if chi2[small - 1] <= chi2[small] else small
-        else:
-            j = int(np.argmin(chi2))
-            if not (chi2[j] < threshold or counts.shape[0] > cap):
+            small = 0
+            for i in range(1, m):
+                if neg[i] + pos[i] < neg[small] + pos[small]:
+                    small = i
+            if neg[small] + pos[small] < min_count:
+                if small == 0:
+                    j = 0
+                elif small == m - 1:
+                    j = small - 1
+                elif chi2[small - 1] <= chi2[small]:
+                    j = small - 1
+                else:
+                    j = small
+        if j < 0:
+            j = 0
+            for i in range(1, m - 1):
+                if chi2[i] < chi2[j]:
+                    j = i
+            if not (chi2[j] < threshold or (cap >= 0 and m > cap)):
                 break
-        counts[j] += counts[j + 1]
-        counts = np.delete(counts, j + 1, axis=0)
-        lefts = np.delete(lefts, j + 1)
-        chi2 = np.delete(chi2, j)
-        lo, hi = max(j - 1, 0), min(j + 1, counts.shape[0] - 1)
-        if hi > lo:
-            chi2[lo:hi] = chi2_adjacent(counts[lo : hi + 1])
-    return counts, lefts
+        neg[j] += neg[j + 1]
+        pos[j] += pos[j + 1]
+        for i in range(j + 1, m - 1):
+            neg[i] = neg[i + 1]
+            pos[i] = pos[i + 1]
+            kept[i] = kept[i + 1]
+        for i in range(j, m - 2):
+            chi2[i] = chi2[i + 1]
+        m -= 1
+        lo, hi = max(j - 1, 0), min(j + 1, m - 1)
+        for i in range(lo, hi):
+            chi2[i] = _pair_chi2(neg[i], pos[i], neg[i + 1], pos[i + 1])
+    merged = np.empty((m, 2))
+    merged[:, 0] = neg[:m]
+    merged[:, 1] = pos[:m]
+    return merged, kept[:m].copy()
 
 
 #: Integers beyond this lose precision as float64 (cut points are floats).

@@ -235,8 +235,21 @@ def union_candidates(parts: Sequence[Candidates], n_bits: int) -> Candidates:
         np.concatenate([p.positives for p in parts]),
         np.concatenate([p.negatives for p in parts]),
     )
-    _, first = np.unique(np.packbits(merged.points, axis=1), axis=0, return_index=True)
-    return merged.take(np.sort(first))
+    return merged.take(first_occurrences(np.packbits(merged.points, axis=1)))
+
+
+def first_occurrences(rows: np.ndarray) -> np.ndarray:
+    """Ascending indices of the first occurrence of every distinct row of a 2-D byte array.
+
+    Each row is compared as one opaque byte string: ``np.unique(axis=0)`` compares byte
+    column by byte column, 10-60 times slower on the thousands of bits of wide data.
+    """
+    rows = np.ascontiguousarray(rows, dtype=np.uint8)
+    if rows.shape[1] == 0:
+        return np.arange(min(rows.shape[0], 1))
+    keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+    _, first = np.unique(keys, return_index=True)
+    return np.sort(first)
 
 
 def fit_ensemble(

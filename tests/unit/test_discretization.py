@@ -11,6 +11,7 @@ from libre_lib.discretization import (
     NUMERIC,
     Discretization,
     FeatureBins,
+    _merge,
     chi2_adjacent,
     chimerge_cuts,
     fit_discretization,
@@ -112,6 +113,55 @@ def test_interval_cap_picks_the_lowest_pair_not_the_last_one():
 def test_interval_cap_above_the_number_of_intervals_changes_nothing():
     values, positive = _three_value_data((10, 0), (0, 10), (5, 5))
     assert chimerge_cuts(values, positive, 4.6, max_intervals=3).tolist() == [2.0, 3.0]
+
+
+def _reference_merge(counts, threshold, max_intervals, min_count):
+    """ChiMerge's merge loop written plainly with numpy (the definition the compiled loop
+    must follow exactly): the kept intervals' indices and their merged counts."""
+    counts = counts.astype(float).copy()
+    kept = np.arange(counts.shape[0])
+    chi2 = chi2_adjacent(counts)
+    cap = np.inf if max_intervals is None else max_intervals
+    while chi2.size:
+        sizes = counts.sum(axis=1)
+        small = int(np.argmin(sizes))
+        if min_count > 0 and sizes[small] < min_count:
+            if small == 0:
+                j = 0
+            elif small == chi2.size:
+                j = small - 1
+            else:
+                j = small - 1 if chi2[small - 1] <= chi2[small] else small
+        else:
+            j = int(np.argmin(chi2))
+            if not (chi2[j] < threshold or counts.shape[0] > cap):
+                break
+        counts[j] += counts[j + 1]
+        counts = np.delete(counts, j + 1, axis=0)
+        kept = np.delete(kept, j + 1)
+        chi2 = np.delete(chi2, j)
+        lo, hi = max(j - 1, 0), min(j + 1, counts.shape[0] - 1)
+        chi2[lo:hi] = chi2_adjacent(counts[lo : hi + 1])
+    return kept, counts
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_merge_follows_the_plain_definition_exactly(seed):
+    # Small integer counts make ties (equal chi-squares) common: the leftmost pair must win,
+    # as numpy's argmin picks it, or the cut points (and the rules) would differ by runner.
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 80))
+    counts = rng.integers(0, 6, size=(k, 2)).astype(float)
+    if seed % 3 == 0:
+        counts *= rng.uniform(0.1, 3.0, size=(k, 1))  # weighted rows
+    lefts = np.sort(rng.choice(10_000, size=k, replace=False)).astype(float)
+    threshold = float(rng.choice([0.0, 2.7, 4.0, 4.6, 6.0, 1e9]))
+    max_intervals = [None, 1, 3, 10][seed % 4]
+    min_count = [0.0, 0.0, 3.0, 12.0][(seed // 4) % 4]
+    kept, expected = _reference_merge(counts, threshold, max_intervals, min_count)
+    merged, merged_lefts = _merge(counts, lefts, threshold, max_intervals, min_count)
+    assert merged_lefts.tolist() == lefts[kept].tolist()
+    assert merged.tolist() == expected.tolist()
 
 
 def test_prebinning_large_noisy_feature():

@@ -8,6 +8,7 @@ from libre_lib.ensemble import (
     Candidates,
     covered_counts,
     draw_feature_subsets,
+    first_occurrences,
     fit_ensemble,
     learn_subset,
     subset_bits,
@@ -69,6 +70,20 @@ def test_covered_counts_with_weights():
     pos, neg = covered_counts(points, records, np.array([2.0, 1.0, 0.0]), np.array([0, 0, 5.0]))
     assert pos.tolist() == [3.0, 1.0, 0.0]
     assert neg.tolist() == [0.0, 5.0, 0.0]
+
+
+@pytest.mark.parametrize("width", [0, 1, 3, 200])
+def test_first_occurrences_match_the_column_by_column_definition(width):
+    rng = np.random.default_rng(width)
+    rows = rng.integers(0, 3, size=(500, width)).astype(np.uint8)  # many duplicate rows
+    rows[250:300] = rows[:50]
+    if width:
+        _, first = np.unique(rows, axis=0, return_index=True)
+        expected = np.sort(first).tolist()
+    else:
+        expected = [0]
+    assert first_occurrences(rows).tolist() == expected
+    assert first_occurrences(rows[:0]).tolist() == []
 
 
 def test_union_keeps_first_appearance_and_drops_duplicates():
