@@ -22,7 +22,9 @@ is counted in the returned ``ContractReport`` (one report over all batches).
 
 Memory is bounded by the batch size, not the input's size: each file is read on demand, one
 batch at a time (Parquet pages as they are decoded, CSV one block at a time), and nothing read
-is kept once its batch is written. CSV columns the model reads as numbers are parsed as float64
+is kept once its batch is written. Explanations are built at most ``EXPLANATION_BYTES`` at a
+time: a batch whose rows fire many long rules is written as several row groups. CSV columns
+the model reads as numbers are parsed as float64
 and text categories as strings (so ``"007"`` stays ``"007"``); a value that is not a number
 raises ``ContractViolation`` naming the file, column and line. Empty CSV fields and the usual
 NA spellings (``NA``, ``NaN``, ``null``, ...) are missing values.
@@ -68,6 +70,9 @@ __all__ = [
 
 SCORE_COLUMNS = ("prediction", "score", "fired_rules", "explanation")
 DEFAULT_BATCH_ROWS = 100_000
+#: At most about this many bytes of explanations are built at once: a batch whose rows fire
+#: many long rules is written in several row groups (see ``_text_slices``).
+EXPLANATION_BYTES = 64 << 20
 DEFAULT_SAMPLE_ROWS = 10_000
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".csv.lz4")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -673,20 +678,40 @@ def _check_rows(value, what: str) -> None:
         raise ParameterError(f"{what} must be a whole number >= 1; got {value!r}.")
 
 
-def _score_columns(scores: _Scores, schema):
-    """The four score columns as Arrow arrays of the output schema's types."""
+def _text_slices(scores: _Scores, budget: int) -> list[tuple[int, int]]:
+    """Row ranges of a batch whose explanations take at most about ``budget`` bytes each.
+
+    An explanation joins the texts of every rule that fires; with a hundred long rules it
+    reaches kilobytes per row, and one Arrow string column per batch would need gigabytes
+    (beyond 2 GiB Arrow refuses it). Ordinary batches are one range.
+    """
+    n_rows = len(scores.inverse)
+    sizes = np.array([len(t.encode("utf-8")) for t in scores.texts], dtype=np.int64)
+    per_row = sizes[scores.inverse]
+    if n_rows == 0 or int(per_row.sum()) <= budget:
+        return [(0, n_rows)]
+    chunk = np.cumsum(per_row) // max(budget, 1)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(chunk)) + 1))
+    stops = np.concatenate((starts[1:], [n_rows]))
+    return [(int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
+
+
+def _score_columns(scores: _Scores, schema, start: int, stop: int):
+    """The four score columns of rows ``start:stop`` as Arrow arrays of the output schema's
+    types."""
     import pyarrow as pa
 
-    counts = scores.fired.sum(axis=1)
+    fired = scores.fired[start:stop]
+    counts = fired.sum(axis=1)
     offsets = np.zeros(len(counts) + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
-    rule_index = np.nonzero(scores.fired)[1].astype(np.int32)
+    rule_index = np.nonzero(fired)[1].astype(np.int32)
     texts = pa.array(scores.texts, type=pa.string())
     return [
-        pa.array(scores.prediction, type=schema.field("prediction").type),
-        pa.array(scores.score, type=pa.float64()),
+        pa.array(scores.prediction[start:stop], type=schema.field("prediction").type),
+        pa.array(scores.score[start:stop], type=pa.float64()),
         pa.ListArray.from_arrays(pa.array(offsets), pa.array(rule_index)),
-        texts.take(pa.array(scores.inverse.astype(np.int32))),
+        texts.take(pa.array(scores.inverse[start:stop].astype(np.int32))),
     ]
 
 
@@ -788,11 +813,12 @@ def score_files(
                 done += len(frame)
                 scores = _score(model, frame, texts)
                 table = _conform(table, schema, file)
-                for name, column in zip(
-                    SCORE_COLUMNS, _score_columns(scores, out_schema), strict=True
-                ):
-                    table = table.append_column(name, column)
-                writer.write_table(table)
+                for start, stop in _text_slices(scores, EXPLANATION_BYTES):
+                    rows_out = table.slice(start, stop - start)
+                    columns = _score_columns(scores, out_schema, start, stop)
+                    for name, column in zip(SCORE_COLUMNS, columns, strict=True):
+                        rows_out = rows_out.append_column(name, column)
+                    writer.write_table(rows_out)
                 report = report.merge(part)
                 rule_counts += scores.fired.sum(axis=0)
                 n_positive += int(scores.fired.any(axis=1).sum())
