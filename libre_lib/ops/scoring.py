@@ -24,10 +24,10 @@ Memory is bounded by the batch size, not the input's size: each file is read on 
 batch at a time (Parquet pages as they are decoded, CSV one block at a time), and nothing read
 is kept once its batch is written. Explanations are built at most ``EXPLANATION_BYTES`` at a
 time: a batch whose rows fire many long rules is written as several row groups. CSV columns
-the model reads as numbers are parsed as float64
-and text categories as strings (so ``"007"`` stays ``"007"``); a value that is not a number
-raises ``ContractViolation`` naming the file, column and line. Empty CSV fields and the usual
-NA spellings (``NA``, ``NaN``, ``null``, ...) are missing values.
+the model reads as numbers are parsed as float64 and text categories as strings (so ``"007"``
+stays ``"007"``); a value that is not a number raises ``ContractViolation`` naming the file,
+column and line. Empty CSV fields and the usual NA spellings (``NA``, ``NaN``, ``null``, ...)
+are missing values.
 """
 
 from __future__ import annotations
