@@ -43,10 +43,14 @@ DEFAULT_MIN_FRACTION = 0.0
 #: (and at least ``ID_LIKE_MIN_ROWS`` of them) is nearly unique per row: an id, not a feature.
 ID_LIKE_FRACTION = 0.9
 ID_LIKE_MIN_ROWS = 50
-#: A categorical column with more categories than this draws a warning: every category is a
-#: bin, and the learners' search grows with the bins (measured on 20,000 rows: 2 categories
-#: 5 s, 100 14 s, 300 47 s, 1,000 over 5 minutes for ``LibreClassifier()``).
+#: A categorical column with more categories than this has them grouped into bins
+#: (:func:`group_categories`) instead of one bin each: the learners' search grows with the
+#: bins (one bin per category, 20,000 rows: 2 categories 5 s, 100 14 s, 300 47 s, 1,000 over
+#: 5 minutes for ``LibreClassifier()``). No development dataset has more than 41.
 MANY_CATEGORIES = 100
+#: Categories of a column with more than ``MANY_CATEGORIES`` that hold fewer rows than this
+#: are pooled before the categories are grouped (:func:`group_categories`).
+MIN_CATEGORY_ROWS = 10
 
 
 def chi2_adjacent(counts: np.ndarray) -> np.ndarray:
@@ -337,11 +341,23 @@ class FeatureBins:
     cuts: tuple[float, ...] = ()
     categories: tuple = ()
     has_missing: bool = False
+    groups: tuple[int, ...] = ()
+    """The bin of each category when the categories are grouped (:func:`group_categories`);
+    empty: one bin per category."""
     n_value_bins: int = field(init=False)
 
     def __post_init__(self):
-        n = len(self.cuts) + 1 if self.kind == NUMERIC else len(self.categories)
+        if self.kind == NUMERIC:
+            n = len(self.cuts) + 1
+        else:
+            n = max(self.groups) + 1 if self.groups else len(self.categories)
         object.__setattr__(self, "n_value_bins", n)
+
+    def bin_categories(self, b: int) -> tuple:
+        """The categories of value bin ``b`` (a categorical column), in category order."""
+        if not self.groups:
+            return (self.categories[b],)
+        return tuple(c for c, g in zip(self.categories, self.groups, strict=True) if g == b)
 
     @property
     def n_bins(self) -> int:
@@ -360,6 +376,8 @@ class FeatureBins:
         else:
             values, missing = category_values(series)
             codes = category_codes(values, self.categories)
+            if self.groups:
+                codes = np.where(codes >= 0, np.asarray(self.groups)[codes], -1)
         codes = codes.astype(np.int32)
         codes[missing] = self.missing_bin if self.has_missing else -1
         return codes
@@ -370,6 +388,8 @@ class FeatureBins:
             out["cuts"] = [float(c) for c in self.cuts]
         else:
             out["categories"] = list(self.categories)
+            if self.groups:
+                out["groups"] = list(self.groups)
         return out
 
     @classmethod
@@ -380,6 +400,7 @@ class FeatureBins:
             cuts=tuple(float(c) for c in data.get("cuts", ())),
             categories=tuple(data.get("categories", ())),
             has_missing=bool(data["has_missing"]),
+            groups=tuple(int(g) for g in data.get("groups", ())),
         )
 
 
@@ -484,8 +505,19 @@ def feature_bins(
     """One column's bins from its class counts, and its number of distinct values."""
     has_missing = counts.n_missing > 0
     if counts.kind == CATEGORICAL:
-        categories = _sorted_categories(counts.values)
-        bins = FeatureBins(counts.name, CATEGORICAL, categories=categories, has_missing=has_missing)
+        order = _category_order(counts.values)
+        categories = tuple(_plain(counts.values[i]) for i in order)
+        groups = ()
+        if len(categories) > MANY_CATEGORIES:
+            groups = group_categories(
+                np.asarray(counts.counts, dtype=np.float64)[order],
+                chi2_threshold,
+                max_intervals,
+                max_prebins,
+            )
+        bins = FeatureBins(
+            counts.name, CATEGORICAL, categories=categories, has_missing=has_missing, groups=groups
+        )
         return bins, len(categories)
     cuts, n_distinct = _cuts_from_counts(
         np.asarray(counts.values, dtype=np.float64),
@@ -514,7 +546,7 @@ def discretization_from_counts(
     for counts in columns:
         feature, n_distinct = feature_bins(counts, chi2_threshold, max_intervals, max_prebins)
         if counts.kind == CATEGORICAL:
-            warn_if_many_categories(counts.name, n_distinct, counts.n_present)
+            warn_if_id_like(counts.name, n_distinct, counts.n_present)
         if n_distinct == 0 or (n_distinct == 1 and not feature.has_missing):
             reason = "all values are missing" if n_distinct == 0 else "it has a single value"
             warnings.warn(
@@ -550,10 +582,9 @@ def fit_discretization(
     return discretization_from_counts(columns, chi2_threshold, max_intervals, max_prebins)
 
 
-def warn_if_many_categories(name, n_distinct: int, n_present: int, stacklevel: int = 4) -> None:
-    """Warn about a categorical column that is nearly unique per row (each of its categories
-    is a bin and covers about one row, so no rule generalizes from it), or that has more than
-    :data:`MANY_CATEGORIES` categories (the learners' search grows with them)."""
+def warn_if_id_like(name, n_distinct: int, n_present: int, stacklevel: int = 4) -> None:
+    """Warn about a categorical column that is nearly unique per row: an id, not a feature
+    (its categories are too rare to be grouped, so no rule can use it)."""
     if n_present >= ID_LIKE_MIN_ROWS and n_distinct >= ID_LIKE_FRACTION * n_present:
         warnings.warn(
             f"Categorical column {name!r} has {n_distinct:,} distinct values in "
@@ -563,20 +594,56 @@ def warn_if_many_categories(name, n_distinct: int, n_present: int, stacklevel: i
             LibreWarning,
             stacklevel=stacklevel,
         )
-    elif n_distinct > MANY_CATEGORIES:
-        warnings.warn(
-            f"Categorical column {name!r} has {n_distinct:,} categories: each is a bin, and "
-            "the learners' search grows with the bins, so fitting can take minutes. Group the "
-            f"rare ones first, e.g. X[{name!r}].where(X[{name!r}].map(X[{name!r}]"
-            ".value_counts()) >= 20, 'other'), or exclude the column.",
-            LibreWarning,
-            stacklevel=stacklevel,
-        )
 
 
-def _sorted_categories(values) -> tuple:
-    values = [v.item() if isinstance(v, np.generic) else v for v in values]
+def group_categories(
+    counts: np.ndarray,
+    chi2_threshold: float,
+    max_intervals: int | None,
+    max_prebins: int = DEFAULT_MAX_PREBINS,
+) -> tuple[int, ...]:
+    """The bin of each category of a column with many of them (``counts``: (negative, positive)
+    per category): ChiMerge on the categories ordered by their positive share.
+
+    With more than :data:`MANY_CATEGORIES` categories one bin each makes the learners' search
+    slow and their rules fit noise; ordered by positive share, categories are cut like the
+    values of a numeric column (Kerber's ChiMerge is defined on any ordered attribute), so
+    a bin gathers categories of similar share that the chi-square cannot tell apart.
+    Categories with fewer than :data:`MIN_CATEGORY_ROWS` rows have no reliable share of their
+    own: they are pooled first and placed at their pooled share (otherwise the rows of an
+    id-like column would be sorted by their own labels, one bin per class).
+    """
+    k = counts.shape[0]
+    rare = counts.sum(axis=1) < MIN_CATEGORY_ROWS
+    # one unit per frequent category, one for all rare ones together
+    unit = np.where(rare, -1, np.arange(k))
+    units, unit_of = np.unique(unit, return_inverse=True)
+    unit_counts = np.zeros((units.size, 2))
+    np.add.at(unit_counts, unit_of, counts)
+    share = unit_counts[:, 1] / np.maximum(unit_counts.sum(axis=1), np.finfo(float).tiny)
+    order = np.lexsort((np.arange(units.size), share))
+    cuts, _ = _cuts_from_counts(
+        np.arange(units.size, dtype=np.float64),
+        unit_counts[order],
+        chi2_threshold,
+        max_intervals,
+        max_prebins,
+    )
+    bin_of_position = np.searchsorted(cuts, np.arange(units.size), side="right")
+    bin_of_unit = np.empty(units.size, dtype=np.int64)
+    bin_of_unit[order] = bin_of_position
+    return tuple(bin_of_unit[unit_of].tolist())
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _category_order(values) -> list[int]:
+    """Indices that sort a column's categories (by value; by type name and text when the
+    values do not compare)."""
+    items = [_plain(v) for v in values]
     try:
-        return tuple(sorted(values))
+        return sorted(range(len(items)), key=items.__getitem__)
     except TypeError:
-        return tuple(sorted(values, key=lambda v: (type(v).__name__, str(v))))
+        return sorted(range(len(items)), key=lambda i: (type(items[i]).__name__, str(items[i])))

@@ -16,7 +16,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._version import __version__
-from .discretization import Discretization, fit_discretization, warn_if_many_categories
+from .discretization import Discretization, fit_discretization, warn_if_id_like
 from .encoding import DistinctRecords, distinct_records
 from .ensemble import Candidates, draw_feature_subsets, fit_ensemble, tolerance_fits
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
@@ -292,7 +292,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
             if sample_weight is not None:
                 frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)
-            self._warn_slow_columns(frame)  # before the "auto" choice, which can take minutes
+            self._warn_id_like_columns(frame)  # before the "auto" choice, which silences it
             chosen, self.auto_scores_ = self.choose_auto(frame, target)
             self.set_chosen(chosen)
             with warnings.catch_warnings():  # said above, before the choice
@@ -342,16 +342,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     # -- the stages of fit --------------------------------------------------------------------
 
-    def _warn_slow_columns(self, frame: pd.DataFrame) -> None:
-        """Warn about id-like categorical columns and columns of many categories at once: the
-        "auto" choice's inner folds (which silence the library's warnings) run first, and on
-        such columns they can take minutes."""
+    def _warn_id_like_columns(self, frame: pd.DataFrame) -> None:
+        """Warn about id-like categorical columns at once: the "auto" choice's inner folds
+        (which silence the library's warnings) run first."""
         flags = resolve_categorical(frame, self.categorical_features, warn=False)
         for name, categorical in zip(frame.columns, flags, strict=True):
             if categorical:
                 column = frame[name]
                 n_present = int(column.notna().sum())
-                warn_if_many_categories(name, int(column.nunique()), n_present, stacklevel=4)
+                warn_if_id_like(name, int(column.nunique()), n_present, stacklevel=4)
 
     def discretize(self, frame: pd.DataFrame, target: Target, max_intervals=AUTO) -> Discretization:
         """ChiMerge / category bins of every column (constant columns dropped with a warning);

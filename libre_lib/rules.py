@@ -267,7 +267,7 @@ def rule_from_point(point: np.ndarray, discretization: Discretization) -> Rule:
                 Condition(feature.name, NUMERIC, intervals=intervals, missing=missing)
             )
         else:
-            cats = tuple(feature.categories[b] for b in values)
+            cats = tuple(c for b in values for c in feature.bin_categories(int(b)))
             conditions.append(
                 Condition(feature.name, feature.kind, categories=cats, missing=missing)
             )

@@ -211,6 +211,27 @@ def _natural_key(value) -> tuple:
         return (1, 0.0, str(value))
 
 
+#: A group of categories in the bins table lists at most this many of them.
+SHOWN_PER_GROUP = 12
+
+
+def _category_list(feature: str, categories, display: RuleDisplay, limit: int | None = None):
+    """Categories in natural order, labelled; beyond ``limit`` the rest is only counted."""
+    ordered = sorted(categories, key=_natural_key)
+    if limit is not None and len(ordered) > limit:
+        rest, ordered = len(ordered) - limit, ordered[:limit]
+    else:
+        rest = 0
+    values = []
+    for category in ordered:
+        shown = display.value(feature, category)
+        raw = str(category)
+        values.append(shown if shown == raw else f"{shown} ({raw})")
+    if rest:
+        values.append(f"… {rest:,} more")
+    return ", ".join(values)
+
+
 def discretization_table(discretization, display: RuleDisplay) -> pd.DataFrame:
     """One row per input column: its kind, number of bins, cut points (rounded for display) or
     categories (labelled), and how missing values are binned; dropped columns last."""
@@ -221,13 +242,20 @@ def discretization_table(discretization, display: RuleDisplay) -> pd.DataFrame:
             cuts = [display.number(feature.name, c) for c in feature.cuts]
             bins = "cut points " + ", ".join(cuts) if cuts else "no cut point (one bin)"
             kind = "numeric"
+        elif feature.groups:
+            groups = [
+                "{"
+                + _category_list(feature.name, feature.bin_categories(b), display, SHOWN_PER_GROUP)
+                + "}"
+                for b in range(feature.n_value_bins)
+            ]
+            bins = (
+                f"{len(feature.categories):,} categories in {len(groups)} groups of similar "
+                "positive share: " + "; ".join(groups)
+            )
+            kind = "categorical"
         else:
-            values = []
-            for category in sorted(feature.categories, key=_natural_key):
-                shown = display.value(feature.name, category)
-                raw = str(category)
-                values.append(shown if shown == raw else f"{shown} ({raw})")
-            bins = "categories " + ", ".join(values)
+            bins = "categories " + _category_list(feature.name, feature.categories, display)
             kind = "categorical"
         missing = "own bin" if feature.has_missing else "none in training"
         rows.append(

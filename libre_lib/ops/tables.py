@@ -24,24 +24,26 @@ WEIGHT_NEG = "weight__negative"
 
 
 def discretization_table(discretization: Discretization) -> tuple[pa.Table, dict]:
-    """One row per (feature, bin): the interval or category each bin stands for."""
+    """One row per (feature, bin), and per category of a categorical bin (grouped categories
+    share a bin): the interval or category each bin stands for."""
     rows = {"feature": [], "kind": [], "bin": [], "low": [], "high": [], "category": []}
     rows["missing"] = []
     for feature in discretization.features:
         edges = (-math.inf, *feature.cuts, math.inf)
         for b in range(feature.n_bins):
             is_missing = b == feature.missing_bin
-            rows["feature"].append(feature.name)
-            rows["kind"].append(feature.kind)
-            rows["bin"].append(b)
             numeric_bin = feature.kind == NUMERIC and not is_missing
-            rows["low"].append(edges[b] if numeric_bin else None)
-            rows["high"].append(edges[b + 1] if numeric_bin else None)
-            category = None
+            categories = [None]
             if feature.kind != NUMERIC and not is_missing:
-                category = json.dumps(feature.categories[b], ensure_ascii=False)
-            rows["category"].append(category)
-            rows["missing"].append(is_missing)
+                categories = [json.dumps(c, ensure_ascii=False) for c in feature.bin_categories(b)]
+            for category in categories:
+                rows["feature"].append(feature.name)
+                rows["kind"].append(feature.kind)
+                rows["bin"].append(b)
+                rows["low"].append(edges[b] if numeric_bin else None)
+                rows["high"].append(edges[b + 1] if numeric_bin else None)
+                rows["category"].append(category)
+                rows["missing"].append(is_missing)
     table = pa.table(
         {
             **{k: rows[k] for k in ("feature", "kind", "bin")},

@@ -880,3 +880,21 @@ def test_parameters_say_what_auto_chose_and_what_none_means():
     assert f"`auto: {model.max_rules_}`" in md or "`auto: none (no limit)`" in md
     assert "| `max_features` |" in md and "None" not in md.split("## Model parameters")[1]
     assert "n_flagged" not in md and "| Holdout rows flagged |" in md  # every measure named
+
+
+def test_the_bins_table_shows_grouped_categories_as_groups():
+    from libre_lib.discretization import CATEGORICAL, Discretization, FeatureBins
+    from libre_lib.ops.display import RuleDisplay
+    from libre_lib.ops.report_sections import SHOWN_PER_GROUP, discretization_table
+
+    categories = tuple(f"z{i:03d}" for i in range(120))
+    groups = tuple(0 if i < 100 else 1 + i % 2 for i in range(120))
+    feature = FeatureBins("zip", CATEGORICAL, categories=categories, groups=groups)
+    row = discretization_table(Discretization((feature,)), RuleDisplay()).iloc[0]
+    assert row["n_bins"] == 3
+    first, second, third = row["bins"].split(": ", 1)[1].split("; ")
+    assert row["bins"].startswith("120 categories in 3 groups of similar positive share")
+    shown = [f"z{i:03d}" for i in range(SHOWN_PER_GROUP)]
+    assert first == "{" + ", ".join(shown) + f", … {100 - SHOWN_PER_GROUP} more}}"
+    assert second == "{" + ", ".join(f"z{i:03d}" for i in range(100, 120, 2)) + "}"
+    assert third == "{" + ", ".join(f"z{i:03d}" for i in range(101, 120, 2)) + "}"

@@ -72,3 +72,17 @@ def test_a_categorical_column_unique_per_row_is_named_in_a_warning():
         warnings.simplefilter("error", LibreWarning)
         fit_discretization(frame[["colour"]], positive, [True])  # a real feature: no warning
         fit_discretization(frame.head(20), positive[:20], [True, True])  # too few rows to tell
+
+
+def test_the_bins_table_has_a_row_per_category_of_a_grouped_bin():
+    from libre_lib.ops.tables import discretization_from_metadata, discretization_table
+
+    feature = FeatureBins(
+        "zip", CATEGORICAL, categories=("a", "b", "c", "d"), has_missing=True, groups=(1, 0, 1, 0)
+    )
+    table, metadata = discretization_table(Discretization((feature,)))
+    rows = table.to_pandas()
+    assert rows["bin"].tolist() == [0, 0, 1, 1, 2]
+    assert table.column("category").to_pylist() == ['"b"', '"d"', '"a"', '"c"', None]
+    assert rows["missing"].tolist() == [False] * 4 + [True]
+    assert discretization_from_metadata(metadata) == Discretization((feature,))
