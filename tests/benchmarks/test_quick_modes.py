@@ -292,3 +292,17 @@ def test_paper_table_quick_doc(paper_run):
     assert [_cells(line)[0] for line in against[2:]] == [DATASET]
     assert re.search(rf"^\* {DATASET}: .*E=20", quality, flags=re.M)  # parameters chosen
     assert "### Not run, did not finish or failed" not in quality
+
+
+def test_wide_prints_one_row_per_fit():
+    out = _run([str(BENCH / "wide.py"), "--data", "120x40", "haberman", "--no-search"], 300)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if line.startswith("| ")]
+    rows = [line.strip("| ").split(" | ") for line in lines if "---" not in line]
+    assert rows[0][:3] == ["data", "rows", "columns"]
+    assert [row[:4] for row in rows[1:]] == [
+        ["120x40", "120", "40", "LibreClassifier"],
+        ["haberman", "306", "3", "LibreClassifier"],
+    ]
+    for row in rows[1:]:
+        assert float(row[4]) >= 0 and int(row[5]) >= 0
