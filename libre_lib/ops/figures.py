@@ -76,14 +76,17 @@ def _legend(items, x: float, y: float, horizontal: bool) -> list[str]:
     return out
 
 
-def svg_rule_bars(rules: pd.DataFrame) -> str:
+def svg_rule_bars(rules: pd.DataFrame, evaluated_on: str = "holdout") -> str:
     """Horizontal stacked bars per rule: holdout rows it matched, split into positives newly
     caught, positives already caught by an earlier rule, and false positives."""
     width, left, right, top, row = 760, 78, 150, 46, 30
     n = len(rules)
     height = top + max(n, 1) * row + 52
     plot = width - left - right
-    label = "Holdout rows matched by each rule: correctly flagged vs wrongly flagged"
+    label = (
+        f"{evaluated_on.capitalize()} rows matched by each rule: correctly flagged vs wrongly "
+        "flagged"
+    )
     out = _svg_open(width, height, label)
     key = '<rect width="14" height="10" fill="{}"/>'
     out += _legend(
@@ -146,13 +149,13 @@ def svg_rule_bars(rules: pd.DataFrame) -> str:
         )
     out.append(
         f'<text x="{_n(left + plot / 2)}" y="{bottom + 40}" text-anchor="middle" fill="#222">'
-        "Holdout rows matched by the rule</text>"
+        f"{evaluated_on.capitalize()} rows matched by the rule</text>"
     )
     out.append("</svg>")
     return "\n".join(out)
 
 
-def svg_curve(curve: pd.DataFrame) -> str:
+def svg_curve(curve: pd.DataFrame, evaluated_on: str = "holdout") -> str:
     """F1, precision and recall on the holdout against the number of rules kept."""
     label = "F1 score, precision and recall when only the first rules are kept"
     width, height = 760, 380
@@ -195,7 +198,7 @@ def svg_curve(curve: pd.DataFrame) -> str:
     )
     out.append(
         f'<text transform="translate(18,{_n(top + plot_h / 2)}) rotate(-90)" '
-        'text-anchor="middle" fill="#222">Score on holdout rows</text>'
+        f'text-anchor="middle" fill="#222">Score on {evaluated_on} rows</text>'
     )
     series = [
         ("recall", "Recall", COLOR_RECALL, "2", "4 3"),

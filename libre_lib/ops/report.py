@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..errors import ParameterError
 from ..estimator import AUTO_CHOSEN, LibreClassifier
 from ..params import AUTO
 from ..rules import RuleSet
@@ -286,6 +287,8 @@ class RuleReport:
     """The search's grid points (``pick`` stage: mean_score, mean_rules, chosen), if tuned."""
     tuning_summary: Mapping | None = None
     """The search's choice: best_params, best_score, tolerance, n_splits, scoring."""
+    evaluated_on: str = "holdout"
+    """The rows the scores are on: "holdout", or "training" when the run kept none."""
 
 
 def build_report(
@@ -311,6 +314,7 @@ def build_report(
     trend: pd.DataFrame | None = None,
     tuning: pd.DataFrame | None = None,
     tuning_summary: Mapping | None = None,
+    evaluated_on: str = "holdout",
 ) -> RuleReport:
     """Compute the tables of a fitted model on holdout data and bundle them for rendering.
 
@@ -344,11 +348,18 @@ def build_report(
         Holdout scores of the registered versions (:func:`libre_lib.ops.baselines.version_trend`).
     tuning, tuning_summary : DataFrame, mapping, optional
         The pipeline's search: its grid points (``pick`` stage table) and its choice.
+    evaluated_on : {"holdout", "training"}, default "holdout"
+        What ``X_holdout`` is: "training" when the run kept no holdout and the scores are
+        in-sample; the report's wording says so throughout.
 
     Returns
     -------
     RuleReport
     """
+    if evaluated_on not in EVALUATED_ON:
+        raise ParameterError(
+            f"evaluated_on must be one of {sorted(EVALUATED_ON)}; got {evaluated_on!r}."
+        )
     if changes is not None and changes.column_labels is None and column_labels:
         changes = dataclasses.replace(changes, column_labels=dict(column_labels))
     display = RuleDisplay.from_model(
@@ -369,7 +380,8 @@ def build_report(
         balance["Training"] = class_balance(train_positive)
         if X_train is not None:
             train_fired = np.asarray(model.fired_rules(X_train), dtype=bool)
-    balance["Holdout"] = class_balance(positive)
+    if evaluated_on == "holdout" or not balance:
+        balance[evaluated_on.capitalize()] = class_balance(positive)
     majority_from = train_positive if train_positive is not None else positive
     majority_positive = (
         bool(majority_from.size) and 2 * int(majority_from.sum()) > majority_from.size
@@ -408,16 +420,44 @@ def build_report(
         trend=trend,
         tuning=tuning,
         tuning_summary=tuning_summary,
+        evaluated_on=evaluated_on,
     )
 
 
 # --- shared wording and number formats --------------------------------------------------------
 
+EVALUATED_ON = ("holdout", "training")
 HOW_TO_READ = (
     "The model flags a row (the outcome after THEN) when at least one rule matches it; rules "
     "are joined by OR, and the conditions inside a rule by AND. Unless a column says "
     '"training", numbers come from holdout rows the model did not see while learning.'
 )
+HOW_TO_READ_IN_SAMPLE = (
+    "The model flags a row (the outcome after THEN) when at least one rule matches it; rules "
+    "are joined by OR, and the conditions inside a rule by AND. This run kept no holdout "
+    "(holdout_fraction 0): every number comes from the training rows the model learned from, "
+    "so the scores are optimistic; expect lower ones on new rows."
+)
+
+
+def how_to_read(report: RuleReport) -> str:
+    return HOW_TO_READ if report.evaluated_on == "holdout" else HOW_TO_READ_IN_SAMPLE
+
+
+def performance_heading(report: RuleReport) -> str:
+    if report.evaluated_on == "holdout":
+        return "Holdout performance"
+    return "Performance on the training rows (no holdout)"
+
+
+def metric_label(key: str, evaluated_on: str = "holdout") -> tuple[str, str]:
+    """A metric's display name and number format; row counts name the rows they count."""
+    label, kind = METRIC_LABELS.get(key, (str(key), "value"))
+    if label.startswith("Holdout rows"):
+        label = evaluated_on.capitalize() + label[len("Holdout") :]
+    return label, kind
+
+
 GLOSSARY = (
     (
         "Precision",
@@ -475,10 +515,12 @@ def _flagged(report: RuleReport) -> int | None:
     return int(report.confusion["tp"]) + int(report.confusion["fp"])
 
 
-def _metric_rows(values: Mapping[str, object], flagged: int | None = None) -> list[tuple[str, str]]:
+def _metric_rows(
+    values: Mapping[str, object], flagged: int | None = None, evaluated_on: str = "holdout"
+) -> list[tuple[str, str]]:
     rows = []
     for key, value in values.items():
-        label, kind = METRIC_LABELS.get(key, (str(key), "value"))
+        label, kind = metric_label(key, evaluated_on)
         text = rate_or_na(value, flagged) if key == "precision" and flagged == 0 else None
         rows.append((label, text if text is not None else _fmt(value, kind)))
     return rows
@@ -526,7 +568,7 @@ def _frame_rows(frame: pd.DataFrame, spec) -> tuple[list[str], list[list[str]], 
 def _performance_blocks(report: RuleReport, figures: bool = True) -> list:
     blocks = []
     if report.confusion is not None:
-        blocks += confusion_blocks(report.confusion, report.class_names)
+        blocks += confusion_blocks(report.confusion, report.class_names, report.evaluated_on)
     if report.baselines is not None:
         blocks += baseline_blocks(
             report.baselines,
@@ -534,6 +576,7 @@ def _performance_blocks(report: RuleReport, figures: bool = True) -> list:
             majority_name=report.majority_name,
             n_rules=int(report.metrics.get("n_rules", len(report.rules))),
             chosen_on_training=report.best_rule_on_training,
+            evaluated_on=report.evaluated_on,
         )
     if report.balance:
         blocks += balance_blocks(report.balance, report.class_names, figure=figures)
@@ -615,7 +658,7 @@ def artifact_tables(report: RuleReport) -> dict[str, list[dict]]:
     flagged = _flagged(report)
     metrics_rows = []
     for key, value in report.metrics.items():
-        label, kind = METRIC_LABELS.get(key, (str(key), "value"))
+        label, kind = metric_label(key, report.evaluated_on)
         kind = "precision" if key == "precision" else kind
         metrics_rows.append({"Measure": label, "Value": _cell(value, kind, flagged)})
     return {"rules": rules, "metrics": metrics_rows}
@@ -666,7 +709,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     if meta:
         out.append(md_block(meta))
     out.append("## How to read this")
-    out.append(md_block(HOW_TO_READ))
+    out.append(md_block(how_to_read(report)))
     out.append("\n".join(f"- **{md_inline(term)}**: {md_inline(text)}" for term, text in GLOSSARY))
     out += blocks(legend_blocks())
 
@@ -684,14 +727,11 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
         out.append(md_table(*_frame_rows(report.rules, RULE_HEADERS)))
     else:
         out.append("The model has no rules, so it never flags a row.")
-    out += image(svg_rule_bars(report.rules), RULE_BARS_CAPTION)
+    out += image(svg_rule_bars(report.rules, report.evaluated_on), rule_bars_caption(report))
 
-    out.append("## Holdout performance")
-    out.append(
-        md_table(
-            ("Measure", "Value"), _metric_rows(report.metrics, _flagged(report)), (False, True)
-        )
-    )
+    out.append(f"## {performance_heading(report)}")
+    metric_rows = _metric_rows(report.metrics, _flagged(report), report.evaluated_on)
+    out.append(md_table(("Measure", "Value"), metric_rows, (False, True)))
     out += blocks(_performance_blocks(report, figures=figures))
 
     if report.changes is not None:
@@ -708,7 +748,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     out.append(
         "How the scores change when only the first *k* rules are used (0 rules flags nothing)."
     )
-    out += image(svg_curve(report.curve), CURVE_CAPTION)
+    out += image(svg_curve(report.curve, report.evaluated_on), curve_caption(report))
     out.append(md_table(*_frame_rows(report.curve, CURVE_HEADERS)))
 
     if report.discretization is not None:
@@ -745,13 +785,18 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     return "\n\n".join(out) + "\n"
 
 
-RULE_BARS_CAPTION = (
-    "Holdout rows each rule matches. Blue rows really have the outcome (dark blue: no earlier "
-    "rule had caught them); orange rows do not."
-)
-CURVE_CAPTION = (
-    "F1 score, precision and recall on the holdout rows against the number of rules kept."
-)
+def rule_bars_caption(report: RuleReport) -> str:
+    return (
+        f"{report.evaluated_on.capitalize()} rows each rule matches. Blue rows really have the "
+        "outcome (dark blue: no earlier rule had caught them); orange rows do not."
+    )
+
+
+def curve_caption(report: RuleReport) -> str:
+    return (
+        f"F1 score, precision and recall on the {report.evaluated_on} rows against the number "
+        "of rules kept."
+    )
 
 
 # --- HTML --------------------------------------------------------------------------------------
@@ -963,7 +1008,7 @@ def render_html(report: RuleReport) -> str:
     out.append(_cards(report.metrics, flagged))
 
     out.append("<h2>How to read this</h2>")
-    out.append(f"<p>{_h(HOW_TO_READ)}</p>")
+    out.append(f"<p>{_h(how_to_read(report))}</p>")
     out.append('<dl class="glossary">')
     out += [f"<dt>{_h(term)}</dt><dd>{_h(text)}</dd>" for term, text in GLOSSARY]
     out.append("</dl>")
@@ -985,11 +1030,15 @@ def render_html(report: RuleReport) -> str:
         out.append(_html_table(headers, rows, numeric, classes, wide=True))
     else:
         out.append('<p class="empty">The model has no rules, so it never flags a row.</p>')
-    out += figures.html(svg_rule_bars(report.rules), RULE_BARS_CAPTION)
+    out += figures.html(svg_rule_bars(report.rules, report.evaluated_on), rule_bars_caption(report))
 
-    out.append("<h2>Holdout performance</h2>")
+    out.append(f"<h2>{_h(performance_heading(report))}</h2>")
     out.append(
-        _html_table(("Measure", "Value"), _metric_rows(report.metrics, flagged), (False, True))
+        _html_table(
+            ("Measure", "Value"),
+            _metric_rows(report.metrics, flagged, report.evaluated_on),
+            (False, True),
+        )
     )
     out += _html_blocks(_performance_blocks(report), figures)
 
@@ -1005,7 +1054,7 @@ def render_html(report: RuleReport) -> str:
         "<p>How the scores change when only the first <em>k</em> rules are used "
         "(0 rules flags nothing).</p>"
     )
-    out += figures.html(svg_curve(report.curve), CURVE_CAPTION)
+    out += figures.html(svg_curve(report.curve, report.evaluated_on), curve_caption(report))
     out.append(_html_table(*_frame_rows(report.curve, CURVE_HEADERS)))
 
     if report.discretization is not None:

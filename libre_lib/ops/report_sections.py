@@ -113,8 +113,11 @@ def legend_blocks() -> list[Block]:
 # --- holdout evidence --------------------------------------------------------------------------
 
 
-def confusion_blocks(confusion: Mapping[str, int], names: tuple[str, str]) -> list[Block]:
-    """The 2x2 table of actual against predicted class, with row shares."""
+def confusion_blocks(
+    confusion: Mapping[str, int], names: tuple[str, str], evaluated_on: str = "holdout"
+) -> list[Block]:
+    """The 2x2 table of actual against predicted class, with row shares (on the
+    ``evaluated_on`` rows: "holdout", or "training" when there is none)."""
     positive, negative = names
     tp, fp, fn, tn = (int(confusion[k]) for k in ("tp", "fp", "fn", "tn"))
     rows = [
@@ -124,11 +127,11 @@ def confusion_blocks(confusion: Mapping[str, int], names: tuple[str, str]) -> li
     ]
     headers = ("", f"Predicted {positive}", f"Predicted {negative}", "Total")
     return [
-        ("h", "Confusion matrix (holdout rows)"),
+        ("h", f"Confusion matrix ({evaluated_on} rows)"),
         (
             "p",
-            f"Of the {tp + fn:,} holdout rows whose outcome is “{positive}”, the model flags "
-            f"{tp:,} ({_share(tp, tp + fn)}) and misses {fn:,}; it also flags {fp:,} of the "
+            f"Of the {tp + fn:,} {evaluated_on} rows whose outcome is “{positive}”, the model "
+            f"flags {tp:,} ({_share(tp, tp + fn)}) and misses {fn:,}; it also flags {fp:,} of the "
             f"{fp + tn:,} rows whose outcome is “{negative}”.",
         ),
         ("table", (headers, rows, (False, True, True, True))),
@@ -142,8 +145,10 @@ def baseline_blocks(
     majority_name: str,
     n_rules: int,
     chosen_on_training: bool,
+    evaluated_on: str = "holdout",
 ) -> list[Block]:
-    """The model's holdout scores next to the majority-class answer and the best single rule."""
+    """The model's scores (on the ``evaluated_on`` rows) next to the majority-class answer
+    and the best single rule."""
     names = {
         "model": f"This model ({n_rules} rule{'' if n_rules == 1 else 's'})",
         "majority": f"Majority class: always “{majority_name}”",
@@ -165,8 +170,8 @@ def baseline_blocks(
         )
     where = "training" if chosen_on_training else "holdout"
     text = (
-        "The same holdout rows scored for two simple answers: flagging by the majority class "
-        "alone (a model should beat its accuracy), and the rule with the highest F1 score on "
+        f"The same {evaluated_on} rows scored for two simple answers: flagging by the majority "
+        "class alone (a model should beat its accuracy), and the rule with the highest F1 score on "
         f"the {where} rows used on its own (the gain of combining rules)."
     )
     headers = ("Answer", "F1 score", "Precision", "Recall", "Accuracy", "Rows flagged")
@@ -192,7 +197,9 @@ def balance_blocks(
         ("table", (headers, rows, (False, True, True, True, True))),
     ]
     if figure:
-        caption = f"Share of {positive} rows in the training and holdout rows."
+        caption = (
+            f"Share of {positive} rows in the {' and '.join(n.lower() for n in balance)} rows."
+        )
         blocks.append(("figure", (svg_class_balance(balance, names), caption)))
     return blocks
 
@@ -288,9 +295,10 @@ def discretization_blocks(table: pd.DataFrame | None) -> list[Block]:
         (
             "p",
             "Before learning, each numeric column is cut into ranges (bins) at the cut points "
-            "below, and each categorical column keeps one bin per category; rules are unions of "
-            "bins. A column without missing values in training has no bin for them: a missing "
-            "value there matches none of its conditions. " + ROUNDING_NOTE,
+            "below, and each categorical column keeps one bin per category (a column of more "
+            "than 100 categories: one bin per group of categories of similar positive share); "
+            "rules are unions of bins. A column without missing values in training has no bin "
+            "for them: a missing value there matches none of its conditions. " + ROUNDING_NOTE,
         )
     )
     rows = [

@@ -707,6 +707,7 @@ def report(
         y_train=y_train,
         tuning=None if tuning is None else pa.table(tuning[0]).to_pandas(),
         tuning_summary=None if tuning is None else tuning[1],
+        evaluated_on="training" if note else "holdout",
     )
     contract = DataContract.from_model(model, X_train)
     suite = json.dumps(contract.to_expectation_suite(f"libre-{spec.name}-contract"), indent=2)

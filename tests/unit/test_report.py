@@ -898,3 +898,28 @@ def test_the_bins_table_shows_grouped_categories_as_groups():
     assert first == "{" + ", ".join(shown) + f", … {100 - SHOWN_PER_GROUP} more}}"
     assert second == "{" + ", ".join(f"z{i:03d}" for i in range(100, 120, 2)) + "}"
     assert third == "{" + ", ".join(f"z{i:03d}" for i in range(101, 120, 2)) + "}"
+
+
+def test_a_report_on_training_rows_says_so_everywhere_it_names_its_rows():
+    """With holdout_fraction 0 the report's scores are in-sample, but its sections were titled
+    "Holdout performance" and its counts "Holdout rows"."""
+    from libre_lib.datasets import load_dataset
+    from libre_lib.errors import ParameterError
+    from libre_lib.ops.report import build_report, render_html, render_markdown
+
+    X, y, info = load_dataset("haberman")
+    model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
+    both = {"X_train": X, "y_train": y, "title": "t"}
+    in_sample = build_report(model, X, y, evaluated_on="training", **both)
+    held_out = build_report(model, X, y, **both)
+    for text in (render_markdown(in_sample, figures=True), render_html(in_sample)):
+        assert "Performance on the training rows (no holdout)" in text
+        assert "Training rows flagged" in text and "Confusion matrix (training rows)" in text
+        assert "optimistic" in text
+        assert "Holdout performance" not in text and "Holdout rows" not in text
+        assert "holdout rows" not in text.replace("on the holdout rows of its own run", "")
+    assert list(in_sample.balance) == ["Training"]
+    for text in (render_markdown(held_out, figures=True), render_html(held_out)):
+        assert "Holdout performance" in text and "Holdout rows flagged" in text
+    with pytest.raises(ParameterError, match="evaluated_on must be one of"):
+        build_report(model, X, y, evaluated_on="test", **both)
