@@ -235,6 +235,12 @@ class ModelSpec(_Strict):
     @field_validator("*", mode="before")
     @classmethod
     def _parameter_rule(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.field_name == "random_state":  # a spec holds a number, never a RandomState
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32:
+                raise PydanticCustomError(
+                    "libre_parameter", "must be a whole number from 0 to 4294967295"
+                )
+            return value
         rule = broken_rule(info.field_name, value)
         if rule is not None:
             raise PydanticCustomError("libre_parameter", "must be {rule}", {"rule": rule})

@@ -241,3 +241,12 @@ def test_quoted_numbers_are_refused_as_in_the_model_section(section, match):
     """A quoted number is usually a templating mistake; model.* already refused them."""
     with pytest.raises(SpecError, match=match):
         parse_spec({**RAW, **section})
+
+
+@pytest.mark.parametrize("value", ["abc", -3, 1.5, None, True, 2**32, "7"])
+def test_model_random_state_must_be_a_whole_number_and_the_error_says_which(value):
+    """The estimator's message ("an int ..., a RandomState or None") named things a YAML
+    file cannot hold, and accepted None, which is not reproducible."""
+    with pytest.raises(SpecError, match=r"model.random_state: must be a whole number from 0 "):
+        parse_spec({**RAW, "model": {"random_state": value}})
+    assert parse_spec({**RAW, "model": {"random_state": 7}}).model.random_state == 7
