@@ -135,11 +135,11 @@ def test_spec_errors_show_only_a_short_excerpt_of_a_bad_value(section):
         ({"split_seed": 2**70}, r"split_seed: .*less than or equal to 4294967295"),
         (
             {"model": {"random_state": 2**70}},
-            r"model.random_state: must be an int in \[0, 4294967295\]",
+            r"model.random_state: must be a whole number from 0 to 4294967295",
         ),
         (
             {"model": {"random_state": -1}},
-            r"model.random_state: must be an int in \[0, 4294967295\]",
+            r"model.random_state: must be a whole number from 0 to 4294967295",
         ),
     ],
 )
