@@ -17,6 +17,7 @@ SQL and dictionaries are rendered by :mod:`libre_lib.render`, which imports this
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -221,12 +222,21 @@ def interval_text(interval: Interval) -> str:
     return f"[{low}, {number_text(interval.high)})"
 
 
+def set_item_text(value) -> str:
+    """A category as an item of ``{a, b}``: quoted (JSON-style) when its text would read as
+    several items or none (a comma, a brace, a quote, an empty or space-padded text)."""
+    text = str(value)
+    if not text or text != text.strip() or any(ch in text for ch in ',{}"'):
+        return json.dumps(text, ensure_ascii=False)
+    return text
+
+
 def condition_text(condition: Condition) -> str:
     parts = []
     if condition.kind == NUMERIC:
         parts = [interval_text(i) for i in condition.intervals]
     elif condition.categories:
-        parts = ["{" + ", ".join(str(c) for c in condition.categories) + "}"]
+        parts = ["{" + ", ".join(set_item_text(c) for c in condition.categories) + "}"]
     if condition.missing:
         if not parts:
             return f"{condition.feature} is missing"

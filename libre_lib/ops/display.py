@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..discretization import NUMERIC
 from ..inputs import numeric_values
-from ..rules import Condition, Interval, Rule, RuleSet
+from ..rules import Condition, Interval, Rule, RuleSet, set_item_text
 
 __all__ = [
     "LEGEND",
@@ -385,7 +385,7 @@ class RuleDisplay:
             values = [self.value(feature, c) for c in condition.categories]
             if len(values) == 1 and not condition.missing:
                 return f"{name} = {values[0]}"
-            parts = ["{" + ", ".join(values) + "}"] if values else []
+            parts = ["{" + ", ".join(set_item_text(v) for v in values) + "}"] if values else []
         if condition.missing:
             if not parts:
                 return f"{name} is missing"

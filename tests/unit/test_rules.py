@@ -253,3 +253,24 @@ def test_a_rule_set_as_a_table():
     assert table["new_positives"].sum() == sum(s.new_positives for s in stats)
     bare = RuleSet(model.rules_.rules)  # no statistics: text columns only
     assert list(bare.to_frame().columns) == ["rule", "text", "n_conditions", "features"]
+
+
+def test_categories_that_would_read_as_several_are_quoted_in_a_set():
+    """ "{Married, spouse present, Never married}" read as three categories, not two."""
+    from libre_lib.ops.display import RuleDisplay
+    from libre_lib.rules import condition_text, set_item_text
+
+    condition = Condition(
+        "marital", CATEGORICAL, categories=("Married, spouse present", "Never married", "")
+    )
+    text = '{"", "Married, spouse present", Never married}'
+    assert condition_text(condition) == f"marital ∈ {text}"
+    assert RuleDisplay().condition_text(condition) == f"marital ∈ {text}"
+    labelled = RuleDisplay(value_labels={"marital": {"Never married": "single {never}"}})
+    assert '"single {never}"' in labelled.condition_text(condition)
+    assert [set_item_text(v) for v in ("a b", " a", 'say "hi"', 3)] == [
+        "a b",
+        '" a"',
+        '"say \\"hi\\""',
+        "3",
+    ]
