@@ -19,6 +19,7 @@ never print the same. Everything here is display only: predictions use the exact
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
@@ -66,6 +67,17 @@ ROUNDING_NOTE = (
     "rows exactly as the model does. The exact cut points are in model.json; a new value "
     "between a printed and an exact cut point can be sorted differently from the text."
 )
+
+
+def natural_key(value) -> tuple:
+    """Sort key that puts numbers (and text that reads as a number) in numeric order, before
+    other text, and orders the digit runs inside text as numbers: 2 before 10, "2" before
+    "10", "c2" before "c10"."""
+    try:
+        return (0, float(value), ())
+    except (TypeError, ValueError):
+        parts = re.split(r"(\d+)", str(value))
+        return (1, 0.0, tuple(int(p) if i % 2 else p for i, p in enumerate(parts)))
 
 
 # --- numbers -----------------------------------------------------------------------------------
@@ -382,7 +394,8 @@ class RuleDisplay:
                 return f"{self.number(feature, low)} ≤ {name} < {self.number(feature, high)}"
             parts = [self.interval_text(feature, i) for i in intervals]
         else:
-            values = [self.value(feature, c) for c in condition.categories]
+            ordered = sorted(condition.categories, key=natural_key)
+            values = [self.value(feature, c) for c in ordered]
             if len(values) == 1 and not condition.missing:
                 return f"{name} = {values[0]}"
             parts = ["{" + ", ".join(set_item_text(v) for v in values) + "}"] if values else []

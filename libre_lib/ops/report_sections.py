@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import NUMERIC
-from .display import LEGEND, ROUNDING_NOTE, RuleDisplay
+from .display import LEGEND, ROUNDING_NOTE, RuleDisplay, natural_key
 from .figures import svg_class_balance, svg_trend, svg_tuning
 
 __all__ = [
@@ -209,22 +209,13 @@ def balance_blocks(
 DISCRETIZATION_COLUMNS = ("column", "kind", "n_bins", "bins", "missing")
 
 
-def _natural_key(value) -> tuple:
-    """Sort key that puts numbers (and text that reads as a number) in numeric order, before
-    other text: 2 before 10, "2" before "10"."""
-    try:
-        return (0, float(value), "")
-    except (TypeError, ValueError):
-        return (1, 0.0, str(value))
-
-
 #: A group of categories in the bins table lists at most this many of them.
 SHOWN_PER_GROUP = 12
 
 
 def _category_list(feature: str, categories, display: RuleDisplay, limit: int | None = None):
     """Categories in natural order, labelled; beyond ``limit`` the rest is only counted."""
-    ordered = sorted(categories, key=_natural_key)
+    ordered = sorted(categories, key=natural_key)
     if limit is not None and len(ordered) > limit:
         rest, ordered = len(ordered) - limit, ordered[:limit]
     else:

@@ -633,7 +633,7 @@ def test_conditions_read_as_comparisons_with_labels():
     assert display.condition_text(below) == "bmi < 26.4"
     assert display.condition_text(between) == "100 ≤ glucose < 158"
     assert display.condition_text(sex) == "sex = female"
-    assert display.condition_text(both) == "sex ∈ {female, male} ∪ missing"
+    assert display.condition_text(both) == "sex ∈ {male, female} ∪ missing"  # 0, 1
     assert display.outcome_text(RuleSet((), positive_class="1", negative_class="0")) == (
         "THEN diabetic ELSE diabetes = 0"
     )
@@ -923,3 +923,11 @@ def test_a_report_on_training_rows_says_so_everywhere_it_names_its_rows():
         assert "Holdout performance" in text and "Holdout rows flagged" in text
     with pytest.raises(ParameterError, match="evaluated_on must be one of"):
         build_report(model, X, y, evaluated_on="test", **both)
+
+
+def test_category_sets_read_in_natural_order():
+    from libre_lib.ops.display import RuleDisplay
+
+    cities = Condition("city", CATEGORICAL, categories=("c10", "c2", "c1", "b", "c100"))
+    assert str(Rule((cities,))) == "city ∈ {b, c1, c10, c100, c2}"  # the model's text: sorted
+    assert RuleDisplay().condition_text(cities) == "city ∈ {b, c1, c2, c10, c100}"
