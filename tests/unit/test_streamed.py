@@ -219,3 +219,30 @@ def test_a_directory_read_in_memory_says_to_stream_it(pima_parts):
     assert spec.model_copy(
         update={"data": spec.data.model_copy(update={"streamed": "auto"})}
     ).is_streamed()
+
+
+def test_a_column_of_many_categories_streams_to_the_same_groups(tmp_path):
+    """Grouped categories (more than 100) are cut from the merged per-batch class counts, so
+    the streamed bins equal the in-memory ones."""
+    rng = np.random.default_rng(0)
+    n = 6_000
+    city = rng.integers(0, 150, n)
+    share = np.array([0.1, 0.5, 0.9])[city % 3]
+    frame = pd.DataFrame(
+        {
+            "city": [f"c{c}" for c in city],
+            "x": rng.normal(size=n).round(3),
+            "target": np.where(rng.random(n) < share, "yes", "no"),
+        }
+    )
+    path = tmp_path / "cities.csv"
+    frame.to_csv(path, index=False)
+    spec = _spec(path, "target", "yes", ["city"], batch_rows=700, sample_rows=10**7)
+    data = streamed.stream(spec, max_intervals=None)
+    frame = frame.astype({"city": object, "target": object})
+    holdout = holdout_flags(row_ids(0, 0, n), spec.holdout_fraction, spec.split_seed)
+    bins, records = _in_memory(frame, spec, holdout, max_intervals=None)
+    city_bins = bins.features[bins.names.index("city")]
+    assert city_bins.groups and city_bins.n_value_bins < 20
+    assert data.discretization == bins
+    _assert_same_records(data.records, records)
