@@ -415,13 +415,38 @@ def build_report(
         best_rule_on_training=train_fired is not None,
         majority_name=names[0] if majority_positive else names[1],
         balance=balance,
-        discretization=discretization_table(getattr(model, "discretization_", None), display),
+        discretization=discretization_table(
+            getattr(model, "discretization_", None),
+            display,
+            group_shares=_group_shares(model, X_train, train_positive),
+            positive_name=names[0],
+        ),
         expectations=expectations_frame(expectations),
         trend=trend,
         tuning=tuning,
         tuning_summary=tuning_summary,
         evaluated_on=evaluated_on,
     )
+
+
+def _group_shares(model, X_train, train_positive) -> dict[str, list[float | None]]:
+    """The training rows' positive share in each bin of every grouped categorical column
+    (None for a bin without rows); empty without training rows."""
+    discretization = getattr(model, "discretization_", None)
+    if discretization is None or not isinstance(X_train, pd.DataFrame) or train_positive is None:
+        return {}
+    shares = {}
+    for feature in discretization.features:
+        if not feature.groups or feature.name not in X_train.columns:
+            continue
+        codes = feature.codes(X_train[feature.name])
+        seen = codes >= 0
+        rows = np.bincount(codes[seen], minlength=feature.n_bins)
+        hits = np.bincount(codes[seen], weights=train_positive[seen], minlength=feature.n_bins)
+        shares[feature.name] = [
+            float(h / r) if r else None for h, r in zip(hits, rows, strict=True)
+        ][: feature.n_value_bins]
+    return shares
 
 
 # --- shared wording and number formats --------------------------------------------------------

@@ -230,9 +230,16 @@ def _category_list(feature: str, categories, display: RuleDisplay, limit: int | 
     return ", ".join(values)
 
 
-def discretization_table(discretization, display: RuleDisplay) -> pd.DataFrame:
+def discretization_table(
+    discretization,
+    display: RuleDisplay,
+    group_shares: Mapping | None = None,
+    positive_name: str = "positive",
+) -> pd.DataFrame:
     """One row per input column: its kind, number of bins, cut points (rounded for display) or
-    categories (labelled), and how missing values are binned; dropped columns last."""
+    categories (labelled; grouped categories with each group's positive share in
+    ``group_shares``, per column), and how missing values are binned; dropped columns last."""
+    group_shares = group_shares or {}
     rows = []
     for feature in getattr(discretization, "features", ()):
         name = display.column(feature.name)
@@ -241,15 +248,17 @@ def discretization_table(discretization, display: RuleDisplay) -> pd.DataFrame:
             bins = "cut points " + ", ".join(cuts) if cuts else "no cut point (one bin)"
             kind = "numeric"
         elif feature.groups:
+            shares = group_shares.get(feature.name) or [None] * feature.n_value_bins
             groups = [
                 "{"
                 + _category_list(feature.name, feature.bin_categories(b), display, SHOWN_PER_GROUP)
                 + "}"
-                for b in range(feature.n_value_bins)
+                + ("" if share is None else f": {share:.1%} {positive_name}")
+                for b, share in zip(range(feature.n_value_bins), shares, strict=True)
             ]
             bins = (
-                f"{len(feature.categories):,} categories in {len(groups)} groups of similar "
-                "positive share: " + "; ".join(groups)
+                f"{len(feature.categories):,} categories in {len(groups)} groups of a similar "
+                f"share of {positive_name} (in training): " + "; ".join(groups)
             )
             kind = "categorical"
         else:

@@ -893,7 +893,7 @@ def test_the_bins_table_shows_grouped_categories_as_groups():
     row = discretization_table(Discretization((feature,)), RuleDisplay()).iloc[0]
     assert row["n_bins"] == 3
     first, second, third = row["bins"].split(": ", 1)[1].split("; ")
-    assert row["bins"].startswith("120 categories in 3 groups of similar positive share")
+    assert row["bins"].startswith("120 categories in 3 groups of a similar share of positive")
     shown = [f"z{i:03d}" for i in range(SHOWN_PER_GROUP)]
     assert first == "{" + ", ".join(shown) + f", … {100 - SHOWN_PER_GROUP} more}}"
     assert second == "{" + ", ".join(f"z{i:03d}" for i in range(100, 120, 2)) + "}"
@@ -931,3 +931,24 @@ def test_category_sets_read_in_natural_order():
     cities = Condition("city", CATEGORICAL, categories=("c10", "c2", "c1", "b", "c100"))
     assert str(Rule((cities,))) == "city ∈ {b, c1, c10, c100, c2}"  # the model's text: sorted
     assert RuleDisplay().condition_text(cities) == "city ∈ {b, c1, c2, c10, c100}"
+
+
+def test_a_report_gives_each_group_of_categories_its_share_in_training():
+    import sys
+
+    from libre_lib.ops.report import build_report, render_markdown
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from categories import city_data
+
+    effect = np.random.default_rng(100).normal(size=150)
+    X, y = city_data(4_000, 150, 0, effect)
+    model = LibreClassifier(random_state=0, n_estimators=10).fit(X, y)
+    feature = model.discretization_.features[list(X.columns).index("city")]
+    report = build_report(model, X, y, title="t", X_train=X, y_train=y, class_labels={1: "churned"})
+    row = report.discretization.set_index("column").loc["city"]
+    shares = re.findall(r"\}: (\d+\.\d)% churned", row["bins"])
+    codes = feature.codes(X["city"])
+    expected = [f"{100 * y[codes == b].mean():.1f}" for b in range(feature.n_value_bins)]
+    assert shares == expected and len(shares) == feature.n_value_bins > 1
+    assert "a similar share of churned (in training)" in render_markdown(report)
