@@ -318,6 +318,24 @@ def _merge_compiled(counts, threshold, cap, min_count):
 _EXACT_INTEGERS = 2**53
 
 
+def _warn_if_row_ids(name, distinct: np.ndarray, n_present: int) -> None:
+    """Warn about a numeric column holding a different whole number in every row: most often
+    a row id or a running number, on which ChiMerge finds cut points that do not carry over
+    to new rows."""
+    if n_present < ID_LIKE_MIN_ROWS or distinct.size < n_present:
+        return
+    values = np.asarray(distinct, dtype=np.float64)
+    if not np.all(np.isfinite(values)) or not np.all(values == np.round(values)):
+        return
+    warnings.warn(
+        f"Column {name!r} holds a different whole number in each of its {n_present:,} rows: "
+        "if it identifies rows (an id, a row or line number), exclude it, since cut points "
+        "on an identifier do not carry over to new rows; if it is a measurement, ignore this.",
+        LibreWarning,
+        stacklevel=4,
+    )
+
+
 def _warn_if_rounded(series: pd.Series) -> None:
     """Warn about an integer column whose values do not all survive the float64 cut points."""
     if not pd.api.types.is_integer_dtype(series.dtype) or series.isna().all():
@@ -547,6 +565,8 @@ def discretization_from_counts(
         feature, n_distinct = feature_bins(counts, chi2_threshold, max_intervals, max_prebins)
         if counts.kind == CATEGORICAL:
             warn_if_id_like(counts.name, n_distinct, counts.n_present)
+        elif counts.exact:
+            _warn_if_row_ids(counts.name, counts.values, counts.n_present)
         if n_distinct == 0 or (n_distinct == 1 and not feature.has_missing):
             reason = "all values are missing" if n_distinct == 0 else "it has a single value"
             warnings.warn(

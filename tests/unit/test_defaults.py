@@ -149,8 +149,8 @@ def test_weak_rules_draw_a_warning():
 
 
 def test_a_precise_rule_of_a_majority_class_draws_no_weak_rule_warning():
-    X = pd.DataFrame({"a": np.arange(100.0)})
-    y = (X["a"] >= 8).astype(int)  # positives are 92 % of the rows; "a >= 8" is exact
+    X = pd.DataFrame({"a": np.repeat(np.arange(50.0), 2)})  # (distinct values: not row ids)
+    y = (X["a"] >= 4).astype(int)  # positives are 92 % of the rows; "a >= 4" is exact
     with warnings.catch_warnings():
         warnings.simplefilter("error", LibreWarning)
         model = LibreClassifier(max_rules=1, conflict_tolerance=0.0, random_state=0).fit(X, y)

@@ -529,3 +529,24 @@ def test_rules_on_grouped_categories_list_them_and_predict_as_the_model():
     fresh.loc[:4, "city"] = "unseen"
     again = LibreClassifier.from_json(model.to_json())
     np.testing.assert_array_equal(again.predict(fresh), model.predict(fresh))
+
+
+def test_a_numeric_column_of_row_ids_draws_a_warning_naming_it():
+    rng = np.random.default_rng(0)
+    positive = rng.random(400) < 0.3
+    frame = pd.DataFrame(
+        {
+            "customer_id": rng.choice(10**7, 400, replace=False),
+            "line": np.arange(400.0),  # a float column of running numbers
+            "amount": rng.normal(size=400).round(2),  # continuous: repeats are rare, not whole
+            "visits": rng.integers(0, 20, 400),  # whole numbers that repeat
+        }
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit_discretization(frame, positive, [False] * 4)
+    said = [str(w.message) for w in caught if issubclass(w.category, LibreWarning)]
+    assert len(said) == 2
+    assert said[0].startswith("Column 'customer_id' holds a different whole number in each")
+    assert said[1].startswith("Column 'line' holds a different whole number")
+    assert "exclude it" in said[0]
