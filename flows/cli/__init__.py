@@ -25,6 +25,7 @@ from libre_flows.flows.cli.common import (
     ensure_crash_detection,
     errors,
     fail,
+    interrupted,
     pipeline_console,
     server_note,
     user_errors,
@@ -50,8 +51,10 @@ def train(
     """Train the rule set SPEC declares; prints where the report is."""
     from libre_lib.ops.spec import load_spec
 
+    name = "PIPELINE"
     try:
         parsed = load_spec(spec)
+        name = parsed.name
         console.print(f"[bold]libre[/] training [cyan]{parsed.name}[/] from {spec}")
         started = time.perf_counter()
         from libre_flows.flows.train import preflight
@@ -63,6 +66,12 @@ def train(
     except user_errors() as exc:
         fail(exc, debug)
         return
+    except KeyboardInterrupt:
+        interrupted(
+            "the stages finished before it are cached (a re-run reuses them). If the run "
+            f"reached promotion, its model is the champion: `libre models list {name}` "
+            f"shows the versions, `libre report {name}` the last run's report."
+        )
     work_committed()
     _print_summary(summary, time.perf_counter() - started)
 

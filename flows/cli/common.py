@@ -137,6 +137,13 @@ def fail(exc: BaseException, debug: bool) -> None:
     raise typer.Exit(code=1)
 
 
+def interrupted(what: str) -> None:
+    """Ctrl-C during a command: say what state it leaves (``what``), exit 130 as a shell
+    expects of an interrupted command, without a traceback."""
+    errors.print(f"[bold yellow]interrupted:[/] {what}", highlight=False)
+    raise typer.Exit(code=130)
+
+
 def user_errors() -> tuple[type[BaseException], ...]:
     return (Exception,)
 

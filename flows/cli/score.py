@@ -20,6 +20,7 @@ from libre_flows.flows.cli.common import (
     Debug,
     console,
     fail,
+    interrupted,
     pipeline_console,
     server_note,
     user_errors,
@@ -98,6 +99,11 @@ def score_command(
     except user_errors() as exc:
         fail(exc, debug)
         return
+    except KeyboardInterrupt:
+        interrupted(
+            f"{output} is either as it was or the complete new output (it is written to a "
+            "temporary file and renamed only when every batch is in)."
+        )
     work_committed()
     _print_summary(summary, time.perf_counter() - started)
 

@@ -17,3 +17,40 @@ def test_only_a_console_command_ignores_ctrl_c_once_its_work_is_committed(monkey
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_during_train_or_score_says_what_it_leaves_and_exits_130(monkeypatch, tmp_path):
+    """Ctrl-C during a run ended the command with exit 130 and nothing said, even when the
+    run had already promoted its model."""
+    from typer.testing import CliRunner
+
+    from libre_flows.flows import score as score_flow
+    from libre_flows.flows import train as train_flow
+    from libre_flows.flows.cli import app
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    spec = tmp_path / "pima.yaml"
+    spec.write_text(
+        "name: pima\ndata: {path: data.csv}\ntarget: {column: target, positive_class: '1'}\n"
+    )
+    monkeypatch.setattr(train_flow, "preflight", lambda spec: None)
+    monkeypatch.setattr(train_flow, "train", stop)
+    result = CliRunner().invoke(app, ["train", str(spec)], env={"COLUMNS": "250"})
+    assert result.exit_code == 130
+    assert "interrupted:" in result.output and "libre models list pima" in result.output
+    assert "Traceback" not in result.output
+
+    monkeypatch.setattr(score_flow, "preflight", lambda *args: None)
+    monkeypatch.setattr(score_flow, "score", stop)
+    model = tmp_path / "model.json"
+    model.write_text("{}")
+    out = tmp_path / "scored.parquet"
+    result = CliRunner().invoke(
+        app, ["score", str(model), str(tmp_path), str(out)], env={"COLUMNS": "250"}
+    )
+    assert result.exit_code == 130
+    assert (
+        "interrupted:" in result.output and "either as it was or the complete new" in result.output
+    )
