@@ -261,12 +261,18 @@ def ruleset_text(ruleset: RuleSet) -> str:
 
 def rule_from_point(point: np.ndarray, discretization: Discretization) -> Rule:
     """Map a lattice element of the full layout back to a rule on the original features."""
-    starts = offsets(discretization.n_bins)
+    n_bins = discretization.n_bins
+    if not n_bins.size:
+        return Rule(())
+    starts = offsets(n_bins)
+    point = np.asarray(point, dtype=bool)
+    # the features with a 1 (an excluded bin) in their block; the others are unconstrained
+    # (every feature has at least one bin, so no block is empty)
+    tested = np.flatnonzero(np.add.reduceat(point, starts, dtype=np.int64))
     conditions = []
-    for feature, start in zip(discretization.features, starts, strict=True):
-        block = np.asarray(point[start : start + feature.n_bins], dtype=bool)
-        if not block.any():
-            continue  # all bins allowed: unconstrained
+    for j in tested:
+        feature, start = discretization.features[j], starts[j]
+        block = point[start : start + feature.n_bins]
         allowed = np.flatnonzero(~block)
         missing = feature.has_missing and bool(~block[feature.missing_bin])
         values = allowed[allowed < feature.n_value_bins]
