@@ -318,22 +318,26 @@ def _merge_compiled(counts, threshold, cap, min_count):
 _EXACT_INTEGERS = 2**53
 
 
-def _warn_if_row_ids(name, distinct: np.ndarray, n_present: int) -> None:
-    """Warn about a numeric column holding a different whole number in every row: most often
-    a row id or a running number, on which ChiMerge finds cut points that do not carry over
-    to new rows."""
+def row_ids_message(name, distinct: np.ndarray, n_present: int) -> str | None:
+    """A warning about a numeric column holding a different whole number in every row (most
+    often a row id or a running number, on which ChiMerge finds cut points that do not carry
+    over to new rows), or None. ``distinct``: its sorted distinct values."""
     if n_present < ID_LIKE_MIN_ROWS or distinct.size < n_present:
-        return
+        return None
     values = np.asarray(distinct, dtype=np.float64)
     if not np.all(np.isfinite(values)) or not np.all(values == np.round(values)):
-        return
-    warnings.warn(
+        return None
+    return (
         f"Column {name!r} holds a different whole number in each of its {n_present:,} rows: "
         "if it identifies rows (an id, a row or line number), exclude it, since cut points "
-        "on an identifier do not carry over to new rows; if it is a measurement, ignore this.",
-        LibreWarning,
-        stacklevel=4,
+        "on an identifier do not carry over to new rows; if it is a measurement, ignore this."
     )
+
+
+def _warn_if_row_ids(name, distinct: np.ndarray, n_present: int) -> None:
+    message = row_ids_message(name, distinct, n_present)
+    if message is not None:
+        warnings.warn(message, LibreWarning, stacklevel=4)
 
 
 def _warn_if_rounded(series: pd.Series) -> None:
@@ -602,18 +606,41 @@ def fit_discretization(
     return discretization_from_counts(columns, chi2_threshold, max_intervals, max_prebins)
 
 
-def warn_if_id_like(name, n_distinct: int, n_present: int, stacklevel: int = 4) -> None:
-    """Warn about a categorical column that is nearly unique per row: an id, not a feature
-    (its categories are too rare to be grouped, so no rule can use it)."""
+def id_like_message(name, n_distinct: int, n_present: int) -> str | None:
+    """What :func:`warn_if_id_like` says about a categorical column, or None."""
     if n_present >= ID_LIKE_MIN_ROWS and n_distinct >= ID_LIKE_FRACTION * n_present:
-        warnings.warn(
+        return (
             f"Categorical column {name!r} has {n_distinct:,} distinct values in "
             f"{n_present:,} rows: it looks like an id, not a feature (each category covers "
             "about one row, so rules on it do not generalize). Exclude it, or declare it "
-            "numeric if its values are measurements.",
-            LibreWarning,
-            stacklevel=stacklevel,
+            "numeric if its values are measurements."
         )
+    return None
+
+
+def warn_if_id_like(name, n_distinct: int, n_present: int, stacklevel: int = 4) -> None:
+    """Warn about a categorical column that is nearly unique per row: an id, not a feature
+    (its categories are too rare to be grouped, so no rule can use it)."""
+    message = id_like_message(name, n_distinct, n_present)
+    if message is not None:
+        warnings.warn(message, LibreWarning, stacklevel=stacklevel)
+
+
+def identifier_messages(frame: pd.DataFrame, categorical: list[bool]) -> list[str]:
+    """The warnings about identifier columns (:func:`id_like_message`,
+    :func:`row_ids_message`) that ``frame``'s columns draw, for a report to repeat."""
+    out = []
+    for name, is_categorical in zip(frame.columns, categorical, strict=True):
+        series = frame[name]
+        n_present = int(series.notna().sum())
+        if is_categorical:
+            message = id_like_message(name, int(series.nunique()), n_present)
+        else:
+            values = numeric_values(series)
+            message = row_ids_message(name, np.unique(values[~np.isnan(values)]), n_present)
+        if message is not None:
+            out.append(message)
+    return out
 
 
 def group_categories(

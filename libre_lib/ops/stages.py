@@ -26,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 from sklearn.model_selection import train_test_split
 
-from ..discretization import Discretization
+from ..discretization import CATEGORICAL, Discretization, identifier_messages
 from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
@@ -685,6 +685,10 @@ def report(
         if len(frame) >= streamed["n_rows"]:
             rows = f"{n_train} training rows, {len(X)} holdout rows (streamed)"
     X_train, y_train = split_rows(spec, frame, holdout_flags)
+    features = getattr(model.discretization_, "features", ())
+    identifiers = identifier_messages(
+        X_train[[f.name for f in features]], [f.kind == CATEGORICAL for f in features]
+    )
     rule_report = build_report(
         model,
         X,
@@ -702,7 +706,7 @@ def report(
         ),
         description=spec.description,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        notes=note,
+        notes=(*identifiers, *note),
         X_train=X_train,
         y_train=y_train,
         tuning=None if tuning is None else pa.table(tuning[0]).to_pandas(),

@@ -366,3 +366,26 @@ def test_pick_tells_a_nan_score_from_a_missing_one(spec):
     ] == [{"alpha": 0.9}]
     with pytest.raises(ValueError, match=r"scores are missing from the tune stage"):
         stages.pick(small, X, y, tables[1:])
+
+
+def test_the_report_repeats_the_warning_about_an_identifier_column(unlabelled):
+    """The warning went to the console of whoever ran the pipeline; the report's readers did
+    not see that a rule could rest on a row id."""
+    frame, _ = stages.load(unlabelled, "sha")
+    frame.insert(0, "patient_id", np.random.default_rng(0).permutation(len(frame)) + 1000)
+    holdout = stages.split(unlabelled, frame)[0].column("holdout").to_numpy()
+    X, y = stages.split_rows(unlabelled, frame, holdout)
+    with pytest.warns(LibreWarning, match="'patient_id' holds a different whole number"):
+        model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
+    trained = stages.report(
+        unlabelled, model, frame, holdout, ValidationReport(True, len(frame), ())
+    )
+    notes = trained.rules.notes
+    assert len(notes) == 1 and notes[0].startswith("Column 'patient_id' holds a different whole")
+    # without the id column, no such note
+    clean = frame.drop(columns="patient_id")
+    model = LibreClassifier(**unlabelled.estimator_params()).fit(X.drop(columns="patient_id"), y)
+    trained = stages.report(
+        unlabelled, model, clean, holdout, ValidationReport(True, len(frame), ())
+    )
+    assert trained.rules.notes == ()
