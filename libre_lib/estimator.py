@@ -326,7 +326,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 subsets,
                 candidates,
                 selection,
-                target_name=_target_name(y),
+                target_name=_target_name(y, frame.columns),
                 feature_names=isinstance(X, pd.DataFrame)
                 and all(isinstance(c, str) for c in X.columns),
             )
@@ -1071,9 +1071,14 @@ def _warn_untolerant(conflict_tolerance: float, n_bins: np.ndarray, subsets) -> 
         )
 
 
-def _target_name(y) -> str:
+def _target_name(y, columns=()) -> str:
+    """y's name for the rules' ``THEN`` clause: "y" when it has none, or when it is the name
+    of a column of X (a y computed from that column keeps its name, and ``THEN a = 1`` would
+    read as a condition on the column)."""
     name = getattr(y, "name", None)
-    return str(name) if name is not None else "y"
+    if name is None or str(name) in {str(c) for c in columns}:
+        return "y"
+    return str(name)
 
 
 def _jsonable(value, what: str):

@@ -600,3 +600,13 @@ def test_a_label_missing_because_scikit_learn_encoded_y_says_what_to_do():
     X, y = small_frame(200)
     with pytest.raises(ParameterError, match=r"encoded y as 0/1 .*pass y == 'yes' as y"):
         LibreClassifier(positive_class="yes").fit(X, (y == "yes").astype(int))
+
+
+def test_a_target_named_like_a_column_of_x_reads_y_in_the_rules():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    y = (X["a"] > 0.5).astype(int)  # keeps the name "a"
+    model = LibreClassifier(random_state=0, n_estimators=5).fit(X, y)
+    assert str(model.rules_).endswith("THEN y = 1 ELSE y = 0")
+    named = LibreClassifier(random_state=0, n_estimators=5).fit(X, y.rename("churn"))
+    assert str(named.rules_).endswith("THEN churn = 1 ELSE churn = 0")
