@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -321,7 +322,7 @@ _EXACT_INTEGERS = 2**53
 def row_ids_message(name, distinct: np.ndarray, n_present: int) -> str | None:
     """A warning about a numeric column holding a different whole number in every row (most
     often a row id or a running number, on which ChiMerge finds cut points that do not carry
-    over to new rows), or None. ``distinct``: its sorted distinct values."""
+    over to new rows), or None. ``distinct``: its distinct values."""
     if n_present < ID_LIKE_MIN_ROWS or distinct.size < n_present:
         return None
     values = np.asarray(distinct, dtype=np.float64)
@@ -379,7 +380,15 @@ class FeatureBins:
         """The categories of value bin ``b`` (a categorical column), in category order."""
         if not self.groups:
             return (self.categories[b],)
-        return tuple(c for c, g in zip(self.categories, self.groups, strict=True) if g == b)
+        return self._members[b]
+
+    @cached_property
+    def _members(self) -> tuple[tuple, ...]:
+        """The categories of every value bin of grouped categories, found in one pass."""
+        members: list[list] = [[] for _ in range(self.n_value_bins)]
+        for category, group in zip(self.categories, self.groups, strict=True):
+            members[group].append(category)
+        return tuple(tuple(m) for m in members)
 
     @property
     def n_bins(self) -> int:
@@ -568,7 +577,7 @@ def discretization_from_counts(
     for counts in columns:
         feature, n_distinct = feature_bins(counts, chi2_threshold, max_intervals, max_prebins)
         if counts.kind == CATEGORICAL:
-            warn_if_id_like(counts.name, n_distinct, counts.n_present)
+            _warn_if_id_like(counts.name, n_distinct, counts.n_present)
         elif counts.exact:
             _warn_if_row_ids(counts.name, counts.values, counts.n_present)
         if n_distinct == 0 or (n_distinct == 1 and not feature.has_missing):
@@ -607,7 +616,8 @@ def fit_discretization(
 
 
 def id_like_message(name, n_distinct: int, n_present: int) -> str | None:
-    """What :func:`warn_if_id_like` says about a categorical column, or None."""
+    """A warning about a categorical column that is nearly unique per row (an id, not a
+    feature: its categories are too rare to be grouped, so no rule can use it), or None."""
     if n_present >= ID_LIKE_MIN_ROWS and n_distinct >= ID_LIKE_FRACTION * n_present:
         return (
             f"Categorical column {name!r} has {n_distinct:,} distinct values in "
@@ -618,12 +628,10 @@ def id_like_message(name, n_distinct: int, n_present: int) -> str | None:
     return None
 
 
-def warn_if_id_like(name, n_distinct: int, n_present: int, stacklevel: int = 4) -> None:
-    """Warn about a categorical column that is nearly unique per row: an id, not a feature
-    (its categories are too rare to be grouped, so no rule can use it)."""
+def _warn_if_id_like(name, n_distinct: int, n_present: int) -> None:
     message = id_like_message(name, n_distinct, n_present)
     if message is not None:
-        warnings.warn(message, LibreWarning, stacklevel=stacklevel)
+        warnings.warn(message, LibreWarning, stacklevel=4)
 
 
 def identifier_messages(frame: pd.DataFrame, categorical: list[bool]) -> list[str]:
@@ -636,8 +644,8 @@ def identifier_messages(frame: pd.DataFrame, categorical: list[bool]) -> list[st
         if is_categorical:
             message = id_like_message(name, int(series.nunique()), n_present)
         else:
-            values = numeric_values(series)
-            message = row_ids_message(name, np.unique(values[~np.isnan(values)]), n_present)
+            values = numeric_values(series)  # distinct by hashing: no sort of every column
+            message = row_ids_message(name, pd.unique(values[~np.isnan(values)]), n_present)
         if message is not None:
             out.append(message)
     return out

@@ -16,7 +16,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._version import __version__
-from .discretization import Discretization, fit_discretization, warn_if_id_like
+from .discretization import Discretization, fit_discretization, identifier_messages
 from .encoding import DistinctRecords, distinct_records
 from .ensemble import Candidates, draw_feature_subsets, fit_ensemble, tolerance_fits
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
@@ -346,11 +346,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         """Warn about id-like categorical columns at once: the "auto" choice's inner folds
         (which silence the library's warnings) run first."""
         flags = resolve_categorical(frame, self.categorical_features, warn=False)
-        for name, categorical in zip(frame.columns, flags, strict=True):
-            if categorical:
-                column = frame[name]
-                n_present = int(column.notna().sum())
-                warn_if_id_like(name, int(column.nunique()), n_present, stacklevel=4)
+        names = [
+            name for name, categorical in zip(frame.columns, flags, strict=True) if categorical
+        ]
+        for message in identifier_messages(frame[names], [True] * len(names)):
+            warnings.warn(message, LibreWarning, stacklevel=3)
 
     def discretize(self, frame: pd.DataFrame, target: Target, max_intervals=AUTO) -> Discretization:
         """ChiMerge / category bins of every column (constant columns dropped with a warning);

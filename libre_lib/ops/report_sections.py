@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..discretization import NUMERIC
+from ..discretization import MANY_CATEGORIES, NUMERIC
 from .display import LEGEND, ROUNDING_NOTE, RuleDisplay, natural_key
 from .figures import svg_class_balance, svg_trend, svg_tuning
 
@@ -296,7 +296,8 @@ def discretization_blocks(table: pd.DataFrame | None) -> list[Block]:
             "p",
             "Before learning, each numeric column is cut into ranges (bins) at the cut points "
             "below, and each categorical column keeps one bin per category (a column of more "
-            "than 100 categories: one bin per group of categories of similar positive share); "
+            f"than {MANY_CATEGORIES} categories: one bin per group of categories of similar "
+            "positive share); "
             "rules are unions of bins. A column without missing values in training has no bin "
             "for them: a missing value there matches none of its conditions. " + ROUNDING_NOTE,
         )
