@@ -16,6 +16,7 @@ import pandas as pd
 __all__ = [
     "BASELINE_COLUMNS",
     "TREND_COLUMNS",
+    "TREND_VERSIONS",
     "baselines",
     "class_balance",
     "confusion_matrix",
@@ -29,12 +30,16 @@ TREND_COLUMNS = (
     "created_at",
     "status",
     "this_run",
+    "scored_on",
     "f1",
     "precision",
     "recall",
     "accuracy",
     "n_rules",
 )
+
+TREND_VERSIONS = 20
+"""The trend shows at most this many versions, the latest."""
 
 
 def scores(predicted: np.ndarray, positive: np.ndarray) -> dict:
@@ -153,16 +158,23 @@ def undefined_metric(metrics: Mapping, name: str) -> bool:
 
 
 def version_trend(
-    versions: Iterable, champions: Iterable[str] = (), current: str | None = None, last: int = 20
+    versions: Iterable,
+    champions: Iterable[str] = (),
+    current: str | None = None,
+    last: int = TREND_VERSIONS,
+    in_sample: Iterable[str] = (),
 ) -> pd.DataFrame:
     """Holdout scores of registered model versions, oldest first (at most the ``last`` ones).
 
     ``versions`` are registry :class:`~libre_lib.ops.registry.ModelVersion` objects (anything
     with ``version``, ``created_at``, ``status`` and a ``metrics`` mapping); ``champions`` the
     versions ever promoted, whose ``status`` reads "champion (earlier)" when they are retired;
-    ``current`` the version of this run (``this_run`` True). Columns :data:`TREND_COLUMNS`.
+    ``current`` the version of this run (``this_run`` True); ``in_sample`` the versions trained
+    without a holdout, whose scores are on their training rows (``scored_on`` "training", else
+    "holdout"). Columns :data:`TREND_COLUMNS`.
     """
     promoted = set(champions)
+    in_sample = set(in_sample)
     rows = []
     for v in list(versions)[-last:]:
         metrics: Mapping = getattr(v, "metrics", {}) or {}
@@ -175,9 +187,10 @@ def version_trend(
                 "created_at": str(getattr(v, "created_at", ""))[:10],
                 "status": status,
                 "this_run": v.version == current,
+                "scored_on": "training" if v.version in in_sample else "holdout",
                 **{
                     k: float("nan") if undefined_metric(metrics, k) else _number(metrics.get(k))
-                    for k in TREND_COLUMNS[4:]
+                    for k in TREND_COLUMNS[5:]
                 },
             }
         )

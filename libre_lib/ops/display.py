@@ -37,6 +37,7 @@ __all__ = [
     "combine_rules",
     "display_numbers",
     "round_text",
+    "rounding_note",
 ]
 
 MIN_DIGITS = 3
@@ -61,12 +62,23 @@ LEGEND = (
 )
 """The notation of the report's rules: (notation, meaning)."""
 
-ROUNDING_NOTE = (
-    "Each cut point is printed as the roundest number between it and the closest value below "
-    "it in the rows of this report (training and holdout), so every printed rule sorts those "
-    "rows exactly as the model does. The exact cut points are in model.json; a new value "
-    "between a printed and an exact cut point can be sorted differently from the text."
-)
+
+def rounding_note(rows: str = "training and holdout") -> str:
+    """How the report prints cut points; ``rows`` names the rows the display was built from
+    ("training and holdout", "training", ...; empty when it was built from none)."""
+    if not rows:
+        return (
+            "Each cut point is printed rounded; the exact cut points are in model.json, and a "
+            "value between a printed and an exact cut point can be sorted differently from the "
+            "text."
+        )
+    return (
+        "Each cut point is printed as the roundest number between it and the closest value "
+        f"below it in the rows of this report ({rows} rows), so every printed rule sorts "
+        "those rows exactly as the model does. The exact cut points are in model.json; a new "
+        "value between a printed and an exact cut point can be sorted differently from the "
+        "text."
+    )
 
 
 def natural_key(value) -> tuple:

@@ -289,6 +289,8 @@ class RuleReport:
     """The search's choice: best_params, best_score, tolerance, n_splits, scoring."""
     evaluated_on: str = "holdout"
     """The rows the scores are on: "holdout", or "training" when the run kept none."""
+    display_rows: str = "training and holdout"
+    """The rows printed cut points sort as the model does (empty: none were given)."""
 
 
 def build_report(
@@ -362,13 +364,15 @@ def build_report(
         )
     if changes is not None and changes.column_labels is None and column_labels:
         changes = dataclasses.replace(changes, column_labels=dict(column_labels))
+    shown = {"training": X_train, evaluated_on: X_holdout}  # no holdout: the same rows
+    shown = {k: X for k, X in shown.items() if isinstance(X, pd.DataFrame)}
     display = RuleDisplay.from_model(
         model,
         column_labels=column_labels,
         value_labels=value_labels,
         class_labels=class_labels,
         target_label=target_label if target_label is not None else model.rules_.target,
-        rows=[X for X in (X_train, X_holdout) if isinstance(X, pd.DataFrame)],
+        rows=list(shown.values()),
     )
     ruleset = model.rules_
     names = (display.class_name(ruleset.positive_class), display.class_name(ruleset.negative_class))
@@ -426,6 +430,7 @@ def build_report(
         tuning=tuning,
         tuning_summary=tuning_summary,
         evaluated_on=evaluated_on,
+        display_rows=" and ".join(shown),
     )
 
 
@@ -736,7 +741,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     out.append("## How to read this")
     out.append(md_block(how_to_read(report)))
     out.append("\n".join(f"- **{md_inline(term)}**: {md_inline(text)}" for term, text in GLOSSARY))
-    out += blocks(legend_blocks())
+    out += blocks(legend_blocks(report.display_rows))
 
     out.append("## Rule set")
     out.append(md_fence(report.ruleset_text))
@@ -777,7 +782,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     out.append(md_table(*_frame_rows(report.curve, CURVE_HEADERS)))
 
     if report.discretization is not None:
-        section = discretization_blocks(report.discretization)
+        section = discretization_blocks(report.discretization, report.display_rows)
         out.append(f"## {section[0][1]}")
         out += blocks(section[1:])
 
@@ -1037,7 +1042,7 @@ def render_html(report: RuleReport) -> str:
     out.append('<dl class="glossary">')
     out += [f"<dt>{_h(term)}</dt><dd>{_h(text)}</dd>" for term, text in GLOSSARY]
     out.append("</dl>")
-    out += _html_blocks(legend_blocks(), figures)
+    out += _html_blocks(legend_blocks(report.display_rows), figures)
 
     out.append("<h2>Rule set</h2>")
     out.append(_ruleset_html(report.ruleset_text))
@@ -1083,7 +1088,7 @@ def render_html(report: RuleReport) -> str:
     out.append(_html_table(*_frame_rows(report.curve, CURVE_HEADERS)))
 
     if report.discretization is not None:
-        out += _section(discretization_blocks(report.discretization), figures)
+        out += _section(discretization_blocks(report.discretization, report.display_rows), figures)
 
     out.append("<h2>Data validation</h2>")
     status = _validation_status(report.validation_success, report.validation_summary)

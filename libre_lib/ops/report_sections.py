@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import MANY_CATEGORIES, NUMERIC
-from .display import LEGEND, ROUNDING_NOTE, RuleDisplay, natural_key
+from .display import LEGEND, RuleDisplay, natural_key, rounding_note
 from .figures import svg_class_balance, svg_trend, svg_tuning
 
 __all__ = [
@@ -101,12 +101,13 @@ def _share(part: int, whole: int) -> str:
 # --- notation ----------------------------------------------------------------------------------
 
 
-def legend_blocks() -> list[Block]:
-    """What the symbols in the rules mean, and that numbers are rounded for display."""
+def legend_blocks(rows: str = "training and holdout") -> list[Block]:
+    """What the symbols in the rules mean, and that numbers are rounded for display (from
+    the ``rows`` named, see :func:`~libre_lib.ops.display.rounding_note`)."""
     return [
         ("h", "Notation"),
         ("dl", list(LEGEND)),
-        ("p", ROUNDING_NOTE),
+        ("p", rounding_note(rows)),
     ]
 
 
@@ -287,7 +288,9 @@ def discretization_table(
     return pd.DataFrame(rows, columns=list(DISCRETIZATION_COLUMNS))
 
 
-def discretization_blocks(table: pd.DataFrame | None) -> list[Block]:
+def discretization_blocks(
+    table: pd.DataFrame | None, rows: str = "training and holdout"
+) -> list[Block]:
     blocks: list[Block] = [("h", "How each column was discretized")]
     if table is None or not len(table):
         return [*blocks, ("p", "The model records no discretization.")]
@@ -299,7 +302,8 @@ def discretization_blocks(table: pd.DataFrame | None) -> list[Block]:
             f"than {MANY_CATEGORIES} categories: one bin per group of categories of similar "
             "positive share); "
             "rules are unions of bins. A column without missing values in training has no bin "
-            "for them: a missing value there matches none of its conditions. " + ROUNDING_NOTE,
+            "for them: a missing value there matches none of its conditions. "
+            + rounding_note(rows),
         )
     )
     rows = [
@@ -348,21 +352,31 @@ def expectation_blocks(expectations: pd.DataFrame | None) -> list[Block]:
 
 
 def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]:
-    """Holdout scores of the registered versions (table; figure from two versions on)."""
+    """Holdout scores of the registered versions (table; figure from two versions on); a
+    version trained without a holdout is marked as scored on its training rows."""
     if trend is None or not len(trend):
         return []
-    blocks: list[Block] = [
-        ("h", "Model versions over time"),
-        (
-            "p",
-            "Holdout scores of each registered version of this pipeline, oldest first (each "
-            "measured on the holdout rows of its own run). The champion is the version in "
-            "production.",
-        ),
-    ]
+    in_sample = (
+        trend["scored_on"].eq("training").to_numpy()
+        if "scored_on" in trend
+        else np.zeros(len(trend), dtype=bool)
+    )
+    text = (
+        "Holdout scores of each registered version of this pipeline, oldest first (each "
+        "measured on the holdout rows of its own run). The champion is the version in "
+        "production."
+    )
+    if in_sample.any():
+        text += (
+            ' A version marked "scored on training rows" was trained without a holdout: its '
+            "scores are on the rows it learned from, and optimistic."
+        )
+    blocks: list[Block] = [("h", "Model versions over time"), ("p", text)]
     rows = []
-    for r in trend.to_dict("records"):
+    for r, training in zip(trend.to_dict("records"), in_sample, strict=True):
         status = str(r["status"]) + (" (this run)" if r.get("this_run") else "")
+        if training:
+            status += ", scored on training rows"
         rows.append(
             [
                 str(r["version"]),
@@ -379,6 +393,12 @@ def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]
     blocks.append(("table", ((*headers, "Rules"), rows, numeric)))
     if figure and len(trend) >= 2:
         caption = "Holdout F1 score and accuracy of each registered version (diamonds: champions)."
+        if in_sample.any():
+            named = ", ".join(str(v).split("-")[0] for v in trend["version"][in_sample])
+            caption = (
+                "F1 score and accuracy of each registered version on its run's holdout rows "
+                f"(on its training rows for {named}: no holdout; diamonds: champions)."
+            )
         blocks.append(("figure", (svg_trend(trend), caption)))
     return blocks
 

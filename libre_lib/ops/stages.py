@@ -36,7 +36,7 @@ from ..params import AUTO
 from ..search import LibreSearchCV, default_grid
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
-from .baselines import version_trend
+from .baselines import TREND_VERSIONS, version_trend
 from .contract import DataContract
 from .diff import ChampionChanges
 from .display import value_key
@@ -45,6 +45,7 @@ from .registry import (
     ModelRegistry,
     ModelVersion,
     PromotionDecision,
+    RegistryError,
     validation_record,
 )
 from .report import RuleReport, build_report, render_html, render_markdown
@@ -790,11 +791,27 @@ def _trend(
 ) -> pd.DataFrame:
     """The versions' holdout scores; this run's version says whether it is to be promoted."""
     champions = [h.get("version") for h in registry.history(spec.name)]
-    trend = version_trend(registry.versions(spec.name), champions, current=version.version)
+    versions = registry.versions(spec.name)
+    trend = version_trend(
+        versions, champions, current=version.version, in_sample=_in_sample(registry, versions)
+    )
     mine = trend["this_run"] & (trend["status"] == "candidate")
     to_be = "to be promoted" if decision.promoted else "not promoted"
     trend.loc[mine, "status"] = f"candidate, {to_be}"
     return trend
+
+
+def _in_sample(registry: ModelRegistry, versions: list[ModelVersion]) -> list[str]:
+    """The versions trained without a holdout (their metrics are on their training rows)."""
+    found = []
+    for v in versions[-TREND_VERSIONS:]:
+        try:
+            fraction = registry.spec(v.pipeline, v.version).get("holdout_fraction")
+        except (OSError, RegistryError):
+            continue  # an unreadable spec: the version reads as scored on a holdout
+        if fraction == 0:
+            found.append(v.version)
+    return found
 
 
 def promote(

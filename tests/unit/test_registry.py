@@ -932,3 +932,38 @@ def test_a_pipeline_whose_versions_are_all_damaged_is_listed_as_such(registry, m
     assert result.exit_code == 1
     assert f"No readable model version of '{PIPE}'" in result.stderr
     assert "Pipelines with models" not in result.stderr
+
+
+def test_the_trend_marks_versions_scored_on_their_training_rows(registry, models):
+    """A version trained with holdout_fraction 0 has in-sample metrics; the report's trend read
+    them as holdout scores beside the other versions'."""
+    from libre_lib.ops.baselines import version_trend
+    from libre_lib.ops.report_sections import trend_blocks
+    from libre_lib.ops.stages import _in_sample
+
+    for i, fraction in enumerate((0.2, 0, 0.3)):
+        registry.register(
+            PIPE,
+            models[i].to_json(),
+            spec={"name": PIPE, "holdout_fraction": fraction},
+            metrics={"f1": 0.6, "accuracy": 0.7, "n_rules": 2},
+            validation=PASSED,
+            data_fingerprint="d" * 64,
+            spec_hash=str(i) * 64,
+            run_id=f"r{i}",
+        )
+    versions = registry.versions(PIPE)
+    second = versions[1].version
+    (versions[2].path / "spec.json").write_text("{not json")  # unreadable: read as a holdout
+    assert _in_sample(registry, versions) == [second]
+    trend = version_trend(versions, in_sample=_in_sample(registry, versions))
+    assert trend["scored_on"].tolist() == ["holdout", "training", "holdout"]
+    blocks = trend_blocks(trend)
+    text = next(c for kind, c in blocks if kind == "p")
+    rows = next(c[1] for kind, c in blocks if kind == "table")
+    assert "optimistic" in text
+    assert [r[2].endswith("scored on training rows") for r in rows] == [False, True, False]
+    caption = next(c[1] for kind, c in blocks if kind == "figure")
+    assert f"on its training rows for {second.split('-')[0]}: no holdout" in caption
+    held_out = trend.assign(scored_on="holdout")
+    assert "optimistic" not in next(c for kind, c in trend_blocks(held_out) if kind == "p")

@@ -921,6 +921,11 @@ def test_a_report_on_training_rows_says_so_everywhere_it_names_its_rows():
     assert list(in_sample.balance) == ["Training"]
     for text in (render_markdown(held_out, figures=True), render_html(held_out)):
         assert "Holdout performance" in text and "Holdout rows flagged" in text
+    # the cut points' note names the rows they were rounded against
+    assert "in the rows of this report (training rows)" in render_markdown(in_sample)
+    assert "(training and holdout rows)" in render_markdown(held_out)
+    alone = build_report(model, X, y, title="t")
+    assert "in the rows of this report (holdout rows)" in render_markdown(alone)
     with pytest.raises(ParameterError, match="evaluated_on must be one of"):
         build_report(model, X, y, evaluated_on="test", **both)
 
