@@ -321,3 +321,36 @@ def test_categories_prints_grouped_and_one_bin_each_rows():
     ]
     for row in rows[1:]:
         assert 0 <= float(row[3]) <= 1 and 0 <= float(row[4]) <= 1 and int(row[5]) >= 0
+
+
+def test_wide_design_candidates_change_only_what_they_claim():
+    """Without a candidate the probe is LibreClassifier(); the learner count grows only past
+    20 usable columns; the column test keeps a column carrying the class and drops noise."""
+    import numpy as np
+
+    sys.path.insert(0, str(BENCH))
+    import wide_design
+
+    from libre_lib import LibreClassifier
+
+    rng = np.random.default_rng(0)
+    X, y, positive_class = wide_design.load("haberman")
+    plain = LibreClassifier(positive_class=positive_class, random_state=0).fit(X, y)
+    probe = wide_design.WideProbe(positive_class=positive_class, random_state=0).fit(X, y)
+    assert str(probe.rules_) == str(plain.rules_)
+
+    wide = wide_design.WideProbe(random_state=0)
+    wide.learners_per_column = 2.5
+    n_bins = np.full(30, 3)
+    assert len(wide.draw_subsets(type("D", (), {"n_bins": n_bins[:20]})())) <= 50
+    assert len(wide.draw_subsets(type("D", (), {"n_bins": n_bins})())) > 50  # ceil(75) drawn
+
+    positive = rng.random(2_000) < 0.4
+    signal = np.where(positive, rng.integers(1, 3, 2_000), rng.integers(0, 2, 2_000))
+    codes = np.stack([signal, rng.integers(0, 3, 2_000)], axis=1)
+    assert wide_design.significant_columns(codes, [3, 3], positive, 0.05) == {0}
+
+    out = _run([str(BENCH / "wide_design.py"), "--datasets", "pad:haberman"], 300)
+    assert out.returncode == 0, out.stderr
+    row = out.stdout.splitlines()[-1].split()
+    assert row[0] == "pad:haberman" and 0 <= float(row[1]) <= 1 and float(row[2]) >= 0

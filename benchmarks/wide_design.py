@@ -1,0 +1,152 @@
+"""Design-half probes of LibreClassifier() on wide data (docs/benchmarks.md, eleventh round).
+
+    python benchmarks/wide_design.py --datasets digits:8 wdbc pad:pima
+    python benchmarks/wide_design.py --learners-per-column 2.5 --datasets digits:8 wdbc
+
+Stratified 5-fold CV (seed 0) of ``LibreClassifier()`` with its defaults, or with one of two
+candidates for wide data that the library does not ship:
+
+* ``--learners-per-column K``: the ensemble draws max(n_estimators, ceil(K x usable columns))
+  learners (at most 500) instead of ``n_estimators``, so that each column sits in as many
+  learners as on narrow data;
+* ``--column-test P``: the learners draw only columns whose ChiMerge bins are significant
+  against the class at level P / columns (a chi-square test of the bins, Bonferroni).
+
+Datasets: a bundled name (design half: haberman pima tictactoe australian credit_approval
+wdbc magic adult), ``digits:N`` (scikit-learn's bundled 8 x 8 digits, class N against the
+rest: 1,797 rows, 61 non-constant pixel columns; not a development dataset) or ``pad:NAME``
+(a bundled dataset padded to 60 columns with shuffled copies of its own columns:
+``tuning_study.padded``). Prints F1 of the positive class, #rules and fit seconds (means over
+the folds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import chi2
+from sklearn.datasets import load_digits
+from sklearn.metrics import f1_score
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils import check_random_state
+
+from libre_lib import LibreClassifier
+from libre_lib.datasets import load_dataset
+from libre_lib.ensemble import draw_feature_subsets
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tuning_study import padded
+
+MAX_LEARNERS = 500
+
+
+def load(name: str):
+    """(X, y, positive class) of a bundled, ``digits:N`` or ``pad:NAME`` dataset."""
+    if name.startswith("digits:"):
+        digits = load_digits()
+        X = pd.DataFrame(digits.data, columns=[f"p{i}" for i in range(digits.data.shape[1])])
+        X = X.loc[:, X.nunique() > 1]
+        return X, pd.Series((digits.target == int(name[7:])).astype(int)), 1
+    if name.startswith("pad:"):
+        X, y, info = load_dataset(name[4:])
+        return padded(X, 60), y, info.positive_class
+    X, y, info = load_dataset(name)
+    return X, y, info.positive_class
+
+
+def significant_columns(codes: np.ndarray, n_bins, positive: np.ndarray, level: float) -> set:
+    """Columns whose bins' chi-square against the class has p < level / columns."""
+    keep = set()
+    for j in range(codes.shape[1]):
+        c, seen = codes[:, j], codes[:, j] >= 0
+        table = np.stack(
+            [
+                np.bincount(c[seen & positive], minlength=int(n_bins[j])),
+                np.bincount(c[seen & ~positive], minlength=int(n_bins[j])),
+            ],
+            axis=1,
+        ).astype(float)
+        table = table[table.sum(axis=1) > 0]
+        if table.shape[0] < 2:
+            continue
+        expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0) / table.sum()
+        stat = float((((table - expected) ** 2) / np.where(expected > 0, expected, 1)).sum())
+        if chi2.sf(stat, table.shape[0] - 1) < level / codes.shape[1]:
+            keep.add(j)
+    return keep
+
+
+class WideProbe(LibreClassifier):
+    """LibreClassifier with the candidates above (the inner "auto" CV uses them too)."""
+
+    learners_per_column: float = 0.0
+    column_test: float = 0.0
+
+    def encode(self, frame, target, discretization):
+        if self.column_test:
+            codes = discretization.transform(frame)
+            positive = np.asarray(target.positive, dtype=bool)
+            self._kept = (
+                discretization,
+                significant_columns(codes, discretization.n_bins, positive, self.column_test),
+            )
+        return LibreClassifier.encode(frame, target, discretization)
+
+    def draw_subsets(self, discretization):
+        pool = [j for j, b in enumerate(discretization.n_bins) if b >= 2]
+        kept = getattr(self, "_kept", None)
+        if self.column_test and kept is not None and kept[0] is discretization:
+            pool = [j for j in pool if j in kept[1]] or pool
+        if not pool:
+            return []
+        n = self.n_estimators
+        if self.learners_per_column:
+            n = min(MAX_LEARNERS, max(n, math.ceil(self.learners_per_column * len(pool))))
+        rng = check_random_state(self.random_state)
+        return draw_feature_subsets(pool, n, self._n_features(len(pool)), rng, self.subset_sizes)
+
+
+def cross_validate(name: str, seed: int = 0) -> tuple[float, float, float]:
+    X, y, positive_class = load(name)
+    positive = (y == positive_class).to_numpy()
+    f1s, rules, seconds = [], [], []
+    for train, test in StratifiedKFold(5, shuffle=True, random_state=seed).split(X, positive):
+        model = WideProbe(positive_class=positive_class, random_state=seed)
+        started = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X.iloc[train], y.iloc[train])
+        seconds.append(time.perf_counter() - started)
+        f1s.append(f1_score(positive[test], model.predict(X.iloc[test]) == positive_class))
+        rules.append(len(model.rules_))
+    return float(np.mean(f1s)), float(np.mean(rules)), float(np.mean(seconds))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=["digits:8", "wdbc", "pad:pima"])
+    parser.add_argument("--learners-per-column", type=float, default=0.0, metavar="K")
+    parser.add_argument("--column-test", type=float, default=0.0, metavar="P")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    WideProbe.learners_per_column = args.learners_per_column
+    WideProbe.column_test = args.column_test
+    print(
+        f"learners per column: {args.learners_per_column or 'off'}; "
+        f"column test: {args.column_test or 'off'}"
+    )
+    print(f"{'dataset':<22}{'F1':>7}{'#rules':>8}{'fit s':>8}")
+    for name in args.datasets:
+        f1, rules, seconds = cross_validate(name, args.seed)
+        print(f"{name:<22}{f1:>7.3f}{rules:>8.1f}{seconds:>8.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
