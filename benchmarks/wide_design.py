@@ -17,7 +17,9 @@ wdbc magic adult), ``digits:N`` (scikit-learn's bundled 8 x 8 digits, class N ag
 rest: 1,797 rows, 61 non-constant pixel columns; not a development dataset) or ``pad:NAME``
 (a bundled dataset padded to 60 columns with shuffled copies of its own columns:
 ``tuning_study.padded``). Prints F1 of the positive class, #rules and fit seconds (means over
-the folds).
+the folds). ``--method search`` runs ``LibreSearchCV()`` instead (no candidate), ``--method
+tree`` a decision tree with ``max_depth`` in {5, 10, 20, None} tuned by inner 5-fold F1 (the
+peers' setting in benchmarks/paper_table.py: categories one-hot, missing numbers the median).
 """
 
 from __future__ import annotations
@@ -32,12 +34,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy.stats import chi2
+from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_digits
+from sklearn.impute import SimpleImputer
 from sklearn.metrics import f1_score
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
 
-from libre_lib import LibreClassifier
+from libre_lib import LibreClassifier, LibreSearchCV
 from libre_lib.datasets import load_dataset
 from libre_lib.ensemble import draw_feature_subsets
 
@@ -113,19 +120,44 @@ class WideProbe(LibreClassifier):
         return draw_feature_subsets(pool, n, self._n_features(len(pool)), rng, self.subset_sizes)
 
 
-def cross_validate(name: str, seed: int = 0) -> tuple[float, float, float]:
+def model_for(method: str, positive_class, seed: int, X: pd.DataFrame):
+    if method == "search":
+        return LibreSearchCV(positive_class=positive_class, random_state=seed, n_jobs=1)
+    if method == "tree":
+        numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c])]
+        prep = ColumnTransformer(
+            [
+                ("numbers", SimpleImputer(strategy="median"), numeric),
+                (
+                    "categories",
+                    OneHotEncoder(handle_unknown="ignore"),
+                    X.columns.difference(numeric),
+                ),
+            ]
+        )
+        tree = Pipeline([("prep", prep), ("tree", DecisionTreeClassifier(random_state=seed))])
+        inner = StratifiedKFold(5, shuffle=True, random_state=seed)
+        return GridSearchCV(tree, {"tree__max_depth": [5, 10, 20, None]}, scoring="f1", cv=inner)
+    return WideProbe(positive_class=positive_class, random_state=seed)
+
+
+def cross_validate(name: str, seed: int = 0, method: str = "libre") -> tuple:
+    """Mean F1, #rules (NaN for the tree) and fit seconds over the outer folds."""
     X, y, positive_class = load(name)
     positive = (y == positive_class).to_numpy()
+    if method == "tree":
+        X = X.astype({c: str for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])})
+        y, positive_class = positive, True
     f1s, rules, seconds = [], [], []
     for train, test in StratifiedKFold(5, shuffle=True, random_state=seed).split(X, positive):
-        model = WideProbe(positive_class=positive_class, random_state=seed)
+        model = model_for(method, positive_class, seed, X)
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.fit(X.iloc[train], y.iloc[train])
+            model.fit(X.iloc[train], y[train] if method == "tree" else y.iloc[train])
         seconds.append(time.perf_counter() - started)
         f1s.append(f1_score(positive[test], model.predict(X.iloc[test]) == positive_class))
-        rules.append(len(model.rules_))
+        rules.append(float("nan") if method == "tree" else len(model.rules_))
     return float(np.mean(f1s)), float(np.mean(rules)), float(np.mean(seconds))
 
 
@@ -134,17 +166,20 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=["digits:8", "wdbc", "pad:pima"])
     parser.add_argument("--learners-per-column", type=float, default=0.0, metavar="K")
     parser.add_argument("--column-test", type=float, default=0.0, metavar="P")
+    parser.add_argument("--method", choices=("libre", "search", "tree"), default="libre")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.method != "libre" and (args.learners_per_column or args.column_test):
+        parser.error("the candidates apply to --method libre only")
     WideProbe.learners_per_column = args.learners_per_column
     WideProbe.column_test = args.column_test
     print(
-        f"learners per column: {args.learners_per_column or 'off'}; "
+        f"method: {args.method}; learners per column: {args.learners_per_column or 'off'}; "
         f"column test: {args.column_test or 'off'}"
     )
     print(f"{'dataset':<22}{'F1':>7}{'#rules':>8}{'fit s':>8}")
     for name in args.datasets:
-        f1, rules, seconds = cross_validate(name, args.seed)
+        f1, rules, seconds = cross_validate(name, args.seed, args.method)
         print(f"{name:<22}{f1:>7.3f}{rules:>8.1f}{seconds:>8.1f}", flush=True)
 
 
