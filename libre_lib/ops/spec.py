@@ -661,12 +661,26 @@ def parse_spec(raw: dict, base_dir: str | Path = ".", source: str = "spec") -> P
     return spec
 
 
+#: What a missing required key is for, with an example (spec errors name it).
+REQUIRED_HINTS = {
+    "name": "the pipeline's name, e.g. name: churn",
+    "data": "where the training rows are, e.g. data: {path: churn.csv}",
+    "data.path": "a CSV or Parquet file or a folder of them, e.g. path: churn.csv",
+    "target": "the column to predict and its positive value, e.g. target: {column: churned, "
+    'positive_class: "yes"}',
+    "target.column": "the column the rules predict, e.g. column: churned",
+    "target.positive_class": "the value of the target column the rules flag, e.g. "
+    'positive_class: "yes" or positive_class: 1',
+}
+
+
 def _describe(error: dict) -> str:
     """One error of the spec's check, with at most a short excerpt of the bad key or value."""
     where = ".".join(str(p) for p in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
         return f"unknown key {shorten(repr(where))} (check its spelling; see docs/pipeline.md)"
     if error["type"] == "missing":
-        return f"missing required key {excerpt(where)}"
+        hint = REQUIRED_HINTS.get(where)
+        return f"missing required key {excerpt(where)}" + (f" ({hint})" if hint else "")
     message = error["msg"].removeprefix("Value error, ")  # a rule, not the value
     return f"{shorten(where)}: {message} (got {excerpt(error.get('input'))})"

@@ -250,3 +250,14 @@ def test_model_random_state_must_be_a_whole_number_and_the_error_says_which(valu
     with pytest.raises(SpecError, match=r"model.random_state: must be a whole number from 0 "):
         parse_spec({**RAW, "model": {"random_state": value}})
     assert parse_spec({**RAW, "model": {"random_state": 7}}).model.random_state == 7
+
+
+def test_a_missing_required_key_says_what_it_is_for():
+    """A new user's first spec often leaves out target.positive_class; the error said only
+    that it is missing."""
+    raw = {**RAW, "target": {"column": RAW["target"]["column"]}}
+    with pytest.raises(SpecError, match=r"'target.positive_class' \(the value of the target"):
+        parse_spec(raw)
+    no_name = {k: v for k, v in RAW.items() if k != "name"}
+    with pytest.raises(SpecError, match=r"missing required key 'name' \(the pipeline's name"):
+        parse_spec(no_name)
