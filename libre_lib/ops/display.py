@@ -81,6 +81,21 @@ def rounding_note(rows: str = "training and holdout") -> str:
     )
 
 
+SHOWN_IN_RULE = 12
+"""A rule's condition on more categories than this of a grouped column names the groups."""
+
+
+def number_ranges(numbers: Sequence[int]) -> str:
+    """``1–3, 5, 7–8`` for [1, 2, 3, 5, 7, 8] (sorted, distinct)."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+
+
 def natural_key(value) -> tuple:
     """Sort key that puts numbers (and text that reads as a number) in numeric order, before
     other text, and orders the digit runs inside text as numbers: 2 before 10, "2" before
@@ -268,6 +283,9 @@ class RuleDisplay:
     target_label: str | None = None
     cuts: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     data: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    groups: Mapping[str, tuple[frozenset, ...]] = field(default_factory=dict, repr=False)
+    """A column of grouped categories -> the categories of each group, in bin order: a
+    condition on more than :data:`SHOWN_IN_RULE` of them reads as the groups it takes."""
     _texts: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -309,10 +327,15 @@ class RuleDisplay:
         RuleDisplay
         """
         cuts: dict[str, set[float]] = {}
+        groups: dict[str, tuple[frozenset, ...]] = {}
         discretization = getattr(model, "discretization_", None)
         for feature in getattr(discretization, "features", ()):
             if feature.kind == NUMERIC:
                 cuts.setdefault(feature.name, set()).update(feature.cuts)
+            elif feature.groups:
+                groups[feature.name] = tuple(
+                    frozenset(feature.bin_categories(b)) for b in range(feature.n_value_bins)
+                )
         for rule in model.rules_:
             for condition in rule:
                 if condition.kind == NUMERIC:
@@ -329,6 +352,7 @@ class RuleDisplay:
             target_label=target_label,
             cuts={k: tuple(sorted(v)) for k, v in cuts.items()},
             data=data,
+            groups=groups,
         )
         return display.with_rules(model.rules_)
 
@@ -348,6 +372,7 @@ class RuleDisplay:
             self.target_label,
             {k: tuple(sorted(v)) for k, v in cuts.items()},
             self.data,
+            self.groups,
         )
 
     # --- pieces
@@ -406,16 +431,32 @@ class RuleDisplay:
                 return f"{self.number(feature, low)} ≤ {name} < {self.number(feature, high)}"
             parts = [self.interval_text(feature, i) for i in intervals]
         else:
+            taken = self.groups_taken(feature, condition.categories)
             ordered = sorted(condition.categories, key=natural_key)
             values = [self.value(feature, c) for c in ordered]
             if len(values) == 1 and not condition.missing:
                 return f"{name} = {values[0]}"
-            parts = ["{" + ", ".join(set_item_text(v) for v in values) + "}"] if values else []
+            if taken:
+                word = "group" if len(taken) == 1 else "groups"
+                parts = [f"{word} {number_ranges(taken)} ({len(values):,} categories)"]
+            else:
+                parts = ["{" + ", ".join(set_item_text(v) for v in values) + "}"] if values else []
         if condition.missing:
             if not parts:
                 return f"{name} is missing"
             parts.append("missing")
         return f"{name} ∈ " + " ∪ ".join(parts)
+
+    def groups_taken(self, feature: str, categories) -> list[int]:
+        """The groups (numbered from 1) whose union is exactly ``categories``, when these are
+        more than :data:`SHOWN_IN_RULE` categories of a grouped column; else empty."""
+        groups = self.groups.get(feature)
+        wanted = set(categories)
+        if not groups or len(wanted) <= SHOWN_IN_RULE:
+            return []
+        taken = [i + 1 for i, members in enumerate(groups) if members <= wanted]
+        covered = set().union(*(groups[i - 1] for i in taken)) if taken else set()
+        return taken if covered == wanted else []
 
     def rule_text(self, rule: Rule) -> str:
         """The rule's conditions joined by AND (``TRUE`` for a rule without conditions)."""

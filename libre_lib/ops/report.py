@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..discretization import NUMERIC
 from ..errors import ParameterError
 from ..estimator import AUTO_CHOSEN, LibreClassifier
 from ..params import AUTO
@@ -291,6 +292,8 @@ class RuleReport:
     """The rows the scores are on: "holdout", or "training" when the run kept none."""
     display_rows: str = "training and holdout"
     """The rows printed cut points sort as the model does (empty: none were given)."""
+    grouped: bool = False
+    """Whether a rule reads as groups of categories (the notation then explains them)."""
 
 
 def build_report(
@@ -431,7 +434,16 @@ def build_report(
         tuning_summary=tuning_summary,
         evaluated_on=evaluated_on,
         display_rows=" and ".join(shown),
+        grouped=_grouped(display, [*ruleset, *_diff_rules(changes)]),
     )
+
+
+def _diff_rules(changes: ChampionChanges | None) -> list:
+    if changes is None:
+        return []
+    diff = changes.diff
+    moved = [r for change in diff.changed for r in (change.before, change.after)]
+    return [*diff.added, *diff.removed, *diff.unchanged, *moved]
 
 
 def _group_shares(model, X_train, train_positive) -> dict[str, list[float | None]]:
@@ -478,6 +490,16 @@ def performance_heading(report: RuleReport) -> str:
     if report.evaluated_on == "holdout":
         return "Holdout performance"
     return "Performance on the training rows (no holdout)"
+
+
+def _grouped(display: RuleDisplay, rules) -> bool:
+    """Whether one of ``rules`` reads as groups of categories (see ``RuleDisplay``)."""
+    return bool(display.groups) and any(
+        display.groups_taken(c.feature, c.categories)
+        for rule in rules
+        for c in rule
+        if c.kind != NUMERIC
+    )
 
 
 def metric_label(key: str, evaluated_on: str = "holdout") -> tuple[str, str]:
@@ -741,7 +763,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     out.append("## How to read this")
     out.append(md_block(how_to_read(report)))
     out.append("\n".join(f"- **{md_inline(term)}**: {md_inline(text)}" for term, text in GLOSSARY))
-    out += blocks(legend_blocks(report.display_rows))
+    out += blocks(legend_blocks(report.display_rows, report.grouped))
 
     out.append("## Rule set")
     out.append(md_fence(report.ruleset_text))
@@ -1042,7 +1064,7 @@ def render_html(report: RuleReport) -> str:
     out.append('<dl class="glossary">')
     out += [f"<dt>{_h(term)}</dt><dd>{_h(text)}</dd>" for term, text in GLOSSARY]
     out.append("</dl>")
-    out += _html_blocks(legend_blocks(report.display_rows), figures)
+    out += _html_blocks(legend_blocks(report.display_rows, report.grouped), figures)
 
     out.append("<h2>Rule set</h2>")
     out.append(_ruleset_html(report.ruleset_text))

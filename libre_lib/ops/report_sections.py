@@ -101,12 +101,20 @@ def _share(part: int, whole: int) -> str:
 # --- notation ----------------------------------------------------------------------------------
 
 
-def legend_blocks(rows: str = "training and holdout") -> list[Block]:
-    """What the symbols in the rules mean, and that numbers are rounded for display (from
-    the ``rows`` named, see :func:`~libre_lib.ops.display.rounding_note`)."""
+GROUPS_LEGEND = (
+    "x ∈ groups 2–4 (n categories)",
+    "x is one of the n categories of groups 2, 3 and 4 of its column (a column of many "
+    'categories; the groups are listed in "How each column was discretized").',
+)
+
+
+def legend_blocks(rows: str = "training and holdout", grouped: bool = False) -> list[Block]:
+    """What the symbols in the rules mean (``grouped``: also the groups of a column of many
+    categories), and that numbers are rounded for display (from the ``rows`` named, see
+    :func:`~libre_lib.ops.display.rounding_note`)."""
     return [
         ("h", "Notation"),
-        ("dl", list(LEGEND)),
+        ("dl", [*LEGEND, *([GROUPS_LEGEND] if grouped else [])]),
         ("p", rounding_note(rows)),
     ]
 
@@ -251,7 +259,7 @@ def discretization_table(
         elif feature.groups:
             shares = group_shares.get(feature.name) or [None] * feature.n_value_bins
             groups = [
-                "{"
+                f"group {b + 1} {{"
                 + _category_list(feature.name, feature.bin_categories(b), display, SHOWN_PER_GROUP)
                 + "}"
                 + ("" if share is None else f": {share:.1%} {positive_name}")

@@ -895,9 +895,54 @@ def test_the_bins_table_shows_grouped_categories_as_groups():
     first, second, third = row["bins"].split(": ", 1)[1].split("; ")
     assert row["bins"].startswith("120 categories in 3 groups of a similar share of positive")
     shown = [f"z{i:03d}" for i in range(SHOWN_PER_GROUP)]
-    assert first == "{" + ", ".join(shown) + f", … {100 - SHOWN_PER_GROUP} more}}"
-    assert second == "{" + ", ".join(f"z{i:03d}" for i in range(100, 120, 2)) + "}"
-    assert third == "{" + ", ".join(f"z{i:03d}" for i in range(101, 120, 2)) + "}"
+    assert first == "group 1 {" + ", ".join(shown) + f", … {100 - SHOWN_PER_GROUP} more}}"
+    assert second == "group 2 {" + ", ".join(f"z{i:03d}" for i in range(100, 120, 2)) + "}"
+    assert third == "group 3 {" + ", ".join(f"z{i:03d}" for i in range(101, 120, 2)) + "}"
+
+
+def test_a_rule_on_many_grouped_categories_names_its_groups():
+    """A rule on a column of grouped categories listed every category of its groups (60+
+    names in one condition); it now names the groups, numbered as in the bins table."""
+    from types import SimpleNamespace
+
+    from libre_lib.discretization import CATEGORICAL, Discretization, FeatureBins
+    from libre_lib.ops.display import RuleDisplay, number_ranges
+    from libre_lib.ops.report import build_report, render_html, render_markdown
+
+    assert number_ranges([1, 2, 3, 5, 7, 8]) == "1–3, 5, 7–8" and number_ranges([4]) == "4"
+    categories = tuple(f"z{i:03d}" for i in range(120))
+    groups = tuple(min(i // 30, 3) for i in range(120))  # four groups of 30
+    feature = FeatureBins("zip", CATEGORICAL, categories=categories, groups=groups)
+    model = SimpleNamespace(
+        discretization_=Discretization((feature,)),
+        rules_=RuleSet((), positive_class=1, negative_class=0, target="y"),
+    )
+    display = RuleDisplay.from_model(model)
+    three = Condition("zip", CATEGORICAL, categories=categories[:60] + categories[90:])
+    assert display.condition_text(three) == "zip ∈ groups 1–2, 4 (90 categories)"
+    with_missing = Condition("zip", CATEGORICAL, categories=categories[30:60], missing=True)
+    assert display.condition_text(with_missing) == "zip ∈ group 2 (30 categories) ∪ missing"
+    # not a union of whole groups (an older model's rule), or few categories: listed in full
+    odd = Condition("zip", CATEGORICAL, categories=categories[:31])
+    assert display.condition_text(odd).startswith("zip ∈ {z000, z001,")
+    few = Condition("zip", CATEGORICAL, categories=categories[:12])
+    assert display.condition_text(few).count(", ") == 11
+
+    from libre_lib.datasets import load_dataset
+
+    X, y, info = load_dataset("haberman")
+    plain = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
+    # the notation explains groups only where a rule uses them
+    assert "x ∈ groups 2–4" not in render_markdown(build_report(plain, X, y, title="t"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from categories import city_data
+
+    X, y = city_data(3_000, 150, 0, np.random.default_rng(100).normal(size=150))
+    model = LibreClassifier(random_state=0, n_estimators=10).fit(X, y)
+    report = build_report(model, X, y, title="t", X_train=X, y_train=y)
+    for text in (render_markdown(report), render_html(report)):
+        assert re.search(r"city ∈ groups? [0-9–, ]+ \([0-9,]+ categories\)", text)
+        assert "x ∈ groups 2–4 (n categories)" in text
 
 
 def test_a_report_on_training_rows_says_so_everywhere_it_names_its_rows():
