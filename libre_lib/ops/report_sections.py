@@ -218,8 +218,10 @@ def balance_blocks(
 DISCRETIZATION_COLUMNS = ("column", "kind", "n_bins", "bins", "missing")
 
 
-#: A group of categories in the bins table lists at most this many of them.
-SHOWN_PER_GROUP = 12
+#: A group of categories in the bins table lists at most this many of them (the rules name
+#: groups, so the bins table is where their categories are read; an id-like column's one
+#: group of thousands is cut short).
+SHOWN_PER_GROUP = MANY_CATEGORIES
 
 
 def _category_list(feature: str, categories, display: RuleDisplay, limit: int | None = None):

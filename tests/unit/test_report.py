@@ -887,17 +887,17 @@ def test_the_bins_table_shows_grouped_categories_as_groups():
     from libre_lib.ops.display import RuleDisplay
     from libre_lib.ops.report_sections import SHOWN_PER_GROUP, discretization_table
 
-    categories = tuple(f"z{i:03d}" for i in range(120))
-    groups = tuple(0 if i < 100 else 1 + i % 2 for i in range(120))
+    categories = tuple(f"z{i:03d}" for i in range(170))
+    groups = tuple(0 if i < 150 else 1 + i % 2 for i in range(170))
     feature = FeatureBins("zip", CATEGORICAL, categories=categories, groups=groups)
     row = discretization_table(Discretization((feature,)), RuleDisplay()).iloc[0]
     assert row["n_bins"] == 3
     first, second, third = row["bins"].split(": ", 1)[1].split("; ")
-    assert row["bins"].startswith("120 categories in 3 groups of a similar share of positive")
+    assert row["bins"].startswith("170 categories in 3 groups of a similar share of positive")
     shown = [f"z{i:03d}" for i in range(SHOWN_PER_GROUP)]
-    assert first == "group 1 {" + ", ".join(shown) + f", … {100 - SHOWN_PER_GROUP} more}}"
-    assert second == "group 2 {" + ", ".join(f"z{i:03d}" for i in range(100, 120, 2)) + "}"
-    assert third == "group 3 {" + ", ".join(f"z{i:03d}" for i in range(101, 120, 2)) + "}"
+    assert first == "group 1 {" + ", ".join(shown) + f", … {150 - SHOWN_PER_GROUP} more}}"
+    assert second == "group 2 {" + ", ".join(f"z{i:03d}" for i in range(150, 170, 2)) + "}"
+    assert third == "group 3 {" + ", ".join(f"z{i:03d}" for i in range(151, 170, 2)) + "}"
 
 
 def test_a_rule_on_many_grouped_categories_names_its_groups():
