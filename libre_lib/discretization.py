@@ -25,6 +25,7 @@ do not test that feature.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -634,11 +635,17 @@ def _warn_if_id_like(name, n_distinct: int, n_present: int) -> None:
         warnings.warn(message, LibreWarning, stacklevel=4)
 
 
-def identifier_messages(frame: pd.DataFrame, categorical: list[bool]) -> list[str]:
+def identifier_messages(
+    frame: pd.DataFrame, categorical: list[bool], skip: Iterable[str] = ()
+) -> list[str]:
     """The warnings about identifier columns (:func:`id_like_message`,
-    :func:`row_ids_message`) that ``frame``'s columns draw, for a report to repeat."""
+    :func:`row_ids_message`) that ``frame``'s columns draw, for a report to repeat; columns in
+    ``skip`` draw none (e.g. numbers stored as text, which draw their own warning)."""
+    skip = set(skip)
     out = []
     for name, is_categorical in zip(frame.columns, categorical, strict=True):
+        if name in skip:
+            continue
         series = frame[name]
         n_present = int(series.notna().sum())
         if is_categorical:

@@ -26,6 +26,7 @@ from .inputs import (
     binary_target,
     check_sample_weight,
     label_array,
+    numbers_as_text,
     one_vs_rest,
     pandas_frame,
     resolve_categorical,
@@ -349,7 +350,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         names = [
             name for name, categorical in zip(frame.columns, flags, strict=True) if categorical
         ]
-        for message in identifier_messages(frame[names], [True] * len(names)):
+        as_text = numbers_as_text(frame, self.categorical_features)  # warned of in discretize
+        for message in identifier_messages(frame[names], [True] * len(names), skip=as_text):
             warnings.warn(message, LibreWarning, stacklevel=3)
 
     def discretize(self, frame: pd.DataFrame, target: Target, max_intervals=AUTO) -> Discretization:

@@ -138,10 +138,23 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
     flags = [is_categorical_dtype(frame[c]) for c in frame.columns]
     declared = _declared_categorical(list(frame.columns), categorical_features)
     if warn:
-        for name, inferred, forced in zip(frame.columns, flags, declared, strict=True):
-            if inferred and not forced:
-                _warn_if_numbers_as_text(frame[name])
+        for message in numbers_as_text(frame, categorical_features).values():
+            warnings.warn(message, LibreWarning, stacklevel=4)
     return [a or b for a, b in zip(flags, declared, strict=True)]
+
+
+def numbers_as_text(frame: pd.DataFrame, categorical_features=None) -> dict[str, str]:
+    """The text columns of ``frame`` that mostly hold numbers and that ``categorical_features``
+    does not declare categorical: column name -> the warning about it (as categories, rules
+    would list its numbers one by one)."""
+    declared = _declared_categorical(list(frame.columns), categorical_features)
+    out = {}
+    for name, forced in zip(frame.columns, declared, strict=True):
+        if not forced and is_categorical_dtype(frame[name]):
+            message = numbers_as_text_message(frame[name])
+            if message is not None:
+                out[name] = message
+    return out
 
 
 def _declared_categorical(names: list, categorical_features) -> list[bool]:
@@ -275,21 +288,22 @@ def _refuse_dates(series: pd.Series) -> None:
     raise DataError(f"Column {name!r} holds {what} (dtype {dtype}): {reason}. {advice}")
 
 
-def _warn_if_numbers_as_text(series: pd.Series) -> None:
-    """Warn about a text column whose values are mostly numbers (a numeric column with some
-    stray text, or numbers read as strings): as categories, rules list its values one by one."""
+def numbers_as_text_message(series: pd.Series) -> str | None:
+    """The warning about a text column whose values are mostly numbers (a numeric column with
+    some stray text, or numbers read as strings: as categories, rules list its values one by
+    one), or None."""
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        return  # the caller chose categories explicitly
+        return None  # the caller chose categories explicitly
     if not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)):
-        return
+        return None
     try:
         counts = series.value_counts(dropna=True)
         if counts.size < MOSTLY_NUMERIC_MIN_DISTINCT:
-            return
+            return None
         parsed = pd.to_numeric(pd.Series(counts.index, dtype=object), errors="coerce")
     except (TypeError, ValueError):  # unhashable or exotic values: not numbers as text
-        return
+        return None
     numeric = parsed.notna().to_numpy()
     n_present = int(counts.sum())
     stray = counts[~numeric]
@@ -298,7 +312,7 @@ def _warn_if_numbers_as_text(series: pd.Series) -> None:
         int(numeric.sum()) < MOSTLY_NUMERIC_MIN_DISTINCT
         or n_present - n_stray < MOSTLY_NUMERIC_FRACTION * n_present
     ):
-        return
+        return None
     name = series.name
     if n_stray:
         examples = ", ".join(excerpt(v, 20) for v in stray.index[:MOSTLY_NUMERIC_EXAMPLES])
@@ -313,12 +327,10 @@ def _warn_if_numbers_as_text(series: pd.Series) -> None:
     else:
         found = f"holds numbers stored as text (dtype {series.dtype})"
         fix = f"convert it (pd.to_numeric(X[{name!r}]))"
-    warnings.warn(
+    return (
         f"Column {name!r} {found}, so it is treated as categorical and rules list its values "
         f"one by one. If it is numeric, {fix}; if its values are categories, declare it in "
-        "categorical_features (features.categorical in a pipeline spec).",
-        LibreWarning,
-        stacklevel=5,
+        "categorical_features (features.categorical in a pipeline spec)."
     )
 
 

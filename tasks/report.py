@@ -158,6 +158,7 @@ def summarize(
         "model": str(run_dir / "model.json"),
         "metrics": trained.metrics,
         "metrics_on": trained.scored_rows[2] if trained.scored_rows is not None else "holdout",
+        "notes": list(trained.rules.notes),
         **outcome(registration),
         "stages": [
             {"stage": s.name, "key": s.key, "path": s.ref.path, "cache_hit": s.hit} for s in outputs

@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 
 from libre_flows.flows.cli.common import (
@@ -111,6 +112,8 @@ def _print_summary(summary: dict, seconds: float) -> None:
         f"model version {summary.get('model_version')}{reused}: {verdict} "
         f"({summary.get('promotion')})"
     )
+    for note in summary.get("notes", ()):
+        console.print(f"[yellow]note[/]: {escape(note)}")
     console.print(f"report: [green]{summary['report']}[/]")
     console.print(f"model:  {summary['model']}")
     console.print(

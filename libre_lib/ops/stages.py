@@ -31,7 +31,7 @@ from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier
-from ..inputs import Target, binary_target
+from ..inputs import Target, binary_target, numbers_as_text
 from ..params import AUTO
 from ..search import LibreSearchCV, default_grid
 from ..selection import cover_candidates, filter_candidates
@@ -687,8 +687,12 @@ def report(
             rows = f"{n_train} training rows, {len(X)} holdout rows (streamed)"
     X_train, y_train = split_rows(spec, frame, holdout_flags)
     features = getattr(model.discretization_, "features", ())
+    # the fit's warnings about columns reach the task's log only: the report repeats them
+    as_text = numbers_as_text(X_train[list(model.columns_)], model.categorical_features)
     identifiers = identifier_messages(
-        X_train[[f.name for f in features]], [f.kind == CATEGORICAL for f in features]
+        X_train[[f.name for f in features]],
+        [f.kind == CATEGORICAL for f in features],
+        skip=as_text,
     )
     rule_report = build_report(
         model,
@@ -707,7 +711,7 @@ def report(
         ),
         description=spec.description,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        notes=(*identifiers, *note),
+        notes=(*as_text.values(), *identifiers, *note),
         X_train=X_train,
         y_train=y_train,
         tuning=None if tuning is None else pa.table(tuning[0]).to_pandas(),

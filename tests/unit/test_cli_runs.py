@@ -1,5 +1,5 @@
-"""`libre report PIPELINE` picks the latest run: two runs in one second were ordered by the
-random tail of their folder names."""
+"""The CLI around runs: `libre report PIPELINE` picks the latest run (two runs in one second
+were ordered by the random tail of their folder names); `libre train` prints the run's notes."""
 
 import os
 
@@ -15,3 +15,31 @@ def test_the_latest_of_two_runs_in_one_second_is_the_one_written_last(tmp_path):
         os.utime(folder / "run.json", ns=(10**18 + i, 10**18 + i))
     (runs / "20261127-105959-aaaaaaaaaaaa").mkdir()  # no run.json: not finished
     assert latest_run(tmp_path, "pima") == second
+
+
+def test_train_prints_the_reports_notes():
+    """The run's warnings about its data (numbers stored as text, an id column) reached only
+    the report's last section; `libre train` now prints them before the report's path."""
+    from libre_flows.flows.cli import _print_summary
+    from libre_flows.flows.cli.common import console
+
+    summary = {
+        "stages": [{"stage": "load", "cache_hit": False}],
+        "metrics": {"f1": 0.5, "precision": 0.5, "recall": 0.5, "n_rules": 2},
+        "promoted": True,
+        "model_version": "v0001-abc",
+        "promotion": "first version",
+        "report": "/runs/r/report.html",
+        "model": "/runs/r/model.json",
+        "cache_hits": 0,
+        "n_stages": 1,
+        "notes": ["Column 'amount' is mostly numbers [sic]", "Column 'id' looks like an id"],
+    }
+    with console.capture() as captured:
+        _print_summary(summary, 1.0)
+    out = captured.get()
+    assert "note: Column 'amount' is mostly numbers [sic]" in out  # markup-like text kept
+    assert out.index("note: Column 'id'") < out.index("report: ")
+    with console.capture() as captured:
+        _print_summary({**summary, "notes": []}, 1.0)
+    assert "note:" not in captured.get()

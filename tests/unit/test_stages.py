@@ -3,6 +3,7 @@ max_rules and conflict_tolerance, cache-key parameters, and the stages chained b
 the estimator's own model."""
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -389,3 +390,25 @@ def test_the_report_repeats_the_warning_about_an_identifier_column(unlabelled):
         unlabelled, model, clean, holdout, ValidationReport(True, len(frame), ())
     )
     assert trained.rules.notes == ()
+
+
+def test_the_report_repeats_the_warning_about_numbers_stored_as_text(unlabelled):
+    """A numeric column with a few blanks written as " " is read as text: the fit warned in
+    the task's log only, and the report called the column an id instead (its 'categories'
+    are nearly unique)."""
+    frame, _ = stages.load(unlabelled, "sha")
+    amounts = np.random.default_rng(0).uniform(10, 900, len(frame)).round(2).astype(str)
+    amounts[::50] = " "
+    frame.insert(0, "amount", amounts)
+    holdout = stages.split(unlabelled, frame)[0].column("holdout").to_numpy()
+    X, y = stages.split_rows(unlabelled, frame, holdout)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
+    said = [str(w.message) for w in caught if "'amount'" in str(w.message)]
+    assert len(said) == 1 and "is mostly numbers" in said[0]  # not also "looks like an id"
+    trained = stages.report(
+        unlabelled, model, frame, holdout, ValidationReport(True, len(frame), ())
+    )
+    (note,) = trained.rules.notes
+    assert note.startswith("Column 'amount' is mostly numbers") and "na_values" in note
