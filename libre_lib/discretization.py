@@ -25,7 +25,7 @@ do not test that feature.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -636,16 +636,14 @@ def _warn_if_id_like(name, n_distinct: int, n_present: int) -> None:
 
 
 def identifier_messages(
-    frame: pd.DataFrame, categorical: list[bool], skip: Iterable[str] = ()
+    frame: pd.DataFrame, categorical: list[bool], skip: Callable[[str], bool] | None = None
 ) -> list[str]:
     """The warnings about identifier columns (:func:`id_like_message`,
-    :func:`row_ids_message`) that ``frame``'s columns draw, for a report to repeat; columns in
-    ``skip`` draw none (e.g. numbers stored as text, which draw their own warning)."""
-    skip = set(skip)
+    :func:`row_ids_message`) that ``frame``'s columns draw, for a report to repeat; a column
+    for which ``skip(name)`` is true draws none (asked only of columns that would draw one:
+    e.g. numbers stored as text, which draw their own warning)."""
     out = []
     for name, is_categorical in zip(frame.columns, categorical, strict=True):
-        if name in skip:
-            continue
         series = frame[name]
         n_present = int(series.notna().sum())
         if is_categorical:
@@ -653,7 +651,7 @@ def identifier_messages(
         else:
             values = numeric_values(series)  # distinct by hashing: no sort of every column
             message = row_ids_message(name, pd.unique(values[~np.isnan(values)]), n_present)
-        if message is not None:
+        if message is not None and not (skip is not None and skip(name)):
             out.append(message)
     return out
 

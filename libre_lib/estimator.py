@@ -350,7 +350,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         names = [
             name for name, categorical in zip(frame.columns, flags, strict=True) if categorical
         ]
-        as_text = numbers_as_text(frame, self.categorical_features)  # warned of in discretize
+
+        def as_text(name: str) -> bool:  # numbers as text: warned of in discretize
+            return bool(numbers_as_text(frame, self.categorical_features, columns=[name]))
+
         for message in identifier_messages(frame[names], [True] * len(names), skip=as_text):
             warnings.warn(message, LibreWarning, stacklevel=3)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,13 +143,18 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
     return [a or b for a, b in zip(flags, declared, strict=True)]
 
 
-def numbers_as_text(frame: pd.DataFrame, categorical_features=None) -> dict[str, str]:
-    """The text columns of ``frame`` that mostly hold numbers and that ``categorical_features``
-    does not declare categorical: column name -> the warning about it (as categories, rules
-    would list its numbers one by one)."""
+def numbers_as_text(
+    frame: pd.DataFrame, categorical_features=None, columns: Iterable | None = None
+) -> dict[str, str]:
+    """The text columns of ``frame`` (of ``columns``, default all) that mostly hold numbers and
+    that ``categorical_features`` does not declare categorical: column name -> the warning
+    about it (as categories, rules would list its numbers one by one)."""
     declared = _declared_categorical(list(frame.columns), categorical_features)
+    wanted = None if columns is None else set(columns)
     out = {}
     for name, forced in zip(frame.columns, declared, strict=True):
+        if wanted is not None and name not in wanted:
+            continue
         if not forced and is_categorical_dtype(frame[name]):
             message = numbers_as_text_message(frame[name])
             if message is not None:

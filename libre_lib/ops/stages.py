@@ -692,7 +692,7 @@ def report(
     identifiers = identifier_messages(
         X_train[[f.name for f in features]],
         [f.kind == CATEGORICAL for f in features],
-        skip=as_text,
+        skip=as_text.__contains__,
     )
     rule_report = build_report(
         model,
