@@ -35,7 +35,7 @@ import logging
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -835,7 +835,27 @@ def validate_frame(frame: pd.DataFrame, rules: ValidationRules) -> ValidationRep
                     "Great Expectations returned no result for this expectation",
                 )
 
-    results = tuple(outcomes[i] for i in sorted(outcomes))
+    results = tuple(_with_hint(outcomes[i], plan[i], target) for i in sorted(outcomes))
     return ValidationReport(
         success=all(r.success for r in results), n_rows=len(frame), results=results
     )
+
+
+UNLABELLED_HINT = (
+    "a row without a target value cannot be learned from: drop those rows from the data, or "
+    "fill in their target"
+)
+
+
+def _with_hint(result: ExpectationResult, item: dict, target: str) -> ExpectationResult:
+    """A failed check that has one obvious fix says it (missing target values)."""
+    unlabelled = (
+        not result.success
+        and item["source"] == "rules"
+        and item["type"] == "expect_column_values_to_not_be_null"
+        and item["kwargs"].get("column") == target
+        and result.unexpected_count
+    )
+    if not unlabelled:
+        return result
+    return replace(result, details=f"{result.details}; {UNLABELLED_HINT}")

@@ -73,6 +73,7 @@ from .validation import (
     _run_gx_suite,
     _runnable,
     _unique,
+    _with_hint,
     build_expectations,
     label_key,
 )
@@ -753,7 +754,8 @@ def validate_statistics(
                 _non_numeric_range_result(item, dtype, bad["count"], tuple(bad["examples"]))
             )
         else:
-            results.append(_rules_outcome(item, stats, rules.target_column))
+            outcome = _rules_outcome(item, stats, rules.target_column)
+            results.append(_with_hint(outcome, item, rules.target_column))
     return ValidationReport(
         success=all(r.success for r in results), n_rows=stats["n_rows"], results=tuple(results)
     )
