@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -251,9 +251,13 @@ class DataContract:
     columns: tuple[ColumnContract, ...]
     missing_rate_tolerance: float = DEFAULT_MISSING_RATE_TOLERANCE
     n_training_rows: int | None = None
+    missing_markers: tuple[str, ...] = ()
+    """Texts that stood for a missing value in the training files besides the usual ones
+    (a pipeline's ``data.read_options.na_values``): scoring reads CSV inputs alike."""
 
     def __post_init__(self):
         object.__setattr__(self, "columns", tuple(self.columns))
+        object.__setattr__(self, "missing_markers", tuple(str(m) for m in self.missing_markers))
         names = [c.name for c in self.columns]
         if len(set(names)) != len(names):
             raise ParameterError(f"A data contract names a column twice: {names}.")
@@ -282,11 +286,14 @@ class DataContract:
         X: pd.DataFrame | None = None,
         *,
         missing_rate_tolerance: float = DEFAULT_MISSING_RATE_TOLERANCE,
+        missing_markers: Sequence[str] = (),
     ) -> DataContract:
         """The contract of ``model``, with training ranges and missing rates from ``X`` (its
         training frame). Without ``X`` only the model's own knowledge is used: categories and
         missing bins, no numeric ranges, and missing rates known only where the model has no
-        missing bin (0); columns the model dropped then accept any values."""
+        missing bin (0); columns the model dropped then accept any values.
+        ``missing_markers``: texts the training files used for missing values besides the
+        usual ones (scoring reads CSV inputs with them)."""
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(model, "rules_")
@@ -330,7 +337,7 @@ class DataContract:
                 continue
             columns.append(_column_contract(name, kind, feature, series, name in tested))
         n_rows = None if frame is None else len(frame)
-        return cls(tuple(columns), missing_rate_tolerance, n_rows)
+        return cls(tuple(columns), missing_rate_tolerance, n_rows, tuple(missing_markers))
 
     # -- persistence ---------------------------------------------------------------------------
 
@@ -340,6 +347,7 @@ class DataContract:
             "format_version": CONTRACT_FORMAT_VERSION,
             "missing_rate_tolerance": self.missing_rate_tolerance,
             "n_training_rows": self.n_training_rows,
+            "missing_markers": list(self.missing_markers),
             "columns": [c.to_dict() for c in self.columns],
         }
 
@@ -360,6 +368,7 @@ class DataContract:
                     "missing_rate_tolerance", DEFAULT_MISSING_RATE_TOLERANCE
                 ),
                 n_training_rows=None if n_rows is None else int(n_rows),
+                missing_markers=tuple(data.get("missing_markers", ())),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ParameterError(f"Malformed data contract: missing or bad field {exc}.") from None

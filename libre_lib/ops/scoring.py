@@ -364,10 +364,16 @@ class _Reader:
 
         self.fixed = _fixed_types(contract)
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
+        # the usual texts of a missing value, and those the training files used
+        self.null_values = list(
+            dict.fromkeys([*pacsv.ConvertOptions().null_values, *contract.missing_markers])
+        )
         # Discovery infers every type, so a bad value cannot hide a missing column.
         self.csv_discovery = ds.CsvFileFormat(
             read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES),
-            convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
+            convert_options=pacsv.ConvertOptions(
+                strings_can_be_null=True, null_values=self.null_values
+            ),
         )
         # Streaming: smaller blocks (the reader's read-ahead is counted in blocks) and one
         # thread (the reader then counts rows, so a conversion error names its line).
@@ -409,7 +415,9 @@ class _Reader:
             else:
                 # The types discovery guessed from the first block, then the contract's.
                 types = {f.name: f.type for f in self.schema(file)} | self.fixed
-                convert = pacsv.ConvertOptions(column_types=types, strings_can_be_null=True)
+                convert = pacsv.ConvertOptions(
+                    column_types=types, strings_can_be_null=True, null_values=self.null_values
+                )
                 source = pacsv.open_csv(
                     str(file.path), read_options=self.csv_stream, convert_options=convert
                 )

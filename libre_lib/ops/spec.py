@@ -112,6 +112,20 @@ class DataSource(_Strict):
     def is_url(self) -> bool:
         return bool(_URL.match(self.path)) and not self.path.startswith("file://")
 
+    def missing_markers(self) -> tuple[str, ...]:
+        """The texts ``read_options.na_values`` reads as missing (for a dict of them per
+        column, all of them), for the data contract: scoring reads its inputs alike."""
+        values = self.read_options.get("na_values")
+        if values is None:
+            return ()
+        if isinstance(values, dict):
+            values = [v for per_column in values.values() for v in _as_list(per_column)]
+        return tuple(dict.fromkeys(str(v) for v in _as_list(values)))
+
+
+def _as_list(values) -> list:
+    return [values] if isinstance(values, str | int | float) else list(values)
+
 
 def _format_of(path: str, file_format: str) -> str | None:
     """The file format: the one given, else the one the path's suffix names ("csv" or

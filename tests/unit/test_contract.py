@@ -1,5 +1,6 @@
 """The data contract: built from a model and its training frame, JSON, GX suite, checks."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -50,6 +51,25 @@ def test_contract_round_trips_through_json(credit, tmp_path):
     assert DataContract.from_dict(json.loads(contract.to_json())) == contract
     contract.save(tmp_path / "contract.json")
     assert DataContract.load(tmp_path / "contract.json") == contract
+    marked = dataclasses.replace(contract, missing_markers=(" ", "?"))
+    assert DataContract.from_json(marked.to_json()).missing_markers == (" ", "?")
+    older = json.loads(contract.to_json())
+    del older["missing_markers"]  # written before the field existed
+    assert DataContract.from_dict(older) == contract
+
+
+def test_a_pipeline_spec_names_the_texts_it_reads_as_missing():
+    from libre_lib.ops.spec import DataSource
+
+    def markers(na_values):
+        options = {} if na_values is None else {"na_values": na_values}
+        return DataSource(path="d.csv", read_options=options).missing_markers()
+
+    assert markers(None) == ()
+    assert markers(" ") == (" ",)
+    assert markers(["?", " ", "?"]) == ("?", " ")
+    assert markers({"a": "?", "b": ["-", "?"]}) == ("?", "-")
+    assert markers([-1]) == ("-1",)
 
 
 @pytest.mark.parametrize(

@@ -482,3 +482,25 @@ def test_long_explanations_are_written_in_slices_with_the_same_table(credit, tmp
     assert b.read().equals(a.read())
     same = {"seconds": 0, "rows_per_second": 0, "output": ""}
     assert sliced.to_dict() | same == whole.to_dict() | same
+
+
+def test_texts_the_training_read_as_missing_are_missing_when_scoring(credit, tmp_path):
+    """A pipeline trained with data.read_options.na_values [" "] (blanks written as a space)
+    could not score the same file: the space broke the contract of a numeric column."""
+    from dataclasses import replace
+
+    X, model, contract = credit
+    frame = X.iloc[:40].copy()
+    frame["a14"] = frame["a14"].map(lambda v: " " if pd.isna(v) else f"{v:g}").astype(object)
+    frame.loc[frame.index[::7], "a14"] = " "
+    (tmp_path / "in").mkdir()
+    frame.to_csv(tmp_path / "in" / "new.csv", index=False)
+    output = tmp_path / "scored.parquet"
+    with pytest.raises(ContractViolation, match="column 'a14': expected numbers"):
+        score_files(model, tmp_path / "in", output, contract=contract)
+    marked = replace(contract, missing_markers=(" ",))
+    score_files(model, tmp_path / "in", output, contract=marked)
+    scored = pq.read_table(output).to_pandas()
+    assert scored["a14"].isna().sum() == (frame["a14"] == " ").sum()
+    expected = X.iloc[:40].assign(a14=frame["a14"].replace(" ", np.nan).astype(float))
+    assert scored["prediction"].tolist() == list(model.predict(expected))
