@@ -39,6 +39,27 @@ class ConsoleFilter(logging.Filter):
         return record.levelno >= logging.WARNING
 
 
+class ShutdownFilter(logging.Filter):
+    """Drop Prefect's own chatter as a command ends (the temporary server's "Stopping
+    temporary server" line, the events worker's "Still processing items" while it flushes):
+    neither is about the user's run. Stays installed until the process exits (that is when
+    Prefect says them); --debug keeps them."""
+
+    NOISE = (
+        ("prefect", "Stopping temporary server"),
+        ("EventsWorker", "Still processing items"),
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not any(
+            record.name == name and record.getMessage().startswith(start)
+            for name, start in self.NOISE
+        )
+
+
+SHUTDOWN_FILTER = ShutdownFilter()
+
+
 class StageProgress(logging.Handler):
     """Turns the stage log lines of the pipeline's tasks into a live status line."""
 
@@ -92,6 +113,8 @@ def pipeline_console(debug: bool, message: str):
     if not debug:
         for handler in handlers:
             handler.addFilter(quiet)
+            if SHUTDOWN_FILTER not in handler.filters:
+                handler.addFilter(SHUTDOWN_FILTER)
     with console.status(message) as status:
         progress = StageProgress(status)
         task_logger = logging.getLogger("prefect.task_runs")

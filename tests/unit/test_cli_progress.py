@@ -54,3 +54,39 @@ def test_the_status_line_counts_a_streamed_runs_parts_of_every_pass():
         "pass 3, parts encoded: 1 of 3",
     ]
     assert status.lines[0].startswith("streamed source: 3 part(s)")
+
+
+def test_prefects_shutdown_chatter_stays_off_the_console_unless_debugging():
+    """Every command ended with "INFO | prefect - Stopping temporary server on ..." (and at
+    times "EventsWorker - Still processing items"): Prefect's, said at exit, after the
+    console's quiet filter was gone."""
+    import logging
+
+    from libre_flows.flows.cli.common import SHUTDOWN_FILTER, pipeline_console
+
+    def record(name, level, message):
+        return logging.LogRecord(name, level, __file__, 1, message, None, None)
+
+    chatter = [
+        record("prefect", logging.INFO, "Stopping temporary server on http://127.0.0.1:8267"),
+        record("EventsWorker", logging.WARNING, "Still processing items: 4 items remaining..."),
+    ]
+    kept = [
+        record("prefect", logging.WARNING, "Stopping the flow run failed"),
+        record("EventsWorker", logging.WARNING, "Service queue is full (10 items)"),
+    ]
+    assert not any(SHUTDOWN_FILTER.filter(r) for r in chatter)
+    assert all(SHUTDOWN_FILTER.filter(r) for r in kept)
+
+    handler = logging.StreamHandler()
+    logging.getLogger("prefect").addHandler(handler)
+    try:
+        with pipeline_console(debug=True, message="x"):
+            pass
+        assert SHUTDOWN_FILTER not in handler.filters
+        for _ in range(2):
+            with pipeline_console(debug=False, message="x"):
+                pass
+        assert handler.filters.count(SHUTDOWN_FILTER) == 1  # left for the exit, once
+    finally:
+        logging.getLogger("prefect").removeHandler(handler)
