@@ -78,6 +78,8 @@ def test_prefects_shutdown_chatter_stays_off_the_console_unless_debugging():
     assert not any(SHUTDOWN_FILTER.filter(r) for r in chatter)
     assert all(SHUTDOWN_FILTER.filter(r) for r in kept)
 
+    with pipeline_console(debug=True, message="x"):
+        pass  # Prefect's logging is set up (it replaces the handlers it finds)
     handler = logging.StreamHandler()
     logging.getLogger("prefect").addHandler(handler)
     try:
