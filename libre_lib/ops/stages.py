@@ -258,7 +258,24 @@ def holdout_mask(positive: np.ndarray, fraction: float, seed: int) -> np.ndarray
 def split(spec: PipelineSpec, frame: pd.DataFrame) -> Stored:
     """The ``holdout`` flag of every row."""
     positive = (frame[spec.target.column] == positive_label(spec)).to_numpy()
+    if not positive.any():
+        raise _absent_positive_class(spec, frame[spec.target.column])
     return pa.table({"holdout": holdout_mask(positive, spec.holdout_fraction, spec.split_seed)}), {}
+
+
+def _absent_positive_class(spec: PipelineSpec, column: pd.Series) -> DataError:
+    values = sorted(map(str, pd.unique(column.dropna())))
+    shown = ", ".join(repr(v) for v in values[:10]) + (", ..." if len(values) > 10 else "")
+    hint = ""
+    if isinstance(spec.target.positive_class, bool):
+        hint = (
+            " An unquoted true or false in the spec is a boolean, compared as 'True' or "
+            "'False': quote the class as the data writes it, e.g. positive_class: \"true\"."
+        )
+    return DataError(
+        f"target.positive_class {positive_label(spec)!r} is not a value of the target column "
+        f"{spec.target.column!r} (its values: {shown}).{hint}"
+    )
 
 
 def split_rows(

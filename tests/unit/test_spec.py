@@ -261,3 +261,21 @@ def test_a_missing_required_key_says_what_it_is_for():
     no_name = {k: v for k, v in RAW.items() if k != "name"}
     with pytest.raises(SpecError, match=r"missing required key 'name' \(the pipeline's name"):
         parse_spec(no_name)
+
+
+def test_yes_no_on_off_are_text_in_a_spec_as_in_yaml_1_2(tmp_path):
+    """YAML 1.1 reads an unquoted Yes as True: `positive_class: Yes` matched no "Yes" row."""
+    text = (
+        "name: churn\ndata: {path: d.csv}\n"
+        "target: {column: churned, positive_class: Yes, classes: [Yes, No]}\n"
+        "report: {value_labels: {plan: {on: active, off: paused}}}\n"
+    )
+    spec = load_spec(write(tmp_path, text))
+    assert spec.target.positive_class == "Yes" and spec.target.classes == ["Yes", "No"]
+    assert spec.report.value_labels["plan"] == {"on": "active", "off": "paused"}
+    flagged = load_spec(
+        write(tmp_path, text.replace("Yes,", "true,") + "tuning: {enabled: false}\n")
+    )
+    assert flagged.target.classes == [True, "No"] and flagged.tuning.enabled is False
+    with pytest.raises(SpecError, match=r"tuning.enabled: .*; write true or false"):
+        load_spec(write(tmp_path, text + "tuning: {enabled: yes}\n"))

@@ -412,3 +412,22 @@ def test_the_report_repeats_the_warning_about_numbers_stored_as_text(unlabelled)
     )
     (note,) = trained.rules.notes
     assert note.startswith("Column 'amount' is mostly numbers") and "na_values" in note
+
+
+def test_a_positive_class_absent_from_the_target_is_named_with_the_yaml_pitfall(unlabelled):
+    """A class the target never holds failed later, in the search, with "The 'positive_class'
+    parameter of LibreClassifier is 'True'"; a boolean from the spec says how to quote it."""
+    frame = pd.DataFrame({"a": range(20), "target": ["true", "false"] * 10})
+    as_bool = _with(
+        unlabelled, target=unlabelled.target.model_copy(update={"positive_class": True})
+    )
+    with pytest.raises(DataError, match=r"'True' is not a value of the target column 'target' "
+                       r"\(its values: 'false', 'true'\)\. An unquoted true or false"):  # fmt: skip
+        stages.split(as_bool, frame)
+    frame["target"] = ["Yes", "No"] * 10
+    typo = _with(unlabelled, target=unlabelled.target.model_copy(update={"positive_class": "yes"}))
+    with pytest.raises(DataError, match=r"'yes' is not a value") as caught:
+        stages.split(typo, frame)
+    assert "unquoted" not in str(caught.value)
+    good = _with(unlabelled, target=unlabelled.target.model_copy(update={"positive_class": "Yes"}))
+    assert stages.split(good, frame)[0].num_rows == 20
