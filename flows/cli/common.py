@@ -7,6 +7,7 @@ import contextlib
 import logging
 import signal
 import threading
+import warnings
 from pathlib import Path
 from typing import Annotated, ClassVar
 
@@ -98,8 +99,12 @@ class StageProgress(logging.Handler):
 
 @contextlib.contextmanager
 def pipeline_console(debug: bool, message: str):
-    """A status line during the run; Prefect's console quiet unless --debug."""
+    """A status line during the run; Prefect's console quiet unless --debug. The library's
+    warnings are not printed raw either (a stage run in the flow's thread printed them with
+    Prefect's source line): those about the data are the run's notes, which `train` prints."""
     from prefect.logging import configuration
+
+    from libre_lib.errors import LibreWarning
 
     if not configuration.PROCESS_LOGGING_CONFIG:
         configuration.setup_logging()  # Prefect would do it at the first run; we filter it
@@ -115,7 +120,9 @@ def pipeline_console(debug: bool, message: str):
             handler.addFilter(quiet)
             if SHUTDOWN_FILTER not in handler.filters:
                 handler.addFilter(SHUTDOWN_FILTER)
-    with console.status(message) as status:
+    with console.status(message) as status, warnings.catch_warnings():
+        if not debug:
+            warnings.filterwarnings("ignore", category=LibreWarning)
         progress = StageProgress(status)
         task_logger = logging.getLogger("prefect.task_runs")
         task_logger.addHandler(progress)

@@ -92,3 +92,26 @@ def test_prefects_shutdown_chatter_stays_off_the_console_unless_debugging():
         assert handler.filters.count(SHUTDOWN_FILTER) == 1  # left for the exit, once
     finally:
         logging.getLogger("prefect").removeHandler(handler)
+
+
+def test_library_warnings_are_not_printed_raw_during_a_run_unless_debugging():
+    """A streamed run printed a LibreWarning raw, with Prefect's source line under it; the
+    warnings about the data are the run's notes, printed once at the end."""
+    import warnings
+
+    from libre_flows.flows.cli.common import pipeline_console
+    from libre_lib.errors import LibreWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pipeline_console(debug=False, message="x"):
+            warnings.warn("about the data", LibreWarning, stacklevel=1)
+            warnings.warn("something else", UserWarning, stacklevel=1)
+        with pipeline_console(debug=True, message="x"):
+            warnings.warn("shown when debugging", LibreWarning, stacklevel=1)
+        warnings.warn("after the run", LibreWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == [
+        "something else",
+        "shown when debugging",
+        "after the run",
+    ]
