@@ -656,6 +656,7 @@ class _SpecLoader(yaml.SafeLoader):
 # Booleans as YAML 1.2 reads them: only true and false. YAML 1.1 (PyYAML's default) also reads
 # yes, no, on and off as booleans, so `positive_class: Yes` was True and matched no "Yes" row.
 _BOOL = "tag:yaml.org,2002:bool"
+_YAML11_BOOLEANS = ("yes", "no", "on", "off")
 _SpecLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
@@ -709,11 +710,6 @@ def _describe(error: dict) -> str:
         hint = REQUIRED_HINTS.get(where)
         return f"missing required key {excerpt(where)}" + (f" ({hint})" if hint else "")
     message = error["msg"].removeprefix("Value error, ")  # a rule, not the value
-    if error["type"] == "bool_type" and str(error.get("input")).lower() in (
-        "yes",
-        "no",
-        "on",
-        "off",
-    ):
+    if error["type"] == "bool_type" and str(error.get("input")).lower() in _YAML11_BOOLEANS:
         message += "; write true or false (a spec reads yes, no, on and off as text)"
     return f"{shorten(where)}: {message} (got {excerpt(error.get('input'))})"
