@@ -10,7 +10,11 @@ candidates for wide data that the library does not ship:
   learners (at most 500) instead of ``n_estimators``, so that each column sits in as many
   learners as on narrow data;
 * ``--column-test P``: the learners draw only columns whose ChiMerge bins are significant
-  against the class at level P / columns (a chi-square test of the bins, Bonferroni).
+  against the class at level P / columns (a chi-square test of the bins, Bonferroni);
+* ``--size-choice``: with ``--learners-per-column K``, the "auto" inner cross-validation
+  chooses between ``n_estimators`` and the larger ensemble (both sizes' combinations in one
+  table, the same choice rule; exact ties go to ``n_estimators``) on data with more than
+  ``WIDE_COLUMNS`` usable columns (twelfth round).
 
 Datasets: a bundled name (design half: haberman pima tictactoe australian credit_approval
 wdbc magic adult), ``digits:N`` (scikit-learn's bundled 8 x 8 digits, class N against the
@@ -44,7 +48,7 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
 
-from libre_lib import LibreClassifier, LibreSearchCV
+from libre_lib import LibreClassifier, LibreSearchCV, estimator
 from libre_lib.datasets import load_dataset
 from libre_lib.ensemble import draw_feature_subsets
 
@@ -52,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tuning_study import padded
 
 MAX_LEARNERS = 500
+WIDE_COLUMNS = 20
 
 
 def load(name: str):
@@ -95,6 +100,27 @@ class WideProbe(LibreClassifier):
 
     learners_per_column: float = 0.0
     column_test: float = 0.0
+    size_choice: bool = False
+
+    def choose_auto(self, frame, target, n_rows=None):
+        if not (self.size_choice and self.learners_per_column):
+            return LibreClassifier.choose_auto(self, frame, target, n_rows)
+        self._larger = False
+        chosen, table = LibreClassifier.choose_auto(self, frame, target, n_rows)
+        if table is None or frame.shape[1] <= WIDE_COLUMNS:
+            return chosen, table
+        self._larger = True
+        larger, wide = LibreClassifier.choose_auto(self, frame, target, n_rows)
+        mean = np.array(table["mean_f1"] + wide["mean_f1"])
+        std = np.array(table["std_f1"] + wide["std_f1"])
+        rules = np.array(table["mean_rules"] + wide["mean_rules"])
+        tolerance = estimator.resolve_tolerance(
+            *estimator.AUTO_CHOICE, mean, std, table["n_splits"]
+        )
+        pick = estimator.choose_candidate(mean, rules, tolerance)
+        self._larger = pick >= len(table["mean_f1"])
+        self.larger_chosen_ = self._larger
+        return (larger if self._larger else chosen), table
 
     def encode(self, frame, target, discretization):
         if self.column_test:
@@ -114,7 +140,8 @@ class WideProbe(LibreClassifier):
         if not pool:
             return []
         n = self.n_estimators
-        if self.learners_per_column:
+        larger = getattr(self, "_larger", True) if self.size_choice else True
+        if self.learners_per_column and larger:
             n = min(MAX_LEARNERS, max(n, math.ceil(self.learners_per_column * len(pool))))
         rng = check_random_state(self.random_state)
         return draw_feature_subsets(pool, n, self._n_features(len(pool)), rng, self.subset_sizes)
@@ -166,6 +193,7 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=["digits:8", "wdbc", "pad:pima"])
     parser.add_argument("--learners-per-column", type=float, default=0.0, metavar="K")
     parser.add_argument("--column-test", type=float, default=0.0, metavar="P")
+    parser.add_argument("--size-choice", action="store_true")
     parser.add_argument("--method", choices=("libre", "search", "tree"), default="libre")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -173,6 +201,9 @@ def main() -> None:
         parser.error("the candidates apply to --method libre only")
     WideProbe.learners_per_column = args.learners_per_column
     WideProbe.column_test = args.column_test
+    WideProbe.size_choice = args.size_choice
+    if args.size_choice and not args.learners_per_column:
+        parser.error("--size-choice needs --learners-per-column")
     print(
         f"method: {args.method}; learners per column: {args.learners_per_column or 'off'}; "
         f"column test: {args.column_test or 'off'}"

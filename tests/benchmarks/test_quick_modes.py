@@ -350,6 +350,23 @@ def test_wide_design_candidates_change_only_what_they_claim():
     codes = np.stack([signal, rng.integers(0, 3, 2_000)], axis=1)
     assert wide_design.significant_columns(codes, [3, 3], positive, 0.05) == {0}
 
+    sized = wide_design.WideProbe(positive_class=positive_class, random_state=0)
+    sized.learners_per_column, sized.size_choice = 2.5, True
+    assert str(sized.fit(X, y).rules_) == str(plain.rules_)  # 3 columns: one size to choose
+
+    X, y, positive_class = wide_design.load("pad:haberman")
+    sized = wide_design.WideProbe(positive_class=positive_class, random_state=0)
+    sized.learners_per_column, sized.size_choice = 2.5, True
+    sized.fit(X, y)
+    fixed = wide_design.WideProbe(
+        positive_class=positive_class,
+        random_state=0,
+        **{name: getattr(sized, name + "_") for name in ("alpha", "max_intervals", "max_rules")},
+        conflict_tolerance=sized.conflict_tolerance_,
+    )
+    fixed.learners_per_column = 2.5 if sized.larger_chosen_ else 0.0
+    assert str(fixed.fit(X, y).rules_) == str(sized.rules_)  # the refit uses the chosen size
+
     out = _run([str(BENCH / "wide_design.py"), "--datasets", "pad:haberman"], 300)
     assert out.returncode == 0, out.stderr
     row = out.stdout.splitlines()[-1].split()
