@@ -241,6 +241,9 @@ def merge_sample(
             memo["result"] = streamed.merge_samples(plan, frames)
         return memo["result"]
 
+    if profile.n_train and not profile.train_classes[1]:  # as the in-memory split says it
+        table = merged()[0][0]
+        raise stages.absent_positive_class(spec, table[plan.target])
     totals = {"n_rows": profile.n_rows, "n_train": profile.n_train}
     totals["n_holdout"] = profile.n_rows - profile.n_train
 

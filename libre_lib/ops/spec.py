@@ -37,6 +37,7 @@ from ..errors import SpecError, excerpt, shorten
 from ..estimator import LibreClassifier
 from ..params import MAX_SEED, broken_requirement, broken_rule
 from ..search import PAPER_GRID
+from .sources import DATA_SUFFIXES, skipped_entry
 
 Label = str | int | float | bool
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -189,9 +190,17 @@ class TargetSpec(_Strict):
 
 
 class FeatureSpec(_Strict):
+    """The model's columns: ``include`` (default: every column but the target), ``exclude``,
+    and ``categorical``. A plain list, ``features: [a, b]``, means ``include: [a, b]``."""
+
     include: list[str] | None = None
     exclude: list[str] = Field(default_factory=list)
     categorical: list[str] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _list_is_include(cls, value):
+        return {"include": value} if isinstance(value, list) else value
 
 
 class ColumnExpectation(_Strict):
@@ -684,8 +693,47 @@ def parse_spec(raw: dict, base_dir: str | Path = ".", source: str = "spec") -> P
         spec = PipelineSpec.model_validate({**raw, "base_dir": str(base_dir)})
     except ValidationError as exc:
         raise SpecError(f"{source}: " + "; ".join(_describe(e) for e in exc.errors())) from None
+    if spec.data.format == "auto" and _format_of(spec.data.path, "auto") is None:
+        found = directory_format(spec.data_location()) if not spec.data.is_url() else None
+        if found is not None:
+            spec = spec.model_copy(update={"data": spec.data.model_copy(update={"format": found})})
     spec.data.resolved_format()
     return spec
+
+
+def directory_format(location: str) -> str | None:
+    """The format of a local directory's data files ("csv" or "parquet"), when they are all of
+    one; None if ``location`` is not a directory. A directory holding both, or neither, is a
+    :class:`SpecError` saying which files it found."""
+    path = Path(location)
+    try:
+        if not path.is_dir():
+            return None
+    except OSError:  # a name the file system cannot hold: the format error says it
+        return None
+    formats = {
+        name: sorted(
+            str(f.relative_to(path))
+            for f in path.rglob("*")
+            if f.is_file()
+            and f.name.lower().endswith(suffixes)
+            and not skipped_entry(f.relative_to(path).parts)
+        )
+        for name, suffixes in DATA_SUFFIXES.items()
+    }
+    present = [name for name, files in formats.items() if files]
+    if len(present) == 1:
+        return present[0]
+    if not present:
+        raise SpecError(
+            f"data.path {excerpt(location)} is a directory without .csv or .parquet files: point "
+            "data.path at the data files' directory, or set data.format."
+        )
+    raise SpecError(
+        f"data.path {excerpt(location)} holds CSV files ({excerpt(formats['csv'][0])}, ...) and "
+        f"Parquet files ({excerpt(formats['parquet'][0])}, ...): set data.format to the one to "
+        "read."
+    )
 
 
 #: What a missing required key is for, with an example (spec errors name it).

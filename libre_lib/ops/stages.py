@@ -259,11 +259,12 @@ def split(spec: PipelineSpec, frame: pd.DataFrame) -> Stored:
     """The ``holdout`` flag of every row."""
     positive = (frame[spec.target.column] == positive_label(spec)).to_numpy()
     if not positive.any():
-        raise _absent_positive_class(spec, frame[spec.target.column])
+        raise absent_positive_class(spec, frame[spec.target.column])
     return pa.table({"holdout": holdout_mask(positive, spec.holdout_fraction, spec.split_seed)}), {}
 
 
-def _absent_positive_class(spec: PipelineSpec, column: pd.Series) -> DataError:
+def absent_positive_class(spec: PipelineSpec, column: pd.Series) -> DataError:
+    """The error of a positive class the target never holds, naming the values it holds."""
     values = sorted(map(str, pd.unique(column.dropna())))
     shown = ", ".join(repr(v) for v in values[:10]) + (", ..." if len(values) > 10 else "")
     hint = ""

@@ -11,7 +11,7 @@ import pytest
 
 from libre_flows.flows.train import train
 from libre_lib import LibreClassifier
-from libre_lib.errors import DataValidationError
+from libre_lib.errors import DataError, DataValidationError
 from libre_lib.ops.spec import load_spec
 
 DATASETS = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets"
@@ -88,6 +88,18 @@ def test_a_sample_smaller_than_the_data_is_what_the_report_scores(spec_copy, pim
 def test_a_failed_expectation_on_any_batch_fails_the_streamed_run(spec_copy, pima_folder):
     spec = _streamed_spec(spec_copy, pima_folder, expectations={"min_rows": 1000})
     with pytest.raises(DataValidationError, match="768"):
+        train(spec)
+
+
+def test_a_positive_class_absent_from_streamed_data_is_named_before_tuning(spec_copy, pima_folder):
+    """The streamed path failed only in the search ("The 'positive_class' parameter of
+    LibreClassifier is ..."); it now says what the in-memory split says, once the parts are
+    sampled."""
+    spec = _streamed_spec(
+        spec_copy, pima_folder, target={"column": "target", "positive_class": "yes"}
+    )
+    with pytest.raises(DataError, match=r"target.positive_class 'yes' is not a value of the "
+                       r"target column 'target' \(its values: '0', '1'\)"):  # fmt: skip
         train(spec)
 
 

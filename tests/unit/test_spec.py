@@ -279,3 +279,34 @@ def test_yes_no_on_off_are_text_in_a_spec_as_in_yaml_1_2(tmp_path):
     assert flagged.target.classes == [True, "No"] and flagged.tuning.enabled is False
     with pytest.raises(SpecError, match=r"tuning.enabled: .*; write true or false"):
         load_spec(write(tmp_path, text + "tuning: {enabled: yes}\n"))
+
+
+def test_features_as_a_plain_list_are_the_included_columns():
+    """``features: [a, b]`` failed with "Input should be a valid dictionary or instance of
+    FeatureSpec"; a list is what a new user writes first."""
+    listed = parse_spec({**RAW, "features": ["glucose", "bmi"]})
+    assert listed.features.include == ["glucose", "bmi"] and listed.features.exclude == []
+    assert listed == parse_spec({**RAW, "features": {"include": ["glucose", "bmi"]}})
+    with pytest.raises(SpecError, match="features"):
+        parse_spec({**RAW, "features": "glucose"})
+
+
+def test_a_directory_of_one_format_needs_no_data_format(tmp_path):
+    """A directory of CSV files failed with "is neither .csv nor .parquet: set data.format";
+    its files say which format it is, unless they are of both or neither."""
+    (tmp_path / "parts").mkdir()
+    for name in ("a.csv", "b.csv", "_SUCCESS", ".hidden.parquet"):
+        (tmp_path / "parts" / name).write_text("x,target\n1,1\n")
+    raw = {**RAW, "data": {"path": "parts"}}
+    assert parse_spec(raw, base_dir=tmp_path).data.resolved_format() == "csv"
+    explicit = {**raw, "data": {"path": "parts", "format": "parquet"}}
+    assert parse_spec(explicit, base_dir=tmp_path).data.format == "parquet"  # as given
+    (tmp_path / "parts" / "c.parquet").write_bytes(b"")
+    with pytest.raises(SpecError, match=r"holds CSV files \('a.csv'.*and Parquet files "
+                       r"\('c.parquet'.*set data.format"):  # fmt: skip
+        parse_spec(raw, base_dir=tmp_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SpecError, match=r"is a directory without \.csv or \.parquet files"):
+        parse_spec({**RAW, "data": {"path": "empty"}}, base_dir=tmp_path)
+    with pytest.raises(SpecError, match=r"is neither \.csv nor \.parquet"):  # not there yet
+        parse_spec({**RAW, "data": {"path": "missing"}}, base_dir=tmp_path)
