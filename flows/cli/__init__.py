@@ -35,6 +35,7 @@ from libre_flows.flows.cli.common import (
 
 app = typer.Typer(
     add_completion=False,
+    rich_markup_mode="markdown",
     no_args_is_help=True,
     help="Learn interpretable IF/OR rule sets (LIBRE) with Prefect pipelines.",
 )
@@ -158,7 +159,7 @@ def report(
         typer.Argument(help="A pipeline name (its latest run) or a run folder from `libre train`."),
     ],
     store: Annotated[
-        Path, typer.Option("--store", help="Store root holding runs/<pipeline>/.")
+        Path, typer.Option("--store", help="Store root holding runs/PIPELINE/.")
     ] = Path(".libre-store"),
     debug: Debug = False,
 ) -> None:
@@ -222,8 +223,10 @@ def _print_failed_run(run_dir: Path, summary: dict) -> None:
 
 @app.command()
 def notify(spec: SpecArg, debug: Debug = False) -> None:
-    """Send the "dataset updated" event for SPEC's pipeline (starts its triggered deployment);
-    exits once the server has stored it, warning when nothing on the server listens for it."""
+    """Send the "dataset updated" event that starts SPEC's triggered retraining.
+
+    Exits once the server has stored the event, warning when nothing on the server listens
+    for it."""
     try:
         from libre_flows.flows.deploy import notify as send
 
@@ -262,11 +265,12 @@ def serve(
     limit: Annotated[int | None, typer.Option(help="Max concurrent runs.")] = None,
     debug: Debug = False,
 ) -> None:
-    """Serve the nightly, on-demand and on-new-data deployments of SPECS in this process
-    (schedules and event triggers active; Ctrl-C to stop). For a work pool instead, run
-    `LIBRE_FLOWS_HOME=$PWD prefect deploy --prefect-file deployments/prefect.yaml --all` in the
-    project folder (docs/operations.md); serve
-    refuses to replace deployments of the same names that run on a work pool."""
+    """Serve the nightly, on-demand and on-new-data deployments of SPECS (Ctrl-C stops).
+
+    Schedules and event triggers are active while this process runs. For a work pool instead,
+    run `LIBRE_FLOWS_HOME=$PWD prefect deploy --prefect-file deployments/prefect.yaml --all` in
+    the project folder (docs/operations.md); serve refuses to replace deployments of the same
+    names that run on a work pool."""
     try:
         from libre_flows.flows.deploy import serve as run_serve
 

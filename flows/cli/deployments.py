@@ -16,6 +16,7 @@ from libre_flows.flows.cli.common import Debug, console, fail, user_errors
 
 deployments_app = typer.Typer(
     add_completion=False,
+    rich_markup_mode="markdown",
     no_args_is_help=True,
     help="Write the prefect.yaml that declares the specs' deployments for a work pool.",
 )
@@ -36,8 +37,9 @@ def write(
     ] = Path("."),
     debug: Debug = False,
 ) -> None:
-    """Write the nightly, on-demand and on-new-data deployments of SPECS (the ones `libre serve`
-    builds) as a prefect.yaml for `prefect deploy`."""
+    """Write SPECS' deployments as a prefect.yaml for `prefect deploy`.
+
+    The nightly, on-demand and on-new-data deployments, the ones `libre serve` builds."""
     try:
         from libre_flows.flows.prefect_yaml import render
         from libre_lib.ops.files import atomic_write_text

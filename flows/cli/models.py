@@ -20,6 +20,7 @@ from rich.table import Table
 
 models_app = typer.Typer(
     add_completion=False,
+    rich_markup_mode="markdown",
     no_args_is_help=True,
     help="List and inspect registered model versions; make one the champion by hand.",
 )
@@ -28,7 +29,7 @@ errors = Console(stderr=True, soft_wrap=True)
 
 DEFAULT_STORE = Path(".libre-store")
 PipelineArg = Annotated[str, typer.Argument(help="Pipeline name (the spec's `name`).")]
-StoreOpt = Annotated[Path, typer.Option("--store", help="Store root holding models/<pipeline>/.")]
+StoreOpt = Annotated[Path, typer.Option("--store", help="Store root holding models/PIPELINE/.")]
 
 STATUS_STYLE = {
     "champion": "bold green",

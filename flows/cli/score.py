@@ -81,9 +81,10 @@ def score_command(
     ] = False,
     debug: Debug = False,
 ) -> None:
-    """Score INPUTS with MODEL into OUTPUT: prediction, score, fired rules and explanation per
-    row; drift against the model's data contract is reported (or fails the run with
-    --fail-on-drift), broken data fails the run."""
+    """Score INPUTS with MODEL into OUTPUT, and report drift against its data contract.
+
+    Every row gets its prediction, score, fired rules and explanation. Drift is reported (or
+    fails the run with --fail-on-drift); broken data fails the run."""
     try:
         from libre_flows.flows.score import preflight
         from libre_flows.flows.score import score as run_score
@@ -129,7 +130,9 @@ def _print_summary(summary: dict, seconds: float) -> None:
     console.print(f"report artifact: {summary.get('artifact')}; {seconds:.1f} s in total")
 
 
-app = typer.Typer(add_completion=False, help="Batch scoring with LIBRE rule models.")
+app = typer.Typer(
+    add_completion=False, rich_markup_mode="markdown", help="Batch scoring with LIBRE rule models."
+)
 app.command("score")(score_command)
 
 

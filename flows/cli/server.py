@@ -22,6 +22,7 @@ from libre_flows.flows.cli.common import Debug, console, ensure_crash_detection,
 
 server_app = typer.Typer(
     add_completion=False,
+    rich_markup_mode="markdown",
     no_args_is_help=True,
     help="Start, stop or show the local Prefect server that every later command reuses.",
 )
@@ -77,8 +78,9 @@ def start(
     ] = True,
     debug: Debug = False,
 ) -> None:
-    """Start the local server in the background (once), and the warm command runner next to
-    it; later commands use them."""
+    """Start the local server and the warm command runner; later commands use them.
+
+    Both run in the background, once: a second start reports the running server."""
     from libre_flows.flows import local_server
 
     try:

@@ -43,3 +43,36 @@ def test_train_prints_the_reports_notes():
     with console.capture() as captured:
         _print_summary({**summary, "notes": []}, 1.0)
     assert "note:" not in captured.get()
+
+
+def test_every_command_lists_as_one_line_and_its_help_loses_no_text():
+    """`libre --help` listed commands with the docstring's line breaks kept mid-sentence, and
+    rich markup kept them inside each command's help too; in markdown mode a help text's
+    ``<name>`` would vanish as an HTML tag."""
+    import inspect
+
+    import typer.main
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+
+    group = typer.main.get_command(app)
+    commands = []
+    pending = [((), group)]
+    while pending:
+        path, command = pending.pop()
+        for name, sub in getattr(command, "commands", {}).items():
+            pending.append(((*path, name), sub))
+        if path and not hasattr(command, "commands"):
+            commands.append((path, command))
+    assert len(commands) >= 12
+    runner = CliRunner()
+    for path, command in commands:
+        first = inspect.cleandoc(command.help or "").split("\n\n")[0]
+        assert first and "\n" not in first, (path, first)
+        texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
+        assert not any("<" in text for text in texts), path
+        result = runner.invoke(app, [*path, "--help"], terminal_width=200)
+        assert result.exit_code == 0, result.output
+        shown = " ".join(result.output.split())
+        assert " ".join(first.replace("`", "").split()) in shown, (path, shown)
