@@ -354,12 +354,26 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
             choice.score_tolerance, choice.standard_errors, mean[idx], std[idx], search.n_splits_
         )
         best = int(idx[choose_candidate(mean[idx], rules[idx], tol)])
-        params = dict(res["params"][best])
         started = time.perf_counter()
-        model = LibreClassifier(positive_class=positive, random_state=search.seed_, **params)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model.fit(X_train, y_train)
+        # the search's refit check (LibreSearchCV.checked_refit): an empty refit of a point
+        # that kept rules in every inner fold falls back along the choice's order
+        eligible = idx[np.round(mean[idx], 9) >= np.round(mean[idx].max() - tol, 9)]
+        order = eligible[np.lexsort((eligible, -mean[eligible], rules[eligible]))]
+        split_rules = np.stack([res[f"split{k}_n_rules"] for k in range(search.n_splits_)], axis=1)
+        for k, index in enumerate([best, *(i for i in order if i != best)]):
+            candidate = LibreClassifier(
+                positive_class=positive, random_state=search.seed_, **res["params"][index]
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                candidate.fit(X_train, y_train)
+            if k == 0:
+                model, params = candidate, dict(res["params"][index])
+                if len(model.rules_) or split_rules[best].min() < 1:
+                    break
+            elif len(candidate.rules_):
+                model, params, best = candidate, dict(res["params"][index]), int(index)
+                break
         fit_s = shared + time.perf_counter() - started
         pred = model.predict(X_test) == positive
         if method == "LIBRE 3":

@@ -14,7 +14,10 @@ candidates for wide data that the library does not ship:
 * ``--size-choice``: with ``--learners-per-column K``, the "auto" inner cross-validation
   chooses between ``n_estimators`` and the larger ensemble (both sizes' combinations in one
   table, the same choice rule; exact ties go to ``n_estimators``) on data with more than
-  ``WIDE_COLUMNS`` usable columns (twelfth round).
+  ``WIDE_COLUMNS`` usable columns (twelfth round);
+* ``--wide-features F`` (with ``--method search``): on more than ``WIDE_COLUMNS`` usable
+  columns (at least two distinct present values) the default grid's learners see up to F
+  columns (``max_features``) instead of 5 (thirteenth round).
 
 Datasets: a bundled name (design half: haberman pima tictactoe australian credit_approval
 wdbc magic adult), ``digits:N`` (scikit-learn's bundled 8 x 8 digits, class N against the
@@ -51,6 +54,7 @@ from sklearn.utils import check_random_state
 from libre_lib import LibreClassifier, LibreSearchCV, estimator
 from libre_lib.datasets import load_dataset
 from libre_lib.ensemble import draw_feature_subsets
+from libre_lib.search import default_grid
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tuning_study import padded
@@ -147,9 +151,20 @@ class WideProbe(LibreClassifier):
         return draw_feature_subsets(pool, n, self._n_features(len(pool)), rng, self.subset_sizes)
 
 
-def model_for(method: str, positive_class, seed: int, X: pd.DataFrame):
+def usable_columns(X: pd.DataFrame) -> int:
+    """Columns with at least two distinct present values."""
+    return int((X.nunique(dropna=True) >= 2).sum())
+
+
+def model_for(method: str, positive_class, seed: int, X: pd.DataFrame, y=None, features=0):
     if method == "search":
-        return LibreSearchCV(positive_class=positive_class, random_state=seed, n_jobs=1)
+        grid = None
+        if features and usable_columns(X) > WIDE_COLUMNS:
+            n_positives = int((np.asarray(y) == positive_class).sum())
+            grid = [{**part, "max_features": [features]} for part in default_grid(n_positives)]
+        return LibreSearchCV(
+            positive_class=positive_class, random_state=seed, n_jobs=1, param_grid=grid
+        )
     if method == "tree":
         numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c])]
         prep = ColumnTransformer(
@@ -168,7 +183,7 @@ def model_for(method: str, positive_class, seed: int, X: pd.DataFrame):
     return WideProbe(positive_class=positive_class, random_state=seed)
 
 
-def cross_validate(name: str, seed: int = 0, method: str = "libre") -> tuple:
+def cross_validate(name: str, seed: int = 0, method: str = "libre", features: int = 0) -> tuple:
     """Mean F1, #rules (NaN for the tree) and fit seconds over the outer folds."""
     X, y, positive_class = load(name)
     positive = (y == positive_class).to_numpy()
@@ -177,11 +192,12 @@ def cross_validate(name: str, seed: int = 0, method: str = "libre") -> tuple:
         y, positive_class = positive, True
     f1s, rules, seconds = [], [], []
     for train, test in StratifiedKFold(5, shuffle=True, random_state=seed).split(X, positive):
-        model = model_for(method, positive_class, seed, X)
+        y_train = y[train] if method == "tree" else y.iloc[train]
+        model = model_for(method, positive_class, seed, X.iloc[train], y_train, features)
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.fit(X.iloc[train], y[train] if method == "tree" else y.iloc[train])
+            model.fit(X.iloc[train], y_train)
         seconds.append(time.perf_counter() - started)
         f1s.append(f1_score(positive[test], model.predict(X.iloc[test]) == positive_class))
         rules.append(float("nan") if method == "tree" else len(model.rules_))
@@ -194,6 +210,7 @@ def main() -> None:
     parser.add_argument("--learners-per-column", type=float, default=0.0, metavar="K")
     parser.add_argument("--column-test", type=float, default=0.0, metavar="P")
     parser.add_argument("--size-choice", action="store_true")
+    parser.add_argument("--wide-features", type=int, default=0, metavar="F")
     parser.add_argument("--method", choices=("libre", "search", "tree"), default="libre")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -202,6 +219,8 @@ def main() -> None:
     WideProbe.learners_per_column = args.learners_per_column
     WideProbe.column_test = args.column_test
     WideProbe.size_choice = args.size_choice
+    if args.wide_features and args.method != "search":
+        parser.error("--wide-features applies to --method search only")
     if args.size_choice and not args.learners_per_column:
         parser.error("--size-choice needs --learners-per-column")
     print(
@@ -210,7 +229,7 @@ def main() -> None:
     )
     print(f"{'dataset':<22}{'F1':>7}{'#rules':>8}{'fit s':>8}")
     for name in args.datasets:
-        f1, rules, seconds = cross_validate(name, args.seed, args.method)
+        f1, rules, seconds = cross_validate(name, args.seed, args.method, args.wide_features)
         print(f"{name:<22}{f1:>7.3f}{rules:>8.1f}{seconds:>8.1f}", flush=True)
 
 

@@ -275,7 +275,11 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         Index of the chosen combination in ``cv_results_``.
     cv_results_ : dict of arrays
         ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``,
-        ``std_test_score``, ``rank_test_score``, ``mean_n_rules``, ``mean_n_atoms``.
+        ``std_test_score``, ``rank_test_score``, ``split<k>_n_rules``, ``mean_n_rules``,
+        ``mean_n_atoms``.
+    refit_fallbacks_ : int
+        Candidates refitted after the chosen one because its refit kept no rule although it
+        kept rules in every inner fold (:meth:`checked_refit`); usually 0.
     rules_, classes_, n_features_in_ : delegated to ``best_estimator_``.
     n_splits_ : int
         Number of inner folds.
@@ -466,12 +470,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if not self.refit:
             return self
         refit_started = time.perf_counter()
-        refit = {**plan.candidates[best], "n_jobs": self.n_jobs}
-        fixed = self._fixed_positive_class()
-        if fixed is not None:  # the user's label, also when the folds saw the class mask
-            refit["positive_class"] = fixed
-        self.best_estimator_ = LibreClassifier(**refit)
-        self.best_estimator_.fit(X, y, sample_weight=sample_weight)
+        self.best_estimator_ = self.checked_refit(
+            lambda index: self.refit_point(plan, index, X, y, sample_weight)
+        )
         self.refit_time_ = time.perf_counter() - refit_started
         logger.info(
             "LibreSearchCV: refitted on %d rows in %.1f s: %d rules",
@@ -561,10 +562,63 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             plan.n_splits,
         )
         best = choose_candidate(mean, n_rules.mean(axis=1), self.tolerance_)
-        self.best_index_ = best
-        self.best_params_ = dict(self._grid_points[best])
-        self.best_score_ = float(mean[best])
+        self._set_choice(best)
         return best
+
+    def choice_order(self) -> np.ndarray:
+        """The candidates the choice rule accepts (mean score within ``tolerance_`` of the
+        best), in its order: fewest mean rules, then best mean score, then grid order; the
+        first is ``best_index_``'s choice."""
+        mean = np.asarray(self.cv_results_["mean_test_score"], dtype=float)
+        mean = np.where(np.isnan(mean), -np.inf, mean)  # as the choice ranks them
+        rules = self.cv_results_["mean_n_rules"]
+        eligible = np.round(mean, 9) >= np.round(np.max(mean) - self.tolerance_, 9)
+        index = np.flatnonzero(eligible)
+        return index[np.lexsort((index, -mean[index], rules[index]))]
+
+    def refit_point(self, plan: SearchPlan, index: int, X, y, sample_weight=None):
+        """Candidate ``index`` of ``plan`` fitted on ``X, y`` as the refit fits it."""
+        refit = {**plan.candidates[index], "n_jobs": self.n_jobs}
+        fixed = self._fixed_positive_class()
+        if fixed is not None:  # the user's label, also when the folds saw the class mask
+            refit["positive_class"] = fixed
+        return LibreClassifier(**refit).fit(X, y, sample_weight=sample_weight)
+
+    def checked_refit(self, fit_point) -> LibreClassifier:
+        """The chosen candidate refitted (``fit_point(index)`` fits one), checked against the
+        inner CV that chose it: when the refit keeps no rule although the candidate kept at
+        least one rule in every inner fold, the next candidates in :meth:`choice_order` are
+        refitted until one keeps a rule, and becomes the choice (``best_index_``,
+        ``best_params_``, ``best_score_``; ``refit_fallbacks_`` counts the extra refits).
+        An empty rule set the inner folds never showed comes from the majority guard
+        cutting a refit whose first rules the inner folds did not see; it stays if no
+        accepted candidate keeps a rule (docs/benchmarks.md, fourteenth round)."""
+        model, said = _fit_saying(fit_point, self.best_index_)
+        self.refit_fallbacks_ = 0
+        split_rules = _split_matrix(self.cv_results_, "n_rules")
+        if len(model.rules_) or split_rules[self.best_index_].min() < 1:
+            return _said(model, said)
+        for index in self.choice_order():
+            if index == self.best_index_:
+                continue
+            self.refit_fallbacks_ += 1
+            candidate, candidate_said = _fit_saying(fit_point, int(index))
+            if len(candidate.rules_):
+                logger.info(
+                    "LibreSearchCV: the chosen candidate's refit kept no rule, although it kept "
+                    "rules in every inner fold; candidate %d (mean score %.3f) is refitted "
+                    "instead",
+                    index,
+                    self.cv_results_["mean_test_score"][index],
+                )
+                self._set_choice(int(index))
+                return _said(candidate, candidate_said)  # the warnings of the model kept
+        return _said(model, said)
+
+    def _set_choice(self, index: int) -> None:
+        self.best_index_ = index
+        self.best_params_ = dict(self._grid_points[index])
+        self.best_score_ = float(self.cv_results_["mean_test_score"][index])
 
     def _results(self, scores, n_rules, n_atoms) -> dict:
         mean = scores.mean(axis=1)
@@ -576,6 +630,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             )
         for k in range(scores.shape[1]):
             results[f"split{k}_test_score"] = scores[:, k]
+        for k in range(scores.shape[1]):
+            results[f"split{k}_n_rules"] = n_rules[:, k]
         results["mean_test_score"] = mean
         results["std_test_score"] = scores.std(axis=1)
         # sklearn convention: equal means share the best rank; NaN means rank last
@@ -885,6 +941,31 @@ def _labels(y) -> np.ndarray:
     values = np.asarray(y)
     values = values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
     return label_array(values) if values.dtype == object else values
+
+
+def _fit_saying(fit_point, index: int) -> tuple:
+    """``fit_point(index)`` and the warnings it gave, held back."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model = fit_point(index)
+    return model, said
+
+
+def _said(model, said):
+    """``model``, once the warnings its fit gave are given (through the caller's filters)."""
+    for w in said:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return model
+
+
+def _split_matrix(results: dict, name: str) -> np.ndarray:
+    """``split<k>_<name>`` of ``cv_results_`` as a candidates x splits array."""
+    k = 0
+    columns = []
+    while f"split{k}_{name}" in results:
+        columns.append(np.asarray(results[f"split{k}_{name}"], dtype=float))
+        k += 1
+    return np.stack(columns, axis=1)
 
 
 def _usable_means(scores: np.ndarray, scoring) -> np.ndarray:

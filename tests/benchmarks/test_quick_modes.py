@@ -367,6 +367,12 @@ def test_wide_design_candidates_change_only_what_they_claim():
     fixed.learners_per_column = 2.5 if sized.larger_chosen_ else 0.0
     assert str(fixed.fit(X, y).rules_) == str(sized.rules_)  # the refit uses the chosen size
 
+    narrow = wide_design.model_for("search", positive_class, 0, X.iloc[:, :20], y, features=8)
+    assert narrow.param_grid is None  # 20 columns: the default grid
+    widened = wide_design.model_for("search", positive_class, 0, X, y, features=8)
+    assert {p["max_features"] for p in widened.plan(X, y).candidates} == {8}
+    assert len(widened.param_grid) == 2
+
     out = _run([str(BENCH / "wide_design.py"), "--datasets", "pad:haberman"], 300)
     assert out.returncode == 0, out.stderr
     row = out.stdout.splitlines()[-1].split()

@@ -558,3 +558,74 @@ def test_one_class_of_several_integer_labels_where_1_is_not_true():
         model = LibreClassifier(positive_class=1, random_state=0).fit(X, y)
     assert str(model.rules_).endswith("THEN y = 1 ELSE y = not 1")
     assert model.score(X, y) == np.mean(model.predict(X) == (y == 1))
+
+
+# --- the refit check (docs/benchmarks.md, fourteenth round) ----------------------------------
+
+
+class _Fitted:
+    def __init__(self, n_rules):
+        self.rules_ = ["rule"] * n_rules
+
+
+def _decided(split_rules, means, rules_of_refits):
+    """A search whose choice is made (cv_results_ by hand) and a refit stub: candidate i
+    refits to ``rules_of_refits[i]`` rules; the stub records the order of the refits."""
+    search = LibreSearchCV()
+    split_rules = np.asarray(split_rules, dtype=float)
+    scores = np.tile(np.asarray(means, dtype=float)[:, None], (1, split_rules.shape[1]))
+    search._grid_points = [{"alpha": i} for i in range(len(means))]
+    search._tuned_names = ["alpha"]
+    search.cv_results_ = search._results(scores, split_rules, np.ones_like(scores))
+    search.tolerance_ = 0.05
+    search._set_choice(choose_candidate(means, split_rules.mean(axis=1), search.tolerance_))
+    refitted = []
+
+    def fit_point(index):
+        refitted.append(index)
+        warnings.warn(f"fit of candidate {index}", LibreWarning, stacklevel=2)
+        return _Fitted(rules_of_refits[index])
+
+    return search, fit_point, refitted
+
+
+def test_an_empty_refit_the_inner_folds_never_showed_falls_back_to_the_next_choice():
+    """Padded pima: one outer fold's chosen point (5 rules in every inner fold) refitted to no
+    rule (the majority guard); the next accepted point in the choice's order is taken."""
+    # candidate 0: 2 rules everywhere (chosen: fewest rules within 0.05 of 0.62); 1: 3 rules,
+    # 0.60; 2: 3 rules, 0.61 (before 1: better score); 3: outside the tolerance
+    search, fit_point, refitted = _decided(
+        [[2, 2, 2], [3, 3, 3], [3, 3, 3], [1, 1, 1]], [0.60, 0.60, 0.61, 0.50], [0, 4, 3, 1]
+    )
+    assert search.best_index_ == 0 and list(search.choice_order()) == [0, 2, 1]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model = search.checked_refit(fit_point)
+    assert [str(w.message) for w in said] == ["fit of candidate 2"]  # the kept model's only
+    assert refitted == [0, 2] and len(model.rules_) == 3
+    assert search.best_index_ == 2 and search.best_params_ == {"alpha": 2}
+    assert search.best_score_ == pytest.approx(0.61) and search.refit_fallbacks_ == 1
+
+
+def test_an_empty_refit_stays_when_the_inner_folds_showed_it_or_nothing_else_keeps_a_rule():
+    # an inner fold kept no rule: the empty refit agrees with the inner CV
+    search, fit_point, refitted = _decided([[1, 0, 1], [3, 3, 3]], [0.6, 0.6], [0, 3])
+    with pytest.warns(LibreWarning, match="fit of candidate 0"):
+        assert len(search.checked_refit(fit_point).rules_) == 0 and refitted == [0]
+    assert search.best_index_ == 0 and search.refit_fallbacks_ == 0
+    # every accepted candidate refits to no rule: the chosen one's empty model stays
+    search, fit_point, refitted = _decided([[1, 1, 1], [2, 2, 2]], [0.6, 0.6], [0, 0])
+    assert len(search.checked_refit(fit_point).rules_) == 0 and refitted == [0, 1]
+    assert search.best_index_ == 0 and search.refit_fallbacks_ == 1
+    # a refit that keeps rules is never second-guessed
+    search, fit_point, refitted = _decided([[1, 1, 1], [2, 2, 2]], [0.6, 0.6], [1, 5])
+    assert len(search.checked_refit(fit_point).rules_) == 1 and refitted == [0]
+
+
+def test_the_choice_order_starts_with_the_choice_and_the_results_keep_each_splits_rules():
+    X, y, info = load_dataset("haberman")
+    search = LibreSearchCV(SMALL_GRID, positive_class=info.positive_class, random_state=0)
+    search.fit(X, y)
+    assert search.choice_order()[0] == search.best_index_
+    per_split = np.stack([search.cv_results_[f"split{k}_n_rules"] for k in range(5)], axis=1)
+    np.testing.assert_allclose(per_split.mean(axis=1), search.cv_results_["mean_n_rules"])
