@@ -471,7 +471,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             return self
         refit_started = time.perf_counter()
         self.best_estimator_ = self.checked_refit(
-            lambda index: self.refit_point(plan, index, X, y, sample_weight)
+            lambda index: self._refit_point(plan, index, X, y, sample_weight)
         )
         self.refit_time_ = time.perf_counter() - refit_started
         logger.info(
@@ -566,9 +566,15 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         return best
 
     def choice_order(self) -> np.ndarray:
-        """The candidates the choice rule accepts (mean score within ``tolerance_`` of the
-        best), in its order: fewest mean rules, then best mean score, then grid order; the
-        first is ``best_index_``'s choice."""
+        """The candidates the choice rule accepts, in its order.
+
+        Returns
+        -------
+        ndarray of int
+            The indices (into ``cv_results_``) of the candidates whose mean score is within
+            ``tolerance_`` of the best, ordered by fewest mean rules, then best mean score,
+            then grid order: the first is the choice :meth:`choose` made.
+        """
         mean = np.asarray(self.cv_results_["mean_test_score"], dtype=float)
         mean = np.where(np.isnan(mean), -np.inf, mean)  # as the choice ranks them
         rules = self.cv_results_["mean_n_rules"]
@@ -576,7 +582,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         index = np.flatnonzero(eligible)
         return index[np.lexsort((index, -mean[index], rules[index]))]
 
-    def refit_point(self, plan: SearchPlan, index: int, X, y, sample_weight=None):
+    def _refit_point(self, plan: SearchPlan, index: int, X, y, sample_weight=None):
         """Candidate ``index`` of ``plan`` fitted on ``X, y`` as the refit fits it."""
         refit = {**plan.candidates[index], "n_jobs": self.n_jobs}
         fixed = self._fixed_positive_class()
@@ -585,14 +591,25 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         return LibreClassifier(**refit).fit(X, y, sample_weight=sample_weight)
 
     def checked_refit(self, fit_point) -> LibreClassifier:
-        """The chosen candidate refitted (``fit_point(index)`` fits one), checked against the
-        inner CV that chose it: when the refit keeps no rule although the candidate kept at
-        least one rule in every inner fold, the next candidates in :meth:`choice_order` are
-        refitted until one keeps a rule, and becomes the choice (``best_index_``,
-        ``best_params_``, ``best_score_``; ``refit_fallbacks_`` counts the extra refits).
-        An empty rule set the inner folds never showed comes from the majority guard
-        cutting a refit whose first rules the inner folds did not see; it stays if no
-        accepted candidate keeps a rule (docs/benchmarks.md, fourteenth round)."""
+        """The chosen candidate refitted, checked against the inner CV that chose it.
+
+        When the refit keeps no rule although the candidate kept at least one rule in every
+        inner fold (the majority guard cut rules the inner folds did not see), the next
+        candidates in :meth:`choice_order` are refitted until one keeps a rule, and it becomes
+        the choice (``best_index_``, ``best_params_``, ``best_score_``); if none does, the
+        chosen candidate's empty model stays (docs/benchmarks.md, fourteenth round). Only the
+        kept model's warnings are given.
+
+        Parameters
+        ----------
+        fit_point : callable
+            ``fit_point(index)`` returns candidate ``index`` fitted on the refit's rows.
+
+        Returns
+        -------
+        LibreClassifier
+            The refitted model; ``refit_fallbacks_`` counts the refits after the first.
+        """
         model, said = _fit_saying(fit_point, self.best_index_)
         self.refit_fallbacks_ = 0
         split_rules = _split_matrix(self.cv_results_, "n_rules")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -30,7 +29,7 @@ from sklearn.model_selection import train_test_split
 from ..discretization import CATEGORICAL, Discretization, identifier_messages
 from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
-from ..errors import DataError, LibreWarning, SpecError
+from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier
 from ..inputs import Target, binary_target, numbers_as_text
 from ..params import AUTO
@@ -381,10 +380,10 @@ def pick_params(spec: PipelineSpec) -> dict:
 
 
 def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.Table]) -> Stored:
-    """The choice rule on the ``tune`` tasks' scores, and its refit check on the tuning rows
-    (as ``LibreSearchCV.fit`` applies them: ``checked_refit``): a row per candidate (its tuned
-    parameters as JSON, mean and std score, mean rules and atoms, whether it was chosen); the
-    chosen candidate's parameters in the metadata."""
+    """The choice rule on the ``tune`` tasks' scores (as ``LibreSearchCV.fit`` applies it): a
+    row per candidate (its tuned parameters as JSON, mean and std score, mean rules and atoms,
+    whether it was chosen); the chosen candidate's parameters in the metadata. Not the search's
+    refit check (``LibreSearchCV.checked_refit``): it would fit a model at every re-pick."""
     X, y = tuning_rows(spec, X, y)
     searcher = search(spec, y)
     plan = searcher.plan(X, y)
@@ -399,11 +398,7 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
     missing = int((~filled).sum())
     if missing:
         raise ValueError(f"pick: {missing} candidate/fold scores are missing from the tune stage")
-    searcher.choose(plan, figures["score"], figures["n_rules"], figures["n_atoms"])
-    with warnings.catch_warnings():  # the model's own fit says them
-        warnings.simplefilter("ignore", LibreWarning)
-        searcher.checked_refit(lambda index: searcher.refit_point(plan, index, X, y))
-    best = searcher.best_index_
+    best = searcher.choose(plan, figures["score"], figures["n_rules"], figures["n_atoms"])
     results = searcher.cv_results_
     table = pa.table(
         {
@@ -424,7 +419,6 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
         "n_candidates": shape[0],
         "n_splits": shape[1],
         "scoring": spec.tuning.scoring,
-        "refit_fallbacks": searcher.refit_fallbacks_,
     }
     return table, metadata
 
