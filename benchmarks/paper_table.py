@@ -66,8 +66,9 @@ from libre_lib.search import (
     LARGE_DATA_GRID,
     LARGE_DATA_POSITIVES,
     SELECTION_FILTERS,
-    choose_candidate,
+    choice_order,
     default_grid,
+    refit_in_choice_order,
     resolve_tolerance,
 )
 
@@ -353,27 +354,20 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
         tol = resolve_tolerance(
             choice.score_tolerance, choice.standard_errors, mean[idx], std[idx], search.n_splits_
         )
-        best = int(idx[choose_candidate(mean[idx], rules[idx], tol)])
+        order = idx[choice_order(mean[idx], rules[idx], tol)]  # the choice first
+        kept_rules = min(res[f"split{k}_n_rules"][order[0]] for k in range(search.n_splits_)) >= 1
         started = time.perf_counter()
-        # the search's refit check (LibreSearchCV.checked_refit): an empty refit of a point
-        # that kept rules in every inner fold falls back along the choice's order
-        eligible = idx[np.round(mean[idx], 9) >= np.round(mean[idx].max() - tol, 9)]
-        order = eligible[np.lexsort((eligible, -mean[eligible], rules[eligible]))]
-        split_rules = np.stack([res[f"split{k}_n_rules"] for k in range(search.n_splits_)], axis=1)
-        for k, index in enumerate([best, *(i for i in order if i != best)]):
-            candidate = LibreClassifier(
+
+        def fit(index):
+            model = LibreClassifier(
                 positive_class=positive, random_state=search.seed_, **res["params"][index]
             )
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                candidate.fit(X_train, y_train)
-            if k == 0:
-                model, params = candidate, dict(res["params"][index])
-                if len(model.rules_) or split_rules[best].min() < 1:
-                    break
-            elif len(candidate.rules_):
-                model, params, best = candidate, dict(res["params"][index]), int(index)
-                break
+            return model.fit(X_train, y_train)
+
+        with warnings.catch_warnings():  # the search's refit, checked as it checks it
+            warnings.simplefilter("ignore")
+            model, best, _ = refit_in_choice_order(fit, order, kept_rules)
+        params = dict(res["params"][best])
         fit_s = shared + time.perf_counter() - started
         pred = model.predict(X_test) == positive
         if method == "LIBRE 3":

@@ -996,15 +996,21 @@ def choose_candidate(mean_scores, mean_rules, score_tolerance=0.0) -> int:
     score minus ``score_tolerance``, the one with the fewest mean rules, then the best mean
     score, then the first in order. ``score_tolerance=0`` is "best mean score, exact ties
     broken by fewer rules"."""
+    if np.size(mean_scores) == 0:
+        raise ValueError("no candidate to choose from")
+    return int(choice_order(mean_scores, mean_rules, score_tolerance)[0])
+
+
+def choice_order(mean_scores, mean_rules, score_tolerance=0.0) -> np.ndarray:
+    """Indices of the candidates whose mean score is at least the best mean score minus
+    ``score_tolerance``, in :func:`choose_candidate`'s order (fewest mean rules, then best mean
+    score, then first in order): the first is its pick."""
     mean_scores = np.asarray(mean_scores, dtype=float)
     mean_rules = np.asarray(mean_rules, dtype=float)
-    if mean_scores.size == 0:
-        raise ValueError("no candidate to choose from")
     # rounded so that equal scores are not split by float noise
     eligible = np.round(mean_scores, 9) >= np.round(np.max(mean_scores) - score_tolerance, 9)
     index = np.flatnonzero(eligible)
-    order = np.lexsort((index, -mean_scores[index], mean_rules[index]))
-    return int(index[order[0]])
+    return index[np.lexsort((index, -mean_scores[index], mean_rules[index]))]
 
 
 def f1_score(truth: np.ndarray, pred: np.ndarray, weight: np.ndarray | None = None) -> float:

@@ -92,6 +92,7 @@ from .estimator import (
     LibreClassifier,
     _gain,
     _seed,
+    choice_order,
     choose_candidate,
     f1_score,
     libre_tags,
@@ -577,10 +578,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         """
         mean = np.asarray(self.cv_results_["mean_test_score"], dtype=float)
         mean = np.where(np.isnan(mean), -np.inf, mean)  # as the choice ranks them
-        rules = self.cv_results_["mean_n_rules"]
-        eligible = np.round(mean, 9) >= np.round(np.max(mean) - self.tolerance_, 9)
-        index = np.flatnonzero(eligible)
-        return index[np.lexsort((index, -mean[index], rules[index]))]
+        return choice_order(mean, self.cv_results_["mean_n_rules"], self.tolerance_)
 
     def _refit_point(self, plan: SearchPlan, index: int, X, y, sample_weight=None):
         """Candidate ``index`` of ``plan`` fitted on ``X, y`` as the refit fits it."""
@@ -610,27 +608,19 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         LibreClassifier
             The refitted model; ``refit_fallbacks_`` counts the refits after the first.
         """
-        model, said = _fit_saying(fit_point, self.best_index_)
-        self.refit_fallbacks_ = 0
-        split_rules = _split_matrix(self.cv_results_, "n_rules")
-        if len(model.rules_) or split_rules[self.best_index_].min() < 1:
-            return _said(model, said)
-        for index in self.choice_order():
-            if index == self.best_index_:
-                continue
-            self.refit_fallbacks_ += 1
-            candidate, candidate_said = _fit_saying(fit_point, int(index))
-            if len(candidate.rules_):
-                logger.info(
-                    "LibreSearchCV: the chosen candidate's refit kept no rule, although it kept "
-                    "rules in every inner fold; candidate %d (mean score %.3f) is refitted "
-                    "instead",
-                    index,
-                    self.cv_results_["mean_test_score"][index],
-                )
-                self._set_choice(int(index))
-                return _said(candidate, candidate_said)  # the warnings of the model kept
-        return _said(model, said)
+        kept_rules = _split_matrix(self.cv_results_, "n_rules")[self.best_index_].min() >= 1
+        model, index, self.refit_fallbacks_ = refit_in_choice_order(
+            fit_point, self.choice_order(), kept_rules
+        )
+        if index != self.best_index_:
+            logger.info(
+                "LibreSearchCV: the chosen candidate's refit kept no rule, although it kept rules "
+                "in every inner fold; candidate %d (mean score %.3f) is refitted instead",
+                index,
+                self.cv_results_["mean_test_score"][index],
+            )
+            self._set_choice(index)
+        return model
 
     def _set_choice(self, index: int) -> None:
         self.best_index_ = index
@@ -958,6 +948,21 @@ def _labels(y) -> np.ndarray:
     values = np.asarray(y)
     values = values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
     return label_array(values) if values.dtype == object else values
+
+
+def refit_in_choice_order(fit_point, order, kept_rules: bool) -> tuple:
+    """The refit check of :meth:`LibreSearchCV.checked_refit` on ``order`` (the candidates in
+    the choice's order, the choice first) and ``kept_rules`` (the choice kept a rule in every
+    inner fold): (the model kept, its candidate index, the refits after the first). Only the
+    kept model's warnings are given."""
+    model, said = _fit_saying(fit_point, int(order[0]))
+    if len(model.rules_) or not kept_rules:
+        return _said(model, said), int(order[0]), 0
+    for fallbacks, index in enumerate(order[1:], start=1):
+        candidate, candidate_said = _fit_saying(fit_point, int(index))
+        if len(candidate.rules_):
+            return _said(candidate, candidate_said), int(index), fallbacks
+    return _said(model, said), int(order[0]), len(order) - 1
 
 
 def _fit_saying(fit_point, index: int) -> tuple:
