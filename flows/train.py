@@ -48,7 +48,7 @@ from libre_flows.tasks.learning import (
     union_filter,
 )
 from libre_flows.tasks.report import outcome, promote, publish, register, report, summarize
-from libre_flows.tasks.tuning import pick, tune_all, tuned_spec
+from libre_flows.tasks.tuning import pick, refit_check, tune_all, tuned_spec
 from libre_lib.errors import DataError, SpecError
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
@@ -89,31 +89,47 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         name_flow_run(spec, root, data)
         validation = validate(spec, root, data, force)
         holdout = split(spec, root, data, force)
-    tuning = []
+    tuning, fallbacks, passed_over = [], 0, []
     if spec.tuning.enabled:
         tuning = tune_all(spec, root, data, holdout, force)
         tuning.append(pick(spec, root, data, holdout, tuning, force))
-        spec = tuned_spec(spec, root, tuning[-1])
-    choice = choose(spec, root, data, holdout, force)
-    if streaming:
-        bins = streamed.discretize(spec, root, plan, profiles, parts, resolved, choice, force)
-        records, encoded = streamed.encode(spec, root, source, plan, bins, force)
-        passes += encoded
+
+    def fit(spec: PipelineSpec) -> dict:
+        """choose → set_cover for ``spec``'s model: its stages by name (``rules`` is the
+        ``set_cover`` stage) and the streamed passes it made."""
+        choice = choose(spec, root, data, holdout, force)
+        if streaming:
+            bins = streamed.discretize(spec, root, plan, profiles, parts, resolved, choice, force)
+            records, encoded = streamed.encode(spec, root, source, plan, bins, force)
+        else:
+            bins = discretize(spec, root, data, holdout, choice, force)
+            records, encoded = encode(spec, root, data, holdout, bins, force), []
+        subsets = feature_subsets(spec, root, bins)
+        learners = learn_all(spec, root, records, bins, choice, subsets, force)
+        candidates = union_filter(spec, root, learners, records, bins, force)
+        rules = set_cover(
+            spec, root, candidates, records, bins, data, holdout, choice, subsets, force
+        )
+        fitted = dict(passes=encoded, choice=choice, bins=bins, records=records)
+        return dict(fitted, learners=learners, candidates=candidates, rules=rules)
+
+    if tuning:  # the search's refit check: a fallback when the picked point keeps no rule
+        fitted = fit(tuned_spec(spec, root, tuning[-1]))
+        spec, fitted, fallbacks, passed_over = refit_check(spec, root, tuning[-1], fitted, fit)
     else:
-        bins = discretize(spec, root, data, holdout, choice, force)
-        records = encode(spec, root, data, holdout, bins, force)
+        fitted = fit(spec)
+    if not streaming:
         passes = []
-    subsets = feature_subsets(spec, root, bins)
-    learners = learn_all(spec, root, records, bins, choice, subsets, force)
-    candidates = union_filter(spec, root, learners, records, bins, force)
-    rules = set_cover(spec, root, candidates, records, bins, data, holdout, choice, subsets, force)
+    passes += fitted["passes"]
+    rules = fitted["rules"]
     run_dir = run_folder(root, spec)
     picked = tuning[-1] if tuning else None
-    trained = report(spec, root, rules, data, holdout, validation, force, picked)
+    trained = report(spec, root, rules, data, holdout, validation, force, picked, fallbacks)
     registration = register(spec, root, trained, data, str(run_dir))
     publish(spec, trained, registration, str(run_dir))
-    outputs = [*passes, data, validation, holdout, *tuning, choice, bins, records, *learners]
-    outputs += [candidates, rules]
+    outputs = [*passes, data, validation, holdout, *tuning, *passed_over]
+    outputs += [fitted[name] for name in ("choice", "bins", "records")]
+    outputs += [*fitted["learners"], fitted["candidates"], rules]
     summary = summarize(spec, run_dir, trained, registration, outputs, started)
     registration = promote(spec, root, registration, str(run_dir))  # last: a failed run
     # keeps the champion, and its run.json says the promotion is pending

@@ -580,6 +580,20 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         mean = np.where(np.isnan(mean), -np.inf, mean)  # as the choice ranks them
         return choice_order(mean, self.cv_results_["mean_n_rules"], self.tolerance_)
 
+    def refit_order(self) -> np.ndarray:
+        """The candidates :meth:`checked_refit` may refit, in its order.
+
+        Returns
+        -------
+        ndarray of int
+            The chosen candidate (``best_index_``) first; then, when it kept at least one rule
+            in every inner fold, the rest of :meth:`choice_order` (the fallbacks should its
+            refit keep no rule). The pipeline's refit check follows the same order.
+        """
+        order = self.choice_order()
+        kept_rules = _split_matrix(self.cv_results_, "n_rules")[self.best_index_].min() >= 1
+        return order if kept_rules else order[:1]
+
     def _refit_point(self, plan: SearchPlan, index: int, X, y, sample_weight=None):
         """Candidate ``index`` of ``plan`` fitted on ``X, y`` as the refit fits it."""
         refit = {**plan.candidates[index], "n_jobs": self.n_jobs}
@@ -608,9 +622,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         LibreClassifier
             The refitted model; ``refit_fallbacks_`` counts the refits after the first.
         """
-        kept_rules = _split_matrix(self.cv_results_, "n_rules")[self.best_index_].min() >= 1
+        order = self.refit_order()
         model, index, self.refit_fallbacks_ = refit_in_choice_order(
-            fit_point, self.choice_order(), kept_rules
+            fit_point, order, len(order) > 1
         )
         if index != self.best_index_:
             logger.info(

@@ -34,16 +34,20 @@ def report(
     validation: Stage,
     force: bool = False,
     picked: Stage | None = None,
+    refit_fallbacks: int = 0,
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows, and the model's data contract; the
-    per-rule table is stored. ``picked``: the tuning's ``pick`` stage, shown in the report."""
+    per-rule table is stored. ``picked``: the tuning's ``pick`` stage, shown in the report, and
+    the points the refit check passed over (``refit_fallbacks``)."""
     trained = stages.report(
         spec,
         load_model(store_root, rules),
         read_frame(store_root, data),
         holdout_flags(store_root, split),
         load_validation(store_root, validation),
-        None if picked is None else read_stage(store_root, picked),
+        None
+        if picked is None
+        else stages.shipped_choice(read_stage(store_root, picked), refit_fallbacks),
         read_stage(store_root, data)[1].get("streamed"),
     )
 

@@ -1,7 +1,8 @@
 """Tuning tasks: ``LibreSearchCV`` inside the pipeline. ``tune`` is mapped over the inner folds
 and ChiMerge caps (each scores its candidates and writes the scores as Parquet);
 ``pick`` applies the choice rule. A re-run recomputes nothing; changing only the choice rule
-(``score_tolerance``, ``standard_errors``) recomputes only ``pick``."""
+(``score_tolerance``, ``standard_errors``) recomputes only ``pick``. ``refit_check`` is the
+search's refit check on the flow's fit."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from prefect.cache_policies import NO_CACHE
 from libre_lib.ops import stages
 from libre_lib.ops.spec import PipelineSpec
 
-from .common import Stage, lookup_stage, map_missing, read_stage, run_stage
+from .common import Stage, log, lookup_stage, map_missing, read_stage, run_stage
 from .data import split_rows
+from .learning import load_model
 
 
 def tune_run_name() -> str:
@@ -65,3 +67,37 @@ def pick(spec, store_root: str, data: Stage, split: Stage, scores: list[Stage], 
 def tuned_spec(spec: PipelineSpec, store_root: str, picked: Stage) -> PipelineSpec:
     """The spec with the picked parameters in its model section."""
     return stages.tuned_spec(spec, read_stage(store_root, picked)[1])
+
+
+def refit_check(spec: PipelineSpec, store_root: str, picked: Stage, fitted: dict, fit) -> tuple:
+    """``LibreSearchCV.checked_refit`` on the flow's fit of the picked point: when its rule set
+    (``fitted["rules"]``, the ``set_cover`` stage) is empty and ``pick`` listed fallbacks
+    (``refit_order``: the point kept a rule in every inner fold), ``fit(spec)`` runs the stages
+    from ``choose`` to ``set_cover`` for each fallback in turn until one keeps a rule; if none
+    does, the picked point's model stays. ``spec`` is the spec before tuning.
+
+    Returns (the spec of the point shipped, its stages, the points passed over, the stages of
+    the fits not shipped)."""
+    order = read_stage(store_root, picked)[1].get("refit_order", [])
+    tuned = stages.tuned_spec(spec, read_stage(store_root, picked)[1])
+    if not order or len(load_model(store_root, fitted["rules"]).rules_):
+        return tuned, fitted, 0, []
+    passed = []
+    for fallbacks, point in enumerate(order, start=1):
+        candidate = stages.tuned_spec(spec, point)
+        tried = fit(candidate)
+        if len(load_model(store_root, tried["rules"]).rules_):
+            log().info(
+                "the picked point's refit kept no rule, although it kept rules in every inner "
+                "fold; point %d of the grid (mean score %.3f, %d fallback(s) on) ships instead",
+                point["index"],
+                point["best_score"],
+                fallbacks,
+            )
+            return candidate, tried, fallbacks, [*_stages(fitted), *passed]
+        passed += _stages(tried)
+    return tuned, fitted, 0, passed
+
+
+def _stages(fitted: dict) -> list[Stage]:
+    return [s for value in fitted.values() for s in (value if isinstance(value, list) else [value])]

@@ -435,6 +435,17 @@ def tuning_blocks(
         ),
         ("dl", [(str(k), param_text(k, v)) for k, v in sorted(chosen.items())]),
     ]
+    if summary.get("refit_fallbacks"):
+        blocks.insert(
+            2,
+            (
+                "p",
+                "The first choice, refitted on all the training rows, kept no rule although it "
+                "had kept rules in every fold; the next combinations in the choice's order were "
+                f"refitted until one kept a rule ({summary['refit_fallbacks']} passed over): "
+                "that one is shown as chosen.",
+            ),
+        )
     if figure:
         caption = (
             "Inner cross-validation: mean score of every grid point against its mean number of "

@@ -374,6 +374,8 @@ def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Store
 
 def pick_params(spec: PipelineSpec) -> dict:
     params = {"tuning": spec.tuning.model_dump(), "estimator": spec.estimator_params()}
+    params["refit_order"] = True  # its metadata holds the refit check's order (a pick stored
+    # before the check does not: it is picked again)
     if spec.tuning.grid == "default" and spec.is_streamed():
         params["capped_bins"] = True
     return params
@@ -382,8 +384,10 @@ def pick_params(spec: PipelineSpec) -> dict:
 def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.Table]) -> Stored:
     """The choice rule on the ``tune`` tasks' scores (as ``LibreSearchCV.fit`` applies it): a
     row per candidate (its tuned parameters as JSON, mean and std score, mean rules and atoms,
-    whether it was chosen); the chosen candidate's parameters in the metadata. Not the search's
-    refit check (``LibreSearchCV.checked_refit``): it would fit a model at every re-pick."""
+    whether it was chosen); the chosen candidate's parameters in the metadata, and the points
+    the refit check falls back to (``refit_order``, as ``LibreSearchCV.refit_order``). The check
+    itself runs in the flow, after ``set_cover``: ``pick`` fits no model, so changing only the
+    choice rule recomputes no learner."""
     X, y = tuning_rows(spec, X, y)
     searcher = search(spec, y)
     plan = searcher.plan(X, y)
@@ -410,17 +414,38 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
             "chosen": pa.array(np.arange(shape[0]) == best, pa.bool_()),
         }
     )
-    tuned = {k: v for k, v in plan.candidates[best].items() if k not in ("n_jobs",)}
     metadata = {
-        "best_params": searcher.best_params_,
-        "best_score": searcher.best_score_,
+        **_point(plan, results, best),
         "tolerance": searcher.tolerance_,
-        "tuned": tuned,
         "n_candidates": shape[0],
         "n_splits": shape[1],
         "scoring": spec.tuning.scoring,
+        "refit_order": [_point(plan, results, int(i)) for i in searcher.refit_order()[1:]],
     }
     return table, metadata
+
+
+def _point(plan, results: dict, index: int) -> dict:
+    """Candidate ``index`` as ``pick`` hands it on: its grid point, mean score and parameters."""
+    return {
+        "index": index,
+        "best_params": dict(results["params"][index]),
+        "best_score": float(results["mean_test_score"][index]),
+        "tuned": {k: v for k, v in plan.candidates[index].items() if k != "n_jobs"},
+    }
+
+
+def shipped_choice(picked: Stored, fallbacks: int) -> Stored:
+    """``pick``'s table and metadata once the refit check has passed over ``fallbacks`` points
+    of its ``refit_order`` (the flow's refit check, as ``LibreSearchCV.checked_refit``): the
+    point shipped is marked chosen and its parameters are the metadata's."""
+    table, metadata = picked
+    if not fallbacks:
+        return table, {**metadata, "refit_fallbacks": 0}
+    point = metadata["refit_order"][fallbacks - 1]
+    chosen = pa.array(np.arange(table.num_rows) == point["index"], pa.bool_())
+    table = table.set_column(table.schema.get_field_index("chosen"), "chosen", chosen)
+    return table, {**metadata, **point, "refit_fallbacks": fallbacks}
 
 
 def tuned_spec(spec: PipelineSpec, metadata: dict) -> PipelineSpec:

@@ -139,3 +139,30 @@ def test_the_report_shows_the_choice_and_the_score_against_rules_plot(tuned_run)
     assert f"{len(picked):,} combinations of parameters" in markdown
     assert 'aria-label="Inner cross-validation score against the number of rules' in html
     assert html.count("<circle") >= len(picked)  # one point per grid point (plus others)
+
+
+def test_a_picked_point_whose_refit_keeps_no_rule_falls_back_as_the_search_does(
+    tmp_path, write_spec
+):
+    # haberman with seed 246: the picked point kept rules in every inner fold, but its refit on
+    # all the training rows keeps none (the majority guard); the search refits the next points
+    # of its choice order until one keeps a rule, and so must the pipeline
+    spec_path = write_spec(tmp_path, tuning__enabled=True, model__random_state=246)
+    summary = train(spec_path)
+    spec = load_spec(spec_path)
+    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    search = stages.search(spec).fit(*stages.split_rows(spec, data, holdout))
+    assert search.refit_fallbacks_ >= 1 and len(search.best_estimator_.rules_) >= 1
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    assert model.rules_ == search.best_estimator_.rules_
+    assert model.get_params() == {**search.best_estimator_.get_params(), "n_jobs": model.n_jobs}
+    # the passed-over fits are in the run's stages; the report marks the point shipped
+    assert len(_stages(summary, "set_cover")) == search.refit_fallbacks_ + 1
+    report = Path(summary["report"]).read_text()
+    assert f"({search.refit_fallbacks_} passed over)" in report
+    picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
+    assert picked["chosen"].idxmax() != search.best_index_  # pick's own choice, refitted first
+    again = train(spec_path)
+    assert _recomputed(again) == set()
+    assert Path(again["model"]).read_text() == Path(summary["model"]).read_text()

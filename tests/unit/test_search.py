@@ -598,6 +598,7 @@ def test_an_empty_refit_the_inner_folds_never_showed_falls_back_to_the_next_choi
         [[2, 2, 2], [3, 3, 3], [3, 3, 3], [1, 1, 1]], [0.60, 0.60, 0.61, 0.50], [0, 4, 3, 1]
     )
     assert search.best_index_ == 0 and list(search.choice_order()) == [0, 2, 1]
+    assert list(search.refit_order()) == [0, 2, 1]  # what the pipeline's pick hands on
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         model = search.checked_refit(fit_point)
@@ -610,6 +611,7 @@ def test_an_empty_refit_the_inner_folds_never_showed_falls_back_to_the_next_choi
 def test_an_empty_refit_stays_when_the_inner_folds_showed_it_or_nothing_else_keeps_a_rule():
     # an inner fold kept no rule: the empty refit agrees with the inner CV
     search, fit_point, refitted = _decided([[1, 0, 1], [3, 3, 3]], [0.6, 0.6], [0, 3])
+    assert list(search.refit_order()) == [0]  # no fallback
     with pytest.warns(LibreWarning, match="fit of candidate 0"):
         assert len(search.checked_refit(fit_point).rules_) == 0 and refitted == [0]
     assert search.best_index_ == 0 and search.refit_fallbacks_ == 0
