@@ -2,6 +2,7 @@
 
 libre train deployments/specs/pima.yaml [--force] [--store DIR]
 libre validate deployments/specs/pima.yaml
+libre init data/visits.csv --target churned   (a first spec for a data file)
 libre report pima [--store DIR]          (its latest run; or a run folder)
 """
 
@@ -136,6 +137,85 @@ def validate(spec: SpecArg, debug: Debug = False) -> None:
         fail(exc, debug)
         return
     console.print(f"[green]data valid[/]: {len(report['results'])} expectations passed")
+
+
+@app.command()
+def init(
+    data: Annotated[
+        Path, typer.Argument(help="The data: a CSV or Parquet file, or a directory of them.")
+    ],
+    target: Annotated[str, typer.Option("--target", help="The column the rules explain.")],
+    positive: Annotated[
+        str | None,
+        typer.Option(
+            "--positive",
+            help="The class the rules describe (default: the yes of a yes/no or 0/1 pair, "
+            "else the rarer class).",
+        ),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Pipeline name (default: from the file name).")
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Spec file to write (default: NAME.yaml here)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the spec file.")] = False,
+    debug: Debug = False,
+) -> None:
+    """Write a first spec for DATA; `libre train` runs it.
+
+    The spec names the target's classes and the positive one, lists the features (text columns
+    as categorical) and leaves out columns that identify rows, with a comment for each choice.
+    It is checked as `libre train` reads it before it is written; nothing is overwritten
+    without --force.
+    """
+    import os
+
+    from libre_lib.ops import starter
+    from libre_lib.ops.files import atomic_write_text
+
+    try:
+        if not data.expanduser().exists():
+            raise FileNotFoundError(
+                f"{data} does not exist: give the path of a CSV or Parquet file."
+            )
+        location = str(data.expanduser().resolve())
+        file_format = starter.data_format(location)
+        pipeline = name or starter.pipeline_name(data)
+        spec_path = output or Path(f"{pipeline}.yaml")
+        if spec_path.exists() and not force:
+            raise FileExistsError(
+                f"{spec_path} exists: --force overwrites it, --output writes another file."
+            )
+        frame, more = starter.sample(location, file_format, target)
+        found = starter.starter(frame, target, positive, pipeline)
+        found.more_rows = more
+        folder = spec_path.expanduser().resolve().parent
+        store = os.path.relpath(Path.cwd().resolve() / ".libre-store", folder)
+        text = found.yaml(os.path.relpath(location, folder), str(data), store)
+        starter.check(text, spec_path)
+        spec_path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(spec_path, text)
+    except user_errors() as exc:
+        fail(exc, debug)
+        return
+    categorical = f", {len(found.categorical)} of them categorical" if found.categorical else ""
+    console.print(
+        f"wrote [cyan]{escape(str(spec_path))}[/]: target {found.target!r}, positive class "
+        f"{found.positive_class!r} ({found.why_positive}, {found.positive_share:.1%} of the "
+        f"rows read; --positive chooses another); {len(found.features)} features"
+        f"{categorical}",
+        soft_wrap=True,
+        highlight=False,
+    )
+    for column, why in found.left_out.items():
+        console.print(f"left out: {escape(column)} ({why})", soft_wrap=True, highlight=False)
+    console.print(
+        f"next: libre validate {escape(str(spec_path))}, then libre train {escape(str(spec_path))}",
+        soft_wrap=True,
+        highlight=False,
+    )
 
 
 def latest_run(store: Path, pipeline: str) -> Path:

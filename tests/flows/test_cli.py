@@ -96,3 +96,30 @@ def test_validate_and_report_commands(spec_copy, tmp_path):
 def test_an_unknown_runner_is_refused_before_prefect_starts(spec_copy):
     code, output = _run("train", spec_copy(runner={"kind": "ray"}))
     assert code == 1 and "runner.kind" in output and "Traceback" not in output
+
+
+def test_init_writes_a_spec_that_trains(tmp_path, monkeypatch):
+    """A new user's CSV: `libre init` writes the spec (its store beside it), `libre train`
+    runs it with tuning on, and a second init does not overwrite it."""
+    import pandas as pd
+
+    source = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets" / "haberman.csv"
+    frame = pd.read_csv(source)
+    frame.insert(0, "patient", [f"p{i}" for i in range(len(frame))])
+    (tmp_path / "data").mkdir()
+    frame.to_csv(tmp_path / "data" / "Haberman Survival.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    code, output = _run("init", "data/Haberman Survival.csv", "--target", "target")
+    assert code == 0, output
+    assert "wrote haberman-survival.yaml" in output and "left out: patient" in output
+    raw = yaml.safe_load((tmp_path / "haberman-survival.yaml").read_text())
+    assert raw["target"] == {"column": "target", "positive_class": "2", "classes": ["1", "2"]}
+    assert raw["data"]["path"] == "data/Haberman Survival.csv"
+    assert raw["features"]["include"] == ["age", "year_of_operation", "positive_axillary_nodes"]
+    code, output = _run("train", "haberman-survival.yaml")
+    assert code == 0, output
+    assert (tmp_path / ".libre-store" / "runs" / "haberman-survival").is_dir()
+    before = (tmp_path / "haberman-survival.yaml").read_text()
+    code, output = _run("init", "data/Haberman Survival.csv", "--target", "age")
+    assert code == 1 and "haberman-survival.yaml exists: --force overwrites it" in output
+    assert (tmp_path / "haberman-survival.yaml").read_text() == before

@@ -1,0 +1,244 @@
+"""A first spec for a data file (``libre init``): the target's classes and which of them the
+rules describe, the features and which of them are categorical, and the columns left out
+because they identify rows; written as commented YAML that ``load_spec`` reads."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ..discretization import id_like_message, row_ids_message
+from ..errors import DataError
+from .sources import read_source, source_files, text_columns
+from .spec import DataSource, PipelineSpec, parse_spec
+
+#: Rows read to write the spec (the first ones; of a directory, its first file's).
+SAMPLE_ROWS = 100_000
+#: More distinct target values than this: a number, not classes.
+MAX_CLASSES = 20
+#: Pairs of class names (lower case) whose second says "the outcome happened".
+YES_NO = {
+    frozenset(pair): pair[1]
+    for pair in [
+        ("0", "1"),
+        ("0.0", "1.0"),
+        ("no", "yes"),
+        ("n", "y"),
+        ("false", "true"),
+        ("f", "t"),
+        ("negative", "positive"),
+        ("neg", "pos"),
+    ]
+}
+
+
+@dataclass
+class Starter:
+    """What ``libre init`` found in the data: the pipeline's name, the target's classes and
+    the positive one (with its share of the rows read), the features, the categorical ones and
+    the columns left out (name: why)."""
+
+    name: str
+    target: str
+    classes: list[str]
+    positive_class: str
+    positive_share: float
+    why_positive: str
+    features: list[str]
+    categorical: list[str]
+    left_out: dict[str, str] = field(default_factory=dict)
+    rows_read: int = 0
+    more_rows: bool = False
+
+    def yaml(self, data_path: str, source: str, store: str = ".libre-store") -> str:
+        """The spec as commented YAML; ``data_path`` and ``store`` as the spec will hold them
+        (relative to the spec file), ``source`` the path to name in the header."""
+        read = (
+            f"the first {self.rows_read:,} rows" if self.more_rows else f"{self.rows_read:,} rows"
+        )
+        lines = [
+            f"# A first spec for {source}, written from {read}. Edit it freely;",
+            "# every section is described in docs/pipeline.md.",
+            f"name: {_scalar(self.name)}",
+            "data:",
+            f"  path: {_scalar(data_path)}  # relative to this file, as store is",
+            f"store: {_scalar(store)}  # where libre score and libre models look by default",
+            "target:",
+            f"  column: {_scalar(self.target)}",
+            f"  # the class the rules describe: {self.why_positive} ({self.positive_share:.1%}"
+            " of the rows read)",
+            f"  positive_class: {_scalar(self.positive_class)}",
+            f"  classes: {_scalar(self.classes)}",
+            "features:",
+            "  include:  # drop a line to leave a column out",
+            *(f"    - {_scalar(column)}" for column in self.features),
+            *(f"  # left out: {column} ({why})" for column, why in self.left_out.items()),
+            "  # text columns; list numeric codes here too when their order means nothing",
+            "  # (a region code, a product id)",
+            "  categorical:" + ("" if self.categorical else " []"),
+            *(f"    - {_scalar(column)}" for column in self.categorical),
+            "model:",
+            "  random_state: 0",
+            "# tuning is on by default: LibreSearchCV chooses the parameters inside the flow;",
+            "# tuning: {enabled: false} fits LibreClassifier's defaults instead (faster).",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def sample(location: str, file_format: str, target: str) -> tuple[pd.DataFrame, bool]:
+    """Up to :data:`SAMPLE_ROWS` rows of the data (a directory's first file), the target read
+    as text as the pipeline reads it, and whether the data hold more rows."""
+    files = source_files(location, file_format)
+    if file_format == "csv":
+        header = read_source(files[0], "csv", {"nrows": 1})
+        text = [target] if target in header.columns else []
+        frame = read_source(files[0], "csv", {"nrows": SAMPLE_ROWS + 1}, text)
+    else:
+        import pyarrow.parquet as pq
+
+        batches = pq.ParquetFile(files[0]).iter_batches(batch_size=SAMPLE_ROWS + 1)
+        batch = next(batches, None)
+        if batch is None or batch.num_rows == 0:
+            raise DataError(f"Data file {files[0]!r} has no rows.")
+        frame = batch.to_pandas()
+        frame = text_columns(frame, [target] if target in frame.columns else [])
+    more = len(files) > 1 or len(frame) > SAMPLE_ROWS
+    return frame.iloc[:SAMPLE_ROWS], more
+
+
+def starter(
+    frame: pd.DataFrame, target: str, positive_class: str | None = None, name: str = "pipeline"
+) -> Starter:
+    """The spec's content for ``frame`` (see :class:`Starter`); a :class:`DataError` naming
+    the columns when ``target`` is not one, or the classes when it holds fewer than two or
+    ``positive_class`` is not one of them."""
+    columns = [str(c) for c in frame.columns]
+    if target not in columns:
+        raise DataError(
+            f"--target {target!r} is not a column of the data; its columns: "
+            + ", ".join(repr(c) for c in columns[:30])
+            + (", ..." if len(columns) > 30 else "")
+        )
+    labels = frame[target].dropna().astype(str)
+    counts = labels.value_counts()
+    if len(counts) < 2:
+        found = f"only {counts.index[0]!r}" if len(counts) else "no value"
+        raise DataError(f"Target column {target!r} holds {found}: the rules need two classes.")
+    if len(counts) > MAX_CLASSES and positive_class is None:
+        raise DataError(
+            f"Target column {target!r} holds {len(counts):,} distinct values: LIBRE learns "
+            "rules for one class against the rest. Give that class with --positive, or derive a "
+            "yes/no column from this one (e.g. a threshold on a number) and use it as the target."
+        )
+    classes = sorted(counts.index, key=_class_key)
+    if positive_class is not None:
+        if str(positive_class) not in counts.index:
+            shown = ", ".join(repr(c) for c in classes[:MAX_CLASSES])
+            raise DataError(
+                f"--positive {positive_class!r} is not a value of the target column {target!r} "
+                f"(its values: {shown}{', ...' if len(classes) > MAX_CLASSES else ''})."
+            )
+        positive, why = str(positive_class), "given with --positive"
+    else:
+        positive, why = _positive(counts)
+    share = float(counts[positive] / counts.sum())
+    if len(classes) > 2:
+        why += "; the other classes are the negative answer"
+    left_out = {}
+    for column in columns:
+        if column == target:
+            continue
+        reason = _identifier(frame[column])
+        if reason is not None:
+            left_out[column] = reason
+    features = [c for c in columns if c != target and c not in left_out]
+    if not features:
+        raise DataError(
+            f"The data hold no feature column besides the target {target!r}"
+            + (f" (left out as identifiers: {', '.join(left_out)})" if left_out else "")
+            + "."
+        )
+    categorical = [c for c in features if not _is_numeric(frame[c])]
+    return Starter(
+        name=name,
+        target=target,
+        classes=classes,
+        positive_class=positive,
+        positive_share=share,
+        why_positive=why,
+        features=features,
+        categorical=categorical,
+        left_out=left_out,
+        rows_read=len(frame),
+    )
+
+
+def check(text: str, spec_path: str | Path) -> PipelineSpec:
+    """``text`` read as ``libre train`` reads the spec file ``spec_path`` (a
+    :class:`~libre_lib.errors.SpecError` if it would not be)."""
+    spec_path = Path(spec_path)
+    return parse_spec(
+        yaml.safe_load(text), base_dir=spec_path.resolve().parent, source=str(spec_path)
+    )
+
+
+def pipeline_name(path: str | Path) -> str:
+    """A valid pipeline name from a file name: lower case, runs of other characters as one
+    dash (``Customer Visits.csv`` → ``customer-visits``)."""
+    stem = Path(str(path).rstrip("/")).name.split(".")[0].lower()
+    name = re.sub(r"[^a-z0-9]+", "-", stem).strip("-")[:61].strip("-")
+    return name or "pipeline"
+
+
+def data_format(path: str) -> str:
+    """The data's format as a spec with ``data.path`` = ``path`` would read it."""
+    return DataSource(path=path).resolved_format()
+
+
+def _positive(counts: pd.Series) -> tuple[str, str]:
+    """The class the rules describe when none is given: the yes of a yes/no pair (0/1,
+    no/yes, false/true, ...), else the rarer class."""
+    names = {c.strip().lower(): c for c in counts.index}
+    yes = YES_NO.get(frozenset(names)) if len(names) == 2 else None
+    if yes is not None:
+        return names[yes], "its name says yes"
+    rarest = counts[counts == counts.min()].index
+    return sorted(rarest, key=_class_key)[-1], "the rarer class"
+
+
+def _identifier(series: pd.Series) -> str | None:
+    """Why a column looks like a row identifier, or None."""
+    n_present = int(series.notna().sum())
+    if _is_numeric(series):
+        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+        distinct = pd.unique(values[~np.isnan(values)])
+        if row_ids_message(series.name, distinct, n_present) is None:
+            return None
+        return f"a different whole number in each of its {n_present:,} rows: an id?"
+    if id_like_message(series.name, int(series.nunique()), n_present) is None:
+        return None
+    return f"{int(series.nunique()):,} distinct values in {n_present:,} rows: an id?"
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def _class_key(label: str):
+    """Classes in numeric order when they are numbers, else in text order."""
+    try:
+        return (0, float(label), label)
+    except ValueError:
+        return (1, 0.0, label)
+
+
+def _scalar(value) -> str:
+    """``value`` as one line of YAML (text quoted where YAML would read it otherwise)."""
+    listed = value if isinstance(value, list) else [value]
+    text = yaml.safe_dump(listed, default_flow_style=True, allow_unicode=True, width=10**6)
+    return text.strip() if isinstance(value, list) else text.strip()[1:-1]

@@ -1,0 +1,49 @@
+"""`libre init`: a first spec for a data file, with clear errors and nothing overwritten."""
+
+from pathlib import Path
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from libre_flows.flows.cli import app
+from libre_lib.ops.spec import load_spec
+
+runner = CliRunner()
+
+
+def _data(folder: Path) -> Path:
+    frame = pd.DataFrame(
+        {"amount": [float(i % 17) for i in range(120)], "fraud": ["false", "true", "false"] * 40}
+    )
+    frame.to_parquet(folder / "payments.parquet", index=False)
+    return folder / "payments.parquet"
+
+
+def test_init_writes_a_spec_load_spec_reads(tmp_path):
+    data = _data(tmp_path)
+    out = tmp_path / "specs" / "pay.yaml"
+    result = runner.invoke(app, ["init", str(data), "--target", "fraud", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    spec = load_spec(out)
+    assert spec.name == "payments" and spec.target.positive_class == "true"
+    assert spec.data.path == "../payments.parquet"
+    assert spec.data_location() == str(data.resolve())
+    # the store where `libre score` and `libre models` look: the folder init ran in
+    assert spec.store_location() == str((Path.cwd() / ".libre-store").resolve())
+    assert "positive class 'true' (its name says yes" in result.output
+    assert "next: libre validate" in result.output
+
+
+def test_init_errors_name_the_problem_and_write_nothing(tmp_path):
+    data = _data(tmp_path)
+    for args, message in [
+        (["--target", "Fraud"], "--target 'Fraud' is not a column of the data"),
+        (["--target", "fraud", "--positive", "yes"], "--positive 'yes' is not a value"),
+        (["--target", "fraud", "--name", "Pay Ments"], "name"),
+    ]:
+        result = runner.invoke(app, ["init", str(data), *args], terminal_width=300)
+        assert result.exit_code == 1 and message in result.output, result.output
+        assert "Traceback" not in result.output
+    result = runner.invoke(app, ["init", str(tmp_path / "nope.csv"), "--target", "x"])
+    assert result.exit_code == 1 and "does not exist" in result.output
+    assert not list(tmp_path.glob("*.yaml"))

@@ -1,0 +1,94 @@
+"""``libre init``'s first spec (libre_lib.ops.starter): a new user's CSV or Parquet file becomes a
+spec that ``libre train`` reads, with identifier columns left out and the positive class said."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from libre_lib.errors import DataError
+from libre_lib.ops import starter as st
+
+
+def _frame(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "customer id": [f"C{i:05d}" for i in range(n)],
+            "row": np.arange(n),
+            "age": rng.integers(18, 90, n),
+            "plan": rng.choice(["basic", "pro"], n),
+            "churned": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
+        }
+    )
+
+
+def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_path):
+    frame = _frame()
+    found = st.starter(frame, "churned", name="visits")
+    assert found.positive_class == "yes" and found.classes == ["no", "yes"]
+    assert found.features == ["age", "plan"] and found.categorical == ["plan"]
+    assert set(found.left_out) == {"customer id", "row"}
+    assert found.positive_share == pytest.approx((frame["churned"] == "yes").mean())
+    text = found.yaml("data/visits.csv", "data/visits.csv")
+    assert "# left out: customer id (200 distinct values in 200 rows: an id?)" in text
+    spec = st.check(text, tmp_path / "visits.yaml")
+    assert spec.name == "visits" and spec.target.positive_class == "yes"  # quoted: not a bool
+    assert spec.features.include == ["age", "plan"] and spec.features.categorical == ["plan"]
+    assert spec.data_location() == str((tmp_path / "data" / "visits.csv").resolve())
+    assert spec.tuning.enabled
+
+
+@pytest.mark.parametrize(
+    ("labels", "positive", "why"),
+    [
+        (["0", "1", "1", "1"], "1", "its name says yes"),  # a yes-like name, even as the majority
+        (["2", "1", "1", "1"], "2", "the rarer class"),
+        (["a", "b", "b", "c", "c"], "a", "the other classes are the negative answer"),
+    ],
+)
+def test_the_positive_class_is_a_yes_of_a_pair_else_the_rarer_one(labels, positive, why):
+    frame = pd.DataFrame({"x": range(len(labels)), "y": labels})
+    found = st.starter(frame, "y")
+    assert found.positive_class == positive and why in found.why_positive
+    assert st.starter(frame, "y", positive_class=labels[-1]).positive_class == labels[-1]
+
+
+@pytest.mark.parametrize(
+    ("target", "positive", "pattern"),
+    [
+        ("Churned", None, re.escape("'Churned' is not a column of the data; its columns: 'cust")),
+        ("plan", "gold", re.escape("--positive 'gold' is not a value of the target column 'plan'")),
+        ("age", None, r"holds \d+ distinct values: LIBRE learns rules for one class"),
+    ],
+)
+def test_a_wrong_target_or_class_is_named(target, positive, pattern):
+    with pytest.raises(DataError, match=pattern):
+        st.starter(_frame(), target, positive_class=positive)
+
+
+def test_one_class_or_no_feature_is_refused():
+    with pytest.raises(DataError, match="holds only 'no': the rules need two classes"):
+        st.starter(pd.DataFrame({"x": [1, 2], "y": ["no", "no"]}), "y")
+    ids = pd.DataFrame({"id": [f"r{i}" for i in range(60)], "y": ["a", "b"] * 30})
+    with pytest.raises(DataError, match=r"no feature column .* \(left out as identifiers: id\)"):
+        st.starter(ids, "y")
+
+
+def test_the_sample_reads_the_target_as_the_pipeline_does(tmp_path, monkeypatch):
+    frame = _frame(50).assign(churned=[1.0, 0.0] * 25)
+    frame.to_csv(tmp_path / "a.csv", index=False)
+    frame.to_parquet(tmp_path / "a.parquet", index=False)
+    monkeypatch.setattr(st, "SAMPLE_ROWS", 30)
+    read, more = st.sample(str(tmp_path / "a.csv"), "csv", "churned")
+    assert len(read) == 30 and more and set(read["churned"]) == {"1.0", "0.0"}
+    read, more = st.sample(str(tmp_path / "a.parquet"), "parquet", "churned")
+    assert len(read) == 30 and more and set(read["churned"]) == {"1.0", "0.0"}
+    assert st.data_format(str(tmp_path / "a.parquet")) == "parquet"
+
+
+def test_pipeline_names_come_from_file_names():
+    assert st.pipeline_name("data/Customer Visits 2026.csv.gz") == "customer-visits-2026"
+    assert st.pipeline_name("parts/") == "parts"
+    assert st.pipeline_name("___.csv") == "pipeline"
