@@ -78,8 +78,8 @@ def refit_check(spec: PipelineSpec, store_root: str, picked: Stage, fitted: dict
 
     Returns (the spec of the point shipped, its stages, the points passed over, the stages of
     the fits not shipped)."""
-    order = read_stage(store_root, picked)[1].get("refit_order", [])
-    tuned = stages.tuned_spec(spec, read_stage(store_root, picked)[1])
+    metadata = read_stage(store_root, picked)[1]
+    order, tuned = metadata.get("refit_order", []), stages.tuned_spec(spec, metadata)
     if not order or len(load_model(store_root, fitted["rules"]).rules_):
         return tuned, fitted, 0, []
     passed = []

@@ -377,3 +377,16 @@ def test_wide_design_candidates_change_only_what_they_claim():
     assert out.returncode == 0, out.stderr
     row = out.stdout.splitlines()[-1].split()
     assert row[0] == "pad:haberman" and 0 <= float(row[1]) <= 1 and float(row[2]) >= 0
+
+
+def test_trivial_compares_each_method_with_the_trivial_answers():
+    out = _run([str(BENCH / "trivial.py"), "--methods", "DT", "--datasets", "haberman"], 300)
+    assert out.returncode == 0, out.stderr
+    lines = [line.strip("| ").split(" | ") for line in out.stdout.splitlines()]
+    assert lines[0] == [
+        "dataset", "majority rate", "DT accuracy", "all-positive F1", "DT F1", "beats the majority"
+    ]  # fmt: skip
+    name, majority, accuracy, all_positive, f1, beats = lines[2]
+    assert name == "haberman" and majority == "0.735"  # 225 of 306 rows survived
+    assert all_positive == "0.419" and 0 <= float(f1) <= 1  # 2 x 81 / (81 + 306), per fold
+    assert beats == ("DT" if float(accuracy) > 0.735 else "none")
