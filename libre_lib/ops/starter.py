@@ -15,7 +15,7 @@ import yaml
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError
 from .sources import read_source, source_files, text_columns
-from .spec import DataSource, PipelineSpec, parse_spec
+from .spec import DataSource, PipelineSpec, directory_format, parse_spec
 
 #: Rows read to write the spec (the first ones; of a directory, its first file's).
 SAMPLE_ROWS = 100_000
@@ -196,8 +196,9 @@ def pipeline_name(path: str | Path) -> str:
 
 
 def data_format(path: str) -> str:
-    """The data's format as a spec with ``data.path`` = ``path`` would read it."""
-    return DataSource(path=path).resolved_format()
+    """The data's format as a spec with ``data.path`` = ``path`` reads it (a directory's from
+    its files)."""
+    return directory_format(path) or DataSource(path=path).resolved_format()
 
 
 def _positive(counts: pd.Series) -> tuple[str, str]:

@@ -47,3 +47,17 @@ def test_init_errors_name_the_problem_and_write_nothing(tmp_path):
     result = runner.invoke(app, ["init", str(tmp_path / "nope.csv"), "--target", "x"])
     assert result.exit_code == 1 and "does not exist" in result.output
     assert not list(tmp_path.glob("*.yaml"))
+
+
+def test_init_reads_a_directory_of_parts(tmp_path):
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    frame = pd.DataFrame({"x": [float(i) for i in range(90)], "y": ["a", "a", "b"] * 30})
+    for k in range(3):
+        frame.iloc[30 * k : 30 * (k + 1)].to_csv(parts / f"part-{k}.csv", index=False)
+    out = tmp_path / "parts.yaml"
+    result = runner.invoke(app, ["init", str(parts), "--target", "y", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "written from the first 30 rows" in out.read_text()  # the first part's
+    spec = load_spec(out)
+    assert spec.target.positive_class == "b" and spec.data.resolved_format() == "csv"
