@@ -112,11 +112,15 @@ def sample(location: str, file_format: str, target: str) -> tuple[pd.DataFrame, 
 
 
 def starter(
-    frame: pd.DataFrame, target: str, positive_class: str | None = None, name: str = "pipeline"
+    frame: pd.DataFrame,
+    target: str,
+    positive_class: str | None = None,
+    name: str = "pipeline",
+    more_rows: bool = False,
 ) -> Starter:
-    """The spec's content for ``frame`` (see :class:`Starter`); a :class:`DataError` naming
-    the columns when ``target`` is not one, or the classes when it holds fewer than two or
-    ``positive_class`` is not one of them."""
+    """The spec's content for ``frame``, the rows read (``more_rows``: the data hold more; see
+    :class:`Starter`); a :class:`DataError` naming the columns when ``target`` is not one, or
+    the classes when it holds fewer than two or ``positive_class`` is not one of them."""
     columns = [str(c) for c in frame.columns]
     if target not in columns:
         raise DataError(
@@ -175,6 +179,7 @@ def starter(
         categorical=categorical,
         left_out=left_out,
         rows_read=len(frame),
+        more_rows=more_rows,
     )
 
 
