@@ -210,6 +210,13 @@ def init(
     )
     for column, why in found.left_out.items():
         console.print(f"left out: {escape(column)} ({why})", soft_wrap=True, highlight=False)
+    for marker, columns in found.missing_markers.items():
+        console.print(
+            f"read as missing: {escape(repr(marker))} (among the numbers of "
+            f"{escape(', '.join(columns))})",
+            soft_wrap=True,
+            highlight=False,
+        )
     console.print(
         f"next: libre validate {escape(str(spec_path))}, then libre train {escape(str(spec_path))}",
         soft_wrap=True,

@@ -14,6 +14,7 @@ import yaml
 
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError
+from ..inputs import numbers_as_text_message
 from .sources import read_source, source_files, text_columns
 from .spec import DataSource, PipelineSpec, directory_format, parse_spec
 
@@ -21,6 +22,13 @@ from .spec import DataSource, PipelineSpec, directory_format, parse_spec
 SAMPLE_ROWS = 100_000
 #: More distinct target values than this: a number, not classes.
 MAX_CLASSES = 20
+#: At most this many distinct non-numbers in a column of numbers are read as missing-value
+#: markers (``?``, ``NA``, ``-``), each at most :data:`MAX_MARKER_LENGTH` characters long.
+MAX_MARKERS = 3
+MAX_MARKER_LENGTH = 8
+#: Markers read as missing even where a text column also holds them (there they mean the
+#: same: the UCI files write "?" in every column).
+USUAL_MARKERS = frozenset({"?", "-", ".", "--", "n/a", "na", "null", "nan", "#n/a"})
 #: Pairs of class names (lower case) whose second says "the outcome happened".
 YES_NO = {
     frozenset(pair): pair[1]
@@ -41,7 +49,8 @@ YES_NO = {
 class Starter:
     """What ``libre init`` found in the data: the pipeline's name, the target's classes and
     the positive one (with its share of the rows read), the features, the categorical ones and
-    the columns left out (name: why)."""
+    the columns left out (name: why), and the texts that stand for missing values in columns of
+    numbers (marker: its columns)."""
 
     name: str
     target: str
@@ -52,6 +61,7 @@ class Starter:
     features: list[str]
     categorical: list[str]
     left_out: dict[str, str] = field(default_factory=dict)
+    missing_markers: dict[str, list[str]] = field(default_factory=dict)
     rows_read: int = 0
     more_rows: bool = False
 
@@ -67,6 +77,7 @@ class Starter:
             f"name: {_scalar(self.name)}",
             "data:",
             f"  path: {_scalar(data_path)}  # relative to this file, as store is",
+            *self._read_options(),
             f"store: {_scalar(store)}  # where libre score and libre models look by default",
             "target:",
             f"  column: {_scalar(self.target)}",
@@ -88,6 +99,16 @@ class Starter:
             "# tuning: {enabled: false} fits LibreClassifier's defaults instead (faster).",
         ]
         return "\n".join(lines) + "\n"
+
+    def _read_options(self) -> list[str]:
+        if not self.missing_markers:
+            return []
+        lines = ["  # in columns of numbers these texts stand for missing values (read as"]
+        lines.append("  # missing in every column):")
+        for marker, columns in self.missing_markers.items():
+            lines.append(f"  # {marker!r} in {', '.join(columns)}")
+        markers = list(self.missing_markers)
+        return [*lines, f"  read_options: {{na_values: {_scalar(markers)}}}"]
 
 
 def sample(location: str, file_format: str, target: str) -> tuple[pd.DataFrame, bool]:
@@ -153,14 +174,18 @@ def starter(
     share = float(counts[positive] / counts.sum())
     if len(classes) > 2:
         why += "; the other classes are the negative answer"
-    left_out = {}
-    for column in columns:
-        if column == target:
-            continue
-        reason = _identifier(frame[column])
-        if reason is not None:
-            left_out[column] = reason
-    features = [c for c in columns if c != target and c not in left_out]
+    others = [c for c in columns if c != target]
+    markers = missing_markers(frame, others)
+    if markers:  # the columns they sat in are columns of numbers
+        frame = frame.copy()
+        for column in {c for marked in markers.values() for c in marked}:
+            values = frame[column].mask(frame[column].astype(str).isin(list(markers)))
+            frame[column] = pd.to_numeric(values, errors="coerce")
+    reasons = {column: _identifier(frame[column]) for column in others}
+    left_out = {column: reason for column, reason in reasons.items() if reason is not None}
+    features = [c for c in others if c not in left_out]
+    markers = {m: [c for c in marked if c in features] for m, marked in markers.items()}
+    markers = {m: marked for m, marked in markers.items() if marked}
     if not features:
         raise DataError(
             f"The data hold no feature column besides the target {target!r}"
@@ -178,9 +203,39 @@ def starter(
         features=features,
         categorical=categorical,
         left_out=left_out,
+        missing_markers=markers,
         rows_read=len(frame),
         more_rows=more_rows,
     )
+
+
+def missing_markers(frame: pd.DataFrame, columns: list[str]) -> dict[str, list[str]]:
+    """The texts that stand for missing values in text columns that otherwise hold numbers
+    (``?`` in a column of ages): at most :data:`MAX_MARKERS` short ones per column, and none
+    that is also a value of a column that is text for other reasons (reading it as missing
+    there would lose a category) unless it is one of :data:`USUAL_MARKERS`. Marker -> the
+    columns of numbers it sits in."""
+    found: dict[str, list[str]] = {}
+    text_values = set()
+    for column in columns:
+        series = frame[column]
+        if _is_numeric(series):
+            continue
+        present = series.dropna()
+        strays = present[pd.to_numeric(present, errors="coerce").isna()].astype(str).unique()
+        if numbers_as_text_message(series) is None or len(strays) > MAX_MARKERS:
+            text_values.update(present.astype(str).unique())
+            continue
+        if any(len(s.strip()) > MAX_MARKER_LENGTH or not s.strip() for s in strays):
+            text_values.update(present.astype(str).unique())
+            continue
+        for stray in sorted(strays):
+            found.setdefault(stray, []).append(column)
+    return {
+        marker: cols
+        for marker, cols in found.items()
+        if marker not in text_values or marker.strip().lower() in USUAL_MARKERS
+    }
 
 
 def check(text: str, spec_path: str | Path) -> PipelineSpec:

@@ -61,3 +61,18 @@ def test_init_reads_a_directory_of_parts(tmp_path):
     assert "written from the first 30 rows" in out.read_text()  # the first part's
     spec = load_spec(out)
     assert spec.target.positive_class == "b" and spec.data.resolved_format() == "csv"
+
+
+def test_init_reads_a_question_mark_among_numbers_as_missing(tmp_path):
+    rows = ["age,sex,y"] + [f"{20 + i % 40},{'mf'[i % 2]},{'ny'[i % 3 == 0]}" for i in range(80)]
+    rows[5] = "?,m,n"
+    (tmp_path / "raw.csv").write_text("\n".join(rows) + "\n")
+    out = tmp_path / "raw.yaml"
+    result = runner.invoke(
+        app, ["init", str(tmp_path / "raw.csv"), "--target", "y", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "read as missing: '?' (among the numbers of age)" in result.output
+    spec = load_spec(out)
+    assert spec.data.read_options == {"na_values": ["?"]}
+    assert spec.features.categorical == ["sex"]  # age is a column of numbers

@@ -92,3 +92,27 @@ def test_pipeline_names_come_from_file_names():
     assert st.pipeline_name("data/Customer Visits 2026.csv.gz") == "customer-visits-2026"
     assert st.pipeline_name("parts/") == "parts"
     assert st.pipeline_name("___.csv") == "pipeline"
+
+
+def test_texts_that_stand_for_missing_numbers_are_read_as_missing(tmp_path):
+    """A raw UCI file writes "?" for a missing age: read as text, the column of ages would be
+    a categorical one whose rules list ages one by one."""
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "age": [str(20 + i % 30) for i in range(n - 2)] + ["?", "?"],
+            "income": [str(1000.5 + 7 * i) for i in range(n - 1)] + ["unknown"],
+            "city": ["paris", "lyon", "?"] * (n // 3),  # "?" here too: the usual marker
+            "size": [str(i % 20) for i in range(n - 1)] + ["big"],
+            "kind": ["big", "small"] * (n // 2),  # "big" is a category here: not a marker
+            "y": ["no", "yes"] * (n // 2),
+        }
+    )
+    found = st.starter(frame, "y", name="raw")
+    assert found.missing_markers == {"?": ["age"], "unknown": ["income"]}
+    assert found.categorical == ["city", "size", "kind"]  # age and income are numbers now
+    text = found.yaml("raw.csv", "raw.csv")
+    assert "  # '?' in age\n" in text
+    spec = st.check(text, tmp_path / "raw.yaml")
+    assert spec.data.read_options == {"na_values": ["?", "unknown"]}
+    assert st.missing_markers(frame, ["kind", "city"]) == {}
