@@ -189,7 +189,7 @@ def init(
                 f"{spec_path} exists: --force overwrites it, --output writes another file."
             )
         frame, more = starter.sample(location, file_format, target)
-        found = starter.starter(frame, target, positive, pipeline, more_rows=more)
+        found = starter.starter(frame, target, positive, pipeline, more, file_format)
         folder = spec_path.expanduser().resolve().parent
         store = os.path.relpath(Path.cwd().resolve() / ".libre-store", folder)
         text = found.yaml(os.path.relpath(location, folder), str(data), store)

@@ -138,10 +138,12 @@ def starter(
     positive_class: str | None = None,
     name: str = "pipeline",
     more_rows: bool = False,
+    file_format: str = "csv",
 ) -> Starter:
     """The spec's content for ``frame``, the rows read (``more_rows``: the data hold more; see
-    :class:`Starter`); a :class:`DataError` naming the columns when ``target`` is not one, or
-    the classes when it holds fewer than two or ``positive_class`` is not one of them."""
+    :class:`Starter`; missing-value markers only for CSV, whose reader takes them). A
+    :class:`DataError` names the columns when ``target`` is not one, or the classes when it
+    holds fewer than two or ``positive_class`` is not one of them."""
     columns = [str(c) for c in frame.columns]
     if target not in columns:
         raise DataError(
@@ -175,7 +177,7 @@ def starter(
     if len(classes) > 2:
         why += "; the other classes are the negative answer"
     others = [c for c in columns if c != target]
-    markers = missing_markers(frame, others)
+    markers = missing_markers(frame, others) if file_format == "csv" else {}
     if markers:  # the columns they sat in are columns of numbers
         frame = frame.copy()
         for column in {c for marked in markers.values() for c in marked}:

@@ -116,3 +116,5 @@ def test_texts_that_stand_for_missing_numbers_are_read_as_missing(tmp_path):
     spec = st.check(text, tmp_path / "raw.yaml")
     assert spec.data.read_options == {"na_values": ["?", "unknown"]}
     assert st.missing_markers(frame, ["kind", "city"]) == {}
+    # Parquet's reader takes no na_values: its columns stay as they are
+    assert st.starter(frame, "y", file_format="parquet").missing_markers == {}
