@@ -66,6 +66,7 @@ from libre_lib.search import (
     LARGE_DATA_GRID,
     LARGE_DATA_POSITIVES,
     SELECTION_FILTERS,
+    checked_order,
     choice_order,
     default_grid,
     refit_in_choice_order,
@@ -354,8 +355,7 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
         tol = resolve_tolerance(
             choice.score_tolerance, choice.standard_errors, mean[idx], std[idx], search.n_splits_
         )
-        order = idx[choice_order(mean[idx], rules[idx], tol)]  # the choice first
-        kept_rules = min(res[f"split{k}_n_rules"][order[0]] for k in range(search.n_splits_)) >= 1
+        order = checked_order(idx[choice_order(mean[idx], rules[idx], tol)], res)
         started = time.perf_counter()
 
         def fit(index):
@@ -366,7 +366,7 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
 
         with warnings.catch_warnings():  # the search's refit, checked as it checks it
             warnings.simplefilter("ignore")
-            model, best, _ = refit_in_choice_order(fit, order, kept_rules)
+            model, best, _ = refit_in_choice_order(fit, order)
         params = dict(res["params"][best])
         fit_s = shared + time.perf_counter() - started
         pred = model.predict(X_test) == positive

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import paper_table
 
 from libre_lib.datasets import dataset_names, load_dataset
+from libre_lib.estimator import f1_score
 
 METHODS = ("LIBRE default", "DT", "RF")
 
@@ -39,7 +40,7 @@ def measure(name: str, methods, cfg) -> dict:
     out = {
         "majority": float(max(rate, 1 - rate)),
         "all positive F1": float(
-            np.mean([_f1(positive[t], np.ones(len(t), bool)) for _, t in folds])
+            np.mean([f1_score(positive[t], np.ones(len(t), bool)) for _, t in folds])
         ),
     }
     for method in methods:
@@ -52,7 +53,7 @@ def measure(name: str, methods, cfg) -> dict:
                     method, X.iloc[train], y.iloc[train], X.iloc[test], info, cfg
                 )
             accuracy.append(float(np.mean(fitted["pred"] == positive[test])))
-            f1.append(_f1(positive[test], fitted["pred"]))
+            f1.append(f1_score(positive[test], fitted["pred"]))
         out[method] = (float(np.mean(accuracy)), float(np.mean(f1)))
         print(
             f"{name} {method}: accuracy {out[method][0]:.3f}, F1 {out[method][1]:.3f} "
@@ -61,11 +62,6 @@ def measure(name: str, methods, cfg) -> dict:
             flush=True,
         )
     return out
-
-
-def _f1(truth: np.ndarray, pred: np.ndarray) -> float:
-    denominator = truth.sum() + pred.sum()
-    return float(2 * (truth & pred).sum() / denominator) if denominator else 0.0
 
 
 def main(argv=None) -> None:

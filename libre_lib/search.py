@@ -590,9 +590,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             in every inner fold, the rest of :meth:`choice_order` (the fallbacks should its
             refit keep no rule). The pipeline's refit check follows the same order.
         """
-        order = self.choice_order()
-        kept_rules = _split_matrix(self.cv_results_, "n_rules")[self.best_index_].min() >= 1
-        return order if kept_rules else order[:1]
+        return checked_order(self.choice_order(), self.cv_results_)
 
     def _refit_point(self, plan: SearchPlan, index: int, X, y, sample_weight=None):
         """Candidate ``index`` of ``plan`` fitted on ``X, y`` as the refit fits it."""
@@ -622,10 +620,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         LibreClassifier
             The refitted model; ``refit_fallbacks_`` counts the refits after the first.
         """
-        order = self.refit_order()
-        model, index, self.refit_fallbacks_ = refit_in_choice_order(
-            fit_point, order, len(order) > 1
-        )
+        model, index, self.refit_fallbacks_ = refit_in_choice_order(fit_point, self.refit_order())
         if index != self.best_index_:
             logger.info(
                 "LibreSearchCV: the chosen candidate's refit kept no rule, although it kept rules "
@@ -964,13 +959,24 @@ def _labels(y) -> np.ndarray:
     return label_array(values) if values.dtype == object else values
 
 
-def refit_in_choice_order(fit_point, order, kept_rules: bool) -> tuple:
-    """The refit check of :meth:`LibreSearchCV.checked_refit` on ``order`` (the candidates in
-    the choice's order, the choice first) and ``kept_rules`` (the choice kept a rule in every
-    inner fold): (the model kept, its candidate index, the refits after the first). Only the
-    kept model's warnings are given."""
+def checked_order(order, results: dict) -> np.ndarray:
+    """``order`` (candidates in the choice's order, the choice first) as the refit check follows
+    it: all of it when the choice kept at least one rule in every inner fold of ``results``
+    (``cv_results_``, its ``split<k>_n_rules``), else the choice alone (an empty refit agrees
+    with an inner fold that kept no rule)."""
+    order = np.asarray(order)
+    kept_rules = _split_matrix(results, "n_rules")[order[0]].min() >= 1
+    return order if kept_rules else order[:1]
+
+
+def refit_in_choice_order(fit_point, order) -> tuple:
+    """The refit check of :meth:`LibreSearchCV.checked_refit` on ``order`` (as
+    :func:`checked_order` gives it): ``fit_point`` on its first candidate, then, while the
+    models keep no rule, on the next ones. Returns (the model kept, its candidate index, the
+    refits after the first); the first candidate's model when none keeps a rule. Only the kept
+    model's warnings are given."""
     model, said = _fit_saying(fit_point, int(order[0]))
-    if len(model.rules_) or not kept_rules:
+    if len(model.rules_):
         return _said(model, said), int(order[0]), 0
     for fallbacks, index in enumerate(order[1:], start=1):
         candidate, candidate_said = _fit_saying(fit_point, int(index))
