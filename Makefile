@@ -9,8 +9,9 @@ STAMP  := $(VENV)/.installed
 demo: $(STAMP)
 	$(BIN)/libre train deployments/specs/pima.yaml
 
+# one worker per core, at most 4; a test file stays on one worker (its fixtures are built once)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

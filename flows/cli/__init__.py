@@ -58,7 +58,7 @@ def train(
     try:
         parsed = load_spec(spec)
         name = parsed.name
-        console.print(f"[bold]libre[/] training [cyan]{parsed.name}[/] from {spec}")
+        console.print(f"[bold]libre[/] training [cyan]{parsed.name}[/] from {spec}", soft_wrap=True)
         started = time.perf_counter()
         from libre_flows.flows.train import preflight
         from libre_flows.flows.train import train as run_train
@@ -116,8 +116,8 @@ def _print_summary(summary: dict, seconds: float) -> None:
     )
     for note in summary.get("notes", ()):
         console.print(f"[yellow]note[/]: {escape(note)}")
-    console.print(f"report: [green]{summary['report']}[/]")
-    console.print(f"model:  {summary['model']}")
+    console.print(f"report: [green]{summary['report']}[/]", soft_wrap=True)
+    console.print(f"model:  {summary['model']}", soft_wrap=True)
     console.print(
         f"{summary['cache_hits']}/{summary['n_stages']} stages cached; {seconds:.1f} s in total"
     )
@@ -271,7 +271,7 @@ def report(
         return
     _print_markdown(path.read_text(encoding="utf-8"))
     if summary:
-        console.print(f"\nHTML report: [green]{summary.get('report')}[/]")
+        console.print(f"\nHTML report: [green]{summary.get('report')}[/]", soft_wrap=True)
 
 
 def _print_markdown(text: str) -> None:
@@ -303,7 +303,7 @@ def _print_failed_run(run_dir: Path, summary: dict) -> None:
         _print_markdown(page.read_text(encoding="utf-8"))
     runs = _by_time([p for p in run_dir.parent.glob("*") if (p / "report.md").is_file()])
     if runs:
-        console.print(f"\nThe latest trained model's report: [green]{runs[-1]}[/]")
+        console.print(f"\nThe latest trained model's report: [green]{runs[-1]}[/]", soft_wrap=True)
     raise typer.Exit(1)
 
 

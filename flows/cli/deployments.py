@@ -49,4 +49,6 @@ def write(
     except user_errors() as exc:
         fail(exc, debug)
         return
-    console.print(f"wrote [green]{output}[/]: {text.count('  - name: ')} deployments")
+    console.print(
+        f"wrote [green]{output}[/]: {text.count('  - name: ')} deployments", soft_wrap=True
+    )

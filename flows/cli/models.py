@@ -101,8 +101,8 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = DEFAULT_STORE) -> Non
         ("f1", "right"),
         ("rules", "right"),
         ("reason", "left"),
-    ):
-        table.add_column(column, justify=justify, overflow="fold")
+    ):  # a narrow terminal folds the other columns, never a version id (it is copied)
+        table.add_column(column, justify=justify, overflow="fold", no_wrap=column == "version")
     for version in versions:
         style = STATUS_STYLE.get(version.status, "")
         table.add_row(

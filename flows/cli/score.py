@@ -91,7 +91,7 @@ def score_command(
 
         model = resolve_model(model, store)
         preflight(model, inputs, output)
-        console.print(f"[bold]libre[/] scoring {inputs} with {model}")
+        console.print(f"[bold]libre[/] scoring {inputs} with {model}", soft_wrap=True)
         started = time.perf_counter()
         with pipeline_console(debug, f"scoring ({server_note()})"):
             summary = run_score(
@@ -126,7 +126,7 @@ def _print_summary(summary: dict, seconds: float) -> None:
             console.print(f"  [yellow]-[/] {warning['message']}", highlight=False)
     else:
         console.print("[green]no drift[/] against the model's data contract")
-    console.print(f"output: [green]{summary['output']}[/]")
+    console.print(f"output: [green]{summary['output']}[/]", soft_wrap=True)
     console.print(f"report artifact: {summary.get('artifact')}; {seconds:.1f} s in total")
 
 

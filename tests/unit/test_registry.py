@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+import libre_flows.flows.cli.models as models_cli
 import libre_lib.ops.files as files_module
 import libre_lib.ops.registry as registry_module
 from libre_flows.flows.cli.models import models_app
@@ -653,11 +654,10 @@ def populated(registry, models):
     return registry, (a, b, c)
 
 
-def test_cli_list(populated):
+def test_cli_list(populated, monkeypatch):
     registry, (a, b, c) = populated
-    result = runner.invoke(
-        models_app, ["list", PIPE, "--store", str(registry.root)], env={"COLUMNS": "250"}
-    )
+    monkeypatch.setattr(models_cli.console, "width", 250)  # whatever the runner's terminal
+    result = runner.invoke(models_app, ["list", PIPE, "--store", str(registry.root)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     first_id = re.compile(r"v\d{4}-[0-9a-f]{8}")
@@ -673,6 +673,16 @@ def test_cli_list(populated):
     assert "★" in row[c.version] and "champion" in row[c.version] and "0.600" in row[c.version]
     assert "2025-01-03T00:00:00+00:00" in row[c.version]
     assert lines.index(row[a.version]) < lines.index(row[b.version]) < lines.index(row[c.version])
+
+
+def test_cli_list_keeps_version_ids_whole_in_a_narrow_terminal(populated, monkeypatch):
+    registry, versions = populated
+    monkeypatch.setattr(models_cli.console, "width", 60)
+    result = runner.invoke(models_app, ["list", PIPE, "--store", str(registry.root)])
+    assert result.exit_code == 0, result.output
+    assert max(map(len, result.output.splitlines())) <= 60
+    for v in versions:
+        assert v.version in result.output
 
 
 def test_cli_show(populated, models):
