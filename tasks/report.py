@@ -163,6 +163,7 @@ def summarize(
         "metrics": trained.metrics,
         "metrics_on": trained.scored_rows[2] if trained.scored_rows is not None else "holdout",
         "notes": list(trained.rules.notes),
+        "cautions": list(trained.rules.cautions),
         **outcome(registration),
         "stages": [
             {"stage": s.name, "key": s.key, "path": s.ref.path, "cache_hit": s.hit} for s in outputs
@@ -171,6 +172,8 @@ def summarize(
         "n_stages": len(outputs),
         "seconds": round(time.perf_counter() - started, 3),
     }
+    for caution in summary["cautions"]:
+        log().warning("caution: %s", caution)
     pending = {**summary, "promoted": False, "promotion_state": "pending"}
     atomic_write_text(run_dir / RUN_FILE, json.dumps(pending, indent=2))
     log().info(

@@ -116,6 +116,8 @@ def _print_summary(summary: dict, seconds: float) -> None:
     )
     for note in summary.get("notes", ()):
         console.print(f"[yellow]note[/]: {escape(note)}")
+    for caution in summary.get("cautions", ()):
+        console.print(f"[bold yellow]caution[/]: {escape(caution)}")
     console.print(f"report: [green]{summary['report']}[/]", soft_wrap=True)
     console.print(f"model:  {summary['model']}", soft_wrap=True)
     console.print(

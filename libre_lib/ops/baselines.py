@@ -18,6 +18,7 @@ __all__ = [
     "TREND_COLUMNS",
     "TREND_VERSIONS",
     "baselines",
+    "cautions",
     "class_balance",
     "confusion_matrix",
     "scores",
@@ -146,6 +147,64 @@ def baselines(
     return pd.DataFrame(records, columns=list(BASELINE_COLUMNS)), (
         None if best is None else best + 1
     )
+
+
+def cautions(
+    table: pd.DataFrame,
+    *,
+    majority_name: str,
+    best_rule: int | None,
+    best_rule_chosen_elsewhere: bool,
+    evaluated_on: str = "holdout",
+) -> tuple[str, ...]:
+    """What a reader should know before trusting the model, from a :func:`baselines` table:
+    the model is less accurate than the majority-class answer, or one of its rules alone
+    scores a higher F1. Scores are compared as the report prints them (3 decimals).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The ``baselines`` table of the model.
+    majority_name : str
+        How the report names the majority-class answer's class.
+    best_rule : int or None
+        The 1-based number of the best single rule.
+    best_rule_chosen_elsewhere : bool
+        Whether the best single rule was chosen on other rows than ``table``'s (normally the
+        training rows); a rule chosen on the scored rows themselves is not compared.
+    evaluated_on : str
+        The rows ``table`` is scored on.
+
+    Returns
+    -------
+    tuple of str
+        The cautions, in plain sentences (none when the model beats both answers).
+    """
+    by_answer = {row["answer"]: row for row in table.to_dict("records")}
+    model = by_answer.get("model")
+    if model is None:
+        return ()
+    out = []
+    majority = by_answer.get("majority")
+    if majority is not None and round(model["accuracy"], 3) < round(majority["accuracy"], 3):
+        out.append(
+            f"On the {evaluated_on} rows the model is less accurate than always answering "
+            f"“{majority_name}” ({model['accuracy']:.3f} against {majority['accuracy']:.3f}; "
+            f"F1 {model['f1']:.3f} against {majority['f1']:.3f}). Weigh what a missed case and "
+            "a false alarm cost before relying on it."
+        )
+    single = by_answer.get("best_rule")
+    if (
+        single is not None
+        and best_rule_chosen_elsewhere
+        and round(single["f1"], 3) > round(model["f1"], 3)
+    ):
+        out.append(
+            f"Rule {best_rule} alone scores a higher F1 on the {evaluated_on} rows than the whole "
+            f"rule set ({single['f1']:.3f} against {model['f1']:.3f}): the other rules add "
+            "more false alarms than cases found there."
+        )
+    return tuple(out)
 
 
 def undefined_metric(metrics: Mapping, name: str) -> bool:

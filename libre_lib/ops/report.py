@@ -31,7 +31,7 @@ from ..errors import ParameterError
 from ..estimator import AUTO_CHOSEN, LibreClassifier
 from ..params import AUTO
 from ..rules import RuleSet
-from .baselines import baselines, class_balance, confusion_matrix
+from .baselines import baselines, cautions, class_balance, confusion_matrix
 from .baselines import scores as _scores
 from .diff import ChampionChanges, diff_blocks, plain_rule_text
 from .display import RuleDisplay
@@ -294,6 +294,20 @@ class RuleReport:
     """The rows printed cut points sort as the model does (empty: none were given)."""
     grouped: bool = False
     """Whether a rule reads as groups of categories (the notation then explains them)."""
+
+    @property
+    def cautions(self) -> tuple[str, ...]:
+        """What a reader should know before trusting the model (see ``baselines.cautions``);
+        shown under the report's header."""
+        if self.baselines is None:
+            return ()
+        return cautions(
+            self.baselines,
+            majority_name=self.majority_name,
+            best_rule=self.best_rule,
+            best_rule_chosen_elsewhere=self.best_rule_on_training,
+            evaluated_on=self.evaluated_on,
+        )
 
 
 def build_report(
@@ -760,6 +774,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     meta = _meta_line(report)
     if meta:
         out.append(md_block(meta))
+    out += [f"> **Caution:** {md_block(text)}" for text in report.cautions]
     out.append("## How to read this")
     out.append(md_block(how_to_read(report)))
     out.append("\n".join(f"- **{md_inline(term)}**: {md_inline(text)}" for term, text in GLOSSARY))
@@ -905,6 +920,8 @@ dl.legend dt { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monos
   font-size: 13px; }
 dl.legend dd { margin: 0; }
 p.note { color: #5b6272; font-size: 13px; }
+p.caution { background: #fff4e0; border-left: 4px solid #c77700; padding: 8px 12px;
+  margin: 10px 0; color: #3d2a00; }
 table.confusion td:first-child { font-weight: 600; }
 span.cond { white-space: nowrap; }
 td.rule-text .kw { color: #0b5cad; font-weight: 700; }
@@ -1056,6 +1073,7 @@ def render_html(report: RuleReport) -> str:
     meta = _meta_line(report)
     if meta:
         out.append(f'<p class="meta">{_h(meta)}</p>')
+    out += [f'<p class="caution"><strong>Caution:</strong> {_h(t)}</p>' for t in report.cautions]
     flagged = _flagged(report)
     out.append(_cards(report.metrics, flagged))
 

@@ -256,7 +256,10 @@ def discretization_table(
         name = display.column(feature.name)
         if feature.kind == NUMERIC:
             cuts = [display.number(feature.name, c) for c in feature.cuts]
-            bins = "cut points " + ", ".join(cuts) if cuts else "no cut point (one bin)"
+            if cuts:
+                bins = ("cut point " if len(cuts) == 1 else "cut points ") + ", ".join(cuts)
+            else:
+                bins = "no cut point (one range)"
             kind = "numeric"
         elif feature.groups:
             shares = group_shares.get(feature.name) or [None] * feature.n_value_bins

@@ -43,6 +43,11 @@ def test_train_prints_the_reports_notes():
     with console.capture() as captured:
         _print_summary({**summary, "notes": []}, 1.0)
     assert "note:" not in captured.get()
+    caution = "On the holdout rows the model is less accurate than always answering [no]"
+    with console.capture() as captured:
+        _print_summary({**summary, "cautions": [caution]}, 1.0)
+    out = " ".join(captured.get().split())  # as the terminal's width wraps it
+    assert f"caution: {caution}" in out and out.index("caution: ") < out.index("report: ")
 
 
 def test_every_command_lists_as_one_line_and_its_help_loses_no_text():

@@ -1002,3 +1002,54 @@ def test_a_report_gives_each_group_of_categories_its_share_in_training():
     expected = [f"{100 * y[codes == b].mean():.1f}" for b in range(feature.n_value_bins)]
     assert shares == expected and len(shares) == feature.n_value_bins > 1
     assert "a similar share of churned (in training)" in render_markdown(report)
+
+
+def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
+    from libre_lib.ops.baselines import baselines, cautions
+
+    positive = np.array([1, 1, 0, 0, 0, 0, 0, 0, 0, 0], dtype=bool)
+    fired = np.zeros((10, 2), dtype=bool)
+    fired[0, 0] = True  # rule 1: one right flag
+    fired[[2, 3, 4], 1] = True  # rule 2: three wrong ones
+    table, best = baselines(fired, positive, majority_positive=False)
+    assert best == 1
+    # the model (F1 0.333, accuracy 0.6) is below the majority answer (accuracy 0.8) and below
+    # rule 1 alone (F1 0.667)
+    found = cautions(
+        table, majority_name="healthy", best_rule=best, best_rule_chosen_elsewhere=True
+    )
+    assert len(found) == 2
+    assert "less accurate than always answering “healthy” (0.600 against 0.800" in found[0]
+    assert (
+        found[1].startswith("Rule 1 alone scores a higher F1")
+        and "(0.667 against 0.333)" in found[1]
+    )
+    # a best rule chosen on the scored rows themselves is not held against the model
+    found = cautions(
+        table, majority_name="healthy", best_rule=best, best_rule_chosen_elsewhere=False
+    )
+    assert len(found) == 1 and "less accurate" in found[0]
+    # a model right on every row: nothing to say
+    table, best = baselines(positive[:, None], positive, majority_positive=False)
+    assert cautions(table, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=True) == ()
+
+
+def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
+    X, y, info = credit_data  # 44.5 % approved: the majority answer is "rejected"
+    flags_all = copy.deepcopy(credit_model)  # one rule matching every row
+    everything = Condition("a2", NUMERIC, (Interval(-math.inf, math.inf),), missing=True)
+    flags_all.rules_ = RuleSet(
+        (Rule((everything,)),),
+        target=credit_model.rules_.target,
+        positive_class=credit_model.rules_.positive_class,
+        negative_class=credit_model.rules_.negative_class,
+    )
+    report = build_report(flags_all, X, y, title="t", X_train=X, y_train=y)
+    (caution,) = report.cautions
+    rejected = (y != info.positive_class).mean()
+    assert f"({1 - rejected:.3f} against {rejected:.3f};" in caution
+    md = render_markdown(report)
+    assert md.index("> **Caution:** On the holdout rows") < md.index("## How to read this")
+    page = render_html(report)
+    assert '<p class="caution"><strong>Caution:</strong> On the holdout rows' in page
+    assert build_report(credit_model, X, y, title="t", X_train=X, y_train=y).cautions == ()
