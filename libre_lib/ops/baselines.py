@@ -151,6 +151,7 @@ def baselines(
 
 def cautions(
     table: pd.DataFrame,
+    n_rows: int,
     *,
     majority_name: str,
     best_rule: int | None,
@@ -159,12 +160,16 @@ def cautions(
 ) -> tuple[str, ...]:
     """What a reader should know before trusting the model, from a :func:`baselines` table:
     the model is less accurate than the majority-class answer, or one of its rules alone
-    scores a higher F1. Scores are compared as the report prints them (3 decimals).
+    scores a higher F1. Scores are compared as the report prints them (3 decimals); each
+    caution gives the rows behind it, so that a reader can tell a one-row difference from a
+    real one.
 
     Parameters
     ----------
     table : DataFrame
         The ``baselines`` table of the model.
+    n_rows : int
+        The number of rows ``table`` is scored on.
     majority_name : str
         How the report names the majority-class answer's class.
     best_rule : int or None
@@ -187,11 +192,15 @@ def cautions(
     out = []
     majority = by_answer.get("majority")
     if majority is not None and round(model["accuracy"], 3) < round(majority["accuracy"], 3):
+        right, right_majority = (
+            round(a * n_rows) for a in (model["accuracy"], majority["accuracy"])
+        )
         out.append(
-            f"On the {evaluated_on} rows the model is less accurate than always answering "
-            f"“{majority_name}” ({model['accuracy']:.3f} against {majority['accuracy']:.3f}; "
-            f"F1 {model['f1']:.3f} against {majority['f1']:.3f}). Weigh what a missed case and "
-            "a false alarm cost before relying on it."
+            f"On the {n_rows:,} {evaluated_on} rows the model is less accurate than always "
+            f"answering “{majority_name}”: right on {right:,} rows against {right_majority:,} "
+            f"(accuracy {model['accuracy']:.3f} against {majority['accuracy']:.3f}; F1 "
+            f"{model['f1']:.3f} against {majority['f1']:.3f}). Weigh what a missed case and a "
+            "false alarm cost before relying on it."
         )
     single = by_answer.get("best_rule")
     if (
@@ -199,10 +208,13 @@ def cautions(
         and best_rule_chosen_elsewhere
         and round(single["f1"], 3) > round(model["f1"], 3)
     ):
+        hits, single_hits = (round(r["precision"] * r["flagged"]) for r in (model, single))
+        misses, single_misses = model["flagged"] - hits, single["flagged"] - single_hits
         out.append(
             f"Rule {best_rule} alone scores a higher F1 on the {evaluated_on} rows than the whole "
-            f"rule set ({single['f1']:.3f} against {model['f1']:.3f}): the other rules add "
-            "more false alarms than cases found there."
+            f"rule set ({single['f1']:.3f} against {model['f1']:.3f}): the other rules flag "
+            f"{hits - single_hits:,} more rows that have the outcome and "
+            f"{misses - single_misses:,} more that do not."
         )
     return tuple(out)
 

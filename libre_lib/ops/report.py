@@ -303,6 +303,7 @@ class RuleReport:
             return ()
         return cautions(
             self.baselines,
+            int(self.metrics.get("n_rows", 0)),
             majority_name=self.majority_name,
             best_rule=self.best_rule,
             best_rule_chosen_elsewhere=self.best_rule_on_training,

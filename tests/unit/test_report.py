@@ -1013,25 +1013,30 @@ def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
     fired[[2, 3, 4], 1] = True  # rule 2: three wrong ones
     table, best = baselines(fired, positive, majority_positive=False)
     assert best == 1
-    # the model (F1 0.333, accuracy 0.6) is below the majority answer (accuracy 0.8) and below
+    # the model (F1 0.333, right on 6 rows) is below the majority answer (right on 8) and below
     # rule 1 alone (F1 0.667)
     found = cautions(
-        table, majority_name="healthy", best_rule=best, best_rule_chosen_elsewhere=True
+        table, 10, majority_name="healthy", best_rule=best, best_rule_chosen_elsewhere=True
     )
     assert len(found) == 2
-    assert "less accurate than always answering “healthy” (0.600 against 0.800" in found[0]
-    assert (
-        found[1].startswith("Rule 1 alone scores a higher F1")
-        and "(0.667 against 0.333)" in found[1]
+    assert found[0].startswith(
+        "On the 10 holdout rows the model is less accurate than always answering “healthy”: "
+        "right on 6 rows against 8 (accuracy 0.600 against 0.800; F1 0.333 against 0.000)."
+    )
+    assert found[1] == (
+        "Rule 1 alone scores a higher F1 on the holdout rows than the whole rule set (0.667 "
+        "against 0.333): the other rules flag 0 more rows that have the outcome and 3 more that "
+        "do not."
     )
     # a best rule chosen on the scored rows themselves is not held against the model
     found = cautions(
-        table, majority_name="healthy", best_rule=best, best_rule_chosen_elsewhere=False
+        table, 10, majority_name="healthy", best_rule=best, best_rule_chosen_elsewhere=False
     )
     assert len(found) == 1 and "less accurate" in found[0]
     # a model right on every row: nothing to say
     table, best = baselines(positive[:, None], positive, majority_positive=False)
-    assert cautions(table, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=True) == ()
+    kept = cautions(table, 10, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=True)
+    assert kept == ()
 
 
 def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
@@ -1046,10 +1051,10 @@ def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
     )
     report = build_report(flags_all, X, y, title="t", X_train=X, y_train=y)
     (caution,) = report.cautions
-    rejected = (y != info.positive_class).mean()
-    assert f"({1 - rejected:.3f} against {rejected:.3f};" in caution
+    approved = int((y == info.positive_class).sum())
+    assert f"right on {approved} rows against {len(y) - approved} " in caution
     md = render_markdown(report)
-    assert md.index("> **Caution:** On the holdout rows") < md.index("## How to read this")
+    assert md.index(f"> **Caution:** On the {len(y)} holdout rows") < md.index("## How to read")
     page = render_html(report)
-    assert '<p class="caution"><strong>Caution:</strong> On the holdout rows' in page
+    assert f'<p class="caution"><strong>Caution:</strong> On the {len(y)} holdout rows' in page
     assert build_report(credit_model, X, y, title="t", X_train=X, y_train=y).cautions == ()
