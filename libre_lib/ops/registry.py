@@ -36,8 +36,9 @@ Crash safety:
 
 Statuses: ``candidate`` (registered, not decided yet), ``champion``, ``challenger-rejected``,
 ``retired`` (was champion, replaced). Promotion rule (:meth:`ModelRegistry.decide`): a version
-is promoted iff its data validation passed and there is no champion yet or its metric is at
-least the champion's minus ``tolerance``. Metrics must be "higher is better" (f1, precision,
+is promoted iff its data validation passed, its accuracy is at least ``min_accuracy`` when one
+is given (the majority-class answer's), and there is no champion yet or its metric is at least
+the champion's minus ``tolerance``. Metrics must be "higher is better" (f1, precision,
 recall, accuracy). Given the new version's holdout (:class:`Holdout`), both models are scored on
 those same rows (the champion's model loaded with its checksum verified); the decision says
 which rows were compared (``rows``, ``scored_on``).
@@ -767,11 +768,13 @@ class ModelRegistry:
         tolerance: float = 0.0,
         metric: str = "f1",
         holdout: Holdout | None = None,
+        min_accuracy: float | None = None,
     ) -> PromotionDecision:
         """Whether ``version`` should become champion (nothing is written).
 
-        Promoted iff its validation passed and there is no champion yet or
-        ``metric >= champion's metric - tolerance``. Deciding on the champion itself keeps it.
+        Promoted iff its validation passed, its recorded accuracy is at least ``min_accuracy``
+        (if given), and there is no champion yet or ``metric >= champion's metric -
+        tolerance``. Deciding on the champion itself keeps it.
 
         Parameters
         ----------
@@ -785,6 +788,10 @@ class ModelRegistry:
             The version's holdout rows: both models (loaded with their checksums verified) are
             scored on them. Without it, or when the champion cannot score them, each version's
             recorded metric (on its own holdout) is used, and the decision says so.
+        min_accuracy : float, optional
+            The accuracy of the majority-class answer on the version's holdout rows (the
+            spec's ``promotion.beat_majority``): a version less accurate than that is not
+            promoted, even the first one.
 
         Returns
         -------
@@ -795,7 +802,7 @@ class ModelRegistry:
         champion = self.champion(pipeline)
         changed = self._question_change(candidate, champion)
         compared = self._compare(candidate, champion, metric, None if changed else holdout)
-        return self._decide(candidate, champion, tolerance, metric, compared, changed)
+        return self._decide(candidate, champion, tolerance, metric, compared, changed, min_accuracy)
 
     def _question_change(
         self, candidate: ModelVersion, champion: ModelVersion | None
@@ -868,6 +875,7 @@ class ModelRegistry:
         metric: str,
         compared: _Compared,
         changed: str | None = None,
+        min_accuracy: float | None = None,
     ) -> PromotionDecision:
         tolerance = float(tolerance)
         value, best = compared.value, compared.best
@@ -901,6 +909,20 @@ class ModelRegistry:
             )
         if value is None:
             return decision(False, f"{rows} {metric} is missing or not a number")
+        accuracy = candidate.metrics.get("accuracy")
+        if min_accuracy is not None:
+            floor = f"the majority-class answer's {min_accuracy:.3f} on the same rows"
+            if not isinstance(accuracy, (int, float)):
+                return decision(
+                    False,
+                    f"{rows} accuracy is missing: not compared with {floor} "
+                    "(promotion.beat_majority)",
+                )
+            if accuracy + FLOAT_SLACK < min_accuracy:
+                return decision(
+                    False,
+                    f"{rows} accuracy {accuracy:.3f} is below {floor} (promotion.beat_majority)",
+                )
         if champion is None:
             return decision(
                 True,
@@ -939,13 +961,14 @@ class ModelRegistry:
         tolerance: float = 0.0,
         metric: str = "f1",
         holdout: Holdout | None = None,
+        min_accuracy: float | None = None,
     ) -> PromotionDecision:
         """Decide on ``version`` and record the outcome, under the pipeline's lock.
 
         Promoted: the champion pointer is replaced (the commit point), then the version's
         status becomes ``champion`` and the old champion's ``retired``. Not promoted: the
         version's status becomes ``challenger-rejected`` with the reason; the champion stays.
-        ``holdout``: as in :meth:`decide`.
+        ``holdout``, ``min_accuracy``: as in :meth:`decide`.
         """
         _check_tolerance(tolerance)
         with self._lock(pipeline):
@@ -953,7 +976,9 @@ class ModelRegistry:
             champion = self.champion(pipeline)
             changed = self._question_change(candidate, champion)
             compared = self._compare(candidate, champion, metric, None if changed else holdout)
-            decision = self._decide(candidate, champion, tolerance, metric, compared, changed)
+            decision = self._decide(
+                candidate, champion, tolerance, metric, compared, changed, min_accuracy
+            )
             stamp = _now()
             try:
                 if not decision.promoted:

@@ -381,10 +381,13 @@ class ScheduleSpec(_Strict):
 
 class PromotionSpec(_Strict):
     """When a newly trained version replaces the champion: its holdout ``metric`` must be at
-    least the champion's minus ``tolerance`` (and its data validation must have passed)."""
+    least the champion's minus ``tolerance`` (and its data validation must have passed). With
+    ``beat_majority``, its holdout accuracy must also be at least the majority-class answer's
+    on the same rows, the first version's too."""
 
     metric: Literal["f1", "precision", "recall", "accuracy"] = "f1"
     tolerance: float = Field(default=0.0, ge=0, le=1)
+    beat_majority: bool = False
 
 
 def _label_key(value: Label) -> tuple[str, object]:

@@ -788,6 +788,9 @@ class Registration:
     trend: pd.DataFrame | None = None
     holdout: Holdout | None = None
     """The rows the decision scores champion and version on (this run's holdout)."""
+    min_accuracy: float | None = None
+    """The majority-class answer's accuracy on those rows, when the spec's
+    ``promotion.beat_majority`` asks the version to beat it."""
 
 
 def register(
@@ -819,16 +822,27 @@ def register(
         X, y, kind = trained.scored_rows
         source = f"the {kind} rows of run {run_id}" if run_id else f"this run's {kind} rows"
         holdout = Holdout(X, y, source, kind)
+    min_accuracy = majority_accuracy(trained) if spec.promotion.beat_majority else None
     decision = registry.decide(
         spec.name,
         version.version,
         tolerance=spec.promotion.tolerance,
         metric=spec.promotion.metric,
         holdout=holdout,
+        min_accuracy=min_accuracy,
     )
     changes = _changes(registry, spec, previous, version, decision)
     trend = _trend(registry, spec, version, decision)
-    return Registration(version, decision, changes, new, trend, holdout)
+    return Registration(version, decision, changes, new, trend, holdout, min_accuracy)
+
+
+def majority_accuracy(trained: TrainingReport) -> float:
+    """The accuracy of the majority-class answer on the rows the model's metrics are on (the
+    report's baseline)."""
+    table = trained.rules.baselines
+    if table is None or not (table["answer"] == "majority").any():
+        raise ValueError("the training report has no majority-class baseline")
+    return float(table.loc[table["answer"] == "majority", "accuracy"].iloc[0])
 
 
 def _trend(
@@ -876,6 +890,7 @@ def promote(
         tolerance=spec.promotion.tolerance,
         metric=spec.promotion.metric,
         holdout=registration.holdout,
+        min_accuracy=registration.min_accuracy,
     )
     if decision == registration.decision:
         return registration

@@ -54,12 +54,15 @@ def registry(tmp_path):
     return ModelRegistry(tmp_path / "store")
 
 
-def register(registry, model, f1=0.6, validation=PASSED, pipeline=PIPE, **extra):
+def register(registry, model, f1=0.6, validation=PASSED, pipeline=PIPE, accuracy=None, **extra):
+    metrics = {"f1": f1, "precision": 0.5, "recall": 0.7, "n_rules": len(model.rules_)}
+    if accuracy is not None:
+        metrics["accuracy"] = accuracy
     return registry.register(
         pipeline,
         model.to_json(),
         spec={"name": pipeline, "model": {"alpha": model.alpha}},
-        metrics={"f1": f1, "precision": 0.5, "recall": 0.7, "n_rules": len(model.rules_)},
+        metrics=metrics,
         validation=validation,
         data_fingerprint="d" * 64,
         spec_hash="s" * 64,
@@ -333,6 +336,25 @@ def test_failed_validation_is_never_promoted(registry, models):
     decision = registry.promote(PIPE, better_but_invalid.version, tolerance=1.0)
     assert not decision.promoted
     assert registry.champion(PIPE).version == champion.version
+
+
+def test_a_version_less_accurate_than_the_majority_answer_is_not_promoted(registry, models):
+    """promotion.beat_majority: the pipeline passes the majority answer's holdout accuracy."""
+    first = register(registry, models[0], f1=0.46, accuracy=0.774)
+    decision = registry.promote(PIPE, first.version, min_accuracy=0.806)
+    assert not decision.promoted and registry.champion(PIPE) is None
+    assert decision.reason == (
+        "holdout accuracy 0.774 is below the majority-class answer's 0.806 on the same rows "
+        "(promotion.beat_majority)"
+    )
+    assert registry.get(PIPE, first.version).status == REJECTED
+    assert registry.promote(PIPE, first.version, min_accuracy=None).promoted  # the gate off
+    better = register(registry, models[1], f1=0.5, accuracy=0.806)  # as accurate: enough
+    assert registry.promote(PIPE, better.version, min_accuracy=0.806).promoted
+    unknown = register(registry, models[2], f1=0.9)  # no accuracy recorded: not promoted
+    decision = registry.decide(PIPE, unknown.version, min_accuracy=0.5)
+    assert not decision.promoted and "accuracy is missing: not compared" in decision.reason
+    assert registry.decide(PIPE, unknown.version).promoted
 
 
 def test_decide_writes_nothing_and_checks_input(registry, models):

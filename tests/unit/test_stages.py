@@ -431,3 +431,46 @@ def test_a_positive_class_absent_from_the_target_is_named_with_the_yaml_pitfall(
     assert "unquoted" not in str(caught.value)
     good = _with(unlabelled, target=unlabelled.target.model_copy(update={"positive_class": "Yes"}))
     assert stages.split(good, frame)[0].num_rows == 20
+
+
+def test_promotion_can_ask_a_version_to_beat_the_majority_answer(unlabelled, tmp_path):
+    """promotion.beat_majority: a version less accurate on its holdout rows than answering
+    the majority class is registered but not promoted, even as the first version."""
+    import copy
+    import math
+
+    from libre_lib.ops.registry import ModelRegistry
+    from libre_lib.rules import Condition, Interval, Rule, RuleSet, RuleStats
+
+    frame, _ = stages.load(unlabelled, "sha")
+    holdout = stages.split(unlabelled, frame)[0].column("holdout").to_numpy()
+    X, y = stages.split_rows(unlabelled, frame, holdout)
+    fitted = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
+    flags_all = copy.deepcopy(fitted)  # one rule matching every row: below the majority answer
+    column = X.columns[0]
+    everything = Condition(column, "numeric", (Interval(-math.inf, math.inf),), missing=True)
+    flags_all.rules_ = RuleSet(
+        (Rule((everything,)),),
+        target=fitted.rules_.target,
+        positive_class=fitted.rules_.positive_class,
+        negative_class=fitted.rules_.negative_class,
+        stats=(RuleStats(1.0, 1.0, 1.0, 1.0),),
+    )
+    valid = ValidationReport(True, len(frame), ())
+    gated = _with(
+        unlabelled, promotion=unlabelled.promotion.model_copy(update={"beat_majority": True})
+    )
+    trained = stages.report(gated, flags_all, frame, holdout, valid)
+    registry = ModelRegistry(tmp_path / "store")
+    registration = stages.register(registry, gated, trained, "f" * 64, "run-1")
+    negatives = float((trained.scored_rows[1] != fitted.rules_.positive_class).mean())
+    assert registration.min_accuracy == pytest.approx(negatives)
+    assert not registration.decision.promoted
+    assert "below the majority-class answer's" in registration.decision.reason
+    assert not stages.promote(registry, gated, registration).decision.promoted
+    assert registry.champion(gated.name) is None
+    # the fitted model beats the majority answer on these rows: promoted under the same gate
+    trained = stages.report(gated, fitted, frame, holdout, valid)
+    assert trained.metrics["accuracy"] >= negatives
+    registration = stages.register(registry, gated, trained, "f" * 64, "run-2")
+    assert stages.promote(registry, gated, registration).decision.promoted
