@@ -90,6 +90,7 @@ def _study_stops(parts) -> list[dict]:
 
 
 _DEFAULT = _study_stops(DEFAULT_GRID)
+FINE_CHI2 = 2.71  # round 15: ChiMerge at 90 % confidence (one degree of freedom)
 _LARGE = _study_stops(LARGE_DATA_GRID)
 
 GRIDS = {
@@ -149,6 +150,15 @@ GRIDS = {
     # the design study (benchmarks/protocol.py): the default grid, its H1 half also on capped
     # bins (so that LibreClassifier()'s own defaults are a point of it)
     "design": [{**_DEFAULT[0], "max_intervals": [3, None]}, dict(_DEFAULT[1])],
+    # round 15: the default grids (early stops up to 13) with a fourth, lower ChiMerge threshold
+    "chi2": [
+        {**part, "chi2_threshold": [*PAPER_GRID["chi2_threshold"], FINE_CHI2]}
+        for part in DEFAULT_GRID
+    ],
+    "chi2-large": [
+        {**part, "chi2_threshold": [*PAPER_GRID["chi2_threshold"], FINE_CHI2]}
+        for part in LARGE_DATA_GRID
+    ],
     # ... with the selection filters of the large-data grid
     "design-large": [
         {**_DEFAULT[0], "max_intervals": [3, None], **SELECTION_FILTERS},
@@ -710,6 +720,25 @@ def stops_report(paths) -> str:
     return "\n".join(lines)
 
 
+def chi2_report(paths) -> str:
+    """Round 15: the search's choice rule over the runs' grid without its finest ChiMerge
+    threshold (:data:`FINE_CHI2`; the default grid) and with it, and how often the latter
+    picks it."""
+    results = _merged(paths)
+    choose = _tolerance_rule(SEARCH_RULE)
+    without = [
+        replay_rule(entry, lambda p: p["chi2_threshold"] != FINE_CHI2, choose)
+        for entry in results.values()
+    ]
+    replays = [replay_rule(entry, _all, choose) for entry in results.values()]
+    lines = _table_head("ChiMerge thresholds", results)
+    lines.append(_row(f"{axis_values(PAPER_GRID['chi2_threshold'])} (the default grid's)", without))
+    lines.append(_row(f"and {FINE_CHI2:g}", replays))
+    picked = [sum(p["chi2_threshold"] == FINE_CHI2 for p in r["params"]) for r in replays]
+    lines.append(f"| folds picking {FINE_CHI2:g} | " + " | ".join(map(str, picked)) + " | | |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -739,6 +768,10 @@ def main(argv=None) -> None:
     w.add_argument("results", type=Path, nargs="+")
     s = sub.add_parser("stops", help="round 9: the early stops up to 13 or up to 21 and None")
     s.add_argument("results", type=Path, nargs="+")
+    x = sub.add_parser(
+        "chi2", help="round 15: the grid with and without a fourth ChiMerge threshold"
+    )
+    x.add_argument("results", type=Path, nargs="+")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.cmd == "run":
@@ -764,6 +797,8 @@ def main(argv=None) -> None:
         print(wide_report(args.results))
     elif args.cmd == "stops":
         print(stops_report(args.results))
+    elif args.cmd == "chi2":
+        print(chi2_report(args.results))
     elif args.cmd == "design":
         from protocol import DESIGN
 
