@@ -97,6 +97,8 @@ class Starter:
             "  random_state: 0",
             "# tuning is on by default: LibreSearchCV chooses the parameters inside the flow;",
             "# tuning: {enabled: false} fits LibreClassifier's defaults instead (faster).",
+            "# a new version replaces the champion when its holdout F1 is not lower;",
+            "# promotion: {beat_majority: true} also asks it to beat the majority answer.",
         ]
         return "\n".join(lines) + "\n"
 
