@@ -43,6 +43,22 @@ def test_every_stage_writes_a_parquet_file_that_loads(first_run):
         assert (run_dir / name).is_file(), name
 
 
+def test_the_reports_cautions_are_in_run_json_as_in_the_report(spec_copy):
+    """A model the majority guard may not trim (abstain off, alpha 0.9: rules down to 10 %
+    precision) flags too many haberman rows: the report, run.json and the run's summary all
+    carry the caution."""
+    summary = train(str(spec_copy(model__alpha=0.9, model__abstain=False, model__max_rules=None)))
+    run_dir = Path(summary["run_dir"])
+    written = json.loads((run_dir / "run.json").read_text())["cautions"]
+    assert written == summary["cautions"]
+    assert any("less accurate than always answering" in c for c in written), written
+    markdown = (run_dir / "report.md").read_text()
+    assert markdown.count("> **Caution:** ") == len(written)
+    assert "> **Caution:** On the " in markdown
+    page = (run_dir / "report.html").read_text()
+    assert page.count('<p class="caution">') == len(written)
+
+
 def test_each_stage_has_one_name_for_its_function_task_and_store_folder(first_run):
     from prefect import Task
 
