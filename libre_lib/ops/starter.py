@@ -227,10 +227,11 @@ def missing_markers(frame: pd.DataFrame, columns: list[str]) -> dict[str, list[s
             continue
         present = series.dropna()
         strays = present[pd.to_numeric(present, errors="coerce").isna()].astype(str).unique()
-        if numbers_as_text_message(series) is None or len(strays) > MAX_MARKERS:
-            text_values.update(present.astype(str).unique())
-            continue
-        if any(len(s.strip()) > MAX_MARKER_LENGTH or not s.strip() for s in strays):
+        if (
+            numbers_as_text_message(series) is None
+            or len(strays) > MAX_MARKERS
+            or any(len(s.strip()) > MAX_MARKER_LENGTH or not s.strip() for s in strays)
+        ):  # a text column: its values are categories, not markers
             text_values.update(present.astype(str).unique())
             continue
         for stray in sorted(strays):
