@@ -364,7 +364,7 @@ _PRELOAD = (
     # the numba kernels of the learners (their compiled code is cached on disk)
     "libre_lib.discretization",
     "libre_lib.ensemble",
-    "libre_lib.selection",
+    "libre_lib.selection.cover",
     "libre_lib.weak_learner.boundary",
     "libre_lib.weak_learner.cells",
     # what a flow run imports when it starts, and the scoring and reporting stack

@@ -191,6 +191,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "seeds": [Options(SEEDING)],
     "conflict_tolerance": [Range(Real, 0, None, closed="left"), Options((AUTO,))],
     "abstain": [Boolean],
+    "refine": [Options(("f1", "accuracy")), None],
     "positive_class": [CheckedInFit("a label of y")],
     "categorical_features": [CheckedInFit("column names, indices or a mask of X")],
     "random_state": [

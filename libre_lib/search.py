@@ -186,7 +186,7 @@ def default_grid(n_positives: int, capped_bins: bool = False) -> list[dict]:
 
 
 # Parameters fixed by the search itself, never tuned.
-_FIXED = ("positive_class", "categorical_features", "random_state", "n_jobs", "verbose")
+_FIXED = ("positive_class", "categorical_features", "refine", "random_state", "n_jobs", "verbose")
 # Which stage each tunable parameter acts on.
 _DISCRETIZATION = ("chi2_threshold", "max_intervals")
 _LEARNERS = ("max_features", "subset_sizes", "heuristic", "seeds", "conflict_tolerance")
@@ -222,6 +222,11 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         inner fold, so a fold can never flip it.
     categorical_features : list, bool mask or None, default=None
         Extra categorical columns; overrides ``estimator.categorical_features`` when given.
+    refine : {"f1", "accuracy"} or None, default="f1"
+        Boundary refinement of the refitted model (``LibreClassifier``'s ``refine``; overrides
+        ``estimator.refine``; not tuned: the inner folds score the rules as the set cover
+        leaves them). "f1" was chosen on the design half of the development datasets
+        (docs/benchmarks.md, sixteenth round); None keeps ChiMerge's cut points (the paper).
     scoring : "f1", str, callable or None, default="f1"
         "f1" is the F1 score of the positive class (whatever its label), and so are
         "precision", "recall", "jaccard" and "average_precision" of it. Any other value is
@@ -251,8 +256,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Seeds the inner folds and the learners' feature subsets. Every candidate and the final
         refit use the same seed, so ``best_estimator_`` equals
-        ``LibreClassifier(random_state=seed, **best_params_)`` fitted on the same data (an int
-        ``random_state`` is used as that seed directly).
+        ``LibreClassifier(random_state=seed, refine=refine, **best_params_)`` fitted on the
+        same data (an int ``random_state`` is used as that seed directly).
     verbose : int >= 0, default=0
         0: the progress goes to the ``libre_lib.search`` logger only (silent unless logging is
         set up). 1 or more: during ``fit`` that logger also writes it on standard error: the
@@ -298,6 +303,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         max_rules=None,
         positive_class=None,
         categorical_features=None,
+        refine="f1",
         scoring="f1",
         score_tolerance=0.0,
         standard_errors=1.0,
@@ -312,6 +318,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         self.max_rules = max_rules
         self.positive_class = positive_class
         self.categorical_features = categorical_features
+        self.refine = refine
         self.scoring = scoring
         self.score_tolerance = score_tolerance
         self.standard_errors = standard_errors
@@ -345,6 +352,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if self.categorical_features is not None:
             params["categorical_features"] = self.categorical_features
         params["positive_class"] = positive_class
+        params["refine"] = self.refine
         return params
 
     def _candidates(self, base: dict, n_positives: int) -> list[dict]:

@@ -16,7 +16,7 @@ from libre_lib.ops.tables import (
     records_from_table,
 )
 
-from .common import Stage, lookup_stage, map_missing, read_stage, run_stage
+from .common import Stage, log, lookup_stage, map_missing, read_stage, run_stage
 from .data import split_rows
 
 
@@ -158,7 +158,7 @@ def set_cover(
     def compute():
         kept = load_candidates(store_root, candidates)
         n_union = int(read_stage(store_root, candidates)[1].get("n_union", len(kept)))
-        return stages.set_cover(
+        table, metadata = stages.set_cover(
             spec,
             kept,
             load_records(store_root, records),
@@ -168,6 +168,9 @@ def set_cover(
             chosen,
             n_candidates=n_union,
         )
+        if metadata["refinement_skipped"]:
+            log().warning(metadata["refinement_skipped"])
+        return table, metadata
 
     params = stages.set_cover_params(spec, subsets, chosen)
     inputs = [candidates, records, bins, data, split, choice]

@@ -253,6 +253,7 @@ class ModelSpec(_Strict):
     seeds: str = _DEFAULTS["seeds"]
     conflict_tolerance: float | Literal["auto"] = _DEFAULTS["conflict_tolerance"]
     abstain: bool = _DEFAULTS["abstain"]
+    refine: Literal["f1", "accuracy"] | None = _DEFAULTS["refine"]
     random_state: int = 0
 
     @field_validator("*", mode="before")
@@ -282,7 +283,7 @@ class ModelSpec(_Strict):
 
 
 #: LibreClassifier parameters a pipeline's tuning grid may not set (the spec fixes them).
-_UNTUNABLE = ("positive_class", "categorical_features", "random_state", "n_jobs")
+_UNTUNABLE = ("positive_class", "categorical_features", "refine", "random_state", "n_jobs")
 
 
 class TuningSpec(_Strict):
@@ -296,6 +297,9 @@ class TuningSpec(_Strict):
     score_tolerance: float = Field(default=0.0, ge=0, le=1)
     standard_errors: float = Field(default=1.0, ge=0, le=10)
     max_rules: int | None = Field(default=None, ge=1, le=10_000)
+    refine: Literal["f1", "accuracy"] | None = "f1"
+    """The tuned model's boundary refinement (``LibreSearchCV``'s ``refine``; the ``model``
+    section's ``refine`` applies when tuning is off)."""
     max_rows: int | None = Field(default=20_000, ge=100)
     """The search (and the "auto" choice) runs on at most this many training rows, a stratified
     sample drawn with the model's seed; the final fit uses every training row. None: all."""
@@ -338,6 +342,7 @@ class TuningSpec(_Strict):
             "score_tolerance": self.score_tolerance,
             "standard_errors": self.standard_errors,
             "max_rules": self.max_rules,
+            "refine": self.refine,
         }
 
 

@@ -31,7 +31,7 @@ from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier
-from ..inputs import Target, binary_target, numbers_as_text
+from ..inputs import Target, as_frame, binary_target, numbers_as_text
 from ..params import AUTO
 from ..search import LibreSearchCV, default_grid
 from ..selection import cover_candidates, filter_candidates
@@ -342,11 +342,17 @@ def tuning_units(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> list[dict
     ]
 
 
+def scored_params(spec: PipelineSpec) -> dict:
+    """The model parameters inner folds depend on: all but ``refine`` (the folds score the
+    rules as the set cover leaves them), so changing it recomputes no fold."""
+    return {k: v for k, v in spec.estimator_params().items() if k != "refine"}
+
+
 def tune_params(spec: PipelineSpec, unit: dict) -> dict:
     """Everything a unit's scores depend on; not the choice rule (changing it only re-picks)."""
     kwargs = spec.tuning.search_kwargs()
-    kwargs.pop("score_tolerance"), kwargs.pop("standard_errors")
-    params = {"estimator": spec.estimator_params(), "search": kwargs, "unit": unit}
+    kwargs.pop("score_tolerance"), kwargs.pop("standard_errors"), kwargs.pop("refine")
+    params = {"estimator": scored_params(spec), "search": kwargs, "unit": unit}
     if spec.tuning.max_rows is not None:
         params["max_rows"] = spec.tuning.max_rows
     if kwargs["param_grid"] is None and spec.is_streamed():
@@ -483,7 +489,7 @@ def _capped_choice(spec: PipelineSpec) -> bool:
 def choose_params(spec: PipelineSpec) -> dict:
     """Every model parameter: the choice cross-validates the whole method (random_state
     included) on the training rows (at most ``tuning.max_rows`` of them)."""
-    params = {"estimator": spec.estimator_params()}
+    params = {"estimator": scored_params(spec)}
     if spec.tuning.max_rows is not None:  # absent without a cap, as before caps existed
         params["max_rows"] = spec.tuning.max_rows
     if _capped_choice(spec):
@@ -631,9 +637,12 @@ def set_cover(
     choice: Choice,
     n_candidates: int | None = None,
 ) -> Stored:
-    """Greedy weighted set cover capped at the chosen ``max_rules``: the rules in order, and the
-    fitted model (JSON, with the choice) in the metadata. ``n_candidates`` is the size of the
-    union before filtering."""
+    """Greedy weighted set cover capped at the chosen ``max_rules``: the rules in order (and
+    ``model_rule``, each as the model ships it: after the majority guard and the boundary
+    refinement the model's ``refine`` asks for, on the training rows ``X, y``), and the fitted
+    model (JSON, with the choice) in the metadata. ``n_candidates`` is the size of the union
+    before filtering. A streamed run holds only a sample of its rows: it is not refined, and
+    ``refinement_skipped`` says so."""
     selection = cover_candidates(
         candidates, records, discretization.n_bins, choice.alpha, choice.max_rules
     )
@@ -649,8 +658,20 @@ def set_cover(
         target_name=spec.target.column,
     )
     model.n_candidates_ = len(candidates) if n_candidates is None else int(n_candidates)
+    skipped = None
+    if model.refine is not None and spec.is_streamed():
+        skipped = (
+            f"refine={model.refine!r} was not applied: a streamed run does not hold its "
+            "training rows, so the rules keep ChiMerge's cut points"
+        )
+        model.set_params(refine=None)
+    elif model.refine is not None:
+        model.refine_boundaries(as_frame(X), target(spec, y))
     table, _ = selection_table(selection, candidates, discretization)
-    return table, {"model": model.to_dict()}
+    shipped = [str(rule) for rule in model.rules_]  # the guard drops trailing rules only
+    shipped += [None] * (table.num_rows - len(shipped))
+    table = table.append_column("model_rule", pa.array(shipped, pa.string()))
+    return table, {"model": model.to_dict(), "refinement_skipped": skipped}
 
 
 def records_target(rows: Target, records: DistinctRecords) -> Target:

@@ -36,6 +36,10 @@ def test_the_pipeline_model_is_the_searchs_refit_on_the_same_rows(tuned_run):
     model = LibreClassifier.from_json(Path(summary["model"]).read_text())
     assert model.rules_ == search.best_estimator_.rules_
     assert model.get_params()["alpha"] == search.best_estimator_.alpha
+    # the refit's boundary refinement ran in the flow too (it moves a cut point here)
+    assert model.refine == "f1"
+    unrefined = stages.search(spec).set_params(refine=None).fit(X, y).best_estimator_
+    assert unrefined.rules_ != model.rules_
     picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
     assert len(picked) == len(search.cv_results_["params"])
     assert picked["chosen"].sum() == 1 and picked["chosen"].idxmax() == search.best_index_

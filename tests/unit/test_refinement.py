@@ -8,10 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from libre_lib import LibreClassifier, LibreSearchCV
+from libre_lib.datasets import load_dataset
 from libre_lib.discretization import NUMERIC
-from libre_lib.inputs import Target
-from libre_lib.refinement import refine_rules
+from libre_lib.errors import ParameterError
+from libre_lib.inputs import Target, binary_target
 from libre_lib.rules import Condition, Interval, Rule
+from libre_lib.selection import refine_rules, rule_stats
 
 
 def target(positive, weight=None) -> Target:
@@ -171,3 +174,59 @@ def test_a_condition_that_comes_to_allow_every_value_and_missing_is_dropped():
     keeps = Rule((numeric("a", 0.5), numeric("x", 1.5)))  # missing x does not match
     (refined,) = refine_rules([keeps], frame, target(y))
     assert refined.conditions[1] == numeric("x")  # "x is not missing" stays
+
+
+# --- in the estimator ------------------------------------------------------------------------
+
+
+def test_the_estimator_refines_its_rules_and_their_statistics():
+    X, y, info = load_dataset("pima")
+    params = dict(random_state=0, max_intervals=None, max_rules=3, alpha=0.5)
+    plain = LibreClassifier(conflict_tolerance=0, **params).fit(X, y)
+    refined = LibreClassifier(conflict_tolerance=0, refine="accuracy", **params).fit(X, y)
+    assert refined.rules_ != plain.rules_
+    assert refined.score(X, y) > plain.score(X, y)
+    assert len(refined.rules_) == len(plain.rules_)
+    truth = binary_target(y, info.positive_class)
+    assert refined.rules_.stats == rule_stats(refined.rules_.rules, X, truth)
+    again = LibreClassifier.from_json(refined.to_json())
+    assert again.refine == "accuracy" and again.rules_ == refined.rules_
+
+
+def test_a_refinement_below_the_majority_answer_is_not_kept():
+    # x >= 180: all positive; below, 40 %: taking those in raises F1 and lowers accuracy
+    rng = np.random.default_rng(1)
+    x = np.arange(200, dtype=float) / 10
+    y = ((x >= 18) | (rng.random(200) < 0.4)).astype(int)
+    X = pd.DataFrame({"x": x})
+    params = dict(random_state=0, max_intervals=None, max_rules=1, alpha=0.5, chi2_threshold=20)
+    plain = LibreClassifier(**params).fit(X, y)
+    assert len(plain.rules_) == 1
+    kept = LibreClassifier(refine="f1", **params).fit(X, y)
+    assert kept.rules_ == plain.rules_  # F1 would take in rows below 50 % precision
+    loose = LibreClassifier(refine="f1", abstain=False, **params).fit(X, y)
+    assert loose.rules_ != plain.rules_
+    assert loose.score(X, y) < max(np.mean(y), 1 - np.mean(y))
+
+
+def test_refine_is_checked():
+    X = pd.DataFrame({"x": np.arange(20.0)})
+    y = (X["x"] > 9).astype(int)
+    with pytest.raises(ParameterError, match="refine"):
+        LibreClassifier(refine="precision").fit(X, y)
+
+
+def test_the_search_refines_its_refit_and_does_not_tune_refine():
+    X, y, _ = load_dataset("pima")
+    grid = {"max_rules": [1, 3], "alpha": [0.5], "n_estimators": [5]}
+    search = LibreSearchCV(grid, refine="accuracy", cv=3, random_state=0).fit(X, y)
+    model = search.best_estimator_
+    assert model.refine == "accuracy"
+    plain = LibreClassifier(**{**model.get_params(), "refine": None}).fit(X, y)
+    truth = binary_target(y, model.positive_class_)
+    assert list(model.rules_.rules) == refine_rules(plain.rules_.rules, X, truth, 0.5)
+    unrefined = LibreSearchCV(grid, refine=None, cv=3, random_state=0).fit(X, y)
+    assert unrefined.best_index_ == search.best_index_  # the inner folds do not refine
+    assert unrefined.best_estimator_.rules_ != search.best_estimator_.rules_
+    with pytest.raises(ParameterError, match="may not tune \\['refine'\\]"):
+        LibreSearchCV({"refine": ["f1", None]}).fit(X, y)

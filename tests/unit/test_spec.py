@@ -217,6 +217,9 @@ def test_the_default_store_lies_next_to_the_spec_and_an_absolute_store_is_kept(t
             {"report": {"column_labels": {"bmi": "age", "age": "years"}}},
             r"'bmi' is labelled 'age', the name of another labelled column",
         ),
+        ({"model": {"refine": "precision"}}, r"model.refine: must be one of"),
+        ({"tuning": {"refine": "precision"}}, r"tuning.refine: .*'f1' or 'accuracy'"),
+        ({"tuning": {"grid": {"refine": ["f1"]}}}, r"'refine' cannot be tuned"),
     ],
 )
 def test_spec_problems_are_caught_by_validation(section, match):

@@ -102,9 +102,12 @@ def test_learn_params_leave_conflict_tolerance_out_at_zero(spec):
 
 def test_choose_params_hold_every_model_parameter(spec):
     """The choice cross-validates the whole method: any model parameter (the seed too) can move
-    it; the report, expectations or the runner cannot."""
+    it, but ``refine`` (inner folds score unrefined rules); the report, expectations or the
+    runner cannot."""
     params = stages.choose_params(spec)["estimator"]
-    assert set(spec.model.model_dump()) <= set(params)
+    assert set(spec.model.model_dump()) - {"refine"} <= set(params)
+    refined = _with(spec, model=spec.model.model_copy(update={"refine": "accuracy"}))
+    assert stages.choose_params(refined) == stages.choose_params(spec)
     report = spec.report.model_copy(update={"title": "t"})
     expectations = spec.expectations.model_copy(update={"min_rows": 7})
     for unrelated in (_with(spec, report=report), _with(spec, expectations=expectations)):

@@ -1,12 +1,13 @@
 """Boundary refinement: the selected rules' numeric cut points moved to the training rows' own
-gaps (not in the paper; it extends section 3.3's set cover with the same gain).
+gaps (not in the paper; it follows section 3.3's set cover).
 
-ChiMerge places cut points from each column's class counts alone (section 3.2), so a rule's
+ChiMerge places cut points from each column's class counts alone (section 3), so a rule's
 boundary on one column sits where that column's classes change on their own, not where they
 change among the rows its other conditions select. Refinement moves each endpoint of a
-numeric condition to the position that maximizes the cover's gain ``alpha·TP − (1 − alpha)·FP``
-of the whole rule set on its training rows (rows another rule already covers count for
-nothing), one endpoint at a time, until no move raises the gain (every move raises it, so the
+numeric condition to the position that most raises a training score of the whole rule set
+(F1, or the gain ``alpha·TP − (1 − alpha)·FP``: accuracy at 0.5), counting only the rows whose
+prediction that condition decides (the rule's other conditions hold, no other rule covers
+them), one endpoint at a time, until no move raises the score (every move raises it, so the
 ascent ends). A new cut point lies halfway between two adjacent training values; an endpoint
 that takes in every row beyond it becomes ``min`` / ``max``; among equally good positions the
 one nearest the old cut point wins. Conditions of several intervals (bins excluded in their
@@ -21,11 +22,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .discretization import NUMERIC
-from .inputs import Target, numeric_values
-from .rules import Condition, Interval, Rule
+from ..discretization import NUMERIC
+from ..inputs import Target, numeric_values
+from ..rules import Condition, Interval, Rule, RuleStats
 
-__all__ = ["refine_rules"]
+__all__ = ["OBJECTIVES", "refine_rules", "rule_stats"]
+
+#: What ``refine`` accepts, and the score each maximizes (a float: the gain with that alpha).
+OBJECTIVES = {"f1": "f1", "accuracy": 0.5}
 
 MAX_PASSES = 20
 """Passes over every endpoint; the ascent almost always ends in two or three."""
@@ -186,3 +190,25 @@ def _best_end(distinct, weights, totals, score, low, high, lower: bool) -> float
     if lower:
         return cut if outer < cut <= inner else inner
     return cut if inner < cut <= outer else outer
+
+
+def rule_stats(rules: Sequence[Rule], frame: pd.DataFrame, target: Target) -> tuple[RuleStats, ...]:
+    """Each rule's training weight of positives and negatives it covers, and of those no rule
+    before it covers (:class:`~libre_lib.rules.RuleStats`, as the set cover records them)."""
+    positive, negative = target.class_weights()
+    covered = np.zeros(frame.shape[0], dtype=bool)
+    cache: dict = {}
+    stats = []
+    for rule in rules:
+        hit = rule.evaluate(frame, cache)
+        new = hit & ~covered
+        stats.append(
+            RuleStats(
+                float(positive[hit].sum()),
+                float(negative[hit].sum()),
+                float(positive[new].sum()),
+                float(negative[new].sum()),
+            )
+        )
+        covered |= hit
+    return tuple(stats)

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .encoding import DistinctRecords, offsets
-from .ensemble import Candidates
-from .rules import RuleStats
-from .weak_learner.cells import _popcount
+from ..encoding import DistinctRecords, offsets
+from ..ensemble import Candidates
+from ..rules import RuleStats
+from ..weak_learner.cells import _popcount
 
 #: The ``alpha`` that makes the cover's gain the rule set's training F1 (not in the paper).
 F1_GAIN = "f1"
