@@ -12,6 +12,7 @@ import pytest
 from libre_flows.flows.train import train
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataError, DataValidationError
+from libre_lib.ops.artifacts import ArtifactStore
 from libre_lib.ops.spec import load_spec
 
 DATASETS = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets"
@@ -154,3 +155,15 @@ def test_validating_a_streamed_spec_profiles_it_part_by_part(spec_copy, pima_fol
         validate(failing)
     summary = train(spec)  # the profiles are reused
     assert all(s["cache_hit"] for s in _stages(summary, "profile"))
+
+
+def test_a_streamed_run_is_not_refined_and_says_so(spec_copy, pima_folder):
+    """Refinement needs the training rows; a streamed run holds a sample of them."""
+    spec = _streamed_spec(spec_copy, pima_folder, model__refine="f1")
+    summary = train(spec)
+    path = Path(_stages(summary, "set_cover")[0]["path"])
+    store = ArtifactStore(path.parents[1])
+    metadata = store.metadata(store.lookup("set_cover", path.stem))
+    assert "refine='f1' was not applied: a streamed run" in metadata["refinement_skipped"]
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    assert model.refine is None
