@@ -182,7 +182,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         ("accuracy"), until none does. ChiMerge's cut points come from each column alone;
         refined ones from the rows the rule's other conditions select. None keeps the cut
         points. With ``abstain`` a refinement that would leave the rule set less accurate than
-        the majority answer is not kept. ``LibreSearchCV`` refines its refit with "f1".
+        the majority answer is not kept. Not on by default: on the design half "f1" raised the
+        mean outer F1 by 0.004, short of the bar (docs/benchmarks.md, sixteenth round).
     positive_class : label or None, default=None
         The class the rules describe. Default: 1 or True if present, else the minority class.
         With more than two classes it is required and the rest form the negative class.

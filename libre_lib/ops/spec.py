@@ -297,7 +297,7 @@ class TuningSpec(_Strict):
     score_tolerance: float = Field(default=0.0, ge=0, le=1)
     standard_errors: float = Field(default=1.0, ge=0, le=10)
     max_rules: int | None = Field(default=None, ge=1, le=10_000)
-    refine: Literal["f1", "accuracy"] | None = "f1"
+    refine: Literal["f1", "accuracy"] | None = None
     """The tuned model's boundary refinement (``LibreSearchCV``'s ``refine``; the ``model``
     section's ``refine`` applies when tuning is off)."""
     max_rows: int | None = Field(default=20_000, ge=100)

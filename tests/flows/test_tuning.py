@@ -22,7 +22,7 @@ def _recomputed(summary):
 
 @pytest.fixture(scope="module")
 def tuned_run(tmp_path_factory, write_spec):
-    spec = write_spec(tmp_path_factory.mktemp("tuning"), tuning__enabled=True)
+    spec = write_spec(tmp_path_factory.mktemp("tuning"), tuning__enabled=True, tuning__refine="f1")
     return spec, train(spec), train(spec)
 
 
@@ -87,6 +87,25 @@ def test_changing_only_the_choice_rule_recomputes_no_tune_task_and_no_unchanged_
     picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
     if picked["chosen"].idxmax() == first_picked["chosen"].idxmax():
         assert recomputed == {"pick"}  # the same point: every later stage is a cache hit
+
+
+def test_changing_only_refine_recomputes_pick_and_set_cover_alone(tuned_run):
+    spec_path, first, _ = tuned_run
+    import yaml
+
+    raw = yaml.safe_load(Path(spec_path).read_text())
+    raw["tuning"]["refine"] = None
+    changed = Path(spec_path).with_name("haberman-unrefined.yaml")
+    changed.write_text(yaml.safe_dump(raw))
+    summary = train(changed)
+    assert _recomputed(summary) == {"pick", "set_cover"}  # no tune task, no learner
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    shipped = LibreClassifier.from_json(Path(first["model"]).read_text())
+    assert model.refine is None and model.rules_ != shipped.rules_
+    cover = pd.read_parquet(_stages(summary, "set_cover")[0]["path"])
+    refined = pd.read_parquet(_stages(first, "set_cover")[0]["path"])
+    assert cover["rule"].tolist() == refined["rule"].tolist()  # the cover's rules, unrefined
+    assert refined["model_rule"].tolist() != cover["model_rule"].tolist()
 
 
 def test_the_tuning_section_is_checked():
