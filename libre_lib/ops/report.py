@@ -294,6 +294,9 @@ class RuleReport:
     """The rows printed cut points sort as the model does (empty: none were given)."""
     grouped: bool = False
     """Whether a rule reads as groups of categories (the notation then explains them)."""
+    refine: str | None = None
+    """The model's boundary refinement ("f1", "accuracy"), if any: its cut points may lie
+    inside the bins."""
 
     @property
     def cautions(self) -> tuple[str, ...]:
@@ -450,6 +453,7 @@ def build_report(
         evaluated_on=evaluated_on,
         display_rows=" and ".join(shown),
         grouped=_grouped(display, [*ruleset, *_diff_rules(changes)]),
+        refine=getattr(model, "refine", None),
     )
 
 
@@ -820,7 +824,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     out.append(md_table(*_frame_rows(report.curve, CURVE_HEADERS)))
 
     if report.discretization is not None:
-        section = discretization_blocks(report.discretization, report.display_rows)
+        section = discretization_blocks(report.discretization, report.display_rows, report.refine)
         out.append(f"## {section[0][1]}")
         out += blocks(section[1:])
 
@@ -1129,7 +1133,10 @@ def render_html(report: RuleReport) -> str:
     out.append(_html_table(*_frame_rows(report.curve, CURVE_HEADERS)))
 
     if report.discretization is not None:
-        out += _section(discretization_blocks(report.discretization, report.display_rows), figures)
+        out += _section(
+            discretization_blocks(report.discretization, report.display_rows, report.refine),
+            figures,
+        )
 
     out.append("<h2>Data validation</h2>")
     status = _validation_status(report.validation_success, report.validation_summary)

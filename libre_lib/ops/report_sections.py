@@ -301,8 +301,12 @@ def discretization_table(
     return pd.DataFrame(rows, columns=list(DISCRETIZATION_COLUMNS))
 
 
+REFINED = {"f1": "F1", "accuracy": "accuracy"}
+"""What each ``refine`` setting raises, as the report names it."""
+
+
 def discretization_blocks(
-    table: pd.DataFrame | None, rows: str = "training and holdout"
+    table: pd.DataFrame | None, rows: str = "training and holdout", refine: str | None = None
 ) -> list[Block]:
     blocks: list[Block] = [("h", "How each column was discretized")]
     if table is None or not len(table):
@@ -314,9 +318,16 @@ def discretization_blocks(
             "below, and each categorical column keeps one bin per category (a column of more "
             f"than {MANY_CATEGORIES} categories: one bin per group of categories of similar "
             "positive share); "
-            "rules are unions of bins. A column without missing values in training has no bin "
-            "for them: a missing value there matches none of its conditions. "
-            + rounding_note(rows),
+            "rules are unions of bins"
+            + (
+                f". Then each rule's numeric cut points were moved on the training rows to the "
+                f"values that raise the rule set's training {REFINED[refine]} (refine: "
+                f"{refine}), so a rule's cut point may lie inside a bin"
+                if refine
+                else ""
+            )
+            + ". A column without missing values in training has no bin for them: a missing "
+            "value there matches none of its conditions. " + rounding_note(rows),
         )
     )
     rows = [

@@ -1058,3 +1058,13 @@ def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
     page = render_html(report)
     assert f'<p class="caution"><strong>Caution:</strong> On the {len(y)} holdout rows' in page
     assert build_report(credit_model, X, y, title="t", X_train=X, y_train=y).cautions == ()
+
+
+def test_a_refined_model_says_its_cut_points_may_lie_inside_the_bins(liver, report):
+    model, X, y, _ = liver
+    refined = LibreClassifier(**{**model.get_params(), "refine": "f1"})
+    refined.fit(X, y)  # any rows: the text depends on the setting alone
+    text = render_markdown(build_report(refined, X, y, title="refined"))
+    assert "training F1 (refine: f1), so a rule's cut point may lie inside a bin" in text
+    assert "(refine: f1)" in render_html(build_report(refined, X, y, title="refined"))
+    assert "inside a bin" not in render_markdown(report)
