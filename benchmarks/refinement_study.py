@@ -3,6 +3,7 @@
     python benchmarks/refinement_study.py run --method search --datasets pima wdbc \\
         --out /tmp/refine
     python benchmarks/refinement_study.py report /tmp/refine
+    python benchmarks/refinement_study.py speed --rows 1000000
 
 For each outer fold of the paper's protocol (stratified 5-fold, seed 0) ``run`` fits
 ``LibreSearchCV(refine=None)`` (``--method search``) or ``LibreClassifier()`` (``--method
@@ -13,7 +14,8 @@ before refinement are those the estimator ships with ``refine=None``. It writes
 ``<out>/<dataset>_<method>.json`` (per fold: test F1 and accuracy of every variant, training F1,
 rules changed, times). ``report`` prints, per method, the mean test F1 of each variant per
 dataset, its mean over the datasets without haberman (where no method beats answering
-"positive" everywhere) and its change, and the worst single-dataset change.
+"positive" everywhere) and its change, and the worst single-dataset change. ``speed`` times a
+fit and its refinement on synthetic rows.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -103,17 +106,45 @@ def report(folder: Path) -> None:
             continue
         names = [n for n in DESIGN if n in rows]
         rest = [n for n in names if n != NO_SIGNAL]
-        base = np.mean([rows[n]["plain"] for n in rest])
+
+        def mean_of(variant: str) -> float:
+            return float(np.mean([rows[n][variant] for n in rest])) if rest else float("nan")
+
+        base = mean_of("plain")
         print(f"\n{method}: mean test F1 over the 5 outer folds (accuracy below)")
         print("| variant | " + " | ".join(names) + " | mean w/o haberman | change | worst change |")
         print("|---" * (len(names) + 4) + "|")
         for v in VARIANTS:
-            mean = np.mean([rows[n][v] for n in rest])
+            mean = mean_of(v)
             worst = min(rows[n][v] - rows[n]["plain"] for n in names)
             cells = " | ".join(f"{rows[n][v]:.3f}" for n in names)
             print(f"| {v} | {cells} | {mean:.4f} | {mean - base:+.4f} | {worst:+.4f} |")
         for v in VARIANTS:
             print(f"| {v} accuracy | " + " | ".join(f"{rows[n][v + '_acc']:.3f}" for n in names))
+
+
+def speed(n_rows: int) -> None:
+    """Seconds to fit and to refine on ``n_rows`` synthetic rows (the learnable label of
+    ``benchmarks/synthetic.py``, 10 numeric columns), 8 rules."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from synthetic import make_frame
+
+    X, y = make_frame(n_rows, seed=0)[:2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        started = time.perf_counter()
+        model = LibreClassifier(
+            random_state=0, max_rules=8, alpha=0.5, max_intervals=3, conflict_tolerance=0
+        ).fit(X, y)
+        fit = time.perf_counter() - started
+    frame = as_frame(pandas_frame(X))
+    truth = binary_target(y, model.positive_class_)
+    print(f"{n_rows:,} rows: fit {fit:.2f} s, {len(model.rules_)} rules")
+    for name, objective in (("f1", "f1"), ("accuracy", 0.5)):
+        started = time.perf_counter()
+        refined = refine_rules(model.rules_.rules, frame, truth, objective)
+        moved = sum(a != b for a, b in zip(refined, model.rules_.rules, strict=True))
+        print(f"  refine={name}: {time.perf_counter() - started:.2f} s, {moved} rules moved")
 
 
 def main() -> None:
@@ -126,9 +157,14 @@ def main() -> None:
     go.add_argument("--n-jobs", type=int, default=1)
     show = sub.add_parser("report")
     show.add_argument("folder", type=Path)
+    fast = sub.add_parser("speed")
+    fast.add_argument("--rows", type=int, default=1_000_000)
     args = parser.parse_args()
     if args.command == "report":
         report(args.folder)
+        return
+    if args.command == "speed":
+        speed(args.rows)
         return
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:

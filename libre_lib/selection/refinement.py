@@ -73,6 +73,7 @@ def refine_rules(
     n_rows = frame.shape[0]
     fires = [_fires(rule.conditions, mask, n_rows) for rule in rules]
     counts = np.sum(fires, axis=0, dtype=np.int64)
+    totals = None
     for _ in range(MAX_PASSES):
         moved = False
         for i in range(len(rules)):
@@ -87,8 +88,9 @@ def refine_rules(
                 column = columns[feature]
                 others = conditions[:j] + conditions[j + 1 :]
                 free = _fires(others, mask, n_rows) & (counts == fires[i]) & column.present
-                covered = counts > 0
-                totals = float(positive[covered].sum()), float(negative[covered].sum())
+                if totals is None:  # the rule set's (true, false) positive weight
+                    covered = counts > 0
+                    totals = float(positive[covered].sum()), float(negative[covered].sum())
                 interval = column.best_interval(
                     free, positive, negative, totals, score, condition.intervals[0]
                 )
@@ -104,6 +106,7 @@ def refine_rules(
                 hit = _fires(rules[i].conditions, mask, n_rows)
                 counts += hit.astype(np.int64) - fires[i]
                 fires[i] = hit
+                totals = None
                 moved = True
         if not moved:
             break
@@ -145,15 +148,17 @@ class _Column:
         """``interval`` with its low, then its high endpoint moved to the best position for
         the ``free`` rows (the rows whose prediction only this condition decides); ``totals``
         is the rule set's current (true, false) positive weight."""
-        rank = self.rank[free]
+        rows = np.flatnonzero(free)
+        rank = self.rank[rows]
         size = self.distinct.size
-        seen = np.bincount(rank, minlength=size) > 0
         weights = np.stack(
             [
-                np.bincount(rank, weights=positive[free], minlength=size)[seen],
-                np.bincount(rank, weights=negative[free], minlength=size)[seen],
+                np.bincount(rank, weights=positive[rows], minlength=size),
+                np.bincount(rank, weights=negative[rows], minlength=size),
             ]
         )
+        seen = weights.sum(axis=0) > 0  # a value only rows of weight 0 hold is no position
+        weights = weights[:, seen]
         distinct = self.distinct[seen]
         low = _best_end(distinct, weights, totals, score, interval.low, interval.high, True)
         high = _best_end(distinct, weights, totals, score, low, interval.high, False)

@@ -390,3 +390,24 @@ def test_trivial_compares_each_method_with_the_trivial_answers():
     assert name == "haberman" and majority == "0.735"  # 225 of 306 rows survived
     assert all_positive == "0.419" and 0 <= float(f1) <= 1  # 2 x 81 / (81 + 306), per fold
     assert beats == ("DT" if float(accuracy) > 0.735 else "none")
+
+
+def test_the_refinement_study_runs_and_reports(tmp_path):
+    """Every variant per fold, then the report's table (one dataset, the untuned estimator)."""
+    script = str(BENCH / "refinement_study.py")
+    run = [sys.executable, script, "run", "--method", "default", "--datasets", DATASET]
+    subprocess.run([*run, "--out", str(tmp_path)], check=True, capture_output=True, timeout=300)
+    result = json.loads((tmp_path / f"{DATASET}_default.json").read_text())
+    assert len(result["folds"]) == OUTER_FOLDS
+    for fold in result["folds"]:
+        for variant in ("plain", "gain", "acc", "f1"):
+            assert 0 <= fold[variant] <= 1 and 0 <= fold[variant + "_acc"] <= 1
+            assert 0 <= fold[variant + "_changed"] <= fold["rules"]
+    shown = subprocess.run(
+        [sys.executable, script, "report", str(tmp_path)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert "| variant | haberman |" in shown and "| f1 |" in shown
