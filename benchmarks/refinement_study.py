@@ -95,6 +95,10 @@ def run(name: str, method: str, n_jobs: int) -> dict:
     return {"name": name, "method": method, "folds": out, "summary": summary}
 
 
+def _mean(rows: dict, names: list[str], variant: str) -> float:
+    return float(np.mean([rows[n][variant] for n in names])) if names else float("nan")
+
+
 def report(folder: Path) -> None:
     for method in ("search", "default"):
         rows = {}
@@ -107,15 +111,12 @@ def report(folder: Path) -> None:
         names = [n for n in DESIGN if n in rows]
         rest = [n for n in names if n != NO_SIGNAL]
 
-        def mean_of(variant: str) -> float:
-            return float(np.mean([rows[n][variant] for n in rest])) if rest else float("nan")
-
-        base = mean_of("plain")
+        base = _mean(rows, rest, "plain")
         print(f"\n{method}: mean test F1 over the 5 outer folds (accuracy below)")
         print("| variant | " + " | ".join(names) + " | mean w/o haberman | change | worst change |")
         print("|---" * (len(names) + 4) + "|")
         for v in VARIANTS:
-            mean = mean_of(v)
+            mean = _mean(rows, rest, v)
             worst = min(rows[n][v] - rows[n]["plain"] for n in names)
             cells = " | ".join(f"{rows[n][v]:.3f}" for n in names)
             print(f"| {v} | {cells} | {mean:.4f} | {mean - base:+.4f} | {worst:+.4f} |")
