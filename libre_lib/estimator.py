@@ -176,10 +176,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         less accurate on its training data than answering the majority class everywhere (see
         :func:`~libre_lib.selection.majority_prefix`). False keeps the paper's set cover as is.
     refine : {"f1", "accuracy"} or None, default=None
-        Boundary refinement (not in the paper; :mod:`libre_lib.refinement`): after the set
-        cover, each numeric condition's endpoints move, one at a time, to the gap between two
-        training values that most raises the rule set's training F1 ("f1") or accuracy
-        ("accuracy"), until none does. ChiMerge's cut points come from each column alone;
+        Boundary refinement (not in the paper; :mod:`libre_lib.selection.refinement`): after
+        the set cover, each numeric condition's endpoints move, one at a time, to the gap
+        between two training values that most raises the rule set's training F1 ("f1") or
+        accuracy ("accuracy"), until none does. ChiMerge's cut points come from each column alone;
         refined ones from the rows the rule's other conditions select. None keeps the cut
         points. With ``abstain`` a refinement that would leave the rule set less accurate than
         the majority answer is not kept. Not on by default: on the design half "f1" raised the

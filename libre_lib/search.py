@@ -224,10 +224,11 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         Extra categorical columns; overrides ``estimator.categorical_features`` when given.
     refine : {"f1", "accuracy"} or None, default=None
         Boundary refinement of the refitted model (``LibreClassifier``'s ``refine``; overrides
-        ``estimator.refine``; not tuned: the inner folds score the rules as the set cover
-        leaves them). None keeps ChiMerge's cut points (the paper). On the design half of the
-        development datasets "f1" raised the mean outer F1 by 0.003, short of the bar for a
-        default (docs/benchmarks.md, sixteenth round).
+        ``estimator.refine`` when given; never tuned: the inner folds score the rules as the
+        set cover leaves them). None leaves the estimator's (by default none: ChiMerge's cut
+        points, as in the paper). On the design half of the development datasets "f1" raised
+        the mean outer F1 by 0.003, short of the bar for a default (docs/benchmarks.md,
+        sixteenth round).
     scoring : "f1", str, callable or None, default="f1"
         "f1" is the F1 score of the positive class (whatever its label), and so are
         "precision", "recall", "jaccard" and "average_precision" of it. Any other value is
@@ -257,8 +258,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Seeds the inner folds and the learners' feature subsets. Every candidate and the final
         refit use the same seed, so ``best_estimator_`` equals
-        ``LibreClassifier(random_state=seed, refine=refine, **best_params_)`` fitted on the
-        same data (an int ``random_state`` is used as that seed directly).
+        ``LibreClassifier(random_state=seed, **best_params_)`` (with the estimator's other
+        parameters and ``refine``) fitted on the same data (an int ``random_state`` is used
+        as that seed directly).
     verbose : int >= 0, default=0
         0: the progress goes to the ``libre_lib.search`` logger only (silent unless logging is
         set up). 1 or more: during ``fit`` that logger also writes it on standard error: the
@@ -353,7 +355,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if self.categorical_features is not None:
             params["categorical_features"] = self.categorical_features
         params["positive_class"] = positive_class
-        params["refine"] = self.refine
+        if self.refine is not None:
+            params["refine"] = self.refine
         return params
 
     def _candidates(self, base: dict, n_positives: int) -> list[dict]:

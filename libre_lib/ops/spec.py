@@ -298,8 +298,8 @@ class TuningSpec(_Strict):
     standard_errors: float = Field(default=1.0, ge=0, le=10)
     max_rules: int | None = Field(default=None, ge=1, le=10_000)
     refine: Literal["f1", "accuracy"] | None = None
-    """The tuned model's boundary refinement (``LibreSearchCV``'s ``refine``; the ``model``
-    section's ``refine`` applies when tuning is off)."""
+    """The tuned model's boundary refinement (``LibreSearchCV``'s ``refine``): when set, it
+    overrides the ``model`` section's ``refine``."""
     max_rows: int | None = Field(default=20_000, ge=100)
     """The search (and the "auto" choice) runs on at most this many training rows, a stratified
     sample drawn with the model's seed; the final fit uses every training row. None: all."""

@@ -228,5 +228,10 @@ def test_the_search_refines_its_refit_and_does_not_tune_refine():
     unrefined = LibreSearchCV(grid, refine=None, cv=3, random_state=0).fit(X, y)
     assert unrefined.best_index_ == search.best_index_  # the inner folds do not refine
     assert unrefined.best_estimator_.rules_ != search.best_estimator_.rules_
+    # None leaves the estimator's setting; a setting given overrides it
+    given = LibreSearchCV(grid, estimator=LibreClassifier(refine="f1"), cv=3, random_state=0)
+    assert given.fit(X, y).best_estimator_.refine == "f1"
+    given.set_params(refine="accuracy")
+    assert given.fit(X, y).best_estimator_.refine == "accuracy"
     with pytest.raises(ParameterError, match="may not tune \\['refine'\\]"):
         LibreSearchCV({"refine": ["f1", None]}).fit(X, y)
