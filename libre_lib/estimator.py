@@ -279,8 +279,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         The stages below are public so a pipeline can run (and cache) them one by one:
         :meth:`choose_auto` → :meth:`discretize` → :meth:`encode` → :meth:`draw_subsets` →
         :func:`learn_subset` per subset → :func:`union_candidates` → :meth:`select` →
-        :meth:`assemble` (call :meth:`set_chosen` and set ``auto_scores_`` from the choice
-        first; without them it records the parameters, "auto" as :data:`AUTO_FALLBACK`).
+        :meth:`assemble` → :meth:`refine_boundaries` (call :meth:`set_chosen` and set
+        ``auto_scores_`` from the choice first; without them it records the parameters, "auto"
+        as :data:`AUTO_FALLBACK`).
 
         Parameters
         ----------
