@@ -33,6 +33,8 @@ HEURISTICS = ("H1", "H2")
 SEEDING = ("uncovered", "all")
 #: How the learners' feature-subset sizes are drawn.
 SUBSET_SIZES = ("cycle", "fixed")
+#: What the boundary refinement (``refine``) may raise: the rule set's training F1 or accuracy.
+REFINE_OBJECTIVES = ("f1", "accuracy")
 #: Most weak learners a model may ask for: far beyond any useful ensemble, well below a typo.
 MAX_ESTIMATORS = 100_000
 #: The largest seed ``random_state`` (and a pipeline's ``split_seed``) may be: numpy's limit.
@@ -191,7 +193,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "seeds": [Options(SEEDING)],
     "conflict_tolerance": [Range(Real, 0, None, closed="left"), Options((AUTO,))],
     "abstain": [Boolean],
-    "refine": [Options(("f1", "accuracy")), None],
+    "refine": [Options(REFINE_OBJECTIVES), None],
     "positive_class": [CheckedInFit("a label of y")],
     "categorical_features": [CheckedInFit("column names, indices or a mask of X")],
     "random_state": [

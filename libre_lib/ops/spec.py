@@ -253,7 +253,7 @@ class ModelSpec(_Strict):
     seeds: str = _DEFAULTS["seeds"]
     conflict_tolerance: float | Literal["auto"] = _DEFAULTS["conflict_tolerance"]
     abstain: bool = _DEFAULTS["abstain"]
-    refine: Literal["f1", "accuracy"] | None = _DEFAULTS["refine"]
+    refine: str | None = _DEFAULTS["refine"]
     random_state: int = 0
 
     @field_validator("*", mode="before")

@@ -28,11 +28,12 @@ from ..rules import Condition, Interval, Rule, RuleStats
 
 __all__ = ["OBJECTIVES", "refine_rules", "rule_stats"]
 
-#: What ``refine`` accepts, and the score each maximizes (a float: the gain with that alpha).
+#: The score each ``refine`` setting (:data:`~libre_lib.params.REFINE_OBJECTIVES`) maximizes
+#: (a float: the gain with that alpha).
 OBJECTIVES = {"f1": "f1", "accuracy": 0.5}
 
 MAX_PASSES = 20
-"""Passes over every endpoint; the ascent almost always ends in two or three."""
+"""At most this many passes over every endpoint (each pass but the last moves one)."""
 
 
 def refine_rules(
