@@ -21,6 +21,7 @@ __all__ = [
     "cautions",
     "class_balance",
     "confusion_matrix",
+    "mcnemar_p",
     "scores",
     "version_trend",
 ]
@@ -161,8 +162,8 @@ def cautions(
     """What a reader should know before trusting the model, from a :func:`baselines` table:
     the model is less accurate than the majority-class answer, or one of its rules alone
     scores a higher F1. Scores are compared as the report prints them (3 decimals); each
-    caution gives the rows behind it, so that a reader can tell a one-row difference from a
-    real one.
+    caution gives the rows behind it, and the first an exact McNemar test on the rows where
+    the two answers disagree, so that a reader can tell a one-row difference from a real one.
 
     Parameters
     ----------
@@ -195,12 +196,22 @@ def cautions(
         right, right_majority = (
             round(a * n_rows) for a in (model["accuracy"], majority["accuracy"])
         )
+        won, lost = _disagreements(model, majority, n_rows)
+        p = mcnemar_p(won, lost)
+        verdict = (
+            "so the difference is unlikely to be chance"
+            if p < 0.05
+            else f"so these {evaluated_on} rows do not show the model to be less accurate"
+        )
         out.append(
             f"On the {n_rows:,} {evaluated_on} rows the model is less accurate than always "
             f"answering “{majority_name}”: right on {right:,} rows against {right_majority:,} "
             f"(accuracy {model['accuracy']:.3f} against {majority['accuracy']:.3f}; F1 "
-            f"{model['f1']:.3f} against {majority['f1']:.3f}). Weigh what a missed case and a "
-            "false alarm cost before relying on it."
+            f"{model['f1']:.3f} against {majority['f1']:.3f}). The two answers differ on "
+            f"{won + lost:,} rows, {won:,} in the model's favour and {lost:,} in the majority "
+            f"answer's; a split at least this uneven arises by chance with probability "
+            f"{_probability(p)} (exact McNemar test), {verdict}. Weigh what a missed case "
+            "and a false alarm cost before relying on it."
         )
     single = by_answer.get("best_rule")
     if (
@@ -217,6 +228,37 @@ def cautions(
             f"{misses - single_misses:,} more that do not."
         )
     return tuple(out)
+
+
+def _disagreements(model: Mapping, majority: Mapping, n_rows: int) -> tuple[int, int]:
+    """The rows where the model and the majority answer disagree, from their ``baselines``
+    rows: (the model right, the majority answer right). The majority answer flags every row
+    or none, so the model is right where they disagree on its true positives (a negative
+    majority) or its true negatives (a positive one)."""
+    flagged = int(model["flagged"])
+    hits = round(model["precision"] * flagged)
+    false_alarms = flagged - hits
+    if int(majority["flagged"]) == 0:
+        return hits, false_alarms
+    positives = round(majority["accuracy"] * n_rows)
+    return n_rows - positives - false_alarms, positives - hits
+
+
+def mcnemar_p(won: int, lost: int) -> float:
+    """Two-sided p-value of the exact McNemar test: the chance that, of ``won + lost`` rows on
+    which two answers disagree, a fair coin splits them at least as unevenly."""
+    if won + lost == 0:
+        return 1.0
+    from scipy.stats import binomtest  # imported here: only a caution needs it
+
+    return float(binomtest(min(won, lost), won + lost, 0.5).pvalue)
+
+
+def _probability(p: float) -> str:
+    """A p-value as a reader takes it in: two decimals, three below 0.01, a bound below 0.001."""
+    if p < 0.001:
+        return "below 0.001"
+    return f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
 
 
 def undefined_metric(metrics: Mapping, name: str) -> bool:

@@ -1021,7 +1021,10 @@ def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
     assert len(found) == 2
     assert found[0].startswith(
         "On the 10 holdout rows the model is less accurate than always answering “healthy”: "
-        "right on 6 rows against 8 (accuracy 0.600 against 0.800; F1 0.333 against 0.000)."
+        "right on 6 rows against 8 (accuracy 0.600 against 0.800; F1 0.333 against 0.000). "
+        "The two answers differ on 4 rows, 1 in the model's favour and 3 in the majority "
+        "answer's; a split at least this uneven arises by chance with probability 0.62 (exact "
+        "McNemar test), so these holdout rows do not show the model to be less accurate."
     )
     assert found[1] == (
         "Rule 1 alone scores a higher F1 on the holdout rows than the whole rule set (0.667 "
@@ -1037,6 +1040,41 @@ def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
     table, best = baselines(positive[:, None], positive, majority_positive=False)
     kept = cautions(table, 10, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=True)
     assert kept == ()
+
+
+def test_the_majority_caution_tests_the_rows_where_the_answers_disagree():
+    from libre_lib.ops.baselines import baselines, cautions, mcnemar_p
+
+    # exact two-sided binomial tails, by hand: P(X <= 1 | 4, 1/2) = 5/16, P(X <= 0 | 6) = 1/64
+    assert mcnemar_p(1, 3) == pytest.approx(10 / 16)
+    assert mcnemar_p(6, 0) == mcnemar_p(0, 6) == pytest.approx(2 / 64)
+    assert mcnemar_p(0, 0) == 1.0
+    # a positive majority (70 of 100 rows): the model flags 50 rows, 40 of them positive, so it
+    # misses 30 positives (the majority answer's side) and is right on 20 of the 30 negatives
+    positive = np.zeros(100, dtype=bool)
+    positive[:70] = True
+    fired = np.zeros((100, 1), dtype=bool)
+    fired[:40, 0] = True
+    fired[70:80, 0] = True
+    table, best = baselines(fired, positive, majority_positive=True)
+    (found,) = cautions(
+        table, 100, majority_name="sick", best_rule=best, best_rule_chosen_elsewhere=False
+    )
+    assert "right on 60 rows against 70" in found
+    assert "differ on 50 rows, 20 in the model's favour and 30 in the majority answer's" in found
+    assert f"probability {mcnemar_p(20, 30):.2f} (exact McNemar test)" in found
+    assert "do not show the model to be less accurate" in found
+    # a clear loss: 2 right flags against 30 false alarms over 200 rows
+    positive = np.zeros(200, dtype=bool)
+    positive[:20] = True
+    fired = np.zeros((200, 1), dtype=bool)
+    fired[18:50, 0] = True
+    table, best = baselines(fired, positive, majority_positive=False)
+    (found,) = cautions(
+        table, 200, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=False
+    )
+    assert "2 in the model's favour and 30 in the majority answer's" in found
+    assert "probability below 0.001" in found and "unlikely to be chance" in found
 
 
 def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
