@@ -16,6 +16,11 @@ rules changed, times). ``report`` prints, per method, the mean test F1 of each v
 dataset, its mean over the datasets without haberman (where no method beats answering
 "positive" everywhere) and its change, and the worst single-dataset change. ``speed`` times a
 fit and its refinement on synthetic rows.
+
+``run --speck F`` measures the seventeenth round's candidate instead (its ``plain`` figures):
+every numeric column's ChiMerge intervals hold at least F times the column's smaller class
+count of rows, smaller ones merged first into their more similar neighbour. The floor is applied
+in this process only, so it needs ``--n-jobs 1``.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import numpy as np
 from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
-from libre_lib import LibreClassifier, LibreSearchCV
+from libre_lib import LibreClassifier, LibreSearchCV, discretization
 from libre_lib.datasets import load_dataset
 from libre_lib.inputs import as_frame, binary_target, pandas_frame
 from libre_lib.rules import RuleSet
@@ -43,6 +48,19 @@ DESIGN = [
 ]
 VARIANTS = ("plain", "gain", "acc", "f1")
 NO_SIGNAL = "haberman"
+
+
+def floor_chimerge(fraction: float) -> None:
+    """The seventeenth round's speck floor, in this process: ChiMerge's intervals hold at least
+    ``fraction`` x the column's smaller class count (the existing ``min_count`` merge step)."""
+    plain = discretization._cuts_from_counts
+
+    def floored(distinct, counts, threshold, max_intervals, max_prebins, min_count=0.0):
+        smaller = float(np.asarray(counts, dtype=np.float64).sum(axis=0).min())
+        floor = max(min_count, fraction * smaller)
+        return plain(distinct, counts, threshold, max_intervals, max_prebins, floor)
+
+    discretization._cuts_from_counts = floored
 
 
 def run(name: str, method: str, n_jobs: int) -> dict:
@@ -156,6 +174,7 @@ def main() -> None:
     go.add_argument("--datasets", nargs="+", default=DESIGN)
     go.add_argument("--out", type=Path, required=True)
     go.add_argument("--n-jobs", type=int, default=1)
+    go.add_argument("--speck", type=float, default=0.0, metavar="F")
     show = sub.add_parser("report")
     show.add_argument("folder", type=Path)
     fast = sub.add_parser("speed")
@@ -167,6 +186,10 @@ def main() -> None:
     if args.command == "speed":
         speed(args.rows)
         return
+    if args.speck > 0:
+        if args.n_jobs != 1:
+            parser.error("--speck applies in this process only: use --n-jobs 1")
+        floor_chimerge(args.speck)
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
         result = run(name, args.method, args.n_jobs)

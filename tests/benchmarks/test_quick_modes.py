@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from libre_lib.search import EARLY_STOP
@@ -411,3 +412,36 @@ def test_the_refinement_study_runs_and_reports(tmp_path):
         timeout=120,
     ).stdout
     assert "| variant | haberman |" in shown and "| f1 |" in shown
+
+
+def test_the_speck_floor_of_the_seventeenth_round(monkeypatch):
+    """``--speck F``: every ChiMerge interval then holds at least F x the smaller class count;
+    without it, ChiMerge is the library's own."""
+    from libre_lib import discretization
+
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("_bench_refine", BENCH / "refinement_study.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # the library's function is restored after the test, whatever the floor does to it
+    monkeypatch.setattr(discretization, "_cuts_from_counts", discretization._cuts_from_counts)
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=2_000)
+    positive = (values > 0.5) ^ (rng.random(2_000) < 0.1)
+    positive[np.abs(values - 2.0) < 0.02] = False  # a few-row interval of negatives: a speck
+    uncapped = discretization.chimerge_cuts(values, positive, 4.6)
+    module.floor_chimerge(0.05)
+    floored = discretization.chimerge_cuts(values, positive, 4.6)
+    sizes = np.diff(np.searchsorted(np.sort(values), floored, side="left"), prepend=0)
+    sizes = np.append(sizes, values.size - sizes.sum())
+    assert floored.size < uncapped.size
+    assert sizes.min() >= 0.05 * min(positive.sum(), (~positive).sum())
+    script = str(BENCH / "refinement_study.py")
+    options = ["--method", "default", "--speck", "0.05", "--n-jobs", "2", "--out", "unused"]
+    rejected = subprocess.run(
+        [sys.executable, script, "run", *options],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert rejected.returncode == 2 and "--n-jobs 1" in rejected.stderr
