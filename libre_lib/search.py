@@ -22,7 +22,10 @@ selected rules". The default grid :data:`DEFAULT_GRID` is the paper's grid times
 half also tries the selection filter: the local-support floor ``min_local_support`` in
 {0.05, 0.01} and the top-K cut ``top_k`` in {200, None} (:data:`SELECTION_FILTERS`;
 :data:`LARGE_DATA_GRID`, 2916 combinations): a 1 % floor still means at least 10 positive
-records there, and the union of 50 learners holds far more than 200 candidates.
+records there, and the union of 50 learners holds far more than 200 candidates. On more than
+:data:`~libre_lib.estimator.AUTO_UNCAPPED_ROWS` training rows the H1 half's bins are capped at
+3 intervals too, as ``LibreClassifier``'s "auto" caps them (cost: uncapped bins keep the
+records from compressing; no development dataset is that large).
 :func:`default_grid` gives the grid for a number of positives. The grid is evaluated with an
 inner stratified k-fold on the data given to :meth:`LibreSearchCV.fit`. The choice prefers
 simple models: among the combinations whose mean validation score (F1 of the positive class by
@@ -89,6 +92,7 @@ from .errors import LibreWarning, ParameterError
 from .estimator import (
     AUTO_FALLBACK,
     AUTO_STOPS,
+    AUTO_UNCAPPED_ROWS,
     LibreClassifier,
     _gain,
     _seed,
@@ -206,7 +210,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         ``conflict_tolerance`` in {0, 0.5} on uncapped bins, ``max_intervals=None``), or on
         data with at least 1000 positive rows :data:`LARGE_DATA_GRID` (H1 also times
         ``min_local_support`` in {0.05, 0.01} and ``top_k`` in {200, None}); when
-        ``max_rules`` is fixed, the same without the ``max_rules`` axis. Pass ``PAPER_GRID``
+        ``max_rules`` is fixed, the same without the ``max_rules`` axis. On more than
+        :data:`~libre_lib.estimator.AUTO_UNCAPPED_ROWS` rows the H1 half's bins are capped
+        (``max_intervals=3``), as ``LibreClassifier``'s "auto" caps them: uncapped bins stop
+        the records from compressing and the search's cost grows with the rows. Pass ``PAPER_GRID``
         for the paper's grid alone. The grid searched is kept in ``param_grid_``.
         ``positive_class``, ``categorical_features``, ``random_state`` and ``n_jobs`` cannot be
         tuned.
@@ -359,16 +366,14 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             params["refine"] = self.refine
         return params
 
-    def _candidates(self, base: dict, n_positives: int) -> list[dict]:
+    def _candidates(self, base: dict, n_positives: int, n_rows: int) -> list[dict]:
         if self.param_grid is not None:
             grid = self.param_grid
-        elif self.max_rules is None:
-            grid = default_grid(n_positives)
-        else:  # the cap is fixed: no early-stop axis
-            grid = [
-                {k: v for k, v in part.items() if k != "max_rules"}
-                for part in default_grid(n_positives)
-            ]
+        else:
+            # above AUTO_UNCAPPED_ROWS, capped bins, as LibreClassifier's "auto" (cost)
+            grid = default_grid(n_positives, capped_bins=n_rows > AUTO_UNCAPPED_ROWS)
+            if self.max_rules is not None:  # the cap is fixed: no early-stop axis
+                grid = [{k: v for k, v in part.items() if k != "max_rules"} for part in grid]
         try:
             points = list(ParameterGrid(grid))
         except (TypeError, ValueError) as exc:
@@ -541,7 +546,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         base = self._base_params(target.positive_class)
         base["random_state"] = seed
         base["n_jobs"] = None
-        candidates = self._candidates(base, int(target.positive.sum()))
+        candidates = self._candidates(base, int(target.positive.sum()), frame.shape[0])
         splits = list(_splitter(self.cv, seed).split(frame, target.positive, groups))
         self.n_splits_ = len(splits)
         scorer = _scorer(self.scoring, target.positive_class)

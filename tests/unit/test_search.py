@@ -393,6 +393,27 @@ def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberma
             assert h1[name] == h2[name] == values
 
 
+def test_the_default_grid_caps_the_bins_on_many_rows(haberman, monkeypatch):
+    """On more rows than LibreClassifier's "auto" leaves uncapped, the default grid's H1 half
+    is on capped bins too (uncapped ones cost a 200,000-row search more than 13 minutes per
+    inner fold); an explicit grid is searched as given."""
+    X, y, _ = haberman  # 306 rows
+    monkeypatch.setattr(search_module, "AUTO_UNCAPPED_ROWS", len(X))
+    kept = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False).fit(X, y)
+    assert kept.param_grid_[0]["max_intervals"] == [None]
+    monkeypatch.setattr(search_module, "AUTO_UNCAPPED_ROWS", len(X) - 1)
+    capped = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False).fit(X, y)
+    assert capped.param_grid_[0]["max_intervals"] == [3]
+    assert {p["max_intervals"] for p in capped.cv_results_["params"] if "max_intervals" in p} == {3}
+    assert len(capped.cv_results_["params"]) == len(kept.cv_results_["params"])
+    assert capped.param_grid_ == [
+        {k: v for k, v in part.items() if k != "max_rules"}
+        for part in default_grid(81, capped_bins=True)  # haberman's 81 positives
+    ]
+    given = LibreSearchCV({"max_intervals": [None], "max_rules": [2]}, cv=2, random_state=0)
+    assert given.fit(X, y).best_params_["max_intervals"] is None
+
+
 def test_one_cover_problem_at_a_time(haberman, monkeypatch):
     """The default search ran out of memory on magic (15,216 training rows, past 23 GB): a
     fold kept the cover problem of every filter setting it met, because the grid's order

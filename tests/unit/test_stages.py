@@ -285,6 +285,23 @@ def test_tuning_stages_learn_one_class_of_several_against_the_rest(spec):
     assert [json.loads(p) for p in chosen] == [search.best_params_]
 
 
+def test_tune_tasks_of_the_default_grid_follow_the_search_rows(spec, monkeypatch):
+    """Above the rows LibreClassifier's "auto" leaves uncapped, LibreSearchCV's default grid is
+    on capped bins only: the pipeline then maps one ChiMerge cap per fold, not two."""
+    from libre_lib import search as search_module
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.integers(0, 10, 200).astype(float)})
+    y = pd.Series(np.where(X.a > 0.3, "2", "1"))
+    default = _with(spec, tuning=spec.tuning.model_copy(update={"grid": "default", "folds": 2}))
+    assert {u["max_intervals"] for u in stages.tuning_units(default, X, y)} == {None, 3}
+    monkeypatch.setattr(search_module, "AUTO_UNCAPPED_ROWS", len(X) - 1)
+    units = stages.tuning_units(default, X, y)
+    assert [(u["fold"], u["max_intervals"]) for u in units] == [(0, 3), (1, 3)]
+    plan = stages.search(default, y).plan(X, y)
+    assert units[0]["candidates"] == list(range(len(plan.candidates)))
+
+
 def test_select_columns_names_categorical_columns_that_are_not_features(unlabelled):
     spec = unlabelled
     frame = pd.DataFrame({"a": [1], "b": [2], "target": ["1"]})
