@@ -171,6 +171,13 @@ DEFAULT_GRID = [
 LARGE_DATA_GRID = [{**DEFAULT_GRID[0], **SELECTION_FILTERS}, dict(DEFAULT_GRID[1])]
 
 
+def caps_bins(n_rows: int) -> bool:
+    """Whether the default grid's H1 half is on capped ChiMerge bins for a fit on ``n_rows``
+    training rows: above :data:`~libre_lib.estimator.AUTO_UNCAPPED_ROWS`, as
+    ``LibreClassifier``'s "auto" caps them (uncapped bins stop the records from compressing)."""
+    return n_rows > AUTO_UNCAPPED_ROWS
+
+
 def default_grid(n_positives: int, capped_bins: bool = False) -> list[dict]:
     """The grid ``LibreSearchCV(param_grid=None)`` searches on data with ``n_positives``
     positive rows: :data:`LARGE_DATA_GRID` from :data:`LARGE_DATA_POSITIVES` on, else
@@ -370,8 +377,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if self.param_grid is not None:
             grid = self.param_grid
         else:
-            # above AUTO_UNCAPPED_ROWS, capped bins, as LibreClassifier's "auto" (cost)
-            grid = default_grid(n_positives, capped_bins=n_rows > AUTO_UNCAPPED_ROWS)
+            grid = default_grid(n_positives, capped_bins=caps_bins(n_rows))
             if self.max_rules is not None:  # the cap is fixed: no early-stop axis
                 grid = [{k: v for k, v in part.items() if k != "max_rules"} for part in grid]
         try:
@@ -1101,6 +1107,7 @@ __all__ = [
     "PAPER_GRID",
     "SELECTION_FILTERS",
     "LibreSearchCV",
+    "caps_bins",
     "choose_candidate",
     "default_grid",
     "resolve_tolerance",

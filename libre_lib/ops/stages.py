@@ -33,7 +33,7 @@ from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier
 from ..inputs import Target, as_frame, binary_target, numbers_as_text
 from ..params import AUTO
-from ..search import LibreSearchCV, default_grid
+from ..search import LibreSearchCV, caps_bins, default_grid
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
 from .baselines import TREND_VERSIONS, version_trend
@@ -291,13 +291,19 @@ def split_rows(
 # --- tune, pick (the search inside the pipeline) ----------------------------------------------
 
 
-def search(spec: PipelineSpec, y: pd.Series | None = None) -> LibreSearchCV:
+def search(
+    spec: PipelineSpec, y: pd.Series | None = None, n_rows: int | None = None
+) -> LibreSearchCV:
     """The ``LibreSearchCV`` the spec's ``tuning`` section declares (its ``model`` section
     holds the parameters that are not tuned; the model's seed seeds the folds). A streamed
-    run's default grid has capped ChiMerge bins only (``default_grid(capped_bins=True)``):
-    ``y``, the rows it searches on, gives its number of positives."""
+    run's default grid has capped ChiMerge bins only (``default_grid(capped_bins=True)``), and
+    so has one whose final fit has more training rows (``n_rows``) than ``LibreSearchCV``
+    leaves uncapped (``caps_bins``), although the search may run on a sample of them
+    (``tuning.max_rows``): the final fit's rows decide, as in :func:`choose`. ``y``, the rows
+    it searches on, gives its number of positives."""
     kwargs = spec.tuning.search_kwargs()
-    if kwargs["param_grid"] is None and y is not None and spec.is_streamed():
+    capped = spec.is_streamed() or (n_rows is not None and caps_bins(n_rows))
+    if kwargs["param_grid"] is None and y is not None and capped:
         grid = default_grid(int((y == positive_label(spec)).sum()), capped_bins=True)
         if kwargs["max_rules"] is not None:  # a fixed cap: no early-stop axis, as by default
             grid = [{k: v for k, v in part.items() if k != "max_rules"} for part in grid]
@@ -332,8 +338,9 @@ def tuning_rows(
 def tuning_units(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> list[dict]:
     """The ``tune`` tasks: one per inner fold and ChiMerge cap (``max_intervals``), each
     scoring the candidates with that cap (their learners shared as in ``LibreSearchCV``)."""
+    n_rows = len(X)
     X, y = tuning_rows(spec, X, y)
-    plan = search(spec, y).plan(X, y)
+    plan = search(spec, y, n_rows).plan(X, y)
     groups = plan.bin_cap_groups()
     return [
         {"fold": k, "max_intervals": cap, "candidates": indices}
@@ -363,8 +370,9 @@ def tune_params(spec: PipelineSpec, unit: dict) -> dict:
 def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
     """One fold's scores of the candidates with one ChiMerge cap: a row per candidate
     (its index in the search's candidates, validation score, rules, atoms per rule)."""
+    n_rows = len(X)
     X, y = tuning_rows(spec, X, y)
-    result = search(spec, y).plan(X, y).evaluate(unit["fold"], unit["candidates"])
+    result = search(spec, y, n_rows).plan(X, y).evaluate(unit["fold"], unit["candidates"])
     score, n_rules, n_atoms = np.asarray(result["results"], dtype=float).reshape(-1, 3).T
     table = pa.table(
         {
@@ -394,8 +402,9 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
     the refit check falls back to (``refit_order``, as ``LibreSearchCV.refit_order``). The check
     itself runs in the flow, after ``set_cover``: ``pick`` fits no model, so changing only the
     choice rule recomputes no learner."""
+    n_rows = len(X)
     X, y = tuning_rows(spec, X, y)
-    searcher = search(spec, y)
+    searcher = search(spec, y, n_rows)
     plan = searcher.plan(X, y)
     shape = (len(plan.candidates), plan.n_splits)
     figures = {name: np.full(shape, np.nan) for name in ("score", "n_rules", "n_atoms")}

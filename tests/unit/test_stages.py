@@ -300,6 +300,17 @@ def test_tune_tasks_of_the_default_grid_follow_the_search_rows(spec, monkeypatch
     assert [(u["fold"], u["max_intervals"]) for u in units] == [(0, 3), (1, 3)]
     plan = stages.search(default, y).plan(X, y)
     assert units[0]["candidates"] == list(range(len(plan.candidates)))
+    # a search on a sample (tuning.max_rows): the final fit's rows decide, as for "auto"
+    monkeypatch.setattr(search_module, "AUTO_UNCAPPED_ROWS", 150)
+    sampled = _with(default, tuning=default.tuning.model_copy(update={"max_rows": 100}))
+    units = stages.tuning_units(sampled, X, y)
+    assert {u["max_intervals"] for u in units} == {3}
+    scores = [stages.tune(sampled, X, y, unit)[0] for unit in units]
+    table, _ = stages.pick(sampled, X, y, scores)
+    tuned = [json.loads(p) for p in table.column("params").to_pylist()]
+    assert all(p.get("max_intervals", 3) == 3 for p in tuned)  # H2's points: the model's cap
+    fewer = stages.tuning_units(sampled, X.iloc[:150], y.iloc[:150])  # 150 rows: not above
+    assert {u["max_intervals"] for u in fewer} == {None, 3}
 
 
 def test_select_columns_names_categorical_columns_that_are_not_features(unlabelled):
