@@ -242,7 +242,7 @@ def run(
                 warnings.simplefilter("ignore")
                 search.fit(X.iloc[train], y.iloc[train])
             candidates = search._candidates(
-                search._base_params(info.positive_class), int(positive[train].sum())
+                search._base_params(info.positive_class), int(positive[train].sum()), len(train)
             )
             candidates = [{**c, "random_state": seed} for c in candidates]
             with warnings.catch_warnings():
