@@ -445,22 +445,3 @@ def test_the_speck_floor_of_the_seventeenth_round(monkeypatch):
         timeout=120,
     )
     assert rejected.returncode == 2 and "--n-jobs 1" in rejected.stderr
-
-
-def test_the_many_rows_search_benchmark_reports_a_fit_and_a_run_out_of_time():
-    """One JSON line per run: the fit's figures, or "not finished" once the child (and its
-    workers) are killed at the timeout."""
-    script = str(BENCH / "search_rows.py")
-    done = subprocess.run(
-        [sys.executable, script, "--rows", "400"], capture_output=True, text=True, timeout=300
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["training_rows"] == 300 and result["grid"] == "default"
-    assert result["grid_points"] > 0 and result["rules"] >= 0 and 0 <= result["test_f1"] <= 1
-    late = subprocess.run(
-        [sys.executable, script, "--rows", "400", "--timeout", "1"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert json.loads(late.stdout.strip().splitlines()[-1])["status"] == "not finished"
