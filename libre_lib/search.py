@@ -178,13 +178,17 @@ def caps_bins(n_rows: int) -> bool:
     return n_rows > AUTO_UNCAPPED_ROWS
 
 
-def default_grid(n_positives: int, capped_bins: bool = False) -> list[dict]:
+def default_grid(
+    n_positives: int, capped_bins: bool = False, early_stops: bool = True
+) -> list[dict]:
     """The grid ``LibreSearchCV(param_grid=None)`` searches on data with ``n_positives``
     positive rows: :data:`LARGE_DATA_GRID` from :data:`LARGE_DATA_POSITIVES` on, else
     :data:`DEFAULT_GRID`. ``capped_bins``: the H1 half on ChiMerge bins capped at the
-    estimator's capped ``max_intervals`` (3) instead of uncapped ones (the streamed pipeline's
-    grid: uncapped bins keep 15-25 intervals on every noise feature whatever the rows, so the
-    distinct records stop compressing and the refit's cost grows with the rows)."""
+    estimator's capped ``max_intervals`` (3) instead of uncapped ones (on more rows than
+    :func:`caps_bins` allows, and in the streamed pipeline: uncapped bins keep 15-25 intervals
+    on every noise feature whatever the rows, so the distinct records stop compressing and the
+    refit's cost grows with the rows). ``early_stops=False``: without the ``max_rules`` axis
+    (the search's ``max_rules`` fixes it)."""
     grid = LARGE_DATA_GRID if n_positives >= LARGE_DATA_POSITIVES else DEFAULT_GRID
     parts = [dict(part) for part in grid]
     if capped_bins:
@@ -193,6 +197,8 @@ def default_grid(n_positives: int, capped_bins: bool = False) -> list[dict]:
             {**part, "max_intervals": [cap]} if part.get("max_intervals") == [None] else part
             for part in parts
         ]
+    if not early_stops:
+        parts = [{k: v for k, v in part.items() if k != "max_rules"} for part in parts]
     return parts
 
 
@@ -376,10 +382,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def _candidates(self, base: dict, n_positives: int, n_rows: int) -> list[dict]:
         if self.param_grid is not None:
             grid = self.param_grid
-        else:
-            grid = default_grid(n_positives, capped_bins=caps_bins(n_rows))
-            if self.max_rules is not None:  # the cap is fixed: no early-stop axis
-                grid = [{k: v for k, v in part.items() if k != "max_rules"} for part in grid]
+        else:  # with the cap fixed, no early-stop axis
+            grid = default_grid(n_positives, caps_bins(n_rows), self.max_rules is None)
         try:
             points = list(ParameterGrid(grid))
         except (TypeError, ValueError) as exc:

@@ -304,10 +304,8 @@ def search(
     kwargs = spec.tuning.search_kwargs()
     capped = spec.is_streamed() or (n_rows is not None and caps_bins(n_rows))
     if kwargs["param_grid"] is None and y is not None and capped:
-        grid = default_grid(int((y == positive_label(spec)).sum()), capped_bins=True)
-        if kwargs["max_rules"] is not None:  # a fixed cap: no early-stop axis, as by default
-            grid = [{k: v for k, v in part.items() if k != "max_rules"} for part in grid]
-        kwargs["param_grid"] = grid
+        n_positives = int((y == positive_label(spec)).sum())
+        kwargs["param_grid"] = default_grid(n_positives, True, kwargs["max_rules"] is None)
     return LibreSearchCV(
         estimator=estimator(spec),
         positive_class=positive_label(spec),
