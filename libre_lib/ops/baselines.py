@@ -21,6 +21,7 @@ __all__ = [
     "cautions",
     "class_balance",
     "confusion_matrix",
+    "extra_rules_p",
     "mcnemar_p",
     "scores",
     "version_trend",
@@ -162,8 +163,9 @@ def cautions(
     """What a reader should know before trusting the model, from a :func:`baselines` table:
     the model is less accurate than the majority-class answer, or one of its rules alone
     scores a higher F1. Scores are compared as the report prints them (3 decimals); each
-    caution gives the rows behind it, and the first an exact McNemar test on the rows where
-    the two answers disagree, so that a reader can tell a one-row difference from a real one.
+    caution gives the rows behind it and an exact test on the rows where the two answers
+    disagree (McNemar's for accuracy, a paired randomization test for F1), so that a reader
+    can tell a one-row difference from a real one.
 
     Parameters
     ----------
@@ -221,13 +223,75 @@ def cautions(
     ):
         hits, single_hits = (round(r["precision"] * r["flagged"]) for r in (model, single))
         misses, single_misses = model["flagged"] - hits, single["flagged"] - single_hits
+        extra_hits, extra_misses = hits - single_hits, misses - single_misses
+        n_positives = (
+            _n_positives(majority, n_rows)
+            if majority is not None
+            else round(hits / model["recall"])  # the caution fires only if the model has hits
+        )
+        p = extra_rules_p(single_hits, single_misses, extra_hits, extra_misses, n_positives)
+        verdict = (
+            "so the gap is unlikely to be chance"
+            if p < 0.05
+            else f"so these {evaluated_on} rows do not show the other rules to lower the F1"
+        )
         out.append(
             f"Rule {best_rule} alone scores a higher F1 on the {evaluated_on} rows than the whole "
             f"rule set ({single['f1']:.3f} against {model['f1']:.3f}): the other rules flag "
-            f"{hits - single_hits:,} more rows that have the outcome and "
-            f"{misses - single_misses:,} more that do not."
+            f"{extra_hits:,} more rows that have the outcome and {extra_misses:,} more that do "
+            f"not. Handing each of those {extra_hits + extra_misses:,} rows to one answer or the "
+            f"other at random opens an F1 gap at least this wide with probability "
+            f"{_probability(p)} (exact paired randomization test), {verdict}."
         )
     return tuple(out)
+
+
+def extra_rules_p(
+    hits: int, false_alarms: int, extra_hits: int, extra_false_alarms: int, n_positives: int
+) -> float:
+    """Two-sided p-value of the exact paired randomization test of a rule against the rule set
+    that contains it, on F1.
+
+    The set flags every row the rule flags (``hits`` with the outcome, ``false_alarms``
+    without) and ``extra_hits + extra_false_alarms`` more. Under the null hypothesis each of
+    those extra rows is as likely to be flagged by either answer; the p-value is the chance
+    that handing each to one answer at random (``a ~ Binomial(extra_hits, 1/2)`` hits and
+    ``b ~ Binomial(extra_false_alarms, 1/2)`` false alarms to the rule, the rest to the set)
+    opens an F1 gap at least as wide as the observed one. The two binomials are summed
+    exactly over all the mass above 1e-18.
+    """
+    from scipy.stats import binom  # imported here: only a caution needs it
+
+    if extra_hits + extra_false_alarms == 0:
+        return 1.0
+
+    def f1(tp, fp):
+        return 2 * tp / np.maximum(tp + fp + n_positives, 1)
+
+    def support(n):
+        k = np.arange(n + 1)
+        mass = binom.pmf(k, n, 0.5)
+        keep = mass > 1e-18
+        return k[keep], mass[keep]
+
+    a, mass_a = support(extra_hits)
+    b, mass_b = support(extra_false_alarms)
+    a, b = a[:, None], b[None, :]
+    gap = np.abs(
+        f1(hits + extra_hits - a, false_alarms + extra_false_alarms - b)
+        - f1(hits + a, false_alarms + b)
+    )
+    observed = abs(
+        f1(hits + extra_hits, false_alarms + extra_false_alarms) - f1(hits, false_alarms)
+    )
+    weight = mass_a[:, None] * mass_b[None, :]
+    return float(min(1.0, weight[gap >= observed - 1e-12].sum()))
+
+
+def _n_positives(majority: Mapping, n_rows: int) -> int:
+    """The rows with the outcome, from the majority answer's ``baselines`` row."""
+    majority_right = round(majority["accuracy"] * n_rows)
+    return majority_right if int(majority["flagged"]) else n_rows - majority_right
 
 
 def _disagreements(model: Mapping, majority: Mapping, n_rows: int) -> tuple[int, int]:

@@ -1029,7 +1029,9 @@ def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
     assert found[1] == (
         "Rule 1 alone scores a higher F1 on the holdout rows than the whole rule set (0.667 "
         "against 0.333): the other rules flag 0 more rows that have the outcome and 3 more that "
-        "do not."
+        "do not. Handing each of those 3 rows to one answer or the other at random opens an F1 "
+        "gap at least this wide with probability 0.25 (exact paired randomization test), so "
+        "these holdout rows do not show the other rules to lower the F1."
     )
     # a best rule chosen on the scored rows themselves is not held against the model
     found = cautions(
@@ -1075,6 +1077,49 @@ def test_the_majority_caution_tests_the_rows_where_the_answers_disagree():
     )
     assert "2 in the model's favour and 30 in the majority answer's" in found
     assert "probability below 0.001" in found and "unlikely to be chance" in found
+
+
+def test_the_best_rule_caution_tests_the_rows_only_the_other_rules_flag():
+    from libre_lib.ops.baselines import baselines, cautions, extra_rules_p
+
+    # by hand: rule 1 has 1 hit of 2 positives; the set adds 3 false alarms. Of the 8 equally
+    # likely ways to hand them out, only all-to-one-side (2 of 8) opens a gap as wide as 1/3
+    assert extra_rules_p(1, 0, 0, 3, 2) == pytest.approx(0.25)
+    assert extra_rules_p(5, 2, 0, 0, 10) == 1.0
+    # against a simulation of the same null hypothesis
+    rng = np.random.default_rng(0)
+    hits, alarms, extra_hits, extra_alarms, n_positives = 12, 6, 5, 14, 30
+    a = rng.binomial(extra_hits, 0.5, 200_000)
+    b = rng.binomial(extra_alarms, 0.5, 200_000)
+
+    def f1(tp, fp):
+        return 2 * tp / (tp + fp + n_positives)
+
+    observed = f1(hits, alarms) - f1(hits + extra_hits, alarms + extra_alarms)
+    simulated = np.abs(
+        f1(hits + a, alarms + b) - f1(hits + extra_hits - a, alarms + extra_alarms - b)
+    )
+    expected = np.mean(simulated >= abs(observed) - 1e-12)
+    assert extra_rules_p(hits, alarms, extra_hits, extra_alarms, n_positives) == pytest.approx(
+        expected, abs=0.005
+    )
+    # a clear loss on 1,000 rows: rule 1 flags 80 of the 100 positives and 20 negatives; rule 2
+    # adds 5 positives and 120 negatives
+    positive = np.zeros(1000, dtype=bool)
+    positive[:100] = True
+    fired = np.zeros((1000, 2), dtype=bool)
+    fired[:80, 0] = True
+    fired[100:120, 0] = True
+    fired[80:85, 1] = True
+    fired[200:320, 1] = True
+    table, best = baselines(fired, positive, majority_positive=False)
+    found = cautions(
+        table, 1000, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=True
+    )
+    assert len(found) == 2 and found[1].startswith("Rule 1 alone scores a higher F1")
+    assert "5 more rows that have the outcome and 120 more that do not" in found[1]
+    assert "those 125 rows" in found[1]
+    assert "probability below 0.001" in found[1] and "unlikely to be chance" in found[1]
 
 
 def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
