@@ -76,7 +76,47 @@ def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
         )
     if list(frame.columns) != names:
         frame = frame.set_axis(names, axis=1)
-    return frame
+    return decimals_as_floats(frame)
+
+
+def decimals_as_floats(frame: pd.DataFrame, skip: Iterable = ()) -> pd.DataFrame:
+    """``frame`` with its decimal columns as float64: Arrow ``decimal128``/``decimal256``
+    columns and object columns of ``decimal.Decimal`` cells (numbers and missing cells allowed
+    beside them), as SQL databases and Parquet files written by warehouses give them. Without
+    this they would be categories, one per value. The other columns, and those in ``skip``,
+    are unchanged; ``frame`` itself is not modified."""
+    skipped = set(skip)
+    converted = {}
+    for name in frame.columns:
+        if name in skipped:
+            continue
+        series = frame[name]
+        if isinstance(series.dtype, pd.ArrowDtype):
+            import pyarrow as pa
+
+            if pa.types.is_decimal(series.dtype.pyarrow_dtype):
+                converted[name] = series.astype("float64")
+        elif pd.api.types.is_object_dtype(series.dtype) and _decimal_cells(series):
+            converted[name] = pd.to_numeric(series, errors="raise").astype("float64")
+    return frame.assign(**converted) if converted else frame
+
+
+def _decimal_cells(series: pd.Series) -> bool:
+    """Whether an object column holds Decimal cells and otherwise only numbers or missing
+    cells (not bools, not text)."""
+    kind = pd.api.types.infer_dtype(series, skipna=True)
+    if kind == "decimal":
+        return True
+    if kind not in ("mixed", "mixed-integer"):
+        return False
+    from decimal import Decimal
+
+    types = set(series.dropna().map(type).unique())
+    return Decimal in types and all(
+        issubclass(t, Decimal | int | float | np.integer | np.floating)
+        and not issubclass(t, bool | np.bool_)
+        for t in types
+    )
 
 
 def pandas_frame(X):

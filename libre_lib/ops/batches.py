@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, SpecError
-from .sources import _refuse_duplicate_names, is_url, source_files, text_columns
+from .sources import _refuse_duplicate_names, is_url, read_types, source_files
 
 #: Batches per part of a Parquet file (a part is what one task reads).
 PART_BATCHES = 4
@@ -140,7 +140,7 @@ def read_batches(
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise DataError(f"Data file {part.path!r} has no column(s) {missing}.")
-        yield row, text_columns(frame[columns], string_columns)
+        yield row, read_types(frame[columns], string_columns)
         row += len(frame)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import DataError
+from ..inputs import decimals_as_floats
 
 _CHUNK = 1 << 22
 #: read_csv options that decide how a file's lines split into fields: kept when the header row
@@ -182,11 +183,14 @@ def read_source(
         index_columns = 0 if index_col is None or index_col is False else frame.index.nlevels
         names = _csv_header(location, options, len(names) + index_columns) or names
     _refuse_duplicate_names(location, names)
-    return text_columns(frame, string_columns)
+    return read_types(frame, string_columns)
 
 
-def text_columns(frame: pd.DataFrame, string_columns) -> pd.DataFrame:
-    """``frame`` with its ``string_columns`` as text (Python str, None for missing)."""
+def read_types(frame: pd.DataFrame, string_columns) -> pd.DataFrame:
+    """``frame`` as the pipeline reads it: its ``string_columns`` as text (Python str, None for
+    missing), its other decimal columns (Parquet ``decimal128``, ``Decimal`` cells) as float64
+    numbers (:func:`~libre_lib.inputs.decimals_as_floats`)."""
+    frame = decimals_as_floats(frame, skip=string_columns)
     for column in string_columns:
         if column in frame.columns:
             series = frame[column]

@@ -15,7 +15,7 @@ import yaml
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError
 from ..inputs import numbers_as_text_message
-from .sources import read_source, source_files, text_columns
+from .sources import read_source, read_types, source_files
 from .spec import DataSource, PipelineSpec, directory_format, parse_spec
 
 #: Rows read to write the spec (the first ones; of a directory, its first file's).
@@ -129,7 +129,7 @@ def sample(location: str, file_format: str, target: str) -> tuple[pd.DataFrame, 
         if batch is None or batch.num_rows == 0:
             raise DataError(f"Data file {files[0]!r} has no rows.")
         frame = batch.to_pandas()
-        frame = text_columns(frame, [target] if target in frame.columns else [])
+        frame = read_types(frame, [target] if target in frame.columns else [])
     more = len(files) > 1 or len(frame) > SAMPLE_ROWS
     return frame.iloc[:SAMPLE_ROWS], more
 

@@ -11,7 +11,7 @@ import pytest
 
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataError, LibreWarning, SchemaError
-from libre_lib.inputs import resolve_categorical
+from libre_lib.inputs import as_frame, resolve_categorical
 from libre_lib.ops import stages
 from libre_lib.ops.spec import parse_spec
 
@@ -171,6 +171,35 @@ def test_cells_no_rule_can_name_are_refused_naming_the_column(cells, message):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LibreWarning)
         LibreClassifier(random_state=0, max_rules=1).fit(mixed, y).to_json()
+
+
+def test_decimal_columns_are_numbers_as_databases_and_warehouse_parquet_give_them():
+    """An object column of Decimal cells (a SQL read) or an Arrow decimal128 column (Parquet
+    from a warehouse) was refused or read as one category per value."""
+    import decimal
+
+    import pyarrow as pa
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"amount": rng.integers(0, 1000, 300) / 10, "k": rng.integers(0, 3, 300)})
+    y = (X["amount"] > 60) & (X["k"] > 0)
+    cells = [decimal.Decimal(f"{v:.1f}") for v in X["amount"]]
+    cells[5] = None  # a missing cell, as a NULL reads
+    cells[6] = 12  # an int beside the decimals, as an object column may hold
+    plain = X.assign(amount=[np.nan if c is None else float(c) for c in cells])
+    expected = LibreClassifier(random_state=0).fit(plain, y)
+    arrow = pd.array(cells, dtype=pd.ArrowDtype(pa.decimal128(6, 1)))
+    for amount in (pd.Series(cells, dtype=object), arrow):
+        frame = X.assign(amount=amount)
+        assert resolve_categorical(as_frame(frame), None) == [False, False]
+        model = LibreClassifier(random_state=0).fit(frame, y)
+        assert str(model.rules_) == str(expected.rules_)
+        assert "amount ∈ [" in str(model.rules_) or "amount ≥" in str(model.rules_)
+        np.testing.assert_array_equal(model.predict(frame), expected.predict(plain))
+    # text beside the decimals: refused, naming the column, as before
+    frame = X.assign(amount=pd.Series(["n/a", *cells[1:]], dtype=object))
+    with pytest.raises(DataError, match=r"Column 'amount' holds a Decimal"):
+        LibreClassifier(random_state=0).fit(frame, y)
 
 
 def test_integers_beyond_float_precision_draw_a_warning_naming_the_column():

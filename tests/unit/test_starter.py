@@ -88,6 +88,32 @@ def test_the_sample_reads_the_target_as_the_pipeline_does(tmp_path, monkeypatch)
     assert st.data_format(str(tmp_path / "a.parquet")) == "parquet"
 
 
+def test_a_parquet_decimal_column_is_read_as_numbers_not_categories(tmp_path):
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from libre_lib.ops.sources import read_source
+
+    frame = _frame(50).assign(churned=[1.0, 0.0] * 25)
+    table = pa.Table.from_pandas(frame, preserve_index=False).append_column(
+        "balance",
+        pa.array([None, *(decimal.Decimal(f"{i}.25") for i in range(49))], pa.decimal128(8, 2)),
+    )
+    pq.write_table(table, tmp_path / "a.parquet")
+    read, _ = st.sample(str(tmp_path / "a.parquet"), "parquet", "churned")
+    assert read["balance"].dtype == np.float64 and read["balance"].iloc[1:3].tolist() == [
+        0.25,
+        1.25,
+    ]
+    assert "balance" not in st.starter(read, "churned").categorical
+    assert read_source(str(tmp_path / "a.parquet"), "parquet")["balance"].dtype == np.float64
+    # declared categorical: read as text, as any categorical column
+    text = read_source(str(tmp_path / "a.parquet"), "parquet", string_columns=["balance"])
+    assert text["balance"].tolist()[:3] == [None, "0.25", "1.25"]
+
+
 def test_pipeline_names_come_from_file_names():
     assert st.pipeline_name("data/Customer Visits 2026.csv.gz") == "customer-visits-2026"
     assert st.pipeline_name("parts/") == "parts"
