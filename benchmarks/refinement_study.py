@@ -21,6 +21,11 @@ fit and its refinement on synthetic rows.
 every numeric column's ChiMerge intervals hold at least F times the column's smaller class
 count of rows, smaller ones merged first into their more similar neighbour. The floor is applied
 in this process only, so it needs ``--n-jobs 1``.
+
+``run --tree-cuts`` measures the eighteenth round's candidate (its ``plain`` figures): every
+numeric column's cut points are ChiMerge's plus the thresholds at which a decision tree (16
+leaves, leaves of at least max(5, 1 % of the rows)) fitted on the same rows splits that column.
+In this process only too.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
@@ -61,6 +67,48 @@ def floor_chimerge(fraction: float) -> None:
         return plain(distinct, counts, threshold, max_intervals, max_prebins, floor)
 
     discretization._cuts_from_counts = floored
+
+
+def tree_cuts() -> None:
+    """The eighteenth round's candidate, in this process: every numeric column's cut points are
+    ChiMerge's plus the thresholds at which a decision tree fitted on the same rows (numeric
+    columns only, 16 leaves, leaves of at least max(5, 1 % of the rows)) splits that column."""
+    import dataclasses
+    import math
+
+    from sklearn.tree import DecisionTreeClassifier
+
+    from libre_lib import estimator as module
+    from libre_lib.discretization import NUMERIC, Discretization
+
+    plain = module.fit_discretization
+
+    def with_tree(frame, positive, categorical, *args, weight=None, **kwargs):
+        found = plain(frame, positive, categorical, *args, weight=weight, **kwargs)
+        numeric = [n for n, c in zip(frame.columns, categorical, strict=True) if not c]
+        if not numeric:
+            return found
+        X = frame[numeric].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
+        tree = DecisionTreeClassifier(
+            max_leaf_nodes=16,
+            min_samples_leaf=max(5, math.ceil(0.01 * len(frame))),
+            random_state=0,
+        ).fit(X, np.asarray(positive, dtype=bool), sample_weight=weight)
+        split = tree.tree_.feature >= 0
+        extra: dict[str, set] = {}
+        for column, threshold in zip(
+            tree.tree_.feature[split], tree.tree_.threshold[split], strict=True
+        ):
+            extra.setdefault(numeric[column], set()).add(float(threshold))
+        features = tuple(
+            dataclasses.replace(f, cuts=tuple(sorted(set(f.cuts) | extra[f.name])))
+            if f.kind == NUMERIC and f.name in extra
+            else f
+            for f in found.features
+        )
+        return Discretization(features, found.dropped)
+
+    module.fit_discretization = with_tree
 
 
 def run(name: str, method: str, n_jobs: int) -> dict:
@@ -175,6 +223,7 @@ def main() -> None:
     go.add_argument("--out", type=Path, required=True)
     go.add_argument("--n-jobs", type=int, default=1)
     go.add_argument("--speck", type=float, default=0.0, metavar="F")
+    go.add_argument("--tree-cuts", action="store_true")
     show = sub.add_parser("report")
     show.add_argument("folder", type=Path)
     fast = sub.add_parser("speed")
@@ -190,6 +239,10 @@ def main() -> None:
         if args.n_jobs != 1:
             parser.error("--speck applies in this process only: use --n-jobs 1")
         floor_chimerge(args.speck)
+    if args.tree_cuts:
+        if args.n_jobs != 1:
+            parser.error("--tree-cuts applies in this process only: use --n-jobs 1")
+        tree_cuts()
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
         result = run(name, args.method, args.n_jobs)

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from libre_lib.search import EARLY_STOP
@@ -445,3 +446,35 @@ def test_the_speck_floor_of_the_seventeenth_round(monkeypatch):
         timeout=120,
     )
     assert rejected.returncode == 2 and "--n-jobs 1" in rejected.stderr
+
+
+def test_the_tree_cuts_of_the_eighteenth_round(monkeypatch):
+    """``--tree-cuts``: a column's cut points are ChiMerge's plus the thresholds a 16-leaf tree
+    fitted on the same rows splits it at; a threshold only another column reveals is added."""
+    from libre_lib import LibreClassifier, estimator
+
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("_bench_tree", BENCH / "refinement_study.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(estimator, "fit_discretization", estimator.fit_discretization)
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(0, 1, 2_000), "b": rng.uniform(0, 1, 2_000)})
+    X["c"] = np.where(rng.random(2_000) < 0.5, "x", "y")
+    # b's threshold 0.3 matters only inside a's two ends, and its marginal positive rate is
+    # 0.2 on both sides of it: ChiMerge alone cannot see it
+    y = ((X["a"] > 0.8) & (X["b"] > 0.3)) | ((X["a"] < 0.2) & (X["b"] < 0.3))
+    plain = LibreClassifier(random_state=0, max_intervals=None).discretize(
+        X, estimator.binary_target(y)
+    )
+    module.tree_cuts()
+    treed = LibreClassifier(random_state=0, max_intervals=None).discretize(
+        X, estimator.binary_target(y)
+    )
+    by_name = {f.name: f for f in plain.features}
+    for feature in treed.features:
+        assert set(by_name[feature.name].cuts) <= set(feature.cuts)
+    b_cuts = np.asarray(next(f for f in treed.features if f.name == "b").cuts)
+    assert np.abs(np.asarray(by_name["b"].cuts) - 0.3).min() > 0.01
+    assert np.abs(b_cuts - 0.3).min() < 0.01
+    assert next(f for f in treed.features if f.name == "c").categories == ("x", "y")
