@@ -185,7 +185,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         the majority answer is not kept. Not on by default: on the design half "f1" raised the
         mean outer F1 by 0.004, short of the bar (docs/benchmarks.md, sixteenth round).
     positive_class : label or None, default=None
-        The class the rules describe. Default: 1 or True if present, else the minority class.
+        The class the rules describe. Default: 1 or True if present, else the yes of a pair of
+        names such as no/yes, n/y, false/true, "0"/"1" or negative/positive, else the minority
+        class.
         With more than two classes it is required and the rest form the negative class.
     categorical_features : list of names/indices, bool mask or None, default=None
         Columns to treat as categorical on top of those with non-numeric dtypes.

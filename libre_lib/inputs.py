@@ -24,6 +24,21 @@ MOSTLY_NUMERIC_FRACTION = 0.8
 MOSTLY_NUMERIC_MIN_DISTINCT = 10
 #: How many of the values that are not numbers such a warning shows.
 MOSTLY_NUMERIC_EXAMPLES = 3
+#: Pairs of class names (lower case) whose second says "the outcome happened": the default
+#: positive class of the estimator and of a first spec.
+YES_NO = {
+    frozenset(pair): pair[1]
+    for pair in [
+        ("0", "1"),
+        ("0.0", "1.0"),
+        ("no", "yes"),
+        ("n", "y"),
+        ("false", "true"),
+        ("f", "t"),
+        ("negative", "positive"),
+        ("neg", "pos"),
+    ]
+}
 #: ``pandas.api.types.infer_dtype`` kinds of object columns that hold dates or durations.
 _DATE_KINDS = frozenset({"datetime64", "datetime", "date", "timedelta64", "timedelta", "period"})
 
@@ -667,6 +682,16 @@ def _continuous(classes) -> bool:
     return len(values) == len(classes) and any(not float(v).is_integer() for v in values)
 
 
+def yes_of_pair(names) -> str | None:
+    """The name that says "the outcome happened" of two class names such as no/yes, n/y,
+    false/true, 0/1 or negative/positive (case and surrounding spaces ignored), or None."""
+    if len(names) != 2 or not all(isinstance(n, str) for n in names):
+        return None
+    lowered = {n.strip().lower(): n for n in names}
+    yes = YES_NO.get(frozenset(lowered))
+    return None if yes is None else lowered[yes]
+
+
 def _default_positive(classes, counts):
     for candidate in classes:
         if candidate is True or (
@@ -675,5 +700,8 @@ def _default_positive(classes, counts):
             and candidate == 1
         ):
             return candidate
+    yes = yes_of_pair(classes)
+    if yes is not None:
+        return yes
     minority = min(classes, key=lambda c: (counts[c], classes.index(c) * -1))
     return minority

@@ -14,7 +14,7 @@ import yaml
 
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError
-from ..inputs import numbers_as_text_message
+from ..inputs import numbers_as_text_message, yes_of_pair
 from .sources import read_source, read_types, source_files
 from .spec import DataSource, PipelineSpec, directory_format, parse_spec
 
@@ -29,20 +29,6 @@ MAX_MARKER_LENGTH = 8
 #: Markers read as missing even where a text column also holds them (there they mean the
 #: same: the UCI files write "?" in every column).
 USUAL_MARKERS = frozenset({"?", "-", ".", "--", "n/a", "na", "null", "nan", "#n/a"})
-#: Pairs of class names (lower case) whose second says "the outcome happened".
-YES_NO = {
-    frozenset(pair): pair[1]
-    for pair in [
-        ("0", "1"),
-        ("0.0", "1.0"),
-        ("no", "yes"),
-        ("n", "y"),
-        ("false", "true"),
-        ("f", "t"),
-        ("negative", "positive"),
-        ("neg", "pos"),
-    ]
-}
 
 
 @dataclass
@@ -269,10 +255,9 @@ def data_format(path: str) -> str:
 def _positive(counts: pd.Series) -> tuple[str, str]:
     """The class the rules describe when none is given: the yes of a yes/no pair (0/1,
     no/yes, false/true, ...), else the rarer class."""
-    names = {c.strip().lower(): c for c in counts.index}
-    yes = YES_NO.get(frozenset(names)) if len(names) == 2 else None
+    yes = yes_of_pair(list(counts.index))
     if yes is not None:
-        return names[yes], "its name says yes"
+        return yes, "its name says yes"
     rarest = counts[counts == counts.min()].index
     return sorted(rarest, key=_class_key)[-1], "the rarer class"
 

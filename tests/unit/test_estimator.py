@@ -235,6 +235,11 @@ def test_sql_matches_predict_on_credit_approval(credit):
         ([2, 2, 1, 1, 1], 1, [1, 2]),  # classes_ is sorted, whichever class is positive
         (["a", "a", "a", "b", "b"], "b", ["a", "b"]),  # no 1/True: the minority
         (["z", "z", "z", "b", "b"], "b", ["b", "z"]),
+        # the yes of a yes/no pair of names, even as the majority (as libre init chooses)
+        (["yes", "yes", "yes", "no", "no"], "yes", ["no", "yes"]),
+        (["1", "1", "1", "0", "0"], "1", ["0", "1"]),
+        ([" True", " True", " True", "False", "False"], " True", [" True", "False"]),
+        (["Positive", "Positive", "Positive", "neg", "neg"], "neg", ["Positive", "neg"]),
     ],
 )
 def test_default_positive_class(labels, positive, classes):
