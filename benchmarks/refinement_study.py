@@ -26,6 +26,11 @@ in this process only, so it needs ``--n-jobs 1``.
 numeric column's cut points are ChiMerge's plus the thresholds at which a decision tree (16
 leaves, leaves of at least max(5, 1 % of the rows)) fitted on the same rows splits that column.
 In this process only too.
+
+``run --seed-share majority|enriched|both`` measures the nineteenth round's candidates: a
+learner's distinct record is a positive (a seed) only when its positive share exceeds 1/2, or
+the training rows' positive share; or each learner runs with every positive seeding and with
+majority seeds, and keeps the union of both. In this process only.
 """
 
 from __future__ import annotations
@@ -109,6 +114,33 @@ def tree_cuts() -> None:
         return Discretization(features, found.dropped)
 
     module.fit_discretization = with_tree
+
+
+def seed_floor(mode: str) -> None:
+    """The nineteenth round's candidates, in this process: a learner's distinct record seeds
+    only when its positive share exceeds 1/2 (``majority``) or the training rows' positive
+    share (``enriched``), other records staying negatives; or (``both``) the union of the
+    learner's points with every positive seeding and with majority seeds."""
+    from libre_lib import ensemble, search
+
+    plain = ensemble.learn_subset
+
+    def floored(records, n_bins, subset, heuristic="H1", seeds="uncovered", tolerance=0.0):
+        if mode == "both":
+            parts = [
+                plain(records, n_bins, subset, heuristic, seeds, tolerance, share)
+                for share in (0.0, 0.5)
+            ]
+            return ensemble.union_candidates(parts, int(np.sum(n_bins)))
+        positives = float(records.positive_weight.sum())
+        share = (
+            0.5
+            if mode == "majority"
+            else positives / (positives + float(records.negative_weight.sum()))
+        )
+        return plain(records, n_bins, subset, heuristic, seeds, tolerance, share)
+
+    ensemble.learn_subset = search.learn_subset = floored
 
 
 def run(name: str, method: str, n_jobs: int) -> dict:
@@ -224,6 +256,7 @@ def main() -> None:
     go.add_argument("--n-jobs", type=int, default=1)
     go.add_argument("--speck", type=float, default=0.0, metavar="F")
     go.add_argument("--tree-cuts", action="store_true")
+    go.add_argument("--seed-share", choices=("majority", "enriched", "both"))
     show = sub.add_parser("report")
     show.add_argument("folder", type=Path)
     fast = sub.add_parser("speed")
@@ -243,6 +276,10 @@ def main() -> None:
         if args.n_jobs != 1:
             parser.error("--tree-cuts applies in this process only: use --n-jobs 1")
         tree_cuts()
+    if args.seed_share:
+        if args.n_jobs != 1:
+            parser.error("--seed-share applies in this process only: use --n-jobs 1")
+        seed_floor(args.seed_share)
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
         result = run(name, args.method, args.n_jobs)

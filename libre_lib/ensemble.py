@@ -171,13 +171,15 @@ def learn_subset(
     heuristic: str = "H1",
     seeds: str = "uncovered",
     conflict_tolerance: float = 0.0,
+    min_seed_share: float = 0.0,
 ) -> Candidates:
     """Boundary points of one weak learner on ``subset``, mapped to the full layout, with their
     training coverage (computed on the learner's distinct records: features outside the subset
     are unconstrained, so coverage is the same as in the full space). ``conflict_tolerance``:
     see :func:`libre_lib.weak_learner.find_boundary` (0 = the paper's conflict test); a
     subset whose grid is too large for the tolerant kernel (:func:`tolerance_fits`) learns
-    with the paper's test."""
+    with the paper's test. ``min_seed_share``: a distinct record is a positive of the learner
+    only when its share of positive weight exceeds this (0: any positive, the paper's)."""
     subset = list(subset)
     sub_bins = n_bins[subset]
     if conflict_tolerance > 0 and not tolerance_fits(n_bins, subset):
@@ -185,7 +187,9 @@ def learn_subset(
     projected = distinct_records(
         records.codes[:, subset], sub_bins, records.positive_weight, records.negative_weight
     )
-    is_pos = projected.positive_weight > 0
+    is_pos = projected.positive_weight > min_seed_share * (
+        projected.positive_weight + projected.negative_weight
+    )
     is_neg = projected.negative_weight > 0
     if not is_pos.any():
         return Candidates.empty(int(n_bins.sum()))

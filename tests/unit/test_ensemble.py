@@ -112,6 +112,23 @@ def test_a_learner_without_positives_gives_nothing():
     assert len(learn_subset(records, n_bins, [0, 1])) == 0
 
 
+def test_a_mostly_negative_seed_grows_over_a_clean_point_unless_seeds_need_a_share():
+    """One column of three categories: East all positive, North and South mostly negative
+    with a few positives. A contradiction seed (North) grows to {East, North} and the
+    irredundant boundary drops the clean {East}; with ``min_seed_share=0.5`` only East seeds."""
+    n_bins = np.array([3])
+    codes = np.array([[0], [1], [2]])
+    records = distinct_records(
+        codes, n_bins, np.array([170.0, 1.0, 1.0]), np.array([0, 109, 113.0])
+    )
+
+    def allowed(candidates):
+        return sorted(tuple(np.flatnonzero(~p)) for p in candidates.points)
+
+    assert allowed(learn_subset(records, n_bins, [0])) == [(0, 1), (0, 2)]
+    assert allowed(learn_subset(records, n_bins, [0], min_seed_share=0.5)) == [(0,)]
+
+
 def test_fixed_subset_sizes_and_the_prefix_property():
     pool = list(range(9))
     fixed = draw_feature_subsets(pool, 20, 4, np.random.RandomState(3), sizes="fixed")
