@@ -478,3 +478,32 @@ def test_the_tree_cuts_of_the_eighteenth_round(monkeypatch):
     assert np.abs(np.asarray(by_name["b"].cuts) - 0.3).min() > 0.01
     assert np.abs(b_cuts - 0.3).min() < 0.01
     assert next(f for f in treed.features if f.name == "c").categories == ("x", "y")
+
+
+def test_the_seed_shares_of_the_nineteenth_round(monkeypatch):
+    """``--seed-share``: the learners' seeds need a positive share (or both seedings are kept),
+    in the estimator's and the search's learners alike."""
+    from libre_lib import ensemble, search
+    from libre_lib.encoding import distinct_records
+
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("_bench_seed", BENCH / "refinement_study.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    original = ensemble.learn_subset
+    monkeypatch.setattr(ensemble, "learn_subset", original)
+    monkeypatch.setattr(search, "learn_subset", original)
+    n_bins = np.array([3])
+    weights = np.array([170.0, 1.0, 1.0]), np.array([0, 109, 113.0])
+    records = distinct_records(np.array([[0], [1], [2]]), n_bins, *weights)
+
+    def allowed(mode):
+        ensemble.learn_subset = original  # each mode wraps the library's own learner
+        module.seed_floor(mode)
+        assert search.learn_subset is ensemble.learn_subset
+        found = ensemble.learn_subset(records, n_bins, [0])
+        return sorted(tuple(np.flatnonzero(~p)) for p in found.points)
+
+    assert allowed("majority") == [(0,)]
+    assert allowed("enriched") == [(0,)]  # base rate 172 / 394
+    assert allowed("both") == [(0,), (0, 1), (0, 2)]
