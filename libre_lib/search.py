@@ -309,7 +309,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     refit_fallbacks_ : int
         Candidates refitted after the chosen one because its refit kept no rule although it
         kept rules in every inner fold (:meth:`checked_refit`); usually 0.
-    rules_, classes_, n_features_in_ : delegated to ``best_estimator_``.
+    rules_, classes_, positive_class_, n_features_in_ : delegated to ``best_estimator_``.
     n_splits_ : int
         Number of inner folds.
     seed_ : int
@@ -697,6 +697,11 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def classes_(self):
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.classes_
+
+    @property
+    def positive_class_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.positive_class_
 
     def predict(self, X) -> np.ndarray:
         """The positive label where a rule of the best model fires, the negative one elsewhere."""

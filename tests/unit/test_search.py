@@ -154,6 +154,9 @@ def test_max_rules_passthrough_is_libre_3(haberman):
     ).fit(X, y)
     assert search.best_estimator_.max_rules == 1
     assert len(search.rules_) <= 1
+    # the fitted model's attributes a LibreClassifier user reaches for
+    assert search.positive_class_ == info.positive_class == search.best_estimator_.positive_class_
+    assert search.classes_.tolist() == search.best_estimator_.classes_.tolist()
     assert np.all(search.cv_results_["mean_n_rules"] <= 1)
 
 
@@ -164,6 +167,7 @@ def test_refit_false_keeps_only_the_search(haberman, tuned):
     assert not hasattr(search, "best_estimator_")
     with pytest.raises(NotFittedError):
         search.predict(X)
+    assert not hasattr(search, "positive_class_")
 
 
 def test_default_grid_is_the_papers():
