@@ -190,8 +190,9 @@ def init(
             raise FileExistsError(
                 f"{spec_path} exists: --force overwrites it, --output writes another file."
             )
-        frame, more = starter.sample(location, file_format, target)
-        found = starter.starter(frame, target, positive, pipeline, more, file_format)
+        options = starter.dialect(location, file_format)
+        frame, more = starter.sample(location, file_format, target, options)
+        found = starter.starter(frame, target, positive, pipeline, more, file_format, options)
         folder = spec_path.expanduser().resolve().parent
         store = os.path.relpath(Path.cwd().resolve() / ".libre-store", folder)
         text = found.yaml(os.path.relpath(location, folder), str(data), store)
@@ -210,6 +211,13 @@ def init(
         soft_wrap=True,
         highlight=False,
     )
+    if found.dialect:
+        decimal = " and a decimal comma" if found.dialect.get("decimal") == "," else ""
+        console.print(
+            f"read with separator {escape(repr(found.dialect['sep']))}{decimal}",
+            soft_wrap=True,
+            highlight=False,
+        )
     for column, why in found.left_out.items():
         console.print(f"left out: {escape(column)} ({why})", soft_wrap=True, highlight=False)
     for marker, columns in found.missing_markers.items():

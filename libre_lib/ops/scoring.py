@@ -52,7 +52,7 @@ from ..errors import DataError, ParameterError, excerpt
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly
 from .registry import registered_version, verified_text
-from .sources import skipped_entry
+from .sources import csv_dialect, skipped_entry
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -360,7 +360,6 @@ class _Reader:
 
     def __init__(self, contract: DataContract):
         import pyarrow.csv as pacsv
-        import pyarrow.dataset as ds
 
         self.fixed = _fixed_types(contract)
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
@@ -368,22 +367,42 @@ class _Reader:
         self.null_values = list(
             dict.fromkeys([*pacsv.ConvertOptions().null_values, *contract.missing_markers])
         )
-        # Discovery infers every type, so a bad value cannot hide a missing column.
-        self.csv_discovery = ds.CsvFileFormat(
-            read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES),
-            convert_options=pacsv.ConvertOptions(
-                strings_can_be_null=True, null_values=self.null_values
-            ),
-        )
         # Streaming: smaller blocks (the reader's read-ahead is counted in blocks) and one
         # thread (the reader then counts rows, so a conversion error names its line).
         self.csv_stream = pacsv.ReadOptions(block_size=_CSV_STREAM_BLOCK_BYTES, use_threads=False)
         self.schemas: dict = {}
+        self.dialects: dict = {}
+
+    def dialect(self, file: InputFile) -> tuple:
+        """The CSV file's (ParseOptions, decimal point): its separator and decimal mark as
+        :func:`~libre_lib.ops.sources.csv_dialect` finds them (a file written with ";" and
+        decimal commas, as spreadsheets in many locales write CSV, reads as it was trained)."""
+        import pyarrow.csv as pacsv
+
+        if file.path not in self.dialects:
+            with self.errors(file):
+                found = csv_dialect(str(file.path))
+            self.dialects[file.path] = (
+                pacsv.ParseOptions(delimiter=found.get("sep", ",")),
+                found.get("decimal", "."),
+            )
+        return self.dialects[file.path]
 
     def dataset(self, file: InputFile):
+        import pyarrow.csv as pacsv
         import pyarrow.dataset as ds
 
-        fmt = self.csv_discovery if file.format == "csv" else "parquet"
+        fmt = "parquet"
+        if file.format == "csv":
+            parse, decimal = self.dialect(file)
+            # Discovery infers every type, so a bad value cannot hide a missing column.
+            fmt = ds.CsvFileFormat(
+                parse_options=parse,
+                read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES),
+                convert_options=pacsv.ConvertOptions(
+                    strings_can_be_null=True, null_values=self.null_values, decimal_point=decimal
+                ),
+            )
         with self.errors(file):
             return ds.dataset(str(file.path), format=fmt)
 
@@ -415,11 +434,18 @@ class _Reader:
             else:
                 # The types discovery guessed from the first block, then the contract's.
                 types = {f.name: f.type for f in self.schema(file)} | self.fixed
+                parse, decimal = self.dialect(file)
                 convert = pacsv.ConvertOptions(
-                    column_types=types, strings_can_be_null=True, null_values=self.null_values
+                    column_types=types,
+                    strings_can_be_null=True,
+                    null_values=self.null_values,
+                    decimal_point=decimal,
                 )
                 source = pacsv.open_csv(
-                    str(file.path), read_options=self.csv_stream, convert_options=convert
+                    str(file.path),
+                    read_options=self.csv_stream,
+                    parse_options=parse,
+                    convert_options=convert,
                 )
                 batches, schema = source, source.schema
         try:

@@ -186,6 +186,54 @@ def read_source(
     return read_types(frame, string_columns)
 
 
+#: Field separators a CSV may use besides the comma, as spreadsheets in many locales write them.
+OTHER_SEPARATORS = (";", "\t", "|")
+#: A number written with a decimal comma (``3,25``, ``-0,5``).
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?\d+,\d+\s*")
+
+
+def separator_of(columns) -> str | None:
+    """The separator a CSV read with commas really uses, judged from the columns it gave: one
+    column whose name holds ``;``, a tab or ``|`` (the whole header line), else None."""
+    names = [str(c) for c in columns]
+    if len(names) != 1:
+        return None
+    counts = {sep: names[0].count(sep) for sep in OTHER_SEPARATORS}
+    sep = max(counts, key=counts.get)
+    return sep if counts[sep] else None
+
+
+def separator_hint(columns) -> str:
+    """A sentence for an error about missing columns when the file seems to use another
+    separator than the comma (:func:`separator_of`), else ""."""
+    sep = separator_of(columns)
+    if sep is None:
+        return ""
+    return (
+        f" The file reads as one column: its fields seem separated by {sep!r}, not commas. Set "
+        f"data.read_options: {{sep: {sep!r}}} in the spec (libre init detects it)."
+    )
+
+
+def csv_dialect(location: str, sample_rows: int = 200) -> dict:
+    """``read_options`` for a CSV file written with another separator than the comma
+    (:data:`OTHER_SEPARATORS`) and, with it, numbers with a decimal comma (a text column
+    whose present values are at least 80 % such numbers); {} for a plain CSV."""
+    sep = separator_of(read_source(location, "csv", {"nrows": 1}).columns)
+    if sep is None:
+        return {}
+    options = {"sep": sep}
+    frame = read_source(location, "csv", {"sep": sep, "nrows": sample_rows})
+    for column in frame.columns:
+        present = frame[column].dropna()
+        if pd.api.types.is_numeric_dtype(present.dtype) or present.empty:
+            continue
+        if present.astype(str).str.fullmatch(_DECIMAL_COMMA.pattern).mean() >= 0.8:
+            options["decimal"] = ","
+            break
+    return options
+
+
 def read_types(frame: pd.DataFrame, string_columns) -> pd.DataFrame:
     """``frame`` as the pipeline reads it: its ``string_columns`` as text (Python str, None for
     missing), its other decimal columns (Parquet ``decimal128``, ``Decimal`` cells) as float64

@@ -49,7 +49,7 @@ from .registry import (
     validation_record,
 )
 from .report import RuleReport, build_report, render_html, render_markdown
-from .sources import read_source
+from .sources import read_source, separator_hint
 from .spec import PipelineSpec
 from .tables import (
     candidates_table,
@@ -94,7 +94,7 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
     if target_column not in frame.columns:
         raise DataError(
             f"The target column {target_column!r} is not in the data. Columns are: "
-            f"{list(frame.columns)}."
+            f"{list(frame.columns)}." + separator_hint(frame.columns)
         )
     features = spec.features
     unknown = [c for c in (features.include or []) + features.exclude if c not in frame.columns]

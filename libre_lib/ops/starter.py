@@ -4,6 +4,7 @@ because they identify rows; written as commented YAML that ``load_spec`` reads."
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ import yaml
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError
 from ..inputs import numbers_as_text_message, yes_of_pair
-from .sources import read_source, read_types, source_files
+from .sources import csv_dialect, read_source, read_types, separator_hint, source_files
 from .spec import DataSource, PipelineSpec, directory_format, parse_spec
 
 #: Rows read to write the spec (the first ones; of a directory, its first file's).
@@ -48,6 +49,9 @@ class Starter:
     categorical: list[str]
     left_out: dict[str, str] = field(default_factory=dict)
     missing_markers: dict[str, list[str]] = field(default_factory=dict)
+    dialect: dict[str, str] = field(default_factory=dict)
+    """The CSV's separator and decimal mark when they are not the comma and the point
+    (:func:`~libre_lib.ops.sources.csv_dialect`)."""
     rows_read: int = 0
     more_rows: bool = False
 
@@ -89,24 +93,44 @@ class Starter:
         return "\n".join(lines) + "\n"
 
     def _read_options(self) -> list[str]:
-        if not self.missing_markers:
+        if not self.missing_markers and not self.dialect:
             return []
-        lines = ["  # in columns of numbers these texts stand for missing values (read as"]
-        lines.append("  # missing in every column):")
-        for marker, columns in self.missing_markers.items():
-            lines.append(f"  # {marker!r} in {', '.join(columns)}")
-        markers = list(self.missing_markers)
-        return [*lines, f"  read_options: {{na_values: {_scalar(markers)}}}"]
+        lines, options = [], []
+        if "sep" in self.dialect:
+            lines.append(f"  # the file separates its fields with {self.dialect['sep']!r}")
+            options.append(f"sep: {json.dumps(self.dialect['sep'])}")
+        if "decimal" in self.dialect:
+            lines.append("  # and writes numbers with a decimal comma (3,25)")
+            options.append(f"decimal: {json.dumps(self.dialect['decimal'])}")
+        if self.missing_markers:
+            lines.append("  # in columns of numbers these texts stand for missing values (read as")
+            lines.append("  # missing in every column):")
+            for marker, columns in self.missing_markers.items():
+                lines.append(f"  # {marker!r} in {', '.join(columns)}")
+            options.append(f"na_values: {_scalar(list(self.missing_markers))}")
+        return [*lines, f"  read_options: {{{', '.join(options)}}}"]
 
 
-def sample(location: str, file_format: str, target: str) -> tuple[pd.DataFrame, bool]:
+def dialect(location: str, file_format: str) -> dict[str, str]:
+    """The read options a CSV (a directory's first file) needs for its separator and decimal
+    mark (:func:`~libre_lib.ops.sources.csv_dialect`); {} for Parquet and plain CSV."""
+    if file_format != "csv":
+        return {}
+    return csv_dialect(source_files(location, file_format)[0])
+
+
+def sample(
+    location: str, file_format: str, target: str, read_options: dict | None = None
+) -> tuple[pd.DataFrame, bool]:
     """Up to :data:`SAMPLE_ROWS` rows of the data (a directory's first file), the target read
-    as text as the pipeline reads it, and whether the data hold more rows."""
+    as text as the pipeline reads it, and whether the data hold more rows. ``read_options``:
+    the CSV's :func:`dialect`."""
     files = source_files(location, file_format)
     if file_format == "csv":
-        header = read_source(files[0], "csv", {"nrows": 1})
+        options = dict(read_options or {})
+        header = read_source(files[0], "csv", {**options, "nrows": 1})
         text = [target] if target in header.columns else []
-        frame = read_source(files[0], "csv", {"nrows": SAMPLE_ROWS + 1}, text)
+        frame = read_source(files[0], "csv", {**options, "nrows": SAMPLE_ROWS + 1}, text)
     else:
         import pyarrow.parquet as pq
 
@@ -127,9 +151,11 @@ def starter(
     name: str = "pipeline",
     more_rows: bool = False,
     file_format: str = "csv",
+    read_options: dict | None = None,
 ) -> Starter:
     """The spec's content for ``frame``, the rows read (``more_rows``: the data hold more; see
-    :class:`Starter`; missing-value markers only for CSV, whose reader takes them). A
+    :class:`Starter`; missing-value markers only for CSV, whose reader takes them;
+    ``read_options``: the CSV's :func:`dialect`, written into the spec). A
     :class:`DataError` names the columns when ``target`` is not one, or the classes when it
     holds fewer than two or ``positive_class`` is not one of them."""
     columns = [str(c) for c in frame.columns]
@@ -138,6 +164,7 @@ def starter(
             f"--target {target!r} is not a column of the data; its columns: "
             + ", ".join(repr(c) for c in columns[:30])
             + (", ..." if len(columns) > 30 else "")
+            + separator_hint(columns)
         )
     labels = frame[target].dropna().astype(str)
     counts = labels.value_counts()
@@ -194,6 +221,7 @@ def starter(
         categorical=categorical,
         left_out=left_out,
         missing_markers=markers,
+        dialect=dict(read_options or {}),
         rows_read=len(frame),
         more_rows=more_rows,
     )

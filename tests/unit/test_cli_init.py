@@ -76,3 +76,19 @@ def test_init_reads_a_question_mark_among_numbers_as_missing(tmp_path):
     spec = load_spec(out)
     assert spec.data.read_options == {"na_values": ["?"]}
     assert spec.features.categorical == ["sex"]  # age is a column of numbers
+
+
+def test_init_reads_a_semicolon_csv_with_decimal_commas_and_says_so(tmp_path):
+    frame = pd.DataFrame(
+        {"amount": [i % 17 + 0.25 for i in range(120)], "fraud": ["false", "true", "false"] * 40}
+    )
+    frame.to_csv(tmp_path / "payments.csv", index=False, sep=";", decimal=",")
+    out = tmp_path / "pay.yaml"
+    result = runner.invoke(
+        app, ["init", str(tmp_path / "payments.csv"), "--target", "fraud", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "read with separator ';' and a decimal comma" in result.output
+    spec = load_spec(out)
+    assert spec.data.read_options == {"sep": ";", "decimal": ","}
+    assert spec.features.include == ["amount"] and spec.features.categorical == []

@@ -504,3 +504,21 @@ def test_texts_the_training_read_as_missing_are_missing_when_scoring(credit, tmp
     assert scored["a14"].isna().sum() == (frame["a14"] == " ").sum()
     expected = X.iloc[:40].assign(a14=frame["a14"].replace(" ", np.nan).astype(float))
     assert scored["prediction"].tolist() == list(model.predict(expected))
+
+
+def test_a_csv_written_with_semicolons_and_decimal_commas_scores_as_the_plain_one(credit, tmp_path):
+    """Spreadsheets in many locales write CSV with ";" and decimal commas; the reader took the
+    whole header as one column and failed."""
+    X, model, contract = credit
+    frame = X.iloc[:120]
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "euro").mkdir()
+    frame.to_csv(tmp_path / "plain" / "new.csv", index=False)
+    frame.to_csv(tmp_path / "euro" / "new.csv", index=False, sep=";", decimal=",")
+    assert "," in (tmp_path / "euro" / "new.csv").read_text().splitlines()[1]
+    score_files(model, tmp_path / "plain", tmp_path / "plain.parquet", contract=contract)
+    score_files(model, tmp_path / "euro", tmp_path / "euro.parquet", contract=contract)
+    plain = pq.read_table(tmp_path / "plain.parquet")
+    euro = pq.read_table(tmp_path / "euro.parquet")
+    assert euro.equals(plain)
+    assert euro.column("prediction").to_pylist() == list(model.predict(frame))

@@ -144,3 +144,34 @@ def test_texts_that_stand_for_missing_numbers_are_read_as_missing(tmp_path):
     assert st.missing_markers(frame, ["kind", "city"]) == {}
     # Parquet's reader takes no na_values: its columns stay as they are
     assert st.starter(frame, "y", file_format="parquet").missing_markers == {}
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_a_csv_with_another_separator_and_decimal_commas_gets_its_read_options(tmp_path, sep):
+    """Spreadsheets in many locales write ';' and decimal commas: init said the target was not
+    a column (the header read as one), and training would have failed the same way."""
+    from libre_lib.ops import stages
+    from libre_lib.ops.sources import read_source
+
+    frame = _frame(60).drop(columns=["customer id", "row"]).assign(bmi=np.linspace(18, 40, 60))
+    path = tmp_path / "visits.csv"
+    frame.to_csv(path, index=False, sep=sep, decimal=",")
+    options = st.dialect(str(path), "csv")
+    assert options == {"sep": sep, "decimal": ","}
+    read, _ = st.sample(str(path), "csv", "churned", options)
+    assert read["bmi"].dtype == np.float64 and read["bmi"].iloc[-1] == 40.0
+    found = st.starter(read, "churned", name="visits", read_options=options)
+    assert found.categorical == ["plan"] and "bmi" in found.features
+    text = found.yaml("visits.csv", "visits.csv")
+    spec = st.check(text, tmp_path / "visits.yaml")
+    assert spec.data.read_options == options
+    again = read_source(str(path), "csv", spec.data.read_options)
+    np.testing.assert_allclose(again["bmi"], frame["bmi"])
+    # a comma CSV needs nothing; without the options the target error says what to set
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    assert st.dialect(str(tmp_path / "plain.csv"), "csv") == {}
+    with pytest.raises(DataError, match=re.escape(f"seem separated by {sep!r}")):
+        st.starter(st.sample(str(path), "csv", "churned")[0], "churned")
+    one_column = read_source(str(path), "csv")
+    with pytest.raises(DataError, match=re.escape(f"data.read_options: {{sep: {sep!r}}}")):
+        stages.select_columns(one_column, spec)
