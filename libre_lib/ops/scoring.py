@@ -74,7 +74,7 @@ DEFAULT_BATCH_ROWS = 100_000
 #: many long rules is written in several row groups (see ``_text_slices``).
 EXPLANATION_BYTES = 64 << 20
 DEFAULT_SAMPLE_ROWS = 10_000
-CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".csv.lz4")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".csv.lz4", ".tsv", ".tsv.gz")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 _CSV_BLOCK_BYTES = 4 << 20  # the first block is the sample CSV column types are guessed from
 _CSV_STREAM_BLOCK_BYTES = 1 << 20  # its reader reads a few dozen blocks ahead

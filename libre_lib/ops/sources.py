@@ -46,7 +46,10 @@ def _open(location: str):
 
 
 #: File names a directory source reads, by ``data.format``.
-DATA_SUFFIXES = {"parquet": (".parquet", ".pq"), "csv": (".csv", ".csv.gz", ".csv.bz2")}
+DATA_SUFFIXES = {
+    "parquet": (".parquet", ".pq"),
+    "csv": (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz"),
+}
 
 
 def skipped_entry(parts) -> bool:

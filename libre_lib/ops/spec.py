@@ -104,6 +104,21 @@ class DataSource(_Strict):
     def resolved_format(self) -> str:
         file_format = _format_of(self.path, self.format)
         if file_format is None:
+            other = next(
+                (
+                    kind
+                    for suffix, kind in _OTHER_FORMATS.items()
+                    if self.path.lower().endswith(suffix)
+                ),
+                None,
+            )
+            if other is not None:
+                kind, reader = other
+                raise SpecError(
+                    f"data.path {excerpt(self.path)} is {kind}: libre reads CSV and Parquet "
+                    f"files. Convert it first, e.g. pandas.{reader}.to_parquet("
+                    "'data.parquet')."
+                )
             raise SpecError(
                 f"data.path {excerpt(self.path)} is neither .csv nor .parquet: set data.format "
                 "to 'csv' or 'parquet'."
@@ -128,6 +143,18 @@ def _as_list(values) -> list:
     return [values] if isinstance(values, str | int | float) else list(values)
 
 
+#: Suffixes of table formats libre does not read: what they are and the pandas call that reads them.
+_OTHER_FORMATS = {
+    ".xlsx": ("an Excel workbook", "read_excel(path)"),
+    ".xls": ("an Excel workbook", "read_excel(path)"),
+    ".json": ("a JSON file", "read_json(path)"),
+    ".jsonl": ("a JSON-lines file", "read_json(path, lines=True)"),
+    ".feather": ("a Feather file", "read_feather(path)"),
+    ".arrow": ("an Arrow IPC file", "read_feather(path)"),
+    ".orc": ("an ORC file", "read_orc(path)"),
+}
+
+
 def _format_of(path: str, file_format: str) -> str | None:
     """The file format: the one given, else the one the path's suffix names ("csv" or
     "parquet"; None if neither)."""
@@ -136,7 +163,7 @@ def _format_of(path: str, file_format: str) -> str | None:
     lowered = path.lower()
     if lowered.endswith((".parquet", ".pq")):
         return "parquet"
-    if lowered.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".txt")):
+    if lowered.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".txt", ".tsv", ".tsv.gz")):
         return "csv"
     return None
 

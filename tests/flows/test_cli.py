@@ -32,9 +32,10 @@ def _store_is_clean(store: Path) -> bool:
         (lambda raw: raw.update(colour="blue"), "unknown key 'colour'"),
         (lambda raw: raw["model"].update(alpha=2), "model.alpha"),
         (lambda raw: raw["data"].update(path="nowhere.csv"), "does not exist"),
-        (lambda raw: raw["data"].update(path="data.json"), "neither .csv nor .parquet"),
+        (lambda raw: raw["data"].update(path="data.dat"), "neither .csv nor .parquet"),
+        (lambda raw: raw["data"].update(path="data.xlsx"), "pandas.read_excel(path).to_parquet"),
     ],
-    ids=["missing-key", "unknown-key", "bad-value", "no-data-file", "not-csv-or-parquet"],
+    ids=["missing-key", "unknown-key", "bad-value", "no-data-file", "not-csv-or-parquet", "excel"],
 )
 def test_spec_problems_exit_non_zero_with_one_line(spec_copy, tmp_path, change, message):
     spec = spec_copy()

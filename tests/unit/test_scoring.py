@@ -522,3 +522,7 @@ def test_a_csv_written_with_semicolons_and_decimal_commas_scores_as_the_plain_on
     euro = pq.read_table(tmp_path / "euro.parquet")
     assert euro.equals(plain)
     assert euro.column("prediction").to_pylist() == list(model.predict(frame))
+    (tmp_path / "tabs").mkdir()  # a .tsv file is a CSV with tabs
+    frame.to_csv(tmp_path / "tabs" / "new.tsv", index=False, sep="\t")
+    score_files(model, tmp_path / "tabs", tmp_path / "tabs.parquet", contract=contract)
+    assert pq.read_table(tmp_path / "tabs.parquet").equals(plain)

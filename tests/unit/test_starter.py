@@ -175,3 +175,25 @@ def test_a_csv_with_another_separator_and_decimal_commas_gets_its_read_options(t
     one_column = read_source(str(path), "csv")
     with pytest.raises(DataError, match=re.escape(f"data.read_options: {{sep: {sep!r}}}")):
         stages.select_columns(one_column, spec)
+
+
+def test_a_tsv_file_is_a_csv_with_tabs_and_other_table_formats_say_how_to_convert(tmp_path):
+    from libre_lib.errors import SpecError
+    from libre_lib.ops.spec import DataSource
+
+    frame = _frame(40).drop(columns=["customer id", "row"])
+    path = tmp_path / "visits.tsv"
+    frame.to_csv(path, index=False, sep="\t")
+    assert st.data_format(str(path)) == "csv"
+    options = st.dialect(str(path), "csv")
+    assert options == {"sep": "\t"}
+    found = st.starter(st.sample(str(path), "csv", "churned", options)[0], "churned")
+    assert found.features == ["age", "plan"]
+    for name, expected in [
+        ("book.xlsx", "is an Excel workbook: libre reads CSV and Parquet files. Convert it "
+         "first, e.g. pandas.read_excel(path).to_parquet('data.parquet')."),
+        ("rows.jsonl", "pandas.read_json(path, lines=True).to_parquet"),
+        ("data.dat", "is neither .csv nor .parquet: set data.format"),
+    ]:  # fmt: skip
+        with pytest.raises(SpecError, match=re.escape(expected)):
+            DataSource(path=name).resolved_format()
