@@ -415,15 +415,22 @@ def test_the_refinement_study_runs_and_reports(tmp_path):
     assert "| variant | haberman |" in shown and "| f1 |" in shown
 
 
+def _refinement_study(monkeypatch):
+    """benchmarks/refinement_study.py imported as a module; its hooks patch the library in this
+    process, so each test restores what it patches."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("_bench_refine", BENCH / "refinement_study.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_the_speck_floor_of_the_seventeenth_round(monkeypatch):
     """``--speck F``: every ChiMerge interval then holds at least F x the smaller class count;
     without it, ChiMerge is the library's own."""
     from libre_lib import discretization
 
-    monkeypatch.syspath_prepend(str(BENCH))
-    spec = importlib.util.spec_from_file_location("_bench_refine", BENCH / "refinement_study.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _refinement_study(monkeypatch)
     # the library's function is restored after the test, whatever the floor does to it
     monkeypatch.setattr(discretization, "_cuts_from_counts", discretization._cuts_from_counts)
     rng = np.random.default_rng(0)
@@ -453,10 +460,7 @@ def test_the_tree_cuts_of_the_eighteenth_round(monkeypatch):
     fitted on the same rows splits it at; a threshold only another column reveals is added."""
     from libre_lib import LibreClassifier, estimator
 
-    monkeypatch.syspath_prepend(str(BENCH))
-    spec = importlib.util.spec_from_file_location("_bench_tree", BENCH / "refinement_study.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _refinement_study(monkeypatch)
     monkeypatch.setattr(estimator, "fit_discretization", estimator.fit_discretization)
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.uniform(0, 1, 2_000), "b": rng.uniform(0, 1, 2_000)})
@@ -486,10 +490,7 @@ def test_the_seed_shares_of_the_nineteenth_round(monkeypatch):
     from libre_lib import ensemble, search
     from libre_lib.encoding import distinct_records
 
-    monkeypatch.syspath_prepend(str(BENCH))
-    spec = importlib.util.spec_from_file_location("_bench_seed", BENCH / "refinement_study.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _refinement_study(monkeypatch)
     original = ensemble.learn_subset
     monkeypatch.setattr(ensemble, "learn_subset", original)
     monkeypatch.setattr(search, "learn_subset", original)
