@@ -311,15 +311,15 @@ def test_wide_prints_one_row_per_fit():
 
 
 def test_categories_prints_grouped_and_one_bin_each_rows():
-    args = ["--categories", "120", "--seeds", "0", "--rows", "1500", "--one-bin-each"]
+    args = ["--categories", "40", "--seeds", "0", "--rows", "1500", "--one-bin-each"]
     out = _run([str(BENCH / "categories.py"), *args], 300)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if line.startswith("| ")]
     rows = [line.strip("| ").split(" | ") for line in lines if "---" not in line]
     assert rows[0][:3] == ["categories", "seed", "setting"]
     assert [row[:3] for row in rows[1:]] == [
-        ["120", "0", "grouped, min rows 10"],
-        ["120", "0", "one bin each"],
+        ["40", "0", "grouped, min rows 10"],
+        ["40", "0", "one bin each"],
     ]
     for row in rows[1:]:
         assert 0 <= float(row[3]) <= 1 and 0 <= float(row[4]) <= 1 and int(row[5]) >= 0
