@@ -88,7 +88,7 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from .ensemble import learn_subset, union_candidates
-from .errors import LibreWarning, ParameterError
+from .errors import DataError, LibreWarning, ParameterError
 from .estimator import (
     AUTO_FALLBACK,
     AUTO_STOPS,
@@ -558,6 +558,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         base["n_jobs"] = None
         candidates = self._candidates(base, int(target.positive.sum()), frame.shape[0])
         splits = list(_splitter(self.cv, seed).split(frame, target.positive, groups))
+        _refuse_one_class_folds(splits, target)
         self.n_splits_ = len(splits)
         scorer = _scorer(self.scoring, target.positive_class)
         return SearchPlan(frame, labels, target.positive, candidates, splits, scorer, target.weight)
@@ -1097,6 +1098,26 @@ def _scorer(scoring, positive_class):
         metric, response = _ONE_CLASS_SCORERS[scoring]
         return make_scorer(metric, response_method=response, pos_label=positive_class)
     return check_scoring(LibreClassifier(), scoring)
+
+
+def _refuse_one_class_folds(splits, target) -> None:
+    """A clear error when an inner fold's training rows hold one class only (a class of fewer
+    rows than the folds need), instead of that fold's fit failing on "y has one class"."""
+    for k, (train, _) in enumerate(splits):
+        present = target.positive[train]
+        if present.any() and not present.all():
+            continue
+        if present.any():
+            absent, count = "the negative class", int((~target.positive).sum())
+        else:
+            absent = f"the positive class {target.positive_class!r}"
+            count = int(target.positive.sum())
+        raise DataError(
+            f"The training rows of inner fold {k + 1} of {len(splits)} hold no row of {absent} "
+            f"({count:,} in y): LibreSearchCV's inner cross-validation needs both classes in "
+            "every training fold. Give it more rows of that class, a smaller cv, or fit "
+            "LibreClassifier, which tunes nothing."
+        )
 
 
 def _splitter(cv, seed: int):

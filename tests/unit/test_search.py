@@ -21,6 +21,7 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold, cross_val_sc
 from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterError
 from libre_lib import search as search_module
 from libre_lib.datasets import load_dataset
+from libre_lib.errors import DataError
 from libre_lib.estimator import AUTO_FALLBACK
 from libre_lib.search import (
     DEFAULT_GRID,
@@ -656,3 +657,20 @@ def test_the_choice_order_starts_with_the_choice_and_the_results_keep_each_split
     assert search.choice_order()[0] == search.best_index_
     per_split = np.stack([search.cv_results_[f"split{k}_n_rules"] for k in range(5)], axis=1)
     np.testing.assert_allclose(per_split.mean(axis=1), search.cv_results_["mean_n_rules"])
+
+
+def test_a_class_too_small_for_the_inner_folds_is_named():
+    """With one positive row an inner fold's fit failed on "y has one class" although y has
+    two; with two, every training fold holds one and the search runs."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200)})
+    y = np.zeros(200, dtype=bool)
+    y[0] = True
+    grid = {"alpha": [0.7]}
+    with pytest.raises(DataError, match=r"hold no row of the positive class True \(1 in y\)"):
+        LibreSearchCV(grid, random_state=0).fit(X, y)
+    with pytest.raises(DataError, match=r"hold no row of the negative class \(1 in y\)"):
+        LibreSearchCV(grid, random_state=0).fit(X, ~y)
+    y[1] = True
+    with pytest.warns(UserWarning, match="least populated class"):
+        LibreSearchCV(grid, random_state=0).fit(X, y)
