@@ -55,6 +55,12 @@ MODEL_FORMAT_VERSION = 2
 #: Format 1 listed ``classes`` as [negative, positive]; format 2 sorts them as ``np.unique`` does.
 READABLE_FORMAT_VERSIONS = (1, 2)
 
+#: A predict call on at least this many rows warns about a column the rules test in which no
+#: row has a value seen in fit (:meth:`LibreClassifier.fired_rules`) ...
+UNMATCHED_MIN_ROWS = 10
+#: ... naming this many of its categories.
+UNMATCHED_EXAMPLES = 5
+
 #: What ``max_intervals="auto"`` chooses from: ChiMerge capped at 3 intervals, or uncapped
 #: (on at most :data:`AUTO_UNCAPPED_ROWS` rows).
 AUTO_INTERVALS = (3, None)
@@ -748,7 +754,39 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     def fired_rules(self, X) -> np.ndarray:
         """Bool matrix (rows x rules): which rule fires on which row."""
         frame = self._frame_for_predict(X)
+        self._warn_unmatched_columns(frame)
         return self.rules_.fired(frame)
+
+    def _warn_unmatched_columns(self, frame: pd.DataFrame) -> None:
+        """Warn about a column the rules test in which no row of ``frame`` (at least
+        :data:`UNMATCHED_MIN_ROWS`) has a value seen in fit: categories none of which were seen
+        (codes instead of text, another spelling), or missing everywhere where fit saw none.
+        Such a column matches no rule's condition on it, silently; the text does not name the
+        counts, so a warnings filter shows it once for batches of the same data."""
+        if frame.shape[0] < UNMATCHED_MIN_ROWS:
+            return
+        tested = {name for rule in self.rules_ for name in rule.features}
+        for feature in self.discretization_.features:
+            if feature.name not in tested:
+                continue
+            codes = feature.codes(frame[feature.name])
+            if (codes >= 0).any():
+                continue
+            series = frame[feature.name]
+            if series.notna().any():
+                seen = ", ".join(map(str, feature.categories[:UNMATCHED_EXAMPLES]))
+                more = ", ..." if len(feature.categories) > UNMATCHED_EXAMPLES else ""
+                message = (
+                    f"Column {feature.name!r} holds no value seen in fit (its categories: "
+                    f"{seen}{more}), so no rule that tests it matches. Check that it is encoded "
+                    "as in training (text, not codes; the same spelling)."
+                )
+            else:
+                message = (
+                    f"Column {feature.name!r} is missing in every row, but had values in fit, "
+                    "so no rule that tests it matches. Check that it is read as in training."
+                )
+            warnings.warn(message, LibreWarning, stacklevel=4)
 
     def _shown_classes(self) -> tuple:
         """The (positive, negative) labels the rules' text shows: the model's classes, or for

@@ -45,6 +45,11 @@ _DATE_KINDS = frozenset({"datetime64", "datetime", "date", "timedelta64", "timed
 
 def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
     """Return ``X`` as a DataFrame with unique string column names, rejecting unusable input."""
+    if isinstance(X, pd.Series):
+        raise DataError(
+            f"X is a pandas Series ({X.size} values): pass a DataFrame, X.to_frame().T for one "
+            "row (as df.iloc[[i]] keeps it), X.to_frame() for one column."
+        )
     if not isinstance(X, pd.DataFrame):
         X = pandas_frame(X)
     if isinstance(X, pd.DataFrame):
@@ -137,7 +142,7 @@ def _decimal_cells(series: pd.Series) -> bool:
 def pandas_frame(X):
     """A table of another library (pyarrow, polars, any dataframe-interchange object) as a
     pandas DataFrame, keeping its column names and types; anything else unchanged."""
-    if isinstance(X, np.ndarray) or not (
+    if isinstance(X, np.ndarray | pd.Series) or not (
         hasattr(X, "__dataframe__") or hasattr(X, "__arrow_c_stream__")
     ):
         return X

@@ -615,3 +615,23 @@ def test_a_target_named_like_a_column_of_x_reads_y_in_the_rules():
     assert str(model.rules_).endswith("THEN y = 1 ELSE y = 0")
     named = LibreClassifier(random_state=0, n_estimators=5).fit(X, y.rename("churn"))
     assert str(named.rules_).endswith("THEN churn = 1 ELSE churn = 0")
+
+
+def test_predict_warns_about_a_column_that_no_rule_can_match():
+    """Categories sent as codes, or a column read as all missing, silently matched no rule."""
+    X, y = small_frame(200)
+    clf = LibreClassifier(random_state=0).fit(X, y)
+    tested = {name for rule in clf.rules_ for name in rule.features}
+    assert tested == {"age", "city"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the training columns: nothing to say
+        clf.predict(X)
+    codes = X.assign(city=X["city"].map({"paris": 0, "rome": 1, "oslo": 2}))
+    with pytest.warns(LibreWarning, match=r"Column 'city' holds no value seen in fit \(its "):
+        clf.predict(codes)
+    with pytest.warns(LibreWarning, match="Column 'age' is missing in every row"):
+        clf.predict_proba(X.assign(age=np.nan))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one unseen row is drift, not a wrong encoding
+        clf.predict(codes.iloc[:5])
+        clf.predict(X.assign(city=["lima"] * 199 + ["oslo"]))
