@@ -323,3 +323,14 @@ def test_columns_a_saved_model_could_not_keep_are_refused_at_fit(column, message
     X = pd.DataFrame({"a": np.arange(N) % 7, "g": column})
     with pytest.raises(DataError, match=r"Column 'g' " + message):
         LibreClassifier(random_state=0).fit(X, np.arange(N) % 2)
+
+
+def test_a_series_as_x_says_how_to_make_a_frame_of_it():
+    """One row taken as df.iloc[i] failed with a conversion error about a text value."""
+    X = pd.DataFrame({"age": np.arange(40.0), "city": ["a", "b"] * 20})
+    y = np.arange(40) % 2
+    model = LibreClassifier(random_state=0).fit(X, y)
+    for call in (model.predict, lambda row: LibreClassifier().fit(row, [0, 1, 0])):
+        with pytest.raises(DataError, match=r"X is a pandas Series \(2 values\).*to_frame\(\)\.T"):
+            call(X.iloc[0])
+    assert model.predict(X.iloc[[0]]).shape == (1,)
