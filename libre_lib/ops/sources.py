@@ -192,7 +192,7 @@ def read_source(
 #: Field separators a CSV may use besides the comma, as spreadsheets in many locales write them.
 OTHER_SEPARATORS = (";", "\t", "|")
 #: A number written with a decimal comma (``3,25``, ``-0,5``).
-_DECIMAL_COMMA = re.compile(r"\s*[+-]?\d+,\d+\s*")
+_DECIMAL_COMMA = r"\s*[+-]?\d+,\d+\s*"
 
 
 def separator_of(columns) -> str | None:
@@ -222,16 +222,19 @@ def csv_dialect(location: str, sample_rows: int = 200) -> dict:
     """``read_options`` for a CSV file written with another separator than the comma
     (:data:`OTHER_SEPARATORS`) and, with it, numbers with a decimal comma (a text column
     whose present values are at least 80 % such numbers); {} for a plain CSV."""
-    sep = separator_of(read_source(location, "csv", {"nrows": 1}).columns)
+    try:  # an empty file, or a header without rows, is left to the reader's own errors
+        sep = separator_of(pd.read_csv(location, nrows=0).columns)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError):
+        return {}
     if sep is None:
         return {}
     options = {"sep": sep}
-    frame = read_source(location, "csv", {"sep": sep, "nrows": sample_rows})
+    frame = pd.read_csv(location, sep=sep, nrows=sample_rows)
     for column in frame.columns:
         present = frame[column].dropna()
         if pd.api.types.is_numeric_dtype(present.dtype) or present.empty:
             continue
-        if present.astype(str).str.fullmatch(_DECIMAL_COMMA.pattern).mean() >= 0.8:
+        if present.astype(str).str.fullmatch(_DECIMAL_COMMA).mean() >= 0.8:
             options["decimal"] = ","
             break
     return options

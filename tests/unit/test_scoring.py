@@ -515,6 +515,7 @@ def test_a_csv_written_with_semicolons_and_decimal_commas_scores_as_the_plain_on
     (tmp_path / "euro").mkdir()
     frame.to_csv(tmp_path / "plain" / "new.csv", index=False)
     frame.to_csv(tmp_path / "euro" / "new.csv", index=False, sep=";", decimal=",")
+    frame.iloc[:0].to_csv(tmp_path / "euro" / "empty.csv", index=False, sep=";")  # a header only
     assert "," in (tmp_path / "euro" / "new.csv").read_text().splitlines()[1]
     score_files(model, tmp_path / "plain", tmp_path / "plain.parquet", contract=contract)
     score_files(model, tmp_path / "euro", tmp_path / "euro.parquet", contract=contract)
