@@ -769,10 +769,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         for feature in self.discretization_.features:
             if feature.name not in tested:
                 continue
-            codes = feature.codes(frame[feature.name])
-            if (codes >= 0).any():
-                continue
             series = frame[feature.name]
+            # the first rows settle it for any column fed as in training, at no cost
+            if (feature.codes(series.iloc[:UNMATCHED_MIN_ROWS]) >= 0).any() or (
+                feature.codes(series) >= 0
+            ).any():
+                continue
             if series.notna().any():
                 seen = ", ".join(map(str, feature.categories[:UNMATCHED_EXAMPLES]))
                 more = ", ..." if len(feature.categories) > UNMATCHED_EXAMPLES else ""
