@@ -39,6 +39,8 @@ YES_NO = {
         ("neg", "pos"),
     ]
 }
+#: An object column is read as decimals only if its first this many rows hold a Decimal.
+_DECIMAL_PROBE = 100
 #: ``pandas.api.types.infer_dtype`` kinds of object columns that hold dates or durations.
 _DATE_KINDS = frozenset({"datetime64", "datetime", "date", "timedelta64", "timedelta", "period"})
 
@@ -123,14 +125,18 @@ def decimals_as_floats(frame: pd.DataFrame, skip: Iterable = ()) -> pd.DataFrame
 
 def _decimal_cells(series: pd.Series) -> bool:
     """Whether an object column holds Decimal cells and otherwise only numbers or missing
-    cells (not bools, not text)."""
+    cells (not bools, not text), judged on the whole column when its first present cells
+    hold a Decimal (a text column is passed over after a look at those)."""
+    from decimal import Decimal
+
+    head = series.iloc[:_DECIMAL_PROBE].dropna()
+    if head.empty or not any(isinstance(v, Decimal) for v in head.to_numpy(dtype=object)):
+        return False
     kind = pd.api.types.infer_dtype(series, skipna=True)
     if kind == "decimal":
         return True
     if kind not in ("mixed", "mixed-integer"):
         return False
-    from decimal import Decimal
-
     types = set(series.dropna().map(type).unique())
     return Decimal in types and all(
         issubclass(t, Decimal | int | float | np.integer | np.floating)
