@@ -1115,8 +1115,9 @@ def _refuse_one_class_folds(splits, target) -> None:
         raise DataError(
             f"The training rows of inner fold {k + 1} of {len(splits)} hold no row of {absent} "
             f"({count:,} in y): LibreSearchCV's inner cross-validation needs both classes in "
-            "every training fold. Give it more rows of that class, a smaller cv, or fit "
-            "LibreClassifier, which tunes nothing."
+            "every training fold. Give it more rows of that class, a smaller cv (tuning.folds "
+            "in a pipeline spec), or fit LibreClassifier, which tunes nothing (tuning: "
+            "{enabled: false})."
         )
 
 

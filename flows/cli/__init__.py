@@ -97,15 +97,15 @@ def _print_summary(summary: dict, seconds: float) -> None:
 
     metrics = summary["metrics"]
     in_sample = summary.get("metrics_on", "holdout") == "training"
+
+    def shown(name: str) -> str:
+        if undefined_metric(metrics, name):
+            return "n/a"
+        return f"{metrics.get(name, float('nan')):.3f}"
+
     console.print(
         ("training F1 (no holdout, in-sample)" if in_sample else "holdout F1")
-        + f" [bold]{metrics.get('f1', float('nan')):.3f}[/]  "
-        + (
-            "precision n/a  "
-            if undefined_metric(metrics, "precision")
-            else f"precision {metrics.get('precision', float('nan')):.3f}  "
-        )
-        + f"recall {metrics.get('recall', float('nan')):.3f}  "
+        + f" [bold]{shown('f1')}[/]  precision {shown('precision')}  recall {shown('recall')}  "
         f"rules {metrics.get('n_rules', 0)}"
     )
     verdict = "[green]champion[/]" if summary.get("promoted") else "[yellow]not promoted[/]"

@@ -194,6 +194,13 @@ def cautions(
         return ()
     out = []
     majority = by_answer.get("majority")
+    if majority is not None and _n_positives(majority, n_rows) == 0:
+        out.append(
+            f"The {n_rows:,} {evaluated_on} rows hold no row with the outcome, so recall "
+            "cannot be measured on them, nor F1 unless the model flags rows (every flag is "
+            f"then a false alarm and F1 is 0; it flags {int(model['flagged']):,} here). Compare "
+            "models on rows that hold the outcome: a larger holdout, or more data."
+        )
     if majority is not None and round(model["accuracy"], 3) < round(majority["accuracy"], 3):
         right, right_majority = (
             round(a * n_rows) for a in (model["accuracy"], majority["accuracy"])
@@ -327,10 +334,13 @@ def _probability(p: float) -> str:
 
 def undefined_metric(metrics: Mapping, name: str) -> bool:
     """Whether ``metrics`` (a run's holdout scores) has no meaningful ``name``: the precision
-    of a model that flagged no row, the conditions per rule of a model without rules."""
+    of a model that flagged no row, the recall of rows without the outcome (and their F1 when
+    nothing was flagged either), the conditions per rule of a model without rules."""
+    flagged = metrics.get("n_flagged")
     if name == "precision":
-        flagged = metrics.get("n_flagged")
         return flagged == 0 if flagged is not None else metrics.get("n_rules") == 0
+    if name in ("recall", "f1") and metrics.get("n_positive") == 0:
+        return name == "recall" or flagged == 0
     return name == "avg_atoms" and metrics.get("n_rules") == 0
 
 

@@ -31,7 +31,7 @@ from ..errors import ParameterError
 from ..estimator import AUTO_CHOSEN, LibreClassifier
 from ..params import AUTO
 from ..rules import RuleSet
-from .baselines import baselines, cautions, class_balance, confusion_matrix
+from .baselines import baselines, cautions, class_balance, confusion_matrix, undefined_metric
 from .baselines import scores as _scores
 from .diff import ChampionChanges, diff_blocks, plain_rule_text
 from .display import RuleDisplay
@@ -593,6 +593,8 @@ def _metric_rows(
     for key, value in values.items():
         label, kind = metric_label(key, evaluated_on)
         text = rate_or_na(value, flagged) if key == "precision" and flagged == 0 else None
+        if key in ("recall", "f1") and undefined_metric(values, key):
+            text = NOT_AVAILABLE
         rows.append((label, text if text is not None else _fmt(value, kind)))
     return rows
 
@@ -998,6 +1000,8 @@ def _cards(values: Mapping[str, object], flagged: int | None = None) -> str:
             text = _fmt(values[key], kind)
             if key == "precision":
                 text = rate_or_na(values[key], flagged) if flagged is not None else text
+            elif key in ("recall", "f1") and undefined_metric(values, key):
+                text = NOT_AVAILABLE
             cards.append(
                 f'<div class="card"><div class="value">{_h(text)}</div>'
                 f'<div class="name">{_h(name)}</div></div>'

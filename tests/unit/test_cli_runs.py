@@ -48,6 +48,14 @@ def test_train_prints_the_reports_notes():
         _print_summary({**summary, "cautions": [caution]}, 1.0)
     out = " ".join(captured.get().split())  # as the terminal's width wraps it
     assert f"caution: {caution}" in out and out.index("caution: ") < out.index("report: ")
+    # holdout rows without the outcome: recall and F1 are not 0, they cannot be measured
+    none = {"f1": 0.0, "precision": 0.0, "recall": 0.0, "n_rules": 1}
+    with console.capture() as captured:
+        _print_summary({**summary, "metrics": {**none, "n_positive": 0, "n_flagged": 0}}, 1.0)
+    assert "holdout F1 n/a  precision n/a  recall n/a  rules 1" in captured.get()
+    with console.capture() as captured:
+        _print_summary({**summary, "metrics": {**none, "n_positive": 0, "n_flagged": 3}}, 1.0)
+    assert "holdout F1 0.000  precision 0.000  recall n/a" in captured.get()
 
 
 def test_every_command_lists_as_one_line_and_its_help_loses_no_text():

@@ -1122,6 +1122,31 @@ def test_the_best_rule_caution_tests_the_rows_only_the_other_rules_flag():
     assert "probability below 0.001" in found[1] and "unlikely to be chance" in found[1]
 
 
+def test_holdout_rows_without_the_outcome_get_a_caution_and_no_f1():
+    from libre_lib.ops.baselines import baselines, cautions, undefined_metric
+
+    positive = np.zeros(40, dtype=bool)
+    fired = np.zeros((40, 1), dtype=bool)
+    table, best = baselines(fired, positive, majority_positive=False)
+    (found,) = cautions(
+        table, 40, majority_name="no", best_rule=best, best_rule_chosen_elsewhere=True
+    )
+    assert found.startswith(
+        "The 40 holdout rows hold no row with the outcome, so recall cannot be measured on "
+        "them, nor F1 unless the model flags rows"
+    )
+    assert "it flags 0 here" in found
+    fired[:3] = True  # three false alarms: F1 is 0, and the majority caution follows
+    table, best = baselines(fired, positive, majority_positive=False)
+    found = cautions(table, 40, majority_name="no", best_rule=best, best_rule_chosen_elsewhere=True)
+    assert len(found) == 2 and "it flags 3 here" in found[0] and "less accurate" in found[1]
+    metrics = {"n_positive": 0, "n_flagged": 0, "n_rules": 1}
+    assert undefined_metric(metrics, "recall") and undefined_metric(metrics, "f1")
+    assert undefined_metric({**metrics, "n_flagged": 3}, "recall")
+    assert not undefined_metric({**metrics, "n_flagged": 3}, "f1")  # every flag wrong: F1 0
+    assert not undefined_metric({**metrics, "n_positive": 2}, "recall")
+
+
 def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
     X, y, info = credit_data  # 44.5 % approved: the majority answer is "rejected"
     flags_all = copy.deepcopy(credit_model)  # one rule matching every row
