@@ -311,7 +311,7 @@ def _disagreements(model: Mapping, majority: Mapping, n_rows: int) -> tuple[int,
     false_alarms = flagged - hits
     if int(majority["flagged"]) == 0:
         return hits, false_alarms
-    positives = round(majority["accuracy"] * n_rows)
+    positives = _n_positives(majority, n_rows)
     return n_rows - positives - false_alarms, positives - hits
 
 
