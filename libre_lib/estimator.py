@@ -30,6 +30,7 @@ from .inputs import (
     numbers_as_text,
     one_vs_rest,
     pandas_frame,
+    refuse_infinite,
     resolve_categorical,
 )
 from .params import AUTO, validate_params
@@ -314,6 +315,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             started = time.perf_counter()
             X = pandas_frame(X)
             frame = as_frame(X)
+            refuse_infinite(frame)
             target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
             if sample_weight is not None:
                 frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)

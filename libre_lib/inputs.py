@@ -428,6 +428,22 @@ def numeric_values(series: pd.Series) -> np.ndarray:
     return values
 
 
+def refuse_infinite(frame: pd.DataFrame) -> None:
+    """Refuse infinite values in any float column of the training rows, counted over all of
+    them (the learners' folds would otherwise name a fold's count), with the first row."""
+    for name in frame.columns:
+        series = frame[name]
+        if not pd.api.types.is_float_dtype(series.dtype):
+            continue
+        infinite = np.isinf(series.to_numpy(dtype=np.float64, na_value=np.nan))
+        if infinite.any():
+            raise DataError(
+                f"Column {name!r} holds {int(infinite.sum())} infinite value(s) (first at row "
+                f"{frame.index[infinite.argmax()]!r}). Replace them with a finite number, or "
+                "with NaN to treat them as missing."
+            )
+
+
 def category_values(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """A categorical column as (object array of Python scalars, missing mask)."""
     missing = series.isna().to_numpy()

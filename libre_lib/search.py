@@ -103,7 +103,15 @@ from .estimator import (
     resolve_tolerance,
     weighted_rows,
 )
-from .inputs import Target, as_frame, binary_target, label_array, one_vs_rest, pandas_frame
+from .inputs import (
+    Target,
+    as_frame,
+    binary_target,
+    label_array,
+    one_vs_rest,
+    pandas_frame,
+    refuse_infinite,
+)
 from .params import AUTO, SEARCH_PARAMETERS, validate_params
 from .progress import progress_on_stderr
 from .rules import rule_from_point
@@ -542,6 +550,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         )
         X = pandas_frame(X)
         frame = as_frame(X)
+        refuse_infinite(frame)
         fixed = self._fixed_positive_class()
         target = binary_target(y, fixed, n_rows=frame.shape[0])
         # one class against the rest of several: the folds see the class mask, as the model

@@ -19,6 +19,7 @@ from libre_lib import (
     DataError,
     LibreClassifier,
     LibreError,
+    LibreSearchCV,
     LibreWarning,
     ModelFormatError,
     ParameterError,
@@ -635,3 +636,16 @@ def test_predict_warns_about_a_column_that_no_rule_can_match():
         warnings.simplefilter("error")  # one unseen row is drift, not a wrong encoding
         clf.predict(codes.iloc[:5])
         clf.predict(X.assign(city=["lima"] * 199 + ["oslo"]))
+
+
+@pytest.mark.parametrize("make", [LibreClassifier, LibreSearchCV], ids=["estimator", "search"])
+def test_infinite_values_are_counted_over_all_training_rows_before_any_inner_fold(make):
+    # the "auto" choice and the search split the rows first: a fold's count would be wrong
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 100).astype(float), "load": np.inf})
+    X.loc[3, "load"] = 1.0
+    y = (X["age"] > 50).astype(int)
+    with pytest.raises(
+        DataError, match=r"Column 'load' holds 99 infinite value\(s\) \(first at row 0\)"
+    ):
+        make(random_state=0).fit(X, y)
