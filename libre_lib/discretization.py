@@ -447,8 +447,10 @@ class Discretization:
     def names(self) -> list[str]:
         return [f.name for f in self.features]
 
-    @property
+    @cached_property
     def n_bins(self) -> np.ndarray:
+        """Bins per kept feature (computed once: the learners ask for it often; not to be
+        written to)."""
         return np.array([f.n_bins for f in self.features], dtype=np.int64)
 
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
@@ -609,11 +611,22 @@ def fit_discretization(
         {"chi2_threshold": chi2_threshold, "max_intervals": max_intervals},
         owner="fit_discretization",
     )
-    columns = [
-        column_counts(name, frame[name], positive, is_categorical, weight)
-        for name, is_categorical in zip(frame.columns, categorical, strict=True)
-    ]
+    columns = frame_counts(frame, positive, categorical, weight)
     return discretization_from_counts(columns, chi2_threshold, max_intervals, max_prebins)
+
+
+def frame_counts(
+    frame: pd.DataFrame,
+    positive: np.ndarray,
+    categorical: list[bool],
+    weight: np.ndarray | None = None,
+) -> list[ColumnCounts]:
+    """The class counts of every column of ``frame``: what every ChiMerge threshold and cap
+    starts from, so discretizations of the same rows can share them."""
+    return [
+        column_counts(name, series, positive, is_categorical, weight)
+        for (name, series), is_categorical in zip(frame.items(), categorical, strict=True)
+    ]
 
 
 def id_like_message(name, n_distinct: int, n_present: int) -> str | None:

@@ -17,7 +17,13 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._version import __version__
-from .discretization import Discretization, fit_discretization, identifier_messages
+from .discretization import (
+    ColumnCounts,
+    Discretization,
+    discretization_from_counts,
+    frame_counts,
+    identifier_messages,
+)
 from .encoding import DistinctRecords, distinct_records
 from .ensemble import Candidates, draw_feature_subsets, fit_ensemble, tolerance_fits
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
@@ -384,17 +390,33 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         for message in identifier_messages(frame[names], [True] * len(names), skip=as_text):
             warnings.warn(message, LibreWarning, stacklevel=3)
 
-    def discretize(self, frame: pd.DataFrame, target: Target, max_intervals=AUTO) -> Discretization:
+    def count_classes(self, frame: pd.DataFrame, target: Target) -> list[ColumnCounts]:
+        """The class counts of every column, which :meth:`discretize` merges: the same for
+        every ``chi2_threshold`` and ``max_intervals`` (a search computes them once per fold).
+        Warns of nothing: :meth:`discretize` does, when it counts."""
+        categorical = resolve_categorical(frame, self.categorical_features, warn=False)
+        return frame_counts(frame, target.positive, categorical, target.weight)
+
+    def discretize(
+        self,
+        frame: pd.DataFrame,
+        target: Target,
+        max_intervals=AUTO,
+        counts: list[ColumnCounts] | None = None,
+    ) -> Discretization:
         """ChiMerge / category bins of every column (constant columns dropped with a warning);
-        ``max_intervals`` default: the one the fit uses."""
+        ``max_intervals`` default: the one the fit uses; ``counts``: :meth:`count_classes` of
+        the same rows, if already computed."""
         self._check_params()
-        discretization = fit_discretization(
-            frame,
-            target.positive,
-            resolve_categorical(frame, self.categorical_features),
+        if counts is None:
+            categorical = resolve_categorical(
+                frame, self.categorical_features
+            )  # warns fit's caller
+            counts = frame_counts(frame, target.positive, categorical, target.weight)
+        discretization = discretization_from_counts(
+            counts,
             chi2_threshold=float(self.chi2_threshold),
             max_intervals=self._used("max_intervals") if max_intervals == AUTO else max_intervals,
-            weight=target.weight,
         )
         if not discretization.features:
             raise DataError("No usable feature: every column of X is constant or entirely missing.")

@@ -198,10 +198,11 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
     DataError
         A column holds dates or durations: rules would name exact timestamps.
     """
-    for name in frame.columns:
-        _refuse_dates(frame[name])
-        _refuse_odd_cells(frame[name])
-    flags = [is_categorical_dtype(frame[c]) for c in frame.columns]
+    flags = []
+    for _, series in frame.items():  # each column fetched once: wide frames have thousands
+        _refuse_dates(series)
+        _refuse_odd_cells(series)
+        flags.append(is_categorical_dtype(series))
     declared = _declared_categorical(list(frame.columns), categorical_features)
     if warn:
         for message in numbers_as_text(frame, categorical_features).values():
@@ -218,11 +219,11 @@ def numbers_as_text(
     declared = _declared_categorical(list(frame.columns), categorical_features)
     wanted = None if columns is None else set(columns)
     out = {}
-    for name, forced in zip(frame.columns, declared, strict=True):
+    for (name, series), forced in zip(frame.items(), declared, strict=True):
         if wanted is not None and name not in wanted:
             continue
-        if not forced and is_categorical_dtype(frame[name]):
-            message = numbers_as_text_message(frame[name])
+        if not forced and is_categorical_dtype(series):
+            message = numbers_as_text_message(series)
             if message is not None:
                 out[name] = message
     return out
@@ -405,6 +406,14 @@ def numbers_as_text_message(series: pd.Series) -> str | None:
     )
 
 
+def _plain_numbers(dtype) -> bool:
+    """Whether a column of this dtype converts to float64 as it is (integers, floats, their
+    nullable and Arrow forms): ``pd.to_numeric`` would return it unchanged."""
+    return (
+        pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype)
+    ) and not isinstance(dtype, pd.CategoricalDtype)
+
+
 def numeric_values(series: pd.Series) -> np.ndarray:
     """A numeric column as float64 with NaN for missing; infinite values are refused."""
     if pd.api.types.is_complex_dtype(series.dtype):
@@ -413,7 +422,9 @@ def numeric_values(series: pd.Series) -> np.ndarray:
             "it into real and imaginary parts, or drop it."
         )
     try:
-        values = pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+        if not _plain_numbers(series.dtype):
+            series = pd.to_numeric(series, errors="raise")
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError) as exc:
         raise DataError(
             f"Column {series.name!r} should be numeric but holds values that are not numbers "

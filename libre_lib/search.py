@@ -906,6 +906,7 @@ def _share_groups(X_train, train_labels, candidates, weight=None):
     target = binary_target(train_labels, candidates[0]["positive_class"]) if candidates else None
     if target is not None and weight is not None:
         target = Target(target.positive, target.classes, target.positive_class, weight)
+    counts = None  # the columns' class counts on this fold, shared by every discretization
     by_params: dict = {}  # discretization params -> id
     by_content: dict = {}  # discretization content -> id
     discretizations: list = []  # id -> (discretization, records)
@@ -915,7 +916,9 @@ def _share_groups(X_train, train_labels, candidates, weight=None):
         clf = LibreClassifier(**params)
         dkey = tuple(params[k] for k in _DISCRETIZATION)
         if dkey not in by_params:
-            disc = clf.discretize(X_train, target)
+            if counts is None:  # the same for every point: categorical_features is not tuned
+                counts = clf.count_classes(X_train, target)
+            disc = clf.discretize(X_train, target, counts=counts)
             content = repr(disc.to_dict())
             if content not in by_content:
                 by_content[content] = len(discretizations)

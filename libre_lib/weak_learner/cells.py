@@ -163,13 +163,25 @@ def sorted_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels
     bit_rows = rows[order]
     bit_keys = keys[bit_rows]
     bit_onehot = np.ascontiguousarray(one_hot(codes, blocks, levels)[:, bit_rows])
-    directories = np.stack(
-        [
-            _directory(bit_keys[ptr[b] : ptr[b + 1]], ptr[b], radix, blocks, levels)
-            for b in range(ptr.size - 1)
-        ]
-    )
+    if levels == 0:
+        directories = np.column_stack((ptr[:-1], ptr[1:]))
+    else:
+        size = int(np.prod(np.diff(blocks)[:levels]))
+        starts = np.arange(size + 1, dtype=np.int64) * radix[levels - 1]
+        directories = _bit_directories(bit_keys, ptr, starts)
     return ptr, bit_rows, bit_keys, bit_onehot, directories, levels
+
+
+@njit(cache=True, nogil=True)
+def _bit_directories(bit_keys, ptr, starts):
+    """:func:`_directory` of every bit's run at once (rows: bits; wide data has thousands)."""
+    out = np.empty((ptr.size - 1, starts.size), dtype=np.int64)
+    for b in range(ptr.size - 1):
+        lo, hi = ptr[b], ptr[b + 1]
+        for i in range(starts.size):  # starts ascend: each search begins where the last ended
+            lo = _lower(bit_keys, lo, hi, starts[i])
+            out[b, i] = lo
+    return out
 
 
 @njit(cache=True, nogil=True)

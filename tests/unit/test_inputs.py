@@ -11,7 +11,7 @@ import pytest
 
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataError, LibreWarning, SchemaError
-from libre_lib.inputs import as_frame, resolve_categorical
+from libre_lib.inputs import as_frame, numeric_values, resolve_categorical
 from libre_lib.ops import stages
 from libre_lib.ops.spec import parse_spec
 
@@ -334,3 +334,27 @@ def test_a_series_as_x_says_how_to_make_a_frame_of_it():
         with pytest.raises(DataError, match=r"X is a pandas Series \(2 values\).*to_frame\(\)\.T"):
             call(X.iloc[0])
     assert model.predict(X.iloc[[0]]).shape == (1,)
+
+
+@pytest.mark.parametrize(
+    "series",
+    [
+        pd.Series([1.5, np.nan, -2.0]),
+        pd.Series([3, 1, 2], dtype="int8"),
+        pd.Series([2**40, None, 7], dtype="Int64"),
+        pd.Series([0.25, None, 4.0], dtype="Float32"),
+        pd.Series([5, None, 6], dtype="int64[pyarrow]"),
+        pd.Series([1.0, None, 2.5], dtype="double[pyarrow]"),
+        pd.Series(["1.5", None, "2"], dtype=object),
+        pd.Series([1, 2.5, None], dtype=object),
+        pd.Series(pd.Categorical([1.0, 2.0, None])),
+    ],
+    ids=lambda s: str(s.dtype),
+)
+def test_numeric_values_are_what_to_numeric_gives_whatever_the_dtype(series):
+    expected = pd.to_numeric(series).to_numpy(dtype=np.float64, na_value=np.nan)
+    got = numeric_values(series)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, expected)
+    with pytest.raises(DataError, match=r"holds 1 infinite"):
+        numeric_values(pd.concat([series, pd.Series([np.inf])], ignore_index=True).rename("c"))

@@ -105,13 +105,16 @@ def test_never_sees_rows_outside_fit(haberman, monkeypatch):
     """Inside cross_val_score, every stage only ever sees the outer training rows."""
     X, y, info = haberman
     seen = []
-    original = LibreClassifier.discretize
 
-    def spy(self, frame, target):
-        seen.append(set(frame.index))
-        return original(self, frame, target)
+    def spying(original):
+        def spy(self, frame, target, *args, **kwargs):
+            seen.append(set(frame.index))
+            return original(self, frame, target, *args, **kwargs)
 
-    monkeypatch.setattr(LibreClassifier, "discretize", spy)
+        return spy
+
+    for stage in ("count_classes", "discretize"):
+        monkeypatch.setattr(LibreClassifier, stage, spying(getattr(LibreClassifier, stage)))
     outer = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y))
     search = LibreSearchCV(
         {"alpha": [0.5, 0.9]}, positive_class=info.positive_class, cv=2, random_state=0

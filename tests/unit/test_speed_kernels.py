@@ -182,3 +182,21 @@ def test_one_hot_rows_and_popcount():
     values = rng.randint(0, 2**63 - 1, 500, dtype=np.int64).astype(np.uint64) * np.uint64(3)
     for x in [*values, np.uint64(0), np.uint64(2**64 - 1), np.uint64(1) << np.uint64(63)]:
         assert cells._popcount(x) == bin(int(x)).count("1")
+
+
+@pytest.mark.parametrize(("n", "n_bins"), [(300, [3, 2, 4, 2]), (50, [5, 5, 5]), (20, [2, 2])])
+def test_every_bits_directory_equals_the_one_computed_bit_by_bit(n, n_bins):
+    rng = np.random.RandomState(n)
+    blocks = np.concatenate(([0], np.cumsum(n_bins))).astype(np.int64)
+    radix = cells.cell_layout(blocks)
+    codes = np.column_stack([rng.randint(0, b, size=n) for b in n_bins]).astype(np.int32)
+    for levels in range(len(n_bins)):
+        ptr, _, keys, _, directories, _ = cells.sorted_runs(codes, blocks, radix, levels)
+        one_by_one = np.stack(
+            [
+                cells._directory(keys[ptr[b] : ptr[b + 1]], ptr[b], radix, blocks, levels)
+                for b in range(ptr.size - 1)
+            ]
+        )
+        np.testing.assert_array_equal(directories, one_by_one)
+        assert directories.dtype == np.int64
