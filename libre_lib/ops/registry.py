@@ -286,6 +286,27 @@ class _Compared:
     champion_scores: Mapping[str, Any] | None = None
     kind: str = "holdout"
     """Which rows the version's metric is on to the version: "holdout" or "training"."""
+    metric: str = "f1"
+    """The metric compared: the one asked for, or accuracy where that one is undefined."""
+    why: str = ""
+    """Why another metric than the one asked for is compared (empty when it is not)."""
+
+
+#: Metrics that rows without the positive class leave undefined (no recall; F1 is 0 or 0/0
+#: whatever the model does), so two models cannot be told apart by them there.
+_NEED_POSITIVES = ("f1", "recall")
+
+
+def _fallback(metric: str, scores: Mapping[str, Any] | None) -> tuple[str, str]:
+    """The metric to compare on rows whose ``scores`` are given, and why it is not ``metric``:
+    accuracy where the rows hold no row of the positive class and ``metric`` needs one."""
+    if metric in _NEED_POSITIVES and scores is not None and scores.get("n_positive") == 0:
+        why = (
+            f"{metric} is undefined on rows without the positive class, so accuracy is "
+            "compared instead"
+        )
+        return "accuracy", why
+    return metric, ""
 
 
 def _question(model: LibreClassifier) -> dict[str, str]:
@@ -829,10 +850,13 @@ class ModelRegistry:
         holdout: Holdout | None,
     ) -> _Compared:
         """The version's and the champion's metric, on the version's holdout when given."""
+        own_metric, own_why = _fallback(metric, candidate.metrics)
         recorded = _Compared(
-            candidate.metric(metric),
-            champion.metric(metric) if champion is not None else None,
+            candidate.metric(own_metric),
+            champion.metric(own_metric) if champion is not None else None,
             kind=holdout.kind if holdout is not None else "holdout",  # "training": in-sample
+            metric=own_metric,
+            why=own_why,
         )
         if champion is None or champion.version == candidate.version:
             return recorded
@@ -858,13 +882,17 @@ class ModelRegistry:
             if holdout.kind == "training"
             else ""
         )
+        challenger_scores = holdout.scores(challenger_model)
+        compared, why = _fallback(metric, challenger_scores)
         return _Compared(
-            metric_value(holdout.scores(challenger_model).get(metric)),
-            metric_value(champion_scores.get(metric)),
+            metric_value(challenger_scores.get(compared)),
+            metric_value(champion_scores.get(compared)),
             holdout.n_rows,
             f"both scored on the same {holdout.n_rows} rows, {holdout.source}{in_sample}",
             champion_scores,
             holdout.kind,
+            compared,
+            why,
         )
 
     @staticmethod
@@ -880,6 +908,8 @@ class ModelRegistry:
         tolerance = float(tolerance)
         value, best = compared.value, compared.best
         rows = "holdout" if compared.kind == "holdout" else "in-sample (training)"
+        metric = compared.metric
+        why = f" ({compared.why})" if compared.why else ""
 
         def decision(promoted: bool, reason: str, delta: float | None = None):
             rescored = champion is not None and champion.version != candidate.version
@@ -927,7 +957,7 @@ class ModelRegistry:
             return decision(
                 True,
                 f"first version with passing validation ({rows} {metric} "
-                f"{value:.3f}); no champion yet",
+                f"{value:.3f}{why}); no champion yet",
             )
         if changed:
             return decision(
@@ -940,7 +970,7 @@ class ModelRegistry:
             return decision(
                 True,
                 f"the champion {champion.version} has no holdout {metric} to compare with; "
-                f"{rows} {metric} {value:.3f}",
+                f"{rows} {metric} {value:.3f}{why}",
             )
         delta = value - best
         promoted = value + FLOAT_SLACK >= best - tolerance
@@ -949,7 +979,7 @@ class ModelRegistry:
         return decision(
             promoted,
             f"{rows} {metric} {value:.3f} {verdict} the champion {champion.version}'s "
-            f"{best:.3f}{tol} (change {delta:+.3f}); {compared.scored_on}",
+            f"{best:.3f}{tol} (change {delta:+.3f}); {compared.scored_on}{why}",
             delta,
         )
 

@@ -160,3 +160,37 @@ def test_a_first_version_without_a_holdout_is_not_called_holdout(tmp_path, ranke
     decision = registry.promote(PIPE, first.version, holdout=rows)
     assert decision.promoted and "in-sample (training) f1" in decision.reason
     assert "holdout f1" not in decision.reason
+
+
+def test_rows_without_the_positive_class_are_compared_by_accuracy(tmp_path, ranked, split):
+    """F1 is 0 (or 0/0) for every model on rows without a positive: the comparison says so
+    and compares accuracy, on the same rows and on the recorded figures alike."""
+    weaker, stronger = ranked
+    *_, X_hold, y_hold = split
+    negative = (y_hold != stronger.positive_class_).to_numpy()
+    X_none, y_none = X_hold[negative].reset_index(drop=True), y_hold[negative]
+    by_accuracy = sorted((weaker, stronger), key=lambda m: metrics(m, X_none, y_none)["accuracy"])
+    worse, better = by_accuracy
+    assert metrics(worse, X_none, y_none)["accuracy"] < metrics(better, X_none, y_none)["accuracy"]
+
+    registry = ModelRegistry(tmp_path / "store")
+    first = _register(registry, better, metrics(better, X_none, y_none), "a")
+    decision = registry.promote(PIPE, first.version)
+    assert decision.promoted and decision.metric == "accuracy"
+    assert (
+        "holdout accuracy" in decision.reason
+        and "f1 is undefined on rows without" in decision.reason
+    )
+
+    challenger = _register(registry, worse, metrics(worse, X_none, y_none), "b")
+    rows = Holdout(X_none, y_none, "the holdout rows of run b")
+    decision = registry.decide(PIPE, challenger.version, holdout=rows)
+    assert not decision.promoted and decision.metric == "accuracy"
+    assert decision.value == metrics(worse, X_none, y_none)["accuracy"]
+    assert decision.champion_value == metrics(better, X_none, y_none)["accuracy"]
+    assert decision.reason.startswith("holdout accuracy ") and "compared instead" in decision.reason
+    assert not registry.decide(PIPE, challenger.version).promoted  # recorded figures alike
+
+    # rows with a positive keep the metric asked for
+    decision = registry.decide(PIPE, challenger.version, holdout=Holdout(X_hold, y_hold, "R"))
+    assert decision.metric == "f1" and "undefined" not in decision.reason
