@@ -198,7 +198,7 @@ def starter(
         for column in {c for marked in markers.values() for c in marked}:
             values = frame[column].mask(frame[column].astype(str).isin(list(markers)))
             frame[column] = pd.to_numeric(values, errors="coerce")
-    reasons = {column: _identifier(frame[column]) for column in others}
+    reasons = {column: _dates(frame[column]) or _identifier(frame[column]) for column in others}
     left_out = {column: reason for column, reason in reasons.items() if reason is not None}
     features = [c for c in others if c not in left_out]
     markers = {m: [c for c in marked if c in features] for m, marked in markers.items()}
@@ -302,6 +302,32 @@ def _identifier(series: pd.Series) -> str | None:
     if id_like_message(series.name, int(series.nunique()), n_present) is None:
         return None
     return f"{int(series.nunique()):,} distinct values in {n_present:,} rows: an id?"
+
+
+#: A date (or a timestamp) written as text: 2021-03-04, 2021/3/4, 04/03/2021, 4.3.21, with an
+#: optional time after it.
+_DATE_TEXT = re.compile(
+    r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T].*)?$"
+)
+#: The share of a text column's values (of the first ones read) that must read as dates.
+DATE_SHARE = 0.9
+
+
+def _dates(series: pd.Series) -> str | None:
+    """Why a text column is left out as dates (rules on it would name exact days, which carry
+    over to no new row, as the estimator refuses date columns), or None."""
+    if _is_numeric(series) or pd.api.types.is_bool_dtype(series):
+        return None
+    values = series.dropna().astype(str).str.strip()
+    values = values[values != ""].head(1_000)
+    if values.empty:
+        return None
+    if values.str.match(_DATE_TEXT).mean() < DATE_SHARE:
+        return None
+    return (
+        f"dates as text, e.g. {values.iloc[0]!r}: rules would name exact days; derive "
+        "features from it (month, day of week, days since an event) to use it"
+    )
 
 
 def _is_numeric(series: pd.Series) -> bool:

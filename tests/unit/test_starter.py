@@ -197,3 +197,22 @@ def test_a_tsv_file_is_a_csv_with_tabs_and_other_table_formats_say_how_to_conver
     ]:  # fmt: skip
         with pytest.raises(SpecError, match=re.escape(expected)):
             DataSource(path=name).resolved_format()
+
+
+def test_dates_as_text_or_as_timestamps_are_left_out_with_what_to_derive(tmp_path):
+    n = 200
+    frame = _frame(n).assign(
+        signup=pd.date_range("2021-01-01", periods=n, freq="6h").strftime("%Y-%m-%d"),
+        visited=[f"{1 + i % 28}/{1 + i % 12}/2022" if i % 20 else None for i in range(n)],
+        seen_at=pd.date_range("2023-05-01", periods=n, freq="min"),
+        code=[f"{i % 7}-{i % 3}" for i in range(n)],  # dashes, but no date: kept
+        version=["1.2.3", "2.0.1"] * (n // 2),  # dots, but no date: kept
+    )
+    found = st.starter(frame, "churned")
+    assert {"signup", "visited", "seen_at"} <= set(found.left_out)
+    assert found.left_out["signup"].startswith("dates as text, e.g. '2021-01-01': rules would")
+    assert "day of week" in found.left_out["visited"]
+    assert {"code", "version", "age", "plan"} <= set(found.features)
+    text = found.yaml("data/visits.csv", "data/visits.csv")
+    assert "# left out: signup (dates as text" in text
+    st.check(text, tmp_path / "visits.yaml")
