@@ -33,7 +33,7 @@ from .inputs import (
     binary_target,
     check_sample_weight,
     label_array,
-    numbers_as_text,
+    misread_text_columns,
     one_vs_rest,
     pandas_frame,
     refuse_infinite,
@@ -384,8 +384,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             name for name, categorical in zip(frame.columns, flags, strict=True) if categorical
         ]
 
-        def as_text(name: str) -> bool:  # numbers as text: warned of in discretize
-            return bool(numbers_as_text(frame, self.categorical_features, columns=[name]))
+        def as_text(name: str) -> bool:  # numbers or dates as text: warned of in discretize
+            return bool(misread_text_columns(frame, self.categorical_features, columns=[name]))
 
         for message in identifier_messages(frame[names], [True] * len(names), skip=as_text):
             warnings.warn(message, LibreWarning, stacklevel=3)

@@ -7,6 +7,7 @@ and the pipeline, so every input problem gets the same clear message.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -205,17 +206,18 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
         flags.append(is_categorical_dtype(series))
     declared = _declared_categorical(list(frame.columns), categorical_features)
     if warn:
-        for message in numbers_as_text(frame, categorical_features).values():
+        for message in misread_text_columns(frame, categorical_features).values():
             warnings.warn(message, LibreWarning, stacklevel=4)
     return [a or b for a, b in zip(flags, declared, strict=True)]
 
 
-def numbers_as_text(
+def misread_text_columns(
     frame: pd.DataFrame, categorical_features=None, columns: Iterable | None = None
 ) -> dict[str, str]:
-    """The text columns of ``frame`` (of ``columns``, default all) that mostly hold numbers and
-    that ``categorical_features`` does not declare categorical: column name -> the warning
-    about it (as categories, rules would list its numbers one by one)."""
+    """The text columns of ``frame`` (of ``columns``, default all) that mostly hold numbers, or
+    dates, and that ``categorical_features`` does not declare categorical: column name -> the
+    warning about it (as categories, rules would list its numbers, or name exact days, one by
+    one)."""
     declared = _declared_categorical(list(frame.columns), categorical_features)
     wanted = None if columns is None else set(columns)
     out = {}
@@ -223,7 +225,7 @@ def numbers_as_text(
         if wanted is not None and name not in wanted:
             continue
         if not forced and is_categorical_dtype(series):
-            message = numbers_as_text_message(series)
+            message = numbers_as_text_message(series) or dates_as_text_message(series)
             if message is not None:
                 out[name] = message
     return out
@@ -358,6 +360,42 @@ def _refuse_dates(series: pd.Series) -> None:
     else:
         reason = f"rules on it would name exact {shown[what]}, which do not carry over to new rows"
     raise DataError(f"Column {name!r} holds {what} (dtype {dtype}): {reason}. {advice}")
+
+
+#: A date (or a timestamp) written as text: 2021-03-04, 2021/3/4, 04/03/2021, 4.3.21, with an
+#: optional time after it.
+DATE_TEXT = re.compile(
+    r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T].*)?$"
+)
+#: The share of a text column's values (of its first 1,000) that must read as dates.
+DATE_SHARE = 0.9
+
+
+def date_text_example(series: pd.Series) -> str | None:
+    """The first value of a column whose values are dates written as text (at least
+    :data:`DATE_SHARE` of its first 1,000 non-blank ones), or None."""
+    if pd.api.types.is_numeric_dtype(series.dtype) or isinstance(series.dtype, pd.CategoricalDtype):
+        return None
+    values = series.dropna().head(2_000).astype(str).str.strip()
+    values = values[values != ""].head(1_000)
+    if values.empty or values.str.match(DATE_TEXT).mean() < DATE_SHARE:
+        return None
+    return values.iloc[0]
+
+
+def dates_as_text_message(series: pd.Series) -> str | None:
+    """The warning about a text column of dates (as categories, rules would name exact days,
+    which carry over to no new row), or None."""
+    example = date_text_example(series)
+    if example is None:
+        return None
+    name = series.name
+    return (
+        f"Column {name!r} holds dates as text (e.g. {example!r}): as categories, rules on it "
+        "would name exact days, which do not carry over to new rows. Drop it, or derive "
+        f"features from it (e.g. pd.to_datetime(X[{name!r}]).dt.month, the day of the week, "
+        "the days since a reference date) and use those instead."
+    )
 
 
 def numbers_as_text_message(series: pd.Series) -> str | None:

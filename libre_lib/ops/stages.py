@@ -31,7 +31,7 @@ from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier
-from ..inputs import Target, as_frame, binary_target, numbers_as_text
+from ..inputs import Target, as_frame, binary_target, misread_text_columns
 from ..params import AUTO
 from ..search import LibreSearchCV, caps_bins, default_grid
 from ..selection import cover_candidates, filter_candidates
@@ -760,7 +760,7 @@ def report(
     X_train, y_train = split_rows(spec, frame, holdout_flags)
     features = getattr(model.discretization_, "features", ())
     # the fit's warnings about columns reach the task's log only: the report repeats them
-    as_text = numbers_as_text(X_train[list(model.columns_)], model.categorical_features)
+    as_text = misread_text_columns(X_train[list(model.columns_)], model.categorical_features)
     identifiers = identifier_messages(
         X_train[[f.name for f in features]],
         [f.kind == CATEGORICAL for f in features],

@@ -15,7 +15,7 @@ import yaml
 
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError
-from ..inputs import numbers_as_text_message, yes_of_pair
+from ..inputs import date_text_example, numbers_as_text_message, yes_of_pair
 from .sources import csv_dialect, read_source, read_types, separator_hint, source_files
 from .spec import DataSource, PipelineSpec, directory_format, parse_spec
 
@@ -304,28 +304,16 @@ def _identifier(series: pd.Series) -> str | None:
     return f"{int(series.nunique()):,} distinct values in {n_present:,} rows: an id?"
 
 
-#: A date (or a timestamp) written as text: 2021-03-04, 2021/3/4, 04/03/2021, 4.3.21, with an
-#: optional time after it.
-_DATE_TEXT = re.compile(
-    r"^(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})([ T].*)?$"
-)
-#: The share of a text column's values (of the first ones read) that must read as dates.
-DATE_SHARE = 0.9
-
-
 def _dates(series: pd.Series) -> str | None:
-    """Why a text column is left out as dates (rules on it would name exact days, which carry
-    over to no new row, as the estimator refuses date columns), or None."""
+    """Why a column is left out as dates (rules on it would name exact days, which carry over
+    to no new row, as the estimator refuses date columns), or None."""
     if _is_numeric(series) or pd.api.types.is_bool_dtype(series):
         return None
-    values = series.dropna().astype(str).str.strip()
-    values = values[values != ""].head(1_000)
-    if values.empty:
-        return None
-    if values.str.match(_DATE_TEXT).mean() < DATE_SHARE:
+    example = date_text_example(series)
+    if example is None:
         return None
     return (
-        f"dates as text, e.g. {values.iloc[0]!r}: rules would name exact days; derive "
+        f"dates as text, e.g. {example!r}: rules would name exact days; derive "
         "features from it (month, day of week, days since an event) to use it"
     )
 

@@ -358,3 +358,26 @@ def test_numeric_values_are_what_to_numeric_gives_whatever_the_dtype(series):
     np.testing.assert_array_equal(got, expected)
     with pytest.raises(DataError, match=r"holds 1 infinite"):
         numeric_values(pd.concat([series, pd.Series([np.inf])], ignore_index=True).rename("c"))
+
+
+def test_a_text_column_of_dates_draws_one_warning_that_says_what_to_derive():
+    rng = np.random.default_rng(0)
+    n = 300
+    X = pd.DataFrame(
+        {
+            "joined": pd.date_range("2021-01-01", periods=n, freq="D").strftime("%Y-%m-%d"),
+            "age": rng.integers(18, 90, n),
+        }
+    )
+    y = (X["age"] > 50).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LibreClassifier(random_state=0, n_estimators=5, max_rules=2).fit(X, y)
+    said = [str(w.message) for w in caught if issubclass(w.category, LibreWarning)]
+    dates = [m for m in said if "holds dates as text (e.g. '2021-01-01')" in m]
+    assert len(dates) == 1 and "pd.to_datetime(X['joined']).dt.month" in dates[0]
+    assert not any("distinct values" in m for m in said)  # not also called an id
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)  # declared categorical: the user chose
+        resolve_categorical(X, ["joined"])
+        resolve_categorical(X.assign(joined="on " + X["joined"]), None)  # not only a date
