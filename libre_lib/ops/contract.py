@@ -468,10 +468,13 @@ class DataContract:
 
     # -- checking ------------------------------------------------------------------------------
 
-    def missing_columns(self, columns: Iterable) -> list[ContractIssue]:
-        """Errors for the contract's columns that are not in ``columns`` (names)."""
+    def missing_columns(self, columns: Iterable, where: str = "the input") -> list[ContractIssue]:
+        """Errors for the contract's columns that are not in ``columns`` (names); ``where``
+        names the data in the messages."""
         present = {str(c) for c in columns}
-        return [_missing_issue(c.name) for c in self.columns if c.name not in present]
+        return [
+            _missing_issue(c.name, c.in_rules, where) for c in self.columns if c.name not in present
+        ]
 
     def check(self, frame: pd.DataFrame, *, raise_errors: bool = True) -> ContractReport:
         """Check ``frame`` (extra columns are ignored). Raises ``ContractViolation`` listing
@@ -552,9 +555,15 @@ def _sorted(values) -> list:
         return sorted(values, key=lambda v: (type(v).__name__, str(v)))
 
 
-def _missing_issue(name: str) -> ContractIssue:
+def _missing_issue(name: str, in_rules: bool, where: str) -> ContractIssue:
+    unused = (
+        ""
+        if in_rules
+        else " (no rule tests it: the model still takes every column it was trained on; "
+        "add it as an empty column to score these rows)"
+    )
     return ContractIssue(
-        name, MISSING_COLUMN, ERROR, None, (), f"column {name!r}: missing from the input"
+        name, MISSING_COLUMN, ERROR, None, (), f"column {name!r}: missing from {where}{unused}"
     )
 
 

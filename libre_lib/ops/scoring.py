@@ -540,8 +540,8 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
     schemas, problems = [], []
     for file in files:
         schema = reader.schema(file)
-        for issue in contract.missing_columns(schema.names):
-            problems.append(f"column {issue.column!r}: missing from {file.name}")
+        for issue in contract.missing_columns(schema.names, where=file.name):
+            problems.append(issue.message)
         schemas.append(schema)
     if problems:
         raise ContractViolation(

@@ -1,6 +1,7 @@
 """Batch scoring: equal to the model's own outputs, drift semantics, streaming, atomic output."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -150,8 +151,21 @@ def test_check_inputs_checks_columns_and_a_sample_of_every_file(credit, tmp_path
     pq_only = check_inputs(model, tmp_path / "in" / "sub", contract)
     assert pq_only.total_rows == 250
     X.iloc[:10].drop(columns=["a4"]).to_csv(tmp_path / "in" / "d.csv", index=False)
-    with pytest.raises(ContractViolation, match=r"column 'a4': missing from .*d\.csv"):
+    with pytest.raises(ContractViolation, match=r"column 'a4': missing from .*d\.csv") as caught:
         check_inputs(model, tmp_path / "in", contract)
+    tested = {c.name: c.in_rules for c in contract.columns}
+    unused = next(name for name, in_rules in tested.items() if not in_rules)
+    X.iloc[:10].drop(columns=[unused]).to_csv(tmp_path / "in" / "d.csv", index=False)
+    with pytest.raises(ContractViolation, match="add it as an empty column") as caught:
+        check_inputs(model, tmp_path / "in", contract)
+    assert re.search(
+        rf"column {unused!r}: missing from \S*d\.csv \(no rule tests it", str(caught.value)
+    )
+    used = next(name for name, in_rules in tested.items() if in_rules)  # no such advice
+    X.iloc[:10].drop(columns=[used]).to_csv(tmp_path / "in" / "d.csv", index=False)
+    with pytest.raises(ContractViolation, match=rf"column {used!r}: missing") as caught:
+        check_inputs(model, tmp_path / "in", contract)
+    assert "no rule tests it" not in str(caught.value)
 
 
 # --- score_files -------------------------------------------------------------------------------
