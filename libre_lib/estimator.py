@@ -408,10 +408,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         ``max_intervals`` default: the one the fit uses; ``counts``: :meth:`count_classes` of
         the same rows, if already computed."""
         self._check_params()
-        if counts is None:
-            categorical = resolve_categorical(
-                frame, self.categorical_features
-            )  # warns fit's caller
+        if counts is None:  # resolve_categorical's warnings reach the caller of fit
+            categorical = resolve_categorical(frame, self.categorical_features)
             counts = frame_counts(frame, target.positive, categorical, target.weight)
         discretization = discretization_from_counts(
             counts,

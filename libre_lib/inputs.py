@@ -480,8 +480,7 @@ def numeric_values(series: pd.Series) -> np.ndarray:
 def refuse_infinite(frame: pd.DataFrame) -> None:
     """Refuse infinite values in any float column of the training rows, counted over all of
     them (the learners' folds would otherwise name a fold's count), with the first row."""
-    for name in frame.columns:
-        series = frame[name]
+    for name, series in frame.items():
         if not pd.api.types.is_float_dtype(series.dtype):
             continue
         infinite = np.isinf(series.to_numpy(dtype=np.float64, na_value=np.nan))
