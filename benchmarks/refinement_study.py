@@ -83,13 +83,16 @@ def tree_cuts() -> None:
 
     from sklearn.tree import DecisionTreeClassifier
 
-    from libre_lib import estimator as module
+    from libre_lib import LibreClassifier
     from libre_lib.discretization import NUMERIC, Discretization
+    from libre_lib.inputs import resolve_categorical
 
-    plain = module.fit_discretization
+    plain = LibreClassifier.discretize
 
-    def with_tree(frame, positive, categorical, *args, weight=None, **kwargs):
-        found = plain(frame, positive, categorical, *args, weight=weight, **kwargs)
+    def with_tree(self, frame, target, *args, **kwargs):
+        found = plain(self, frame, target, *args, **kwargs)
+        categorical = resolve_categorical(frame, self.categorical_features, warn=False)
+        positive, weight = target.positive, target.weight
         numeric = [n for n, c in zip(frame.columns, categorical, strict=True) if not c]
         if not numeric:
             return found
@@ -113,7 +116,7 @@ def tree_cuts() -> None:
         )
         return Discretization(features, found.dropped)
 
-    module.fit_discretization = with_tree
+    LibreClassifier.discretize = with_tree
 
 
 def seed_floor(mode: str) -> None:

@@ -461,7 +461,7 @@ def test_the_tree_cuts_of_the_eighteenth_round(monkeypatch):
     from libre_lib import LibreClassifier, estimator
 
     module = _refinement_study(monkeypatch)
-    monkeypatch.setattr(estimator, "fit_discretization", estimator.fit_discretization)
+    monkeypatch.setattr(LibreClassifier, "discretize", LibreClassifier.discretize)
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.uniform(0, 1, 2_000), "b": rng.uniform(0, 1, 2_000)})
     X["c"] = np.where(rng.random(2_000) < 0.5, "x", "y")
