@@ -38,7 +38,12 @@ def load(spec: PipelineSpec, store_root: str, force: bool = False) -> Stage:
         return stages.load(spec, fingerprint)
 
     source = source_stage(fingerprint)
-    return run_stage(spec, store_root, "load", params, [source], compute, force)
+    stage = run_stage(spec, store_root, "load", params, [source], compute, force)
+    n_unlabeled = read_stage(store_root, stage)[1].get("n_unlabeled", 0)
+    if n_unlabeled:
+        log().info("load: left out %d row(s) without a target value (target.unlabeled: drop)",
+                   n_unlabeled)  # fmt: skip
+    return stage
 
 
 @task(name="validate", cache_policy=NO_CACHE)

@@ -49,6 +49,7 @@ def report(
         if picked is None
         else stages.shipped_choice(read_stage(store_root, picked), refit_fallbacks),
         read_stage(store_root, data)[1].get("streamed"),
+        read_stage(store_root, data)[1].get("n_unlabeled", 0),
     )
 
     def compute():

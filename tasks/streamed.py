@@ -246,6 +246,8 @@ def merge_sample(
         raise stages.absent_positive_class(spec, table[plan.target])
     totals = {"n_rows": profile.n_rows, "n_train": profile.n_train}
     totals["n_holdout"] = profile.n_rows - profile.n_train
+    if profile.n_unlabeled:  # target.unlabeled: drop; absent otherwise (earlier cache keys)
+        totals["n_unlabeled"] = profile.n_unlabeled
 
     def rows():
         table, metadata = merged()[0]

@@ -220,6 +220,13 @@ def init(
         )
     for column, why in found.left_out.items():
         console.print(f"left out: {escape(column)} ({why})", soft_wrap=True, highlight=False)
+    if found.n_unlabeled:
+        console.print(
+            f"left out of each run: rows without a target value ({found.n_unlabeled:,} of the "
+            "rows read; target.unlabeled: drop)",
+            soft_wrap=True,
+            highlight=False,
+        )
     for marker, columns in found.missing_markers.items():
         console.print(
             f"read as missing: {escape(repr(marker))} (among the numbers of "

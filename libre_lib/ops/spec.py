@@ -211,9 +211,15 @@ def _cron_field_problem(text: str, low: int, high: int, names: dict) -> str | No
 
 
 class TargetSpec(_Strict):
+    """The column the rules explain, its positive class and classes; ``unlabeled``: what a row
+    without a target value gets: ``refuse`` (the validation fails and names the count) or
+    ``drop`` (left out before validation, counted in the run and its report), for data whose
+    newest rows await their outcome."""
+
     column: str
     positive_class: Label
     classes: list[Label] | None = None
+    unlabeled: Literal["refuse", "drop"] = "refuse"
 
 
 class FeatureSpec(_Strict):

@@ -159,20 +159,37 @@ def _check_report_labels(frame: pd.DataFrame, spec: PipelineSpec, categorical: l
 
 
 def load_params(spec: PipelineSpec) -> dict:
-    return {
+    params = {
         "format": spec.data.resolved_format(),
         "read_options": spec.data.read_options,
         "features": spec.features.model_dump(),
         "target": spec.target.column,
     }
+    if spec.target.unlabeled != "refuse":  # the default leaves earlier cache keys as they were
+        params["unlabeled"] = spec.target.unlabeled
+    return params
 
 
 def load(spec: PipelineSpec, fingerprint: str) -> Stored:
-    """The source file's selected columns; the target and categoricals are read as text."""
+    """The source file's selected columns; the target and categoricals are read as text. With
+    ``target.unlabeled: drop`` the rows without a target value are left out, and counted."""
     location = spec.data_location()
     text_columns = [spec.target.column, *(spec.features.categorical or [])]
     frame = read_source(location, spec.data.resolved_format(), spec.data.read_options, text_columns)
-    return select_columns(frame, spec), {"source": location, "source_sha256": fingerprint}
+    frame = select_columns(frame, spec)
+    metadata = {"source": location, "source_sha256": fingerprint}
+    if spec.target.unlabeled == "drop":
+        frame, metadata["n_unlabeled"] = drop_unlabeled(frame, spec.target.column)
+    return frame, metadata
+
+
+def drop_unlabeled(frame: pd.DataFrame, target: str) -> tuple[pd.DataFrame, int]:
+    """``frame`` without its rows whose ``target`` is missing (renumbered from 0), and how many
+    were left out."""
+    unlabeled = frame[target].isna().to_numpy()
+    if not unlabeled.any():
+        return frame, 0
+    return frame[~unlabeled].reset_index(drop=True), int(unlabeled.sum())
 
 
 # --- validate ---------------------------------------------------------------------------------
@@ -731,11 +748,13 @@ def report(
     validation: ValidationReport,
     tuning: Stored | None = None,
     streamed: dict | None = None,
+    n_unlabeled: int = 0,
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows (on the training rows when there is
     no holdout, with a note saying so) and the data contract of the training rows; ``tuning``
     is the ``pick`` stage's (table, metadata) when the pipeline tuned. ``streamed``: the row
-    counts of a streamed run (``frame`` is then its sample)."""
+    counts of a streamed run (``frame`` is then its sample). ``n_unlabeled``: the rows left out
+    for want of a target value (``target.unlabeled: drop``; a streamed run counts its own)."""
     # checked here too: ``load`` may be a cache hit (its key holds no labels), and a streamed
     # run's columns are first known without their values
     _check_report_labels(frame, spec, spec.features.categorical or [])
@@ -757,6 +776,12 @@ def report(
         )
         if len(frame) >= streamed["n_rows"]:
             rows = f"{n_train} training rows, {len(X)} holdout rows (streamed)"
+        n_unlabeled = int(streamed.get("n_unlabeled", 0))
+    if n_unlabeled:
+        rows += (
+            f"; {n_unlabeled:,} row{'s' if n_unlabeled != 1 else ''} without a target value "
+            "left out (target.unlabeled: drop)"
+        )
     X_train, y_train = split_rows(spec, frame, holdout_flags)
     features = getattr(model.discretization_, "features", ())
     # the fit's warnings about columns reach the task's log only: the report repeats them

@@ -54,6 +54,8 @@ class Starter:
     (:func:`~libre_lib.ops.sources.csv_dialect`)."""
     rows_read: int = 0
     more_rows: bool = False
+    n_unlabeled: int = 0
+    """Rows read without a target value."""
 
     def yaml(self, data_path: str, source: str, store: str = ".libre-store") -> str:
         """The spec as commented YAML; ``data_path`` and ``store`` as the spec will hold them
@@ -75,6 +77,7 @@ class Starter:
             " of the rows read)",
             f"  positive_class: {_scalar(self.positive_class)}",
             f"  classes: {_scalar(self.classes)}",
+            *self._unlabeled(),
             "features:",
             "  include:  # drop a line to leave a column out",
             *(f"    - {_scalar(column)}" for column in self.features),
@@ -91,6 +94,16 @@ class Starter:
             "# promotion: {beat_majority: true} also asks it to beat the majority answer.",
         ]
         return "\n".join(lines) + "\n"
+
+    def _unlabeled(self) -> list[str]:
+        """The ``target.unlabeled`` lines: none when every row read has a target value."""
+        if not self.n_unlabeled:
+            return []
+        return [
+            f"  # {self.n_unlabeled:,} of the rows read have no target value; the validation",
+            "  # refuses such rows unless this leaves them out of each run (and counts them):",
+            "  unlabeled: drop",
+        ]
 
     def _read_options(self) -> list[str]:
         if not self.missing_markers and not self.dialect:
@@ -224,6 +237,7 @@ def starter(
         dialect=dict(read_options or {}),
         rows_read=len(frame),
         more_rows=more_rows,
+        n_unlabeled=int(frame[target].isna().sum()),
     )
 
 

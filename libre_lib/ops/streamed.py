@@ -137,8 +137,11 @@ def _options(spec: PipelineSpec) -> dict:
     return dict(spec.data.read_options)
 
 
-def batches(spec: PipelineSpec, plan: SourcePlan, part: Part):
-    """(row ids, holdout flags, batch) of every batch of a part."""
+def batches(spec: PipelineSpec, plan: SourcePlan, part: Part, unlabeled: list | None = None):
+    """(row ids, holdout flags, batch) of every batch of a part. With ``target.unlabeled:
+    drop`` a batch's rows without a target value are left out (their row ids, so the other
+    rows' split, unchanged); ``unlabeled``, if given, gets each batch's count of them."""
+    drop = spec.target.unlabeled == "drop"
     for first_row, frame in read_batches(
         part,
         plan.file_format,
@@ -148,12 +151,18 @@ def batches(spec: PipelineSpec, plan: SourcePlan, part: Part):
         _options(spec),
     ):
         ids = row_ids(part.file_index, first_row, len(frame))
+        if drop:
+            labeled = frame[plan.target].notna().to_numpy()
+            if unlabeled is not None:
+                unlabeled.append(int((~labeled).sum()))
+            if not labeled.all():
+                frame, ids = frame[labeled].reset_index(drop=True), ids[labeled]
         yield ids, holdout_flags(ids, spec.holdout_fraction, spec.split_seed), frame
 
 
 def part_params(spec: PipelineSpec, plan: SourcePlan, part: Part) -> dict:
     """What a part's passes depend on: how it is read and split."""
-    return {
+    params = {
         **plan.params(),
         "part": part.to_dict(),
         "batch_rows": spec.data.batch_rows,
@@ -162,6 +171,9 @@ def part_params(spec: PipelineSpec, plan: SourcePlan, part: Part) -> dict:
         "split_seed": spec.split_seed,
         "positive_class": positive_label(spec),
     }
+    if spec.target.unlabeled != "refuse":  # the default leaves earlier cache keys as they were
+        params["unlabeled"] = spec.target.unlabeled
+    return params
 
 
 # --- pass 1: profile --------------------------------------------------------------------------
@@ -261,7 +273,8 @@ def profile(spec: PipelineSpec, plan: SourcePlan, part: Part) -> Stored:
     missing = dict.fromkeys(plan.features, 0)
     n_rows = n_train = 0
     classes = np.zeros(2)
-    for _, holdout, frame in batches(spec, plan, part):
+    unlabeled: list[int] = []
+    for _, holdout, frame in batches(spec, plan, part, unlabeled):
         stats.append(batch_statistics(frame, rules))
         if rules.expectations:
             user.append(user_expectation_results(frame, rules))
@@ -284,6 +297,7 @@ def profile(spec: PipelineSpec, plan: SourcePlan, part: Part) -> Stored:
     table = _profile_table(numeric, categories)
     metadata = {
         "n_rows": n_rows,
+        "n_unlabeled": sum(unlabeled),
         "n_train": n_train,
         "train_classes": classes.tolist(),
         "missing": missing,
@@ -356,6 +370,8 @@ class Profile:
     exact: dict[str, ColumnCounts]
     edges: dict[str, np.ndarray]
     missing: dict[str, int]
+    n_unlabeled: int = 0
+    """Rows left out for want of a target value (``target.unlabeled: drop``)."""
 
 
 def merge_profiles(plan: SourcePlan, parts: Iterable[tuple[pa.Table, dict]]) -> Profile:
@@ -405,6 +421,7 @@ def merge_profiles(plan: SourcePlan, parts: Iterable[tuple[pa.Table, dict]]) -> 
         exact=exact,
         edges=edges,
         missing=missing,
+        n_unlabeled=sum(m.get("n_unlabeled", 0) for m in metadata),
     )
 
 

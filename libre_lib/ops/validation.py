@@ -842,8 +842,8 @@ def validate_frame(frame: pd.DataFrame, rules: ValidationRules) -> ValidationRep
 
 
 UNLABELLED_HINT = (
-    "a row without a target value cannot be learned from: drop those rows from the data, or "
-    "fill in their target"
+    "a row without a target value cannot be learned from: drop those rows from the data, fill "
+    "in their target, or set target.unlabeled: drop in the spec to leave them out of each run"
 )
 
 

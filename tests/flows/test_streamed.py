@@ -167,3 +167,29 @@ def test_a_streamed_run_is_not_refined_and_says_so(spec_copy, pima_folder):
     assert "refine='f1' was not applied: a streamed run" in metadata["refinement_skipped"]
     model = LibreClassifier.from_json(Path(summary["model"]).read_text())
     assert model.refine is None
+
+
+def test_rows_without_a_target_value_are_left_out_and_counted(spec_copy, tmp_path):
+    """target.unlabeled: drop, streamed and in memory: the same rows are left out, the report
+    says how many, and without it the validation refuses them."""
+    frame = pd.read_csv(DATASETS / "pima.csv", dtype={"target": "string"})
+    frame.loc[[5, 300, 301, 700], "target"] = pd.NA
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for k, (start, stop) in enumerate([(0, 300), (300, len(frame))]):
+        frame.iloc[start:stop].to_csv(folder / f"part-{k}.csv", index=False)
+    with pytest.raises(DataValidationError, match=r"target\.unlabeled: drop"):
+        train(_streamed_spec(spec_copy, folder))
+    drop = {"column": "target", "positive_class": "1", "unlabeled": "drop"}
+    summary = train(_streamed_spec(spec_copy, folder, target=drop))
+    text = (Path(summary["run_dir"]) / "report.md").read_text()
+    assert "holdout rows (streamed); 4 rows without a target value left out" in text
+    assert "4 rows without a target value left out (target.unlabeled: drop)" in text
+    rows = pd.read_parquet(_stages(summary, "sample")[0]["path"])
+    assert len(rows) == 764 and rows["target"].notna().all()
+
+    frame.to_csv(tmp_path / "pima.csv", index=False)
+    in_memory = spec_copy("pima", data={"path": str(tmp_path / "pima.csv")}, target=drop)
+    summary = train(in_memory)
+    text = (Path(summary["run_dir"]) / "report.md").read_text()
+    assert "4 rows without a target value left out (target.unlabeled: drop)" in text

@@ -505,3 +505,31 @@ def test_promotion_can_ask_a_version_to_beat_the_majority_answer(unlabelled, tmp
     assert trained.metrics["accuracy"] >= negatives
     registration = stages.register(registry, gated, trained, "f" * 64, "run-2")
     assert stages.promote(registry, gated, registration).decision.promoted
+
+
+def test_rows_without_a_target_value_are_refused_or_left_out_and_counted(unlabelled, tmp_path):
+    frame = pd.read_csv(unlabelled.data_location())
+    target = unlabelled.target.column
+    frame[target] = frame[target].astype(object)
+    frame.loc[[3, 10, 11], target] = None
+    frame.to_csv(tmp_path / "h.csv", index=False)
+    data = unlabelled.data.model_copy(update={"path": str(tmp_path / "h.csv")})
+    refuse = _with(unlabelled, data=data)
+    loaded, metadata = stages.load(refuse, "sha")
+    assert len(loaded) == len(frame) and "n_unlabeled" not in metadata
+    report = stages.validation_report(stages.validate(loaded, stages.validation_rules(refuse))[1])
+    assert not report.success
+    failed = next(r for r in report.results if not r.success)
+    assert "3 missing value(s)" in failed.details and "target.unlabeled: drop" in failed.details
+
+    drop = _with(refuse, target=refuse.target.model_copy(update={"unlabeled": "drop"}))
+    loaded, metadata = stages.load(drop, "sha")
+    assert metadata["n_unlabeled"] == 3 and len(loaded) == len(frame) - 3
+    assert loaded.index.equals(pd.RangeIndex(len(frame) - 3))
+    kept = frame.drop(index=[3, 10, 11]).reset_index(drop=True)
+    assert loaded[target].tolist() == kept[target].astype(str).tolist()
+    assert stages.validation_report(
+        stages.validate(loaded, stages.validation_rules(drop))[1]
+    ).success
+    assert "unlabeled" not in stages.load_params(refuse)  # earlier cache keys unchanged
+    assert stages.load_params(drop)["unlabeled"] == "drop"

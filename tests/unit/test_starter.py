@@ -216,3 +216,16 @@ def test_dates_as_text_or_as_timestamps_are_left_out_with_what_to_derive(tmp_pat
     text = found.yaml("data/visits.csv", "data/visits.csv")
     assert "# left out: signup (dates as text" in text
     st.check(text, tmp_path / "visits.yaml")
+
+
+def test_rows_without_a_target_value_get_unlabeled_drop_with_their_count(tmp_path):
+    frame = _frame()
+    found = st.starter(frame, "churned")
+    assert found.n_unlabeled == 0 and "unlabeled" not in found.yaml("v.csv", "v.csv")
+    frame.loc[[0, 5, 7], "churned"] = None
+    found = st.starter(frame, "churned")
+    assert found.n_unlabeled == 3
+    text = found.yaml("data/visits.csv", "data/visits.csv")
+    assert "  # 3 of the rows read have no target value;" in text
+    spec = st.check(text, tmp_path / "visits.yaml")
+    assert spec.target.unlabeled == "drop"

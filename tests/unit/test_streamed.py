@@ -246,3 +246,36 @@ def test_a_column_of_many_categories_streams_to_the_same_groups(tmp_path):
     assert city_bins.groups and city_bins.n_value_bins < 20
     assert data.discretization == bins
     _assert_same_records(data.records, records)
+
+
+def test_rows_without_a_target_value_are_left_out_and_counted_when_asked(tmp_path):
+    """target.unlabeled: drop leaves the unlabeled rows out of every pass; the others keep
+    their row ids, so their split, and give the in-memory bins and records."""
+    entry = MANIFEST["pima"]
+    frame = pd.read_csv(DATASETS / entry["file"], dtype={entry["target_column"]: "string"})
+    target = entry["target_column"]
+    unlabeled = np.zeros(len(frame), dtype=bool)
+    unlabeled[np.random.default_rng(0).choice(len(frame), 37, replace=False)] = True
+    frame.loc[unlabeled, target] = pd.NA
+    frame.to_csv(tmp_path / "pima.csv", index=False)
+    spec = PipelineSpec.model_validate(
+        {
+            **_spec(tmp_path / "pima.csv", target, entry["positive_class"], []).model_dump(),
+            "target": {
+                "column": target,
+                "positive_class": str(entry["positive_class"]),
+                "unlabeled": "drop",
+            },
+        }
+    )
+    spec = spec.model_copy(update={"data": spec.data.model_copy(update={"batch_rows": 250})})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = streamed.stream(spec, max_intervals=None)
+        holdout = holdout_flags(row_ids(0, 0, len(frame)), spec.holdout_fraction, spec.split_seed)
+        kept = frame.loc[~unlabeled].reset_index(drop=True).astype({target: object})
+        bins, records = _in_memory(kept, spec, holdout[~unlabeled], max_intervals=None)
+    assert data.profile.n_unlabeled == 37 and data.profile.n_rows == len(frame) - 37
+    assert data.discretization == bins
+    _assert_same_records(data.records, records)
+    np.testing.assert_array_equal(data.sample_holdout, holdout[~unlabeled])
