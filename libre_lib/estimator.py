@@ -570,8 +570,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         n_positive, n_negative = target.totals()
         truth = held_out.positive
         f1, n_rules = [], []
+        # every bin cap merges the same class counts: counted once per fold
+        counts = self.count_classes(X_train, target) if len(options["max_intervals"]) > 1 else None
         for max_intervals in options["max_intervals"]:
-            discretization = self.discretize(X_train, target, max_intervals=max_intervals)
+            discretization = self.discretize(X_train, target, max_intervals, counts)
             records = self.encode(X_train, target, discretization)
             subsets = self.draw_subsets(discretization)
             atoms: dict = {}

@@ -26,6 +26,7 @@ from libre_lib import (
     SchemaError,
 )
 from libre_lib.datasets import load_dataset
+from libre_lib.inputs import binary_target
 
 
 def small_frame(n=40, seed=0):
@@ -649,3 +650,16 @@ def test_infinite_values_are_counted_over_all_training_rows_before_any_inner_fol
         DataError, match=r"Column 'load' holds 99 infinite value\(s\) \(first at row 0\)"
     ):
         make(random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("max_intervals", [3, None])
+def test_bins_from_shared_class_counts_equal_bins_counted_afresh(max_intervals):
+    """The "auto" choice and the search count a fold's classes once for every bin cap and
+    threshold: the bins must be those a fresh count gives (numbers, categories, missing)."""
+    X, y, info = load_dataset("credit_approval")
+    model = LibreClassifier(positive_class=info.positive_class, chi2_threshold=6.0)
+    target = binary_target(y, info.positive_class)
+    shared = model.discretize(X, target, max_intervals, model.count_classes(X, target))
+    assert shared == model.discretize(X, target, max_intervals)
+    assert any(f.has_missing for f in shared.features)
+    assert {f.kind for f in shared.features} == {"numeric", "categorical"}
