@@ -39,6 +39,7 @@ def report(
     """Metrics and per-rule statistics on the holdout rows, and the model's data contract; the
     per-rule table is stored. ``picked``: the tuning's ``pick`` stage, shown in the report, and
     the points the refit check passed over (``refit_fallbacks``)."""
+    read = read_stage(store_root, data)[1]
     trained = stages.report(
         spec,
         load_model(store_root, rules),
@@ -48,8 +49,8 @@ def report(
         None
         if picked is None
         else stages.shipped_choice(read_stage(store_root, picked), refit_fallbacks),
-        read_stage(store_root, data)[1].get("streamed"),
-        read_stage(store_root, data)[1].get("n_unlabeled", 0),
+        read.get("streamed"),
+        read.get("n_unlabeled", 0),
     )
 
     def compute():

@@ -321,8 +321,6 @@ def _identifier(series: pd.Series) -> str | None:
 def _dates(series: pd.Series) -> str | None:
     """Why a column is left out as dates (rules on it would name exact days, which carry over
     to no new row, as the estimator refuses date columns), or None."""
-    if _is_numeric(series) or pd.api.types.is_bool_dtype(series):
-        return None
     example = date_text_example(series)
     if example is None:
         return None

@@ -134,9 +134,13 @@ def _directory(keys: np.ndarray, lo: int, radix: np.ndarray, blocks: np.ndarray,
     ``keys``, then the end."""
     if levels == 0:
         return np.array([lo, lo + keys.size], dtype=np.int64)
+    return lo + np.searchsorted(keys, _prefix_starts(radix, blocks, levels)).astype(np.int64)
+
+
+def _prefix_starts(radix: np.ndarray, blocks: np.ndarray, levels: int) -> np.ndarray:
+    """The smallest cell key of every prefix of the first ``levels`` digits, then the end."""
     size = int(np.prod(np.diff(blocks)[:levels]))
-    starts = np.arange(size + 1, dtype=np.int64) * radix[levels - 1]
-    return lo + np.searchsorted(keys, starts).astype(np.int64)
+    return np.arange(size + 1, dtype=np.int64) * radix[levels - 1]
 
 
 def positive_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels: int):
@@ -166,9 +170,7 @@ def sorted_runs(codes: np.ndarray, blocks: np.ndarray, radix: np.ndarray, levels
     if levels == 0:
         directories = np.column_stack((ptr[:-1], ptr[1:]))
     else:
-        size = int(np.prod(np.diff(blocks)[:levels]))
-        starts = np.arange(size + 1, dtype=np.int64) * radix[levels - 1]
-        directories = _bit_directories(bit_keys, ptr, starts)
+        directories = _bit_directories(bit_keys, ptr, _prefix_starts(radix, blocks, levels))
     return ptr, bit_rows, bit_keys, bit_onehot, directories, levels
 
 
