@@ -31,6 +31,11 @@ In this process only too.
 learner's distinct record is a positive (a seed) only when its positive share exceeds 1/2, or
 the training rows' positive share; or each learner runs with every positive seeding and with
 majority seeds, and keeps the union of both. In this process only.
+
+``run --significance`` measures the twentieth round's candidate: after ChiMerge, the adjacent
+pair of intervals whose class counts differ least significantly (Fisher's exact test) is
+merged while its p-value exceeds the chi-square threshold's level divided by the number of
+places ChiMerge could cut. In this process only.
 """
 
 from __future__ import annotations
@@ -117,6 +122,43 @@ def tree_cuts() -> None:
         return Discretization(features, found.dropped)
 
     LibreClassifier.discretize = with_tree
+
+
+def significance_floor() -> None:
+    """The twentieth round's candidate, in this process: after ChiMerge (and the cap), the
+    adjacent pair whose class counts differ least significantly by Fisher's exact test (two
+    tails: twice the smaller one) is merged while that p-value exceeds alpha / m, alpha the
+    chi-square threshold's level (1 degree of freedom), m the places ChiMerge could cut."""
+    import math
+
+    from scipy.stats import hypergeom
+
+    plain = discretization._merge
+
+    def p_values(neg, pos, pairs):
+        a, b = np.round(pos[pairs]), np.round(pos[pairs + 1])
+        n1 = np.round(neg[pairs] + pos[pairs])
+        total = n1 + np.round(neg[pairs + 1] + pos[pairs + 1])
+        low = hypergeom.cdf(a, total, a + b, n1)
+        high = hypergeom.sf(a - 1, total, a + b, n1)
+        return np.minimum(1.0, 2.0 * np.minimum(low, high))
+
+    def tested(counts, lefts, threshold, max_intervals, min_count=0.0):
+        level = math.erfc(math.sqrt(float(threshold) / 2.0)) / max(len(lefts) - 1, 1)
+        counts, lefts = plain(counts, lefts, threshold, max_intervals, min_count)
+        neg, pos = counts[:, 0].copy(), counts[:, 1].copy()
+        while neg.size > 1:
+            p = p_values(neg, pos, np.arange(neg.size - 1))
+            j = int(np.argmax(p))
+            if p[j] <= level:
+                break
+            neg[j] += neg[j + 1]
+            pos[j] += pos[j + 1]
+            neg, pos = np.delete(neg, j + 1), np.delete(pos, j + 1)
+            lefts = np.delete(lefts, j + 1)
+        return np.column_stack([neg, pos]), lefts
+
+    discretization._merge = tested
 
 
 def seed_floor(mode: str) -> None:
@@ -260,6 +302,7 @@ def main() -> None:
     go.add_argument("--speck", type=float, default=0.0, metavar="F")
     go.add_argument("--tree-cuts", action="store_true")
     go.add_argument("--seed-share", choices=("majority", "enriched", "both"))
+    go.add_argument("--significance", action="store_true")
     show = sub.add_parser("report")
     show.add_argument("folder", type=Path)
     fast = sub.add_parser("speed")
@@ -283,6 +326,10 @@ def main() -> None:
         if args.n_jobs != 1:
             parser.error("--seed-share applies in this process only: use --n-jobs 1")
         seed_floor(args.seed_share)
+    if args.significance:
+        if args.n_jobs != 1:
+            parser.error("--significance applies in this process only: use --n-jobs 1")
+        significance_floor()
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
         result = run(name, args.method, args.n_jobs)

@@ -508,3 +508,58 @@ def test_the_seed_shares_of_the_nineteenth_round(monkeypatch):
     assert allowed("majority") == [(0,)]
     assert allowed("enriched") == [(0,)]  # base rate 172 / 394
     assert allowed("both") == [(0,), (0, 1), (0, 2)]
+
+
+def test_the_significance_floor_of_the_twentieth_round(monkeypatch):
+    """``--significance``: the few-row intervals ChiMerge keeps by chance on noise are merged,
+    the one real step is kept, and the option refuses worker processes."""
+    from libre_lib import discretization
+
+    module = _refinement_study(monkeypatch)
+    monkeypatch.setattr(discretization, "_merge", discretization._merge)
+    rng = np.random.default_rng(1)
+    values = rng.uniform(0, 100, 4_000)
+    positive = rng.random(4_000) < np.where(values > 60, 0.6, 0.1)  # one real step at 60
+    plain = discretization.chimerge_cuts(values, positive, 6.0, max_intervals=None)
+    assert plain.size > 3  # specks of noise: 14.6-14.9, 44.1-50.0, 77.7-78.7
+    module.significance_floor()
+    tested = discretization.chimerge_cuts(values, positive, 6.0, max_intervals=None)
+    assert tested.size == 1 and abs(tested[0] - 60) < 1.0 and tested[0] in plain
+    script = str(BENCH / "refinement_study.py")
+    options = ["--method", "default", "--significance", "--n-jobs", "2", "--out", "unused"]
+    rejected = subprocess.run(
+        [sys.executable, script, "run", *options], capture_output=True, text=True, timeout=120
+    )
+    assert rejected.returncode == 2 and "--n-jobs 1" in rejected.stderr
+
+
+def test_the_external_tasks_report(capsys, monkeypatch):
+    """benchmarks/external.py: its task list names each task once, and ``--report`` renders
+    F1 / rules, accuracy against the majority rate, the warnings and the errors of a run."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("_bench_external", BENCH / "external.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "_bench_external", module)  # its dataclasses look it up
+    spec.loader.exec_module(module)
+    names = [module.name_of(t) for t in module.TASKS]
+    assert len(names) == len(set(names)) == 27
+    fold = {"f1": 0.5, "accuracy": 0.8, "n_rules": 2, "fit_s": 1.0, "warnings": ["Column 'x'"]}
+    trivial = {"rows": 100, "columns": 3, "positive_rate": 0.2, "majority": 0.8}
+    results = {
+        "a::one": {
+            "trivial": {**trivial, "all_positive_f1": 0.333},
+            "LIBRE default": {"folds": [fold, {**fold, "f1": 0.7, "n_rules": 4}]},
+            "DT": {"folds": [{**fold, "n_rules": 9, "warnings": []}]},
+        },
+        "a::two": {
+            "trivial": {**trivial, "all_positive_f1": 0.333},
+            "LIBRE default": {"error": "Traceback ...\nValueError: bad column"},
+            "DT": {"folds": [{**fold, "f1": 0.1, "n_rules": 3}]},
+        },
+    }
+    module.report(results)
+    shown = capsys.readouterr().out
+    assert "| a::one | 100 × 3 | 0.20 | 0.600 / 3.0 | 0.500 / 9.0 | 0.333 |" in shown
+    assert "| a::two | 100 × 3 | 0.20 | error | 0.100 / 3.0 | 0.333 |" in shown
+    assert "mean over the 1 tasks every method finished | | | 0.600 | 0.500 |" in shown
+    assert "- a::one: Column 'x'" in shown and "- a::two: ERROR ValueError: bad column" in shown
