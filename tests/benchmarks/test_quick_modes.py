@@ -562,4 +562,6 @@ def test_the_external_tasks_report(capsys, monkeypatch):
     assert "| a::one | 100 × 3 | 0.20 | 0.600 / 3.0 | 0.500 / 9.0 | 0.333 |" in shown
     assert "| a::two | 100 × 3 | 0.20 | error | 0.100 / 3.0 | 0.333 |" in shown
     assert "mean over the 1 tasks every method finished | | | 0.600 | 0.500 |" in shown
+    assert "| mean, tasks with signal (how many) | | | 0.600 (1) | 0.500 (1) | |" in shown
+    assert "| mean, tasks without (how many) | | | – | 0.100 (1) | |" in shown
     assert "- a::one: Column 'x'" in shown and "- a::two: ERROR ValueError: bad column" in shown
