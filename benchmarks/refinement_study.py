@@ -32,10 +32,10 @@ learner's distinct record is a positive (a seed) only when its positive share ex
 the training rows' positive share; or each learner runs with every positive seeding and with
 majority seeds, and keeps the union of both. In this process only.
 
-``run --significance`` measures the twentieth round's candidate: after ChiMerge, the adjacent
-pair of intervals whose class counts differ least significantly (Fisher's exact test) is
-merged while its p-value exceeds the chi-square threshold's level divided by the number of
-places ChiMerge could cut. In this process only.
+``run --significance`` measures the twentieth round's candidate, now the estimators'
+``significant_cuts=True``: after ChiMerge, the adjacent pair of intervals whose class counts
+differ least significantly (Fisher's exact test) is merged while its p-value exceeds the
+chi-square threshold's level divided by the number of places ChiMerge could cut.
 """
 
 from __future__ import annotations
@@ -124,43 +124,6 @@ def tree_cuts() -> None:
     LibreClassifier.discretize = with_tree
 
 
-def significance_floor() -> None:
-    """The twentieth round's candidate, in this process: after ChiMerge (and the cap), the
-    adjacent pair whose class counts differ least significantly by Fisher's exact test (two
-    tails: twice the smaller one) is merged while that p-value exceeds alpha / m, alpha the
-    chi-square threshold's level (1 degree of freedom), m the places ChiMerge could cut."""
-    import math
-
-    from scipy.stats import hypergeom
-
-    plain = discretization._merge
-
-    def p_values(neg, pos, pairs):
-        a, b = np.round(pos[pairs]), np.round(pos[pairs + 1])
-        n1 = np.round(neg[pairs] + pos[pairs])
-        total = n1 + np.round(neg[pairs + 1] + pos[pairs + 1])
-        low = hypergeom.cdf(a, total, a + b, n1)
-        high = hypergeom.sf(a - 1, total, a + b, n1)
-        return np.minimum(1.0, 2.0 * np.minimum(low, high))
-
-    def tested(counts, lefts, threshold, max_intervals, min_count=0.0):
-        level = math.erfc(math.sqrt(float(threshold) / 2.0)) / max(len(lefts) - 1, 1)
-        counts, lefts = plain(counts, lefts, threshold, max_intervals, min_count)
-        neg, pos = counts[:, 0].copy(), counts[:, 1].copy()
-        while neg.size > 1:
-            p = p_values(neg, pos, np.arange(neg.size - 1))
-            j = int(np.argmax(p))
-            if p[j] <= level:
-                break
-            neg[j] += neg[j + 1]
-            pos[j] += pos[j + 1]
-            neg, pos = np.delete(neg, j + 1), np.delete(pos, j + 1)
-            lefts = np.delete(lefts, j + 1)
-        return np.column_stack([neg, pos]), lefts
-
-    discretization._merge = tested
-
-
 def seed_floor(mode: str) -> None:
     """The nineteenth round's candidates, in this process: a learner's distinct record seeds
     only when its positive share exceeds 1/2 (``majority``) or the training rows' positive
@@ -188,18 +151,26 @@ def seed_floor(mode: str) -> None:
     ensemble.learn_subset = search.learn_subset = floored
 
 
-def run(name: str, method: str, n_jobs: int) -> dict:
+def make_estimator(method: str, positive_class, n_jobs: int, significant_cuts: bool = False):
+    """The estimator a fold fits: the search (unrefined) or ``LibreClassifier()``, with the
+    twentieth round's ``significant_cuts`` when asked."""
+    base = LibreClassifier(
+        positive_class=positive_class, random_state=0, significant_cuts=significant_cuts
+    )
+    if method == "search":
+        return LibreSearchCV(
+            estimator=base, positive_class=positive_class, random_state=0, n_jobs=n_jobs
+        )
+    return base
+
+
+def run(name: str, method: str, n_jobs: int, significant_cuts: bool = False) -> dict:
     X, y, info = load_dataset(name)
     positive = (y == info.positive_class).to_numpy()
     folds = StratifiedKFold(5, shuffle=True, random_state=0).split(X, positive)
     out = []
     for fold, (train, test) in enumerate(folds):
-        if method == "search":
-            estimator = LibreSearchCV(
-                positive_class=info.positive_class, random_state=0, n_jobs=n_jobs, refine=None
-            )
-        else:
-            estimator = LibreClassifier(positive_class=info.positive_class, random_state=0)
+        estimator = make_estimator(method, info.positive_class, n_jobs, significant_cuts)
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -326,13 +297,9 @@ def main() -> None:
         if args.n_jobs != 1:
             parser.error("--seed-share applies in this process only: use --n-jobs 1")
         seed_floor(args.seed_share)
-    if args.significance:
-        if args.n_jobs != 1:
-            parser.error("--significance applies in this process only: use --n-jobs 1")
-        significance_floor()
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
-        result = run(name, args.method, args.n_jobs)
+        result = run(name, args.method, args.n_jobs, args.significance)
         (args.out / f"{name}_{args.method}.json").write_text(json.dumps(result))
         print("SUMMARY", name, args.method, json.dumps(result["summary"]), flush=True)
 

@@ -194,6 +194,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "conflict_tolerance": [Range(Real, 0, None, closed="left"), Options((AUTO,))],
     "abstain": [Boolean],
     "refine": [Options(REFINE_OBJECTIVES), None],
+    "significant_cuts": [Boolean],
     "positive_class": [CheckedInFit("a label of y")],
     "categorical_features": [CheckedInFit("column names, indices or a mask of X")],
     "random_state": [

@@ -287,6 +287,7 @@ class ModelSpec(_Strict):
     conflict_tolerance: float | Literal["auto"] = _DEFAULTS["conflict_tolerance"]
     abstain: bool = _DEFAULTS["abstain"]
     refine: str | None = _DEFAULTS["refine"]
+    significant_cuts: bool = _DEFAULTS["significant_cuts"]
     random_state: int = 0
 
     @field_validator("*", mode="before")
@@ -609,8 +610,11 @@ class PipelineSpec(_Strict):
         return path.is_dir() or (path.is_file() and path.stat().st_size > STREAM_ABOVE_BYTES)
 
     def estimator_params(self) -> dict[str, Any]:
-        """Keyword arguments for LibreClassifier."""
+        """Keyword arguments for LibreClassifier (``significant_cuts`` only when on: the stages'
+        cache keys hold these, and stores made before the option keep theirs)."""
         params = self.model.model_dump()
+        if not params["significant_cuts"]:
+            del params["significant_cuts"]
         params["positive_class"] = self.target.positive_class
         params["categorical_features"] = self.features.categorical
         return params

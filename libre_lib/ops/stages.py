@@ -549,12 +549,15 @@ def choice_from_metadata(metadata: dict) -> Choice:
 
 def discretize_params(spec: PipelineSpec, choice: Choice) -> dict:
     model = spec.model
-    return {
+    params = {
         "chi2_threshold": model.chi2_threshold,
         "max_intervals": choice.max_intervals,
         "categorical": spec.features.categorical,
         "positive_class": positive_label(spec),
     }
+    if model.significant_cuts:  # off: the keys of stores made before the option
+        params["significant_cuts"] = True
+    return params
 
 
 def discretize(

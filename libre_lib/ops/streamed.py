@@ -774,7 +774,10 @@ def resolve(
 def discretize(spec: PipelineSpec, columns: list[ColumnCounts], max_intervals) -> Discretization:
     """ChiMerge / category bins from the merged counts (as ``LibreClassifier.discretize``)."""
     discretization = discretization_from_counts(
-        columns, float(spec.model.chi2_threshold), max_intervals
+        columns,
+        float(spec.model.chi2_threshold),
+        max_intervals,
+        significant_cuts=spec.model.significant_cuts,
     )
     if not discretization.features:
         raise DataError("No usable feature: every column is constant or entirely missing.")

@@ -511,26 +511,16 @@ def test_the_seed_shares_of_the_nineteenth_round(monkeypatch):
 
 
 def test_the_significance_floor_of_the_twentieth_round(monkeypatch):
-    """``--significance``: the few-row intervals ChiMerge keeps by chance on noise are merged,
-    the one real step is kept, and the option refuses worker processes."""
-    from libre_lib import discretization
-
+    """``--significance`` fits the estimators with ``significant_cuts=True`` (the search's
+    through its base estimator); without it, the library's defaults."""
     module = _refinement_study(monkeypatch)
-    monkeypatch.setattr(discretization, "_merge", discretization._merge)
-    rng = np.random.default_rng(1)
-    values = rng.uniform(0, 100, 4_000)
-    positive = rng.random(4_000) < np.where(values > 60, 0.6, 0.1)  # one real step at 60
-    plain = discretization.chimerge_cuts(values, positive, 6.0, max_intervals=None)
-    assert plain.size > 3  # specks of noise: 14.6-14.9, 44.1-50.0, 77.7-78.7
-    module.significance_floor()
-    tested = discretization.chimerge_cuts(values, positive, 6.0, max_intervals=None)
-    assert tested.size == 1 and abs(tested[0] - 60) < 1.0 and tested[0] in plain
-    script = str(BENCH / "refinement_study.py")
-    options = ["--method", "default", "--significance", "--n-jobs", "2", "--out", "unused"]
-    rejected = subprocess.run(
-        [sys.executable, script, "run", *options], capture_output=True, text=True, timeout=120
-    )
-    assert rejected.returncode == 2 and "--n-jobs 1" in rejected.stderr
+    for method in ("default", "search"):
+        on = module.make_estimator(method, "yes", 1, True)
+        off = module.make_estimator(method, "yes", 1)
+        base_on = on.estimator if method == "search" else on
+        base_off = off.estimator if method == "search" else off
+        assert base_on.significant_cuts is True and base_off.significant_cuts is False
+    assert module.make_estimator("search", "yes", 1).get_params()["refine"] is None
 
 
 def test_the_external_tasks_report(capsys, monkeypatch):

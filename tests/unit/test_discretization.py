@@ -550,3 +550,62 @@ def test_a_numeric_column_of_row_ids_draws_a_warning_naming_it():
     assert said[0].startswith("Column 'customer_id' holds a different whole number in each")
     assert said[1].startswith("Column 'line' holds a different whole number")
     assert "exclude it" in said[0]
+
+
+# -- significant cuts (twentieth design round) -------------------------------------------------
+
+
+def test_fisher_p_matches_the_hypergeometric_tails():
+    from scipy.stats import hypergeom
+
+    from libre_lib.discretization import _fisher_p
+
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n1, n2 = (int(v) for v in rng.integers(1, 300, 2))
+        a, b = int(rng.integers(0, n1 + 1)), int(rng.integers(0, n2 + 1))
+        low = hypergeom.cdf(a, n1 + n2, a + b, n1)
+        high = hypergeom.sf(a - 1, n1 + n2, a + b, n1)
+        expected = min(1.0, 2 * min(low, high))
+        if 1e-250 < expected < 0.2:  # near 1 the tails' doubling is a convention, not a test
+            assert _fisher_p(n1 - a, a, n2 - b, b) == pytest.approx(expected, rel=1e-9)
+    assert _fisher_p(10, 0, 20, 0) == 1.0  # one class only: nothing to tell apart
+    assert _fisher_p(0, 0, 5, 5) == 1.0  # an empty interval
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_significant_cuts_drop_the_specks_of_noise_and_keep_the_real_step(seed):
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(0, 100, 4_000)
+    positive = rng.random(4_000) < np.where(values > 60, 0.6, 0.1)  # one real step at 60
+    plain = chimerge_cuts(values, positive, 6.0)
+    cuts = chimerge_cuts(values, positive, 6.0, significant_cuts=True)
+    assert plain.size >= 2  # ChiMerge alone keeps specks of a dozen rows
+    assert cuts.size == 1 and abs(cuts[0] - 60) < 1 and cuts[0] in plain
+
+
+def test_significant_cuts_keep_a_small_interval_that_is_very_pure():
+    """A size floor would merge it: 2 % of the rows, but 40 of 40 positive at a base of 10 %."""
+    values = np.arange(2_000, dtype=float)
+    positive = np.zeros(2_000, dtype=bool)
+    positive[::10] = True
+    positive[1_000:1_040] = True
+    cuts = chimerge_cuts(values, positive, 6.0, significant_cuts=True)
+    assert set(cuts) == {1_000.0, 1_040.0}
+
+
+def test_significant_cuts_in_the_estimator_and_its_model_file():
+    from libre_lib import LibreClassifier
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"x": rng.uniform(0, 100, 3_000), "c": rng.choice(["a", "b"], 3_000)})
+    y = rng.random(3_000) < np.where(X["x"] > 60, 0.6, 0.1)
+    params = dict(random_state=0, max_intervals=None, max_rules=3, alpha=0.5)
+    plain = LibreClassifier(**params, conflict_tolerance=0).fit(X, y)
+    model = LibreClassifier(**params, conflict_tolerance=0, significant_cuts=True).fit(X, y)
+    x_cuts = model.discretization_.features[0].cuts
+    assert len(x_cuts) == 1 and len(plain.discretization_.features[0].cuts) > 1
+    assert model.discretization_.features[1] == plain.discretization_.features[1]  # categories
+    again = LibreClassifier.from_json(model.to_json())
+    assert again.significant_cuts is True
+    assert np.array_equal(again.predict(X), model.predict(X))

@@ -677,3 +677,24 @@ def test_a_class_too_small_for_the_inner_folds_is_named():
     y[1] = True
     with pytest.warns(UserWarning, match="least populated class"):
         LibreSearchCV(grid, random_state=0).fit(X, y)
+
+
+def test_significant_cuts_can_be_tuned_and_score_like_plain_fits(haberman):
+    """Each value gets its own discretization (not shared with the other's), scored exactly
+    as the plain fit; the estimator's value holds when the grid leaves it out."""
+    X, y, info = haberman
+    grid = {"significant_cuts": [False, True], "max_intervals": [None], "n_estimators": [5]}
+    search = LibreSearchCV(
+        grid, positive_class=info.positive_class, cv=3, random_state=0, refit=False
+    ).fit(X, y)
+    assert_scores_equal_plain_fits(search.cv_results_, haberman)
+    assert [p["significant_cuts"] for p in search.cv_results_["params"]] == [False, True]
+    base = LibreClassifier(significant_cuts=True, max_intervals=None)
+    fixed = LibreSearchCV(
+        {"n_estimators": [5]}, estimator=base, positive_class=info.positive_class, cv=3,
+        random_state=0,
+    ).fit(X, y)  # fmt: skip
+    assert fixed.best_estimator_.significant_cuts is True
+    assert np.array_equal(
+        search.cv_results_["mean_test_score"][1:], fixed.cv_results_["mean_test_score"]
+    )

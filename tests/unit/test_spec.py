@@ -218,6 +218,7 @@ def test_the_default_store_lies_next_to_the_spec_and_an_absolute_store_is_kept(t
             r"'bmi' is labelled 'age', the name of another labelled column",
         ),
         ({"model": {"refine": "precision"}}, r"model.refine: must be one of"),
+        ({"model": {"significant_cuts": "often"}}, r"model.significant_cuts: "),
         ({"tuning": {"refine": "precision"}}, r"tuning.refine: .*'f1' or 'accuracy'"),
         ({"tuning": {"grid": {"refine": ["f1"]}}}, r"'refine' cannot be tuned"),
     ],
@@ -313,3 +314,12 @@ def test_a_directory_of_one_format_needs_no_data_format(tmp_path):
         parse_spec({**RAW, "data": {"path": "empty"}}, base_dir=tmp_path)
     with pytest.raises(SpecError, match=r"is neither \.csv nor \.parquet"):  # not there yet
         parse_spec({**RAW, "data": {"path": "missing"}}, base_dir=tmp_path)
+
+
+def test_significant_cuts_in_the_model_section_and_the_tuning_grid():
+    spec = parse_spec({**RAW, "model": {"significant_cuts": True}})
+    assert spec.model.significant_cuts is True
+    assert spec.estimator_params()["significant_cuts"] is True
+    assert "significant_cuts" not in parse_spec(RAW).estimator_params()  # off: as before it
+    tuned = parse_spec({**RAW, "tuning": {"grid": {"significant_cuts": [False, True]}}})
+    assert tuned.tuning.grid == {"significant_cuts": [False, True]}
