@@ -71,10 +71,10 @@ def floor_chimerge(fraction: float) -> None:
     ``fraction`` x the column's smaller class count (the existing ``min_count`` merge step)."""
     plain = discretization._cuts_from_counts
 
-    def floored(distinct, counts, threshold, max_intervals, max_prebins, min_count=0.0):
+    def floored(distinct, counts, threshold, max_intervals, max_prebins, min_count=0.0, *more):
         smaller = float(np.asarray(counts, dtype=np.float64).sum(axis=0).min())
         floor = max(min_count, fraction * smaller)
-        return plain(distinct, counts, threshold, max_intervals, max_prebins, floor)
+        return plain(distinct, counts, threshold, max_intervals, max_prebins, floor, *more)
 
     discretization._cuts_from_counts = floored
 

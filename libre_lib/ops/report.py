@@ -297,6 +297,8 @@ class RuleReport:
     refine: str | None = None
     """The model's boundary refinement ("f1", "accuracy"), if any: its cut points may lie
     inside the bins."""
+    significant_cuts: bool = False
+    """Whether ChiMerge's cut points were thinned to those Fisher's test finds significant."""
 
     @property
     def cautions(self) -> tuple[str, ...]:
@@ -454,6 +456,7 @@ def build_report(
         display_rows=" and ".join(shown),
         grouped=_grouped(display, [*ruleset, *_diff_rules(changes)]),
         refine=getattr(model, "refine", None),
+        significant_cuts=bool(getattr(model, "significant_cuts", False)),
     )
 
 
@@ -826,7 +829,9 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     out.append(md_table(*_frame_rows(report.curve, CURVE_HEADERS)))
 
     if report.discretization is not None:
-        section = discretization_blocks(report.discretization, report.display_rows, report.refine)
+        section = discretization_blocks(
+            report.discretization, report.display_rows, report.refine, report.significant_cuts
+        )
         out.append(f"## {section[0][1]}")
         out += blocks(section[1:])
 
@@ -1138,7 +1143,9 @@ def render_html(report: RuleReport) -> str:
 
     if report.discretization is not None:
         out += _section(
-            discretization_blocks(report.discretization, report.display_rows, report.refine),
+            discretization_blocks(
+                report.discretization, report.display_rows, report.refine, report.significant_cuts
+            ),
             figures,
         )
 

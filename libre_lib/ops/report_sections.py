@@ -306,7 +306,10 @@ REFINED = {"f1": "F1", "accuracy": "accuracy"}
 
 
 def discretization_blocks(
-    table: pd.DataFrame | None, rows: str = "training and holdout", refine: str | None = None
+    table: pd.DataFrame | None,
+    rows: str = "training and holdout",
+    refine: str | None = None,
+    significant_cuts: bool = False,
 ) -> list[Block]:
     blocks: list[Block] = [("h", "How each column was discretized")]
     if table is None or not len(table):
@@ -319,6 +322,13 @@ def discretization_blocks(
             f"than {MANY_CATEGORIES} categories: one bin per group of categories of similar "
             "positive share); "
             "rules are unions of bins"
+            + (
+                ". A numeric cut point is kept only where the training rows on its two sides "
+                "differ significantly (Fisher's exact test at the ChiMerge threshold's level, "
+                "divided by the number of places a column could be cut; significant_cuts)"
+                if significant_cuts
+                else ""
+            )
             + (
                 f". Then each rule's numeric cut points were moved on the training rows to the "
                 f"values that raise the rule set's training {REFINED[refine]} (refine: "

@@ -1176,3 +1176,13 @@ def test_a_refined_model_says_its_cut_points_may_lie_inside_the_bins(liver, repo
     assert "training F1 (refine: f1), so a rule's cut point may lie inside a bin" in text
     assert "(refine: f1)" in render_html(build_report(refined, X, y, title="refined"))
     assert "inside a bin" not in render_markdown(report)
+
+
+def test_a_model_with_significant_cuts_says_how_its_cut_points_were_kept(liver, report):
+    model, X, y, _ = liver
+    thinned = LibreClassifier(**{**model.get_params(), "significant_cuts": True}).fit(X, y)
+    text = render_markdown(build_report(thinned, X, y, title="thinned"))
+    assert "kept only where the training rows on its two sides differ significantly" in text
+    assert "significant_cuts" in render_html(build_report(thinned, X, y, title="thinned"))
+    plain = render_markdown(build_report(model, X, y, title="plain"))
+    assert "differ significantly" not in plain
