@@ -316,18 +316,31 @@ def _merge_compiled(counts, threshold, cap, min_count):
                     j = i
             if not (chi2[j] < threshold or (cap >= 0 and m > cap)):
                 break
-        neg[j] += neg[j + 1]
-        pos[j] += pos[j + 1]
-        for i in range(j + 1, m - 1):
-            neg[i] = neg[i + 1]
-            pos[i] = pos[i + 1]
-            kept[i] = kept[i + 1]
-        for i in range(j, m - 2):
-            chi2[i] = chi2[i + 1]
+        _join(neg, pos, kept, chi2, j, m)
         m -= 1
         lo, hi = max(j - 1, 0), min(j + 1, m - 1)
         for i in range(lo, hi):
             chi2[i] = _pair_chi2(neg[i], pos[i], neg[i + 1], pos[i + 1])
+    return _merged(neg, pos, kept, m)
+
+
+@njit(cache=True, nogil=True)
+def _join(neg, pos, kept, pair_scores, j, m):
+    """Merge interval ``j + 1`` into ``j`` of the first ``m``, in place: the intervals after
+    it and the adjacent pairs' scores shift down by one."""
+    neg[j] += neg[j + 1]
+    pos[j] += pos[j + 1]
+    for i in range(j + 1, m - 1):
+        neg[i] = neg[i + 1]
+        pos[i] = pos[i + 1]
+        kept[i] = kept[i + 1]
+    for i in range(j, m - 2):
+        pair_scores[i] = pair_scores[i + 1]
+
+
+@njit(cache=True, nogil=True)
+def _merged(neg, pos, kept, m):
+    """The first ``m`` intervals' counts and indices, as the merge loops return them."""
     merged = np.empty((m, 2))
     merged[:, 0] = neg[:m]
     merged[:, 1] = pos[:m]
@@ -384,21 +397,11 @@ def _merge_insignificant(counts, level):
                 j = i
         if p[j] <= level:
             break
-        neg[j] += neg[j + 1]
-        pos[j] += pos[j + 1]
-        for i in range(j + 1, m - 1):
-            neg[i] = neg[i + 1]
-            pos[i] = pos[i + 1]
-            kept[i] = kept[i + 1]
-        for i in range(j, m - 2):
-            p[i] = p[i + 1]
+        _join(neg, pos, kept, p, j, m)
         m -= 1
         for i in range(max(j - 1, 0), min(j + 1, m - 1)):
             p[i] = _fisher_p(neg[i], pos[i], neg[i + 1], pos[i + 1])
-    merged = np.empty((m, 2))
-    merged[:, 0] = neg[:m]
-    merged[:, 1] = pos[:m]
-    return merged, kept[:m].copy()
+    return _merged(neg, pos, kept, m)
 
 
 #: Integers beyond this lose precision as float64 (cut points are floats).
