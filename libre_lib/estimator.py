@@ -204,8 +204,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         ChiMerge alone keeps specks of a dozen rows that pass its threshold by chance
         (``amount ∈ [757, 763) ∪ [875, 900)``); with this, rules cut where the data do. On
         the design half the outer F1 was unchanged (mean −0.0005) with plainer rules and
-        fits two to five times faster, but the bar asked a gain, so it is not the default
-        (docs/benchmarks.md, twentieth round).
+        faster fits, but the bar asked a gain, so it is not the default (docs/benchmarks.md,
+        twentieth round).
     positive_class : label or None, default=None
         The class the rules describe. Default: 1 or True if present, else the yes of a pair of
         names such as no/yes, n/y, false/true, "0"/"1" or negative/positive, else the minority
