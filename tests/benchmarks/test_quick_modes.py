@@ -555,3 +555,36 @@ def test_the_external_tasks_report(capsys, monkeypatch):
     assert "| mean, tasks with signal (how many) | | | 0.600 (1) | 0.500 (1) | |" in shown
     assert "| mean, tasks without (how many) | | | – | 0.100 (1) | |" in shown
     assert "- a::one: Column 'x'" in shown and "- a::two: ERROR ValueError: bad column" in shown
+
+
+def test_a_new_users_spec_for_an_external_task(monkeypatch, tmp_path):
+    """``pipeline_targets.py --new-user-external``: the task's rows as a CSV beside a spec
+    holding only the data, the target and its positive class, which the pipeline reads."""
+    import types
+
+    import yaml
+
+    from libre_lib.ops.spec import load_spec
+
+    fake = types.ModuleType("external")
+    task = types.SimpleNamespace(package="pkg", item="Some_Data", target="outcome")
+    fake.TASKS = (task,)
+    fake.name_of = lambda t: f"{t.package}::{t.item}"
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "c": ["a", "b", "a", "b"]})
+    labels = pd.Series(["no", "yes", "no", "no"], name="outcome")
+    fake.load = lambda t: (frame, labels, types.SimpleNamespace(positive_class="yes"))
+    monkeypatch.setitem(sys.modules, "external", fake)
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("_bench_targets", BENCH / "pipeline_targets.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = module.external_spec("pkg::Some_Data", tmp_path / "new")
+    raw = yaml.safe_load(path.read_text())
+    assert set(raw) == {"name", "data", "target", "store"} and raw["name"] == "some-data-new-user"
+    assert raw["target"] == {"column": "outcome", "positive_class": "yes"}
+    written = pd.read_csv(path.parent / raw["data"]["path"])
+    assert list(written.columns) == ["x", "c", "outcome"] and len(written) == 4
+    loaded = load_spec(path)
+    assert loaded.tuning.enabled and loaded.target.column == "outcome"
+    with pytest.raises(SystemExit, match="unknown external task 'pkg::other'"):
+        module.external_spec("pkg::other", tmp_path / "other")
