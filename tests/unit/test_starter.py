@@ -37,7 +37,9 @@ def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_pa
     assert spec.name == "visits" and spec.target.positive_class == "yes"  # quoted: not a bool
     assert spec.features.include == ["age", "plan"] and spec.features.categorical == ["plan"]
     assert spec.data_location() == str((tmp_path / "data" / "visits.csv").resolve())
-    assert spec.tuning.enabled
+    assert spec.tuning.enabled and not spec.model.significant_cuts
+    hinted = text.replace("  # significant_cuts: true", "  significant_cuts: true")
+    assert st.check(hinted, tmp_path / "visits.yaml").model.significant_cuts  # uncommented
 
 
 @pytest.mark.parametrize(
