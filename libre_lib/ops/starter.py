@@ -89,7 +89,7 @@ class Starter:
             "model:",
             "  random_state: 0",
             "  # significant_cuts: true  # numeric cut points only where the data differ",
-            "  #   significantly: plainer rules, same F1 on our benchmarks (docs/algorithm.md)",
+            "  #   significantly: plainer rules, off by default (docs/algorithm.md)",
             "# tuning is on by default: LibreSearchCV chooses the parameters inside the flow;",
             "# tuning: {enabled: false} fits LibreClassifier's defaults instead (faster).",
             "# a new version replaces the champion when its holdout F1 is not lower;",
