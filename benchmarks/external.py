@@ -129,7 +129,6 @@ def libre_default(X_train, y_train, X_test, info: Info, seed: int) -> dict:
         "n_rules": len(model.rules_),
         "fit_s": fit_s,
         "warnings": said,
-        "train_pred": model.predict(X_train) == info.positive_class,
     }
 
 
