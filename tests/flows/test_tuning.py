@@ -20,6 +20,18 @@ def _recomputed(summary):
     return {s["stage"] for s in summary["stages"] if not s["cache_hit"]}
 
 
+def _search_beside_the_run(spec_path, summary):
+    """The spec, the run's training rows, the spec's search fitted on them and the model the
+    run shipped."""
+    spec = load_spec(spec_path)
+    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    X, y = stages.split_rows(spec, data, holdout)
+    search = stages.search(spec).fit(X, y)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    return spec, X, y, search, model
+
+
 @pytest.fixture(scope="module")
 def tuned_run(tmp_path_factory, write_spec):
     spec = write_spec(tmp_path_factory.mktemp("tuning"), tuning__enabled=True, tuning__refine="f1")
@@ -28,12 +40,7 @@ def tuned_run(tmp_path_factory, write_spec):
 
 def test_the_pipeline_model_is_the_searchs_refit_on_the_same_rows(tuned_run):
     spec_path, summary, _ = tuned_run
-    spec = load_spec(spec_path)
-    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
-    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
-    X, y = stages.split_rows(spec, data, holdout)
-    search = stages.search(spec).fit(X, y)
-    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    spec, X, y, search, model = _search_beside_the_run(spec_path, summary)
     assert model.rules_ == search.best_estimator_.rules_
     assert model.get_params()["alpha"] == search.best_estimator_.alpha
     # the refit's boundary refinement ran in the flow too (it moves a cut point here)
@@ -197,12 +204,7 @@ def test_significant_cuts_tuned_in_the_flow_give_the_searchs_model(tmp_path, wri
     grid = {"significant_cuts": [False, True], "max_intervals": [None], "max_rules": [1, 3]}
     spec_path = write_spec(tmp_path, name="pima", tuning__grid=grid, tuning__folds=3)
     summary = train(spec_path)
-    spec = load_spec(spec_path)
-    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
-    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
-    X, y = stages.split_rows(spec, data, holdout)
-    search = stages.search(spec).fit(X, y)
-    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    *_, search, model = _search_beside_the_run(spec_path, summary)
     assert model.rules_ == search.best_estimator_.rules_
     assert model.significant_cuts == search.best_params_["significant_cuts"]
     picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
