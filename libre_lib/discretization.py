@@ -286,10 +286,7 @@ def _pair_chi2(a, b, c, d):
 def _merge_compiled(counts, threshold, cap, min_count):
     """:func:`_merge` on arrays shifted in place (at most ``max_prebins`` intervals, so the
     quadratic shifting is cheap); returns the merged counts and the kept intervals' indices."""
-    m = counts.shape[0]
-    neg = counts[:, 0].copy()
-    pos = counts[:, 1].copy()
-    kept = np.arange(m)
+    neg, pos, kept, m = _unmerged(counts)
     chi2 = np.zeros(max(m - 1, 0))
     for i in range(m - 1):
         chi2[i] = _pair_chi2(neg[i], pos[i], neg[i + 1], pos[i + 1])
@@ -322,6 +319,13 @@ def _merge_compiled(counts, threshold, cap, min_count):
         for i in range(lo, hi):
             chi2[i] = _pair_chi2(neg[i], pos[i], neg[i + 1], pos[i + 1])
     return _merged(neg, pos, kept, m)
+
+
+@njit(cache=True, nogil=True)
+def _unmerged(counts):
+    """The merge loops' working copies: negatives, positives, kept indices, and their count."""
+    m = counts.shape[0]
+    return counts[:, 0].copy(), counts[:, 1].copy(), np.arange(m), m
 
 
 @njit(cache=True, nogil=True)
@@ -383,10 +387,7 @@ def _fisher_p(neg1, pos1, neg2, pos2):
 def _merge_insignificant(counts, level):
     """Merge the adjacent pair with the highest :func:`_fisher_p` while it exceeds ``level``;
     returns the merged counts and the kept intervals' indices (as :func:`_merge_compiled`)."""
-    m = counts.shape[0]
-    neg = counts[:, 0].copy()
-    pos = counts[:, 1].copy()
-    kept = np.arange(m)
+    neg, pos, kept, m = _unmerged(counts)
     p = np.zeros(max(m - 1, 0))
     for i in range(m - 1):
         p[i] = _fisher_p(neg[i], pos[i], neg[i + 1], pos[i + 1])
