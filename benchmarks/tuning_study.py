@@ -33,6 +33,7 @@ columns with ``run --pad 60``: :func:`padded`). Results and their reading: docs/
     python benchmarks/tuning_study.py wide FILE...      # the grid with / without its largest
                                                         # n_estimators
     python benchmarks/tuning_study.py stops FILE...     # round 9: the early stops up to 13
+                                                        # (--candidate 1 2 3 5 8: round 21)
 """
 
 from __future__ import annotations
@@ -701,10 +702,12 @@ def wide_report(paths) -> str:
     return "\n".join(lines)
 
 
-def stops_report(paths) -> str:
-    """Round nine: the search's choice rule over the grid of the runs (early stops up to
-    :data:`STUDY_STOPS`) and over its points with the default's early stops (:data:`EARLY_STOP`,
-    up to 13), and how often the former picks a stop the default grid no longer has."""
+def stops_report(paths, candidate=None) -> str:
+    """Rounds 9 and 21: the search's choice rule over the grid of the runs (early stops up to
+    :data:`STUDY_STOPS`), over its points with the default's early stops (:data:`EARLY_STOP`)
+    and, given ``candidate`` (a list of early stops), over its points with those; and how often
+    the first picks a stop the default grid no longer has, or the default one outside
+    ``candidate``."""
     results = _merged(paths)
     choose = _tolerance_rule(SEARCH_RULE)
     replays = [replay_rule(entry, _all, choose) for entry in results.values()]
@@ -717,6 +720,18 @@ def stops_report(paths) -> str:
     lines.append(_row(f"{axis_values(EARLY_STOP)} (the default grid's)", capped))
     dropped = [sum(p.get("max_rules") not in EARLY_STOP for p in r["params"]) for r in replays]
     lines.append("| folds picking 21 or None | " + " | ".join(map(str, dropped)) + " | | |")
+    if candidate:
+        kept = [
+            replay_rule(entry, lambda p: p.get("max_rules") in candidate, choose)
+            for entry in results.values()
+        ]
+        lines.append(_row(f"{axis_values(candidate)} (candidate)", kept))
+        beyond = [sum(p.get("max_rules") not in candidate for p in r["params"]) for r in capped]
+        lines.append(
+            f"| default grid's folds picking a stop outside {axis_values(candidate)} | "
+            + " | ".join(map(str, beyond))
+            + " | | |"
+        )
     return "\n".join(lines)
 
 
@@ -766,8 +781,9 @@ def main(argv=None) -> None:
     b.add_argument("results", type=Path, nargs="+")
     w = sub.add_parser("wide", help="the grid with and without its widest n_estimators")
     w.add_argument("results", type=Path, nargs="+")
-    s = sub.add_parser("stops", help="round 9: the early stops up to 13 or up to 21 and None")
+    s = sub.add_parser("stops", help="rounds 9 and 21: the grid's early stops, or fewer")
     s.add_argument("results", type=Path, nargs="+")
+    s.add_argument("--candidate", type=int, nargs="+", help="early stops to compare too")
     x = sub.add_parser(
         "chi2", help="round 15: the grid with and without a fourth ChiMerge threshold"
     )
@@ -796,7 +812,7 @@ def main(argv=None) -> None:
     elif args.cmd == "wide":
         print(wide_report(args.results))
     elif args.cmd == "stops":
-        print(stops_report(args.results))
+        print(stops_report(args.results, args.candidate))
     elif args.cmd == "chi2":
         print(chi2_report(args.results))
     elif args.cmd == "design":
