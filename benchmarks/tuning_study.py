@@ -79,7 +79,7 @@ PAPER = {  # the paper's LIBRE F1 and #rules
     "tictactoe": (1.00, 9.0),
     "transfusion": (0.49, 1.2),
 }
-#: The early stops of the default grid until the ninth study round (it now ends at 13,
+#: The early stops of the default grid until the ninth study round (it ends at 8 since round 21,
 #: :data:`EARLY_STOP`): the study grids keep them, so that earlier rounds replay and round nine
 #: compares both.
 STUDY_STOPS = [1, 2, 3, 5, 8, 13, 21, None]

@@ -175,9 +175,9 @@ def test_the_paired_report_replays_every_rule(study, results):
         assert row.split("|")[2].strip() == f"{r['f1'][0]:.3f} / {r['rules'][0]:.1f}"
 
 
-def test_the_stops_report_compares_the_early_stops_up_to_13_with_those_up_to_none(study, tmp_path):
+def test_the_stops_report_compares_the_default_early_stops_with_those_up_to_none(study, tmp_path):
     # inner figures: 21 and None beat the short stop by far more than a standard error, so
-    # the rule keeps 21 on the whole grid and 5 once the grid ends at 13
+    # the rule keeps 21 on the whole grid and 5 once the grid ends at 8
     params = [json.dumps({"alpha": 0.5, "max_rules": k}) for k in (5, 21, None)]
     fold = {
         "inner_f1": [0.60, 0.80, 0.79],
@@ -192,25 +192,27 @@ def test_the_stops_report_compares_the_early_stops_up_to_13_with_those_up_to_non
     assert rows[2].split("|")[2].strip() == "0.750 / 19.0"
     assert rows[3].split("|")[2].strip() == "0.550 / 5.0"
     assert rows[4].split("|")[2].strip() == "1"
-    assert "{1, 2, 3, 5, 8, 13}" in rows[3] and "None}" in rows[2]
+    assert "{1, 2, 3, 5, 8}" in rows[3] and "None}" in rows[2]
 
 
 def test_the_stops_report_compares_a_candidate_set_of_early_stops(study, tmp_path):
-    # 13 beats 8 by far more than a standard error: the default grid keeps 13, the candidate
-    # that ends at 8 keeps 8, and the one fold picking 13 is counted as outside it
-    params = [json.dumps({"alpha": 0.5, "max_rules": k}) for k in (8, 13)]
+    # the default grid's last stop beats the one before by far more than a standard error: the
+    # default grid keeps the last, a candidate without it keeps the one before, and the one
+    # fold picking the last is counted as outside the candidate
+    *candidate, last = study.EARLY_STOP
+    params = [json.dumps({"alpha": 0.5, "max_rules": k}) for k in (candidate[-1], last)]
     fold = {
         "inner_f1": [0.70, 0.80],
         "inner_std": [0.01, 0.01],
-        "inner_rules": [8.0, 13.0],
+        "inner_rules": [float(candidate[-1]), float(last)],
         "f1": [0.66, 0.77],
-        "rules": [8, 13],
+        "rules": [candidate[-1], last],
     }
     out = tmp_path / "stops.json"
     out.write_text(json.dumps({"toy": {"params": params, "folds": [fold], "inner_folds": 5}}))
-    rows = study.stops_report([out], candidate=[1, 2, 3, 5, 8]).splitlines()
-    assert rows[3].split("|")[2].strip() == "0.770 / 13.0"
-    assert rows[5].split("|")[2].strip() == "0.660 / 8.0"
-    assert "{1, 2, 3, 5, 8}" in rows[5] and "candidate" in rows[5]
+    rows = study.stops_report([out], candidate=candidate).splitlines()
+    assert rows[3].split("|")[2].strip() == f"0.770 / {last:.1f}"
+    assert rows[5].split("|")[2].strip() == f"0.660 / {candidate[-1]:.1f}"
+    assert study.axis_values(candidate) in rows[5] and "candidate" in rows[5]
     assert rows[6].split("|")[2].strip() == "1"
     assert len(study.stops_report([out]).splitlines()) == 5  # no candidate: no extra rows
