@@ -133,8 +133,10 @@ PAPER_GRID = {
 #: is a prefix of the uncapped cover. They end at 8 rules since the twenty-first study round
 #: (docs/benchmarks.md; 21 and None, no early stop, went in the ninth, 13 in the
 #: twenty-first, each by non-inferiority on the design half): a default rule set has at most 8
-#: rules. Pass a grid with ``max_rules=[1, 2, 3, 5, 8, 13]`` for more (large data with many
-#: rules: bank, spambase), or ``max_rules=[None]`` for the paper's selection.
+#: rules. For more (large data with many rules: bank, spambase) pass the default grid with
+#: ``max_rules`` widened in each part, ``[{**part, "max_rules": [1, 2, 3, 5, 8, 13]} for part
+#: in DEFAULT_GRID]`` (docs/pipeline.md: the same in a spec), or ``[None]`` for the paper's
+#: selection.
 EARLY_STOP = list(AUTO_STOPS)
 
 #: Conflict tolerances tried by default with H1 (0: the paper's learner).
