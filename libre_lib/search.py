@@ -70,6 +70,7 @@ import logging
 import numbers
 import time
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,7 +89,7 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from .ensemble import learn_subset, union_candidates
-from .errors import DataError, LibreWarning, ParameterError
+from .errors import DataError, LibreWarning, ParameterError, excerpt
 from .estimator import (
     AUTO_FALLBACK,
     AUTO_STOPS,
@@ -112,7 +113,7 @@ from .inputs import (
     pandas_frame,
     refuse_infinite,
 )
-from .params import AUTO, SEARCH_PARAMETERS, validate_params
+from .params import AUTO, SEARCH_PARAMETERS, broken_rule, validate_params
 from .progress import progress_on_stderr
 from .rules import rule_from_point
 from .selection import Selection, cover_filtered, filter_for_cover, majority_prefix
@@ -133,10 +134,9 @@ PAPER_GRID = {
 #: is a prefix of the uncapped cover. They end at 8 rules since the twenty-first study round
 #: (docs/benchmarks.md; 21 and None, no early stop, went in the ninth, 13 in the
 #: twenty-first, each by non-inferiority on the design half): a default rule set has at most 8
-#: rules. For more (large data with many rules: bank, spambase) pass the default grid with
-#: ``max_rules`` widened in each part, ``[{**part, "max_rules": [1, 2, 3, 5, 8, 13]} for part
-#: in DEFAULT_GRID]`` (docs/pipeline.md: the same in a spec), or ``[None]`` for the paper's
-#: selection.
+#: rules. For more (large data with many rules: bank, spambase) list the stops to tune,
+#: ``LibreSearchCV(max_rules=[1, 2, 3, 5, 8, 13])`` (a spec's ``tuning.max_rules``), or
+#: ``[None]`` for the paper's selection.
 EARLY_STOP = list(AUTO_STOPS)
 
 #: Conflict tolerances tried by default with H1 (0: the paper's learner).
@@ -213,6 +213,20 @@ def default_grid(
     return parts
 
 
+def _with_early_stops(grid, stops: list) -> dict | list:
+    """``grid`` (``ParameterGrid`` syntax) with the early-stop axis ``max_rules`` = ``stops``
+    in each of its parts; a part that tunes ``max_rules`` already is refused."""
+    parts = [grid] if isinstance(grid, Mapping) else grid
+    if not isinstance(parts, Sequence) or not all(isinstance(p, Mapping) for p in parts):
+        return grid  # ParameterGrid names what is wrong with it
+    if any("max_rules" in part for part in parts):
+        raise ParameterError(
+            "max_rules lists the early stops to tune and param_grid tunes max_rules too: pick one."
+        )
+    widened = [{**part, "max_rules": list(stops)} for part in parts]
+    return widened[0] if isinstance(grid, Mapping) else widened
+
+
 # Parameters fixed by the search itself, never tuned.
 _FIXED = ("positive_class", "categorical_features", "refine", "random_state", "n_jobs", "verbose")
 # Which stage each tunable parameter acts on.
@@ -243,10 +257,13 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         tuned.
     estimator : LibreClassifier or None, default=None
         Holds the parameters that are not tuned (default: LibreClassifier's defaults).
-    max_rules : int or None, default=None
-        Cap on the number of rules of every candidate (``max_rules=3`` is the paper's
-        "LIBRE 3"); overrides ``estimator.max_rules``. Leave it None to tune ``max_rules`` (the
-        early stop; the default grid does).
+    max_rules : int, list of (int or None), or None, default=None
+        An int caps the rules of every candidate (``max_rules=3`` is the paper's "LIBRE 3");
+        overrides ``estimator.max_rules``. A list gives the early stops to tune in place of
+        the default grid's :data:`EARLY_STOP` (``[1, 2, 3, 5, 8, 13]`` allows 13 rules; None in
+        it: no early stop, the paper's selection): it becomes the ``max_rules`` axis of every
+        part of the grid, which must not tune ``max_rules`` itself. None tunes the grid's own
+        early stops (the default grid's :data:`EARLY_STOP`).
     positive_class : label or None, default=None
         The class the rules describe; overrides ``estimator.positive_class``. When None it is
         resolved once on the training labels (as LibreClassifier does) and then fixed for every
@@ -381,7 +398,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 f"Got {type(base).__name__} instead."
             )
         params = base.get_params(deep=False)
-        if self.max_rules is not None:
+        if self._early_stops() is None and self.max_rules is not None:  # one cap, not tuned
             params["max_rules"] = self.max_rules
         if self.categorical_features is not None:
             params["categorical_features"] = self.categorical_features
@@ -390,11 +407,38 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             params["refine"] = self.refine
         return params
 
+    def _early_stops(self) -> list | None:
+        """``max_rules`` as the early stops to tune (a list or tuple of caps), else None."""
+        stops = self.max_rules
+        if not isinstance(stops, (list, tuple)):
+            return None
+        if not stops:
+            raise ParameterError(
+                "The 'max_rules' parameter of LibreSearchCV is an empty list: list the early "
+                "stops to tune (e.g. [1, 2, 3, 5, 8, 13]), or give one cap, or None."
+            )
+        for stop in stops:
+            rule = broken_rule("max_rules", stop)
+            if rule is not None or isinstance(stop, str):
+                raise ParameterError(
+                    "Each early stop in the 'max_rules' parameter of LibreSearchCV must be an "
+                    f"int >= 1 or None (no early stop). Got {excerpt(stop)} in {excerpt(stops)}."
+                )
+        if len(set(stops)) < len(stops):
+            raise ParameterError(
+                "The 'max_rules' parameter of LibreSearchCV lists an early stop twice: "
+                f"{excerpt(stops)}."
+            )
+        return list(stops)
+
     def _candidates(self, base: dict, n_positives: int, n_rows: int) -> list[dict]:
+        stops = self._early_stops()
         if self.param_grid is not None:
             grid = self.param_grid
-        else:  # with the cap fixed, no early-stop axis
+        else:  # with the cap fixed or listed, the default grid without its early-stop axis
             grid = default_grid(n_positives, caps_bins(n_rows), self.max_rules is None)
+        if stops is not None:
+            grid = _with_early_stops(grid, stops)
         try:
             points = list(ParameterGrid(grid))
         except (TypeError, ValueError) as exc:
@@ -413,7 +457,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 raise ParameterError(
                     f"param_grid may not tune {fixed}: set them on LibreSearchCV instead."
                 )
-            if "max_rules" in point and self.max_rules is not None:
+            if "max_rules" in point and self.max_rules is not None and stops is None:
                 raise ParameterError(
                     "max_rules is both fixed (max_rules=...) and tuned (param_grid): pick one."
                 )

@@ -316,6 +316,14 @@ class ModelSpec(_Strict):
         return self
 
 
+#: The most rules a tuning section may cap the set cover at.
+_MOST_RULES = 10_000
+
+
+def _is_cap(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= _MOST_RULES
+
+
 #: LibreClassifier parameters a pipeline's tuning grid may not set (the spec fixes them).
 _UNTUNABLE = ("positive_class", "categorical_features", "refine", "random_state", "n_jobs")
 
@@ -330,7 +338,10 @@ class TuningSpec(_Strict):
     scoring: Literal["f1", "accuracy", "balanced_accuracy", "precision", "recall", "roc_auc"] = "f1"
     score_tolerance: float = Field(default=0.0, ge=0, le=1)
     standard_errors: float = Field(default=1.0, ge=0, le=10)
-    max_rules: int | None = Field(default=None, ge=1, le=10_000)
+    max_rules: Any = None  # int | list[int | None] | None, checked below
+    """One cap on the rules of every candidate (``max_rules: 3``, the paper's "LIBRE 3"), or
+    the early stops to tune in place of the default ones (``max_rules: [1, 2, 3, 5, 8, 13]``:
+    13 rules back for large data); ``LibreSearchCV``'s ``max_rules``."""
     refine: Literal["f1", "accuracy"] | None = None
     """The tuned model's boundary refinement (``LibreSearchCV``'s ``refine``): when set, it
     overrides the ``model`` section's ``refine``."""
@@ -362,6 +373,30 @@ class TuningSpec(_Strict):
                         raise ValueError(f"{name}: list values to try, not 'auto'")
                     if broken_rule(name, v) is not None:
                         raise ValueError(f"{name}: {v!r} must be {broken_rule(name, v)}")
+        return value
+
+    @field_validator("max_rules")
+    @classmethod
+    def _max_rules(cls, value):
+        if value is None:
+            return value
+        if not isinstance(value, list):
+            if not _is_cap(value):
+                raise ValueError(
+                    f"must be an int in [1, {_MOST_RULES:,}] (one cap) or a list of them (the "
+                    "early stops to tune, e.g. [1, 2, 3, 5, 8, 13]; null in it: no early stop)"
+                )
+            return value
+        if not value:
+            raise ValueError("list the early stops to tune (e.g. [1, 2, 3, 5, 8, 13]) or omit it")
+        for stop in value:
+            if stop is not None and not _is_cap(stop):
+                raise ValueError(
+                    f"each early stop must be an int in [1, {_MOST_RULES:,}] or null (no early "
+                    f"stop); {stop!r} is not"
+                )
+        if len(set(value)) < len(value):
+            raise ValueError("lists an early stop twice")
         return value
 
     def search_kwargs(self) -> dict[str, Any]:

@@ -133,6 +133,43 @@ def test_the_tuning_section_is_checked():
             PipelineSpec(**base, tuning={"grid": grid})
 
 
+def test_tuning_max_rules_takes_one_cap_or_the_early_stops_to_tune():
+    from libre_lib.errors import SpecError
+    from libre_lib.ops.spec import PipelineSpec
+
+    base = {"name": "x", "data": {"path": "x.csv"}, "target": {"column": "y", "positive_class": 1}}
+    for value in (3, [1, 2, 3, 5, 8, 13], [1, None], None):
+        tuning = PipelineSpec(**base, tuning={"max_rules": value}).tuning
+        assert tuning.search_kwargs()["max_rules"] == value
+    for value, message in [
+        ([], "list the early stops"),
+        ([1, "auto"], "'auto' is not"),
+        ([0, 3], "0 is not"),
+        ([3, 3], "twice"),
+        (0, "one cap"),
+        (2.5, "one cap"),
+        (True, "one cap"),
+        (20_000, "one cap"),
+    ]:
+        with pytest.raises((SpecError, ValueError), match=message):
+            PipelineSpec(**base, tuning={"max_rules": value})
+
+
+def test_early_stops_listed_in_the_spec_give_the_searchs_model(tmp_path, write_spec):
+    """``tuning.max_rules: [1, 13]`` tunes those early stops in the flow's tune tasks too."""
+    spec_path = write_spec(
+        tmp_path, tuning__grid={"alpha": [0.5, 0.9]}, tuning__max_rules=[1, 13], tuning__folds=3
+    )
+    summary = train(spec_path)
+    *_, search, model = _search_beside_the_run(spec_path, summary)
+    assert {p["max_rules"] for p in search.cv_results_["params"]} == {1, 13}
+    assert model.rules_ == search.best_estimator_.rules_
+    assert model.max_rules == search.best_params_["max_rules"]
+    picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
+    assert len(picked) == 4
+    assert picked["mean_score"].tolist() == pytest.approx(search.cv_results_["mean_test_score"])
+
+
 def test_flow_runs_are_named_after_the_pipeline_and_the_data_fingerprint(tuned_run):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName

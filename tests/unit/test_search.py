@@ -1,5 +1,6 @@
 """LibreSearchCV: inner CV on fit's data only, exact shared-work evaluation, sklearn API."""
 
+import re
 import warnings
 import weakref
 
@@ -214,6 +215,12 @@ def test_other_scorer_scores_like_plain_fits(haberman):
         {"param_grid": {"gamma": [1]}},
         {"param_grid": {"random_state": [0, 1]}},
         {"param_grid": {"max_rules": [1, 3]}, "max_rules": 3},
+        {"param_grid": [{"alpha": [0.5]}, {"max_rules": [1, 3]}], "max_rules": [1, 3]},
+        {"max_rules": []},
+        {"max_rules": [1, 0]},
+        {"max_rules": [2, "auto"]},
+        {"max_rules": [2, 2.5]},
+        {"max_rules": [3, 3]},
         {"param_grid": {"alpha": [2.0]}},
         {"cv": 1},
         {"score_tolerance": -0.1},
@@ -400,6 +407,50 @@ def test_default_grid_adds_the_early_stop_subset_sizes_and_the_tolerance(haberma
     for name, values in PAPER_GRID.items():
         if name != "heuristic":
             assert h1[name] == h2[name] == values
+
+
+def test_max_rules_lists_the_early_stops_to_tune(haberman):
+    """``max_rules=[...]`` replaces the default grid's early stops (13 back for large data):
+    the default stops listed give the default search, point for point."""
+    X, y, _ = haberman
+    default = LibreSearchCV(cv=2, random_state=0, refit=False).fit(X, y)
+    listed = LibreSearchCV(max_rules=tuple(EARLY_STOP), cv=2, random_state=0, refit=False)
+    listed.fit(X, y)
+    assert listed.param_grid_ == default.param_grid_ == DEFAULT_GRID
+    assert listed.cv_results_["params"] == default.cv_results_["params"]
+    assert np.array_equal(
+        listed.cv_results_["mean_test_score"], default.cv_results_["mean_test_score"]
+    )
+    wider = LibreSearchCV(max_rules=[1, 13, None], cv=2, random_state=0, refit=False).fit(X, y)
+    assert [part["max_rules"] for part in wider.param_grid_] == [[1, 13, None]] * 2
+    assert {p["max_rules"] for p in wider.cv_results_["params"]} == {1, 13, None}
+    assert len(wider.cv_results_["params"]) == len(default.cv_results_["params"]) // 5 * 3
+    # a given grid gets the axis in each part; the refit keeps the chosen stop
+    grid = [{"alpha": [0.5, 0.9]}, {"heuristic": ["H2"]}]
+    given = LibreSearchCV(grid, max_rules=[1, 2], cv=2, random_state=0).fit(X, y)
+    assert given.param_grid_ == [{**part, "max_rules": [1, 2]} for part in grid]
+    assert len(given.cv_results_["params"]) == 6
+    assert given.best_estimator_.max_rules == given.best_params_["max_rules"] in (1, 2)
+    assert grid == [{"alpha": [0.5, 0.9]}, {"heuristic": ["H2"]}]  # the user's grid untouched
+    one = LibreSearchCV({"alpha": [0.5]}, max_rules=[2], cv=2, random_state=0).fit(X, y)
+    assert one.param_grid_ == {"alpha": [0.5], "max_rules": [2]}
+
+
+@pytest.mark.parametrize(
+    ("stops", "words"),
+    [
+        ([], "empty list"),
+        ([1, 0], "Got 0 in [1, 0]"),
+        ([2, "auto"], "int >= 1 or None"),
+        ([3, 3], "twice"),
+    ],
+)
+def test_a_bad_list_of_early_stops_says_what_is_wrong(haberman, stops, words):
+    X, y, _ = haberman
+    with pytest.raises(ParameterError, match=re.escape(words)):
+        LibreSearchCV(max_rules=stops).fit(X, y)
+    with pytest.raises(ParameterError, match="pick one"):
+        LibreSearchCV({"max_rules": [1, 2]}, max_rules=[1, 2]).fit(X, y)
 
 
 def test_the_default_grid_caps_the_bins_on_many_rows(haberman, monkeypatch):
