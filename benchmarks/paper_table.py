@@ -355,7 +355,7 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
         tol = resolve_tolerance(
             choice.score_tolerance, choice.standard_errors, mean[idx], std[idx], search.n_splits_
         )
-        order = checked_order(idx[choice_order(mean[idx], rules[idx], tol)], res)
+        order = checked_order(idx[choice_order(mean[idx], rules[idx], tol)], res, pool=idx)
         started = time.perf_counter()
 
         def fit(index):

@@ -672,7 +672,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         ndarray of int
             The chosen candidate (``best_index_``) first; then, when it kept at least one rule
             in every inner fold, the rest of :meth:`choice_order` (the fallbacks should its
-            refit keep no rule). The pipeline's refit check follows the same order.
+            refit keep no rule) and after them up to :data:`BEYOND_TOLERANCE` candidates
+            outside the tolerance that kept a rule in every inner fold, best mean score first
+            (:func:`checked_order`). The pipeline's refit check follows the same order.
         """
         return checked_order(self.choice_order(), self.cv_results_)
 
@@ -689,10 +691,11 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
         When the refit keeps no rule although the candidate kept at least one rule in every
         inner fold (the majority guard cut rules the inner folds did not see), the next
-        candidates in :meth:`choice_order` are refitted until one keeps a rule, and it becomes
-        the choice (``best_index_``, ``best_params_``, ``best_score_``); if none does, the
-        chosen candidate's empty model stays (docs/benchmarks.md, fourteenth round). Only the
-        kept model's warnings are given.
+        candidates in :meth:`refit_order` (the rest of :meth:`choice_order`, then a few
+        outside the tolerance) are refitted until one keeps a rule, and it becomes the choice
+        (``best_index_``, ``best_params_``, ``best_score_``); if none does, the chosen
+        candidate's empty model stays (docs/benchmarks.md, fourteenth and twenty-second
+        rounds). Only the kept model's warnings are given.
 
         Parameters
         ----------
@@ -1051,14 +1054,30 @@ def _labels(y) -> np.ndarray:
     return label_array(values) if values.dtype == object else values
 
 
-def checked_order(order, results: dict) -> np.ndarray:
+#: At most this many candidates outside the choice rule's tolerance that the refit check tries
+#: after every accepted candidate's refit kept no rule (round 22, docs/benchmarks.md).
+BEYOND_TOLERANCE = 10
+
+
+def checked_order(order, results: dict, pool=None) -> np.ndarray:
     """``order`` (candidates in the choice's order, the choice first) as the refit check follows
     it: all of it when the choice kept at least one rule in every inner fold of ``results``
     (``cv_results_``, its ``split<k>_n_rules``), else the choice alone (an empty refit agrees
-    with an inner fold that kept no rule)."""
+    with an inner fold that kept no rule). After it, should every refit of ``order`` keep no
+    rule: the other candidates of ``pool`` (default: all) that kept a rule in every inner fold,
+    best mean score first (then fewer mean rules, grid order), at most
+    :data:`BEYOND_TOLERANCE` of them (the twenty-second round: on data where the majority guard
+    empties the refits of every accepted point, the rules the inner folds found next)."""
     order = np.asarray(order)
-    kept_rules = _split_matrix(results, "n_rules")[order[0]].min() >= 1
-    return order if kept_rules else order[:1]
+    kept = _split_matrix(results, "n_rules").min(axis=1) >= 1
+    if not kept[order[0]]:
+        return order[:1]
+    pool = np.arange(kept.size) if pool is None else np.asarray(pool)
+    rest = pool[kept[pool] & ~np.isin(pool, order)]
+    mean = np.asarray(results["mean_test_score"], dtype=float)[rest]
+    rules = np.asarray(results["mean_n_rules"], dtype=float)[rest]
+    ranked = rest[np.lexsort((rest, rules, -np.where(np.isnan(mean), -np.inf, mean)))]
+    return np.concatenate([order, ranked[:BEYOND_TOLERANCE]])
 
 
 def refit_in_choice_order(fit_point, order) -> tuple:

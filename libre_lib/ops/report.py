@@ -304,9 +304,10 @@ class RuleReport:
     def cautions(self) -> tuple[str, ...]:
         """What a reader should know before trusting the model (see ``baselines.cautions``);
         shown under the report's header."""
+        empty = (no_rules_caution(self.parameters, self.majority_name),) if self.empty else ()
         if self.baselines is None:
-            return ()
-        return cautions(
+            return empty
+        return empty + cautions(
             self.baselines,
             int(self.metrics.get("n_rows", 0)),
             majority_name=self.majority_name,
@@ -314,6 +315,32 @@ class RuleReport:
             best_rule_chosen_elsewhere=self.best_rule_on_training,
             evaluated_on=self.evaluated_on,
         )
+
+    @property
+    def empty(self) -> bool:
+        """Whether the model has no rule (it never flags a row)."""
+        return int(self.metrics.get("n_rules", 1)) == 0
+
+
+def no_rules_caution(parameters: Mapping[str, object], majority_name: str = "") -> str:
+    """Why a model has no rule and what to change, for the report's cautions (``parameters``:
+    the model's, ``abstain`` among them)."""
+    answer = f"“{majority_name}”" if majority_name else "the majority class"
+    if parameters.get("abstain", True):
+        why = (
+            "Its majority guard (abstain, on by default) cuts the rule set back until it is at "
+            f"least as accurate on its training rows as answering {answer} everywhere; where "
+            "rules trade accuracy for F1 it can leave none (or no rule passed the set cover). "
+            "To keep the rules the set cover chose, set abstain: false (the spec's model "
+            "section, or LibreClassifier(abstain=False)), and weigh what a missed case and a "
+            "false alarm cost; columns that carry more signal may give rules that pass it."
+        )
+    else:
+        why = (
+            "No rule passed the set cover on the training rows: try a higher alpha, a lower "
+            "min_local_support or chi2_threshold, or columns that carry more signal."
+        )
+    return f"The model has no rules, so it never flags a row (its F1 is 0). {why}"
 
 
 def build_report(

@@ -460,14 +460,22 @@ def tuning_blocks(
         ("dl", [(str(k), param_text(k, v)) for k, v in sorted(chosen.items())]),
     ]
     if summary.get("refit_fallbacks"):
+        best = float(tuning["mean_score"].max())
+        beyond = float(summary["best_score"]) < best - float(summary["tolerance"]) - 1e-12
+        then = (
+            "none of the combinations within the tolerance did, so the best-scoring ones outside "
+            "it that had kept rules in every fold were refitted next"
+            if beyond
+            else "the next combinations in the choice's order were refitted"
+        )
         blocks.insert(
             2,
             (
                 "p",
                 "The first choice, refitted on all the training rows, kept no rule although it "
-                "had kept rules in every fold; the next combinations in the choice's order were "
-                f"refitted until one kept a rule ({summary['refit_fallbacks']} passed over): "
-                "that one is shown as chosen.",
+                "had kept rules in every fold (its rules were less accurate on the training rows "
+                f"than answering the majority class everywhere); {then} until one kept a rule "
+                f"({summary['refit_fallbacks']} passed over): that one is shown as chosen.",
             ),
         )
     if figure:

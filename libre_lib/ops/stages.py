@@ -403,8 +403,10 @@ def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Store
 
 def pick_params(spec: PipelineSpec) -> dict:
     params = {"tuning": spec.tuning.model_dump(), "estimator": spec.estimator_params()}
-    params["refit_order"] = True  # its metadata holds the refit check's order (a pick stored
-    # before the check does not: it is picked again)
+    # its metadata holds the refit check's order: a pick stored before the check (True: the
+    # fourteenth round's order) or before the order went beyond the tolerance (2: the
+    # twenty-second round) is picked again
+    params["refit_order"] = 2
     if spec.tuning.grid == "default" and spec.is_streamed():
         params["capped_bins"] = True
     return params

@@ -374,6 +374,14 @@ def test_model_without_rules(liver):
     assert report.ruleset_text.startswith("IF FALSE THEN ")
     md = render_markdown(report)
     assert "The model has no rules" in md and "**Status: Not run**" in md
+    # a caution under the header says why and what to change (the guard is on by default)
+    assert report.cautions[0].startswith("The model has no rules, so it never flags a row")
+    assert "set abstain: false" in report.cautions[0]
+    assert f"> **Caution:** {report.cautions[0][:40]}" in md
+    assert "Caution:</strong> The model has no rules" in render_html(report)
+    unguarded = build_report(empty.set_params(abstain=False), X, y, title="No rules")
+    assert "No rule passed the set cover" in unguarded.cautions[0]
+    assert not any("no rules" in c for c in build_report(model, X, y, title="t").cautions)
     page = render_html(report)
     assert page.count("<svg") == 3 and "No rules: nothing to show" in page
     for svg in re.findall(r"<svg.*?</svg>", page, flags=re.S):
@@ -1186,3 +1194,25 @@ def test_a_model_with_significant_cuts_says_how_its_cut_points_were_kept(liver, 
     assert "significant_cuts" in render_html(build_report(thinned, X, y, title="thinned"))
     plain = render_markdown(build_report(model, X, y, title="plain"))
     assert "differ significantly" not in plain
+
+
+def test_the_tuning_section_says_how_far_the_refit_check_went():
+    from libre_lib.ops.report_sections import tuning_blocks
+
+    tuning = pd.DataFrame(
+        {"mean_score": [0.48, 0.47, 0.40], "mean_rules": [5.0, 5.0, 8.0], "chosen": [0, 0, 1]}
+    ).astype({"chosen": bool})
+    summary = {"n_splits": 5, "tolerance": 0.02, "best_params": {"alpha": 0.7}}
+
+    def said(best_score, fallbacks):
+        blocks = tuning_blocks(
+            tuning, {**summary, "best_score": best_score, "refit_fallbacks": fallbacks}, False
+        )
+        return " ".join(text for kind, text in blocks if kind == "p")
+
+    assert "passed over" not in said(0.48, 0)
+    within = said(0.47, 1)
+    assert "the next combinations in the choice's order" in within and "(1 passed over)" in within
+    beyond = said(0.40, 2)
+    assert "none of the combinations within the tolerance did" in beyond
+    assert "(2 passed over)" in beyond and "answering the majority class" in beyond

@@ -679,7 +679,8 @@ def test_an_empty_refit_the_inner_folds_never_showed_falls_back_to_the_next_choi
         [[2, 2, 2], [3, 3, 3], [3, 3, 3], [1, 1, 1]], [0.60, 0.60, 0.61, 0.50], [0, 4, 3, 1]
     )
     assert search.best_index_ == 0 and list(search.choice_order()) == [0, 2, 1]
-    assert list(search.refit_order()) == [0, 2, 1]  # what the pipeline's pick hands on
+    # what the pipeline's pick hands on; 3, outside the tolerance, last (twenty-second round)
+    assert list(search.refit_order()) == [0, 2, 1, 3]
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         model = search.checked_refit(fit_point)
@@ -703,6 +704,32 @@ def test_an_empty_refit_stays_when_the_inner_folds_showed_it_or_nothing_else_kee
     # a refit that keeps rules is never second-guessed
     search, fit_point, refitted = _decided([[1, 1, 1], [2, 2, 2]], [0.6, 0.6], [1, 5])
     assert len(search.checked_refit(fit_point).rules_) == 1 and refitted == [0]
+
+
+def test_when_every_accepted_refit_is_empty_the_check_goes_on_beyond_the_tolerance():
+    """A churn table through the pipeline: the six accepted points (H2) kept rules in every
+    inner fold and all refitted to none; the best point outside the tolerance that kept rules
+    in every inner fold ships instead (twenty-second round)."""
+    # 0, 1: accepted (within 0.05 of 0.60), both refit empty; 2: outside, but an inner fold
+    # kept no rule; 3 and 4: outside, 4 scores higher; 5: outside, as 4 with more rules
+    split_rules = [[2, 2, 2], [3, 3, 3], [4, 0, 4], [5, 5, 5], [8, 8, 8], [9, 9, 9]]
+    means = [0.60, 0.58, 0.54, 0.50, 0.53, 0.53]
+    search, fit_point, refitted = _decided(split_rules, means, [0, 0, 6, 5, 8, 9])
+    assert list(search.choice_order()) == [0, 1]
+    assert list(search.refit_order()) == [0, 1, 4, 5, 3]
+    with pytest.warns(LibreWarning, match="fit of candidate 4"):
+        model = search.checked_refit(fit_point)
+    assert refitted == [0, 1, 4] and len(model.rules_) == 8
+    assert search.best_index_ == 4 and search.refit_fallbacks_ == 2
+    assert search.best_score_ == pytest.approx(0.53)
+    # at most BEYOND_TOLERANCE of them, and only from the pool given (LIBRE 3's points)
+    many = [[1, 1, 1]] * (search_module.BEYOND_TOLERANCE + 5)
+    results = _decided(many, np.linspace(0.6, 0.3, len(many)), [0] * len(many))[0].cv_results_
+    order = search_module.checked_order([0], results)
+    assert list(order) == list(range(search_module.BEYOND_TOLERANCE + 1))
+    assert list(search_module.checked_order([0], results, pool=[0, 7, 3])) == [0, 3, 7]
+    # nothing beyond when the choice itself left an inner fold empty
+    assert list(search_module.checked_order([2], search.cv_results_)) == [2]
 
 
 def test_the_choice_order_starts_with_the_choice_and_the_results_keep_each_splits_rules():
