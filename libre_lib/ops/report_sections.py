@@ -473,8 +473,8 @@ def tuning_blocks(
             (
                 "p",
                 "The first choice, refitted on all the training rows, kept no rule although it "
-                "had kept rules in every fold (its rules were less accurate on the training rows "
-                f"than answering the majority class everywhere); {then} until one kept a rule "
+                "had kept rules in every fold (on all the training rows the majority guard cut "
+                f"its rules, or none passed the set cover); {then} until one kept a rule "
                 f"({summary['refit_fallbacks']} passed over): that one is shown as chosen.",
             ),
         )
