@@ -322,6 +322,44 @@ class RuleReport:
         return int(self.metrics.get("n_rules", 1)) == 0
 
 
+#: A numeric condition joining at least this many separate ranges gets a note in the report.
+SCATTERED_RANGES = 3
+
+
+def scattered_ranges_notes(model: LibreClassifier, display: RuleDisplay) -> tuple[str, ...]:
+    """A note naming the columns whose conditions join :data:`SCATTERED_RANGES` or more
+    separate ranges (uncapped ChiMerge keeps narrow pre-bins whose difference from their
+    neighbours passes its threshold by chance), and how to get plainer rules; none when the
+    model already keeps only significant cut points."""
+    if model.significant_cuts:
+        return ()
+    most: dict[str, int] = {}
+    for rule in model.rules_:
+        for condition in rule.conditions:
+            if condition.kind == NUMERIC and len(condition.intervals) >= SCATTERED_RANGES:
+                most[condition.feature] = max(
+                    most.get(condition.feature, 0), len(condition.intervals)
+                )
+    if not most:
+        return ()
+    listed = ", ".join(
+        f"{display.column(feature)} (up to {n} ranges)"
+        for feature, n in sorted(most.items(), key=lambda item: (-item[1], item[0]))
+    )
+    return (
+        f"Some conditions join several separate ranges of one column: {listed}. Narrow ranges "
+        "scattered over a column can fit chance differences in the training rows rather than "
+        "a pattern; significant_cuts: true (the spec's model section, or "
+        "LibreClassifier(significant_cuts=True)) thins the cut points to those a significance "
+        "test supports, for plainer rules (docs/algorithm.md).",
+    )
+
+
+def _with_notes(given: tuple[str, ...], found: tuple[str, ...]) -> tuple[str, ...]:
+    """The notes passed in, then those the report found that are not among them."""
+    return given + tuple(note for note in found if note not in given)
+
+
 def no_rules_caution(parameters: Mapping[str, object], majority_name: str = "") -> str:
     """Why a model has no rule and what to change, for the report's cautions (``parameters``:
     the model's, ``abstain`` among them)."""
@@ -458,7 +496,7 @@ def build_report(
         parameters=_used_parameters(model),
         data_description=data_description,
         generated_at=generated_at,
-        notes=tuple(str(n) for n in notes),
+        notes=_with_notes(tuple(str(n) for n in notes), scattered_ranges_notes(model, display)),
         changes=changes,
         description=description,
         display=display,

@@ -1216,3 +1216,31 @@ def test_the_tuning_section_says_how_far_the_refit_check_went():
     beyond = said(0.40, 2)
     assert "none of the combinations within the tolerance did" in beyond
     assert "(2 passed over)" in beyond and "the majority guard cut its rules" in beyond
+
+
+def test_conditions_of_scattered_ranges_get_a_note_with_the_way_to_plainer_rules(liver):
+    from libre_lib.ops.report import SCATTERED_RANGES
+
+    model, X, y, _ = liver
+    speck = (Interval(-math.inf, 80.0), Interval(88.0, 89.0), Interval(95.0, math.inf))
+    assert len(speck) == SCATTERED_RANGES
+    scattered = Rule((Condition("mcv", NUMERIC, intervals=speck),))
+    plain = Rule((Condition("sgpt", NUMERIC, intervals=(Interval(30.0, math.inf),)),))
+
+    def with_rules(*rules, significant_cuts=False):
+        changed = empty_model(model)
+        stats = tuple(RuleStats(1.0, 1.0, 1.0, 1.0) for _ in rules)
+        changed.rules_ = dataclasses.replace(changed.rules_, rules=rules, stats=stats)
+        changed.significant_cuts = significant_cuts
+        return build_report(changed, X, y, title="t", column_labels={"mcv": "mean volume"})
+
+    report = with_rules(scattered, plain)
+    (note,) = [n for n in report.notes if "separate ranges" in n]
+    assert "mean volume (up to 3 ranges)" in note and "sgpt" not in note
+    assert "significant_cuts: true" in note
+    assert "separate ranges" in render_markdown(report) and "separate ranges" in render_html(report)
+    # none for plain conditions, nor once the model keeps only significant cut points
+    assert not any("separate ranges" in n for n in with_rules(plain).notes)
+    assert not any(
+        "separate ranges" in n for n in with_rules(scattered, significant_cuts=True).notes
+    )
