@@ -247,3 +247,64 @@ def test_significant_cuts_tuned_in_the_flow_give_the_searchs_model(tmp_path, wri
     picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
     assert picked["mean_score"].tolist() == pytest.approx(search.cv_results_["mean_test_score"])
     assert {p["significant_cuts"] for p in search.cv_results_["params"]} == {False, True}
+
+
+def _churn_table(path: Path) -> Path:
+    """The table a new user met (3,000 rows, 21 % churn): the signal is in support calls,
+    tenure and the plan; the fee and the 60 countries are noise."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    n = 3000
+    frame = pd.DataFrame(
+        {
+            "plan": rng.choice(["basic", "pro", "enterprise", None], n, p=[0.5, 0.3, 0.15, 0.05]),
+            "monthly_fee": np.round(rng.gamma(3, 20, n), 2),
+            "support_calls": rng.poisson(2, n),
+            "tenure_months": rng.integers(0, 72, n),
+            "country": rng.choice([f"country_{i}" for i in range(60)], n),
+        }
+    )
+    rng.integers(1e9, size=n)  # the draws of a free-text column the spec leaves out
+    frame.loc[rng.random(n) < 0.1, "monthly_fee"] = np.nan
+    calls, tenure = frame["support_calls"], frame["tenure_months"]
+    logit = -2 + 0.6 * calls - 0.04 * tenure + (frame["plan"] == "basic") * 1.0
+    frame["churned"] = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_when_every_accepted_refit_keeps_no_rule_the_flow_goes_beyond_the_tolerance(tmp_path):
+    """A new user's churn table shipped a model with no rules: the six points within the
+    tolerance kept rules in every inner fold and the majority guard emptied each refit. The
+    check goes on with the best points outside the tolerance (twenty-second round), in the
+    flow as in ``LibreSearchCV``."""
+    import yaml
+
+    data = _churn_table(tmp_path / "churn.csv")
+    spec = {
+        "name": "churn",
+        "data": {"path": str(data)},
+        "store": str(tmp_path / "store"),
+        "target": {"column": "churned", "positive_class": "yes", "classes": ["no", "yes"]},
+        "features": {
+            "include": ["plan", "monthly_fee", "support_calls", "tenure_months", "country"],
+            "categorical": ["plan", "country"],
+        },
+        "model": {"random_state": 0},
+    }
+    spec_path = tmp_path / "churn.yaml"
+    spec_path.write_text(yaml.safe_dump(spec))
+    summary = train(spec_path)
+    *_, search, model = _search_beside_the_run(spec_path, summary)
+    order = search.refit_order()
+    accepted = len(search.choice_order())
+    assert search.refit_fallbacks_ >= accepted  # every accepted point was passed over
+    assert len(order) > accepted and search.best_index_ in order[accepted:]
+    best = search.cv_results_["mean_test_score"].max()
+    assert search.best_score_ < best - search.tolerance_
+    assert len(model.rules_) >= 1 and model.rules_ == search.best_estimator_.rules_
+    assert len(_stages(summary, "set_cover")) == search.refit_fallbacks_ + 1
+    report = Path(summary["report"]).read_text()
+    assert "none of the combinations within the tolerance did" in report
+    assert f"({search.refit_fallbacks_} passed over)" in report
