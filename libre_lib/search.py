@@ -398,8 +398,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 f"Got {type(base).__name__} instead."
             )
         params = base.get_params(deep=False)
-        if self._early_stops() is None and self.max_rules is not None:  # one cap, not tuned
-            params["max_rules"] = self.max_rules
+        if self.max_rules is not None and not isinstance(self.max_rules, (list, tuple)):
+            params["max_rules"] = self.max_rules  # one cap, not tuned (a list: _candidates)
         if self.categorical_features is not None:
             params["categorical_features"] = self.categorical_features
         params["positive_class"] = positive_class
