@@ -35,7 +35,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from libre_flows.flows import heartbeats
 from libre_flows.flows.embedded_server import guard_embedded_server, run_flow
 from libre_flows.tasks import streamed
-from libre_flows.tasks.common import name_flow_run, run_folder, store_root
+from libre_flows.tasks.common import Stage, name_flow_run, run_folder, store_root
 from libre_flows.tasks.data import load, split, validate
 from libre_flows.tasks.housekeeping import clean_store
 from libre_flows.tasks.learning import (
@@ -48,7 +48,13 @@ from libre_flows.tasks.learning import (
     union_filter,
 )
 from libre_flows.tasks.report import outcome, promote, publish, register, report, summarize
-from libre_flows.tasks.tuning import pick, refit_check, tune_all, tuned_spec
+from libre_flows.tasks.tuning import (
+    auto_refit_check,
+    pick,
+    refit_check,
+    tune_all,
+    tuned_spec,
+)
 from libre_lib.errors import DataError, SpecError
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
@@ -94,10 +100,11 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         tuning = tune_all(spec, root, data, holdout, force)
         tuning.append(pick(spec, root, data, holdout, tuning, force))
 
-    def fit(spec: PipelineSpec) -> dict:
-        """choose → set_cover for ``spec``'s model: its stages by name (``rules`` is the
-        ``set_cover`` stage) and the streamed passes it made."""
-        choice = choose(spec, root, data, holdout, force)
+    def fit(spec: PipelineSpec, choice: Stage | None = None) -> dict:
+        """choose → set_cover for ``spec``'s model (from ``choice``, if given): its stages by
+        name (``rules`` is the ``set_cover`` stage) and the streamed passes it made."""
+        if choice is None:
+            choice = choose(spec, root, data, holdout, force)
         if streaming:
             bins = streamed.discretize(spec, root, plan, profiles, parts, resolved, choice, force)
             records, encoded = streamed.encode(spec, root, source, plan, bins, force)
@@ -116,8 +123,8 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     if tuning:  # the search's refit check: a fallback when the picked point keeps no rule
         fitted = fit(tuned_spec(spec, root, tuning[-1]))
         spec, fitted, fallbacks, passed_over = refit_check(spec, root, tuning[-1], fitted, fit)
-    else:
-        fitted = fit(spec)
+    else:  # the "auto" choice's refit check, as LibreClassifier.fit's
+        fitted, passed_over = auto_refit_check(spec, root, fit(spec), fit)
     if not streaming:
         passes = []
     passes += fitted["passes"]

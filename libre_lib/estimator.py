@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import numbers
@@ -244,6 +245,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         The inner cross-validation behind an "auto" choice: the combinations tried (dicts of
         the four values) with their mean F1, its standard deviation and mean rules; None
         without "auto".
+    auto_fallbacks_ : int
+        How many combinations the "auto" refit check passed over: when the fit of the choice
+        keeps no rule although the choice kept rules in every inner fold, the next ones in
+        the choice's order are fitted until one keeps a rule (:func:`auto_refit_order`).
+        Usually 0.
     """
 
     def __init__(
@@ -330,7 +336,6 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         with progress_on_stderr(logger, self.verbose):  # in fit's frame: warnings' stacklevel
-            started = time.perf_counter()
             X = pandas_frame(X)
             frame = as_frame(X)
             refuse_infinite(frame)
@@ -339,10 +344,70 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)
             self._warn_id_like_columns(frame)  # before the "auto" choice, which silences it
             chosen, self.auto_scores_ = self.choose_auto(frame, target)
+            named = isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns)
+            target_name = _target_name(y, frame.columns)
             self.set_chosen(chosen)
-            with warnings.catch_warnings():  # said above, before the choice
-                warnings.filterwarnings("ignore", "Categorical column ", LibreWarning)
-                discretization = self.discretize(frame, target)
+            with warnings.catch_warnings(record=True) as said:  # given once the fit is kept
+                warnings.simplefilter("always")
+                # bins and learners, shared with the refit check's fits; discretized here, in
+                # fit's frame, so that the columns' warnings name the caller of fit
+                with warnings.catch_warnings():  # said above, before the choice
+                    warnings.filterwarnings("ignore", "Categorical column ", LibreWarning)
+                    stages = {("bins", self.max_intervals_): self.discretize(frame, target)}
+                self._fit_chosen(frame, target, chosen, stages, target_name, named)
+            self.auto_fallbacks_ = 0
+            if not len(self.rules_):
+                said = self._auto_refit_check(frame, target, stages, said)
+            _said(self, said)
+            self.refine_boundaries(frame, target)
+            return self
+
+    def _auto_refit_check(self, frame, target: Target, stages: dict, said: list) -> list:
+        """The "auto" choice's refit check (the twenty-fourth round, as the search's): when the
+        fit of the choice keeps no rule although the choice kept rules in every inner fold,
+        fit the next combinations of :func:`auto_refit_order` until one keeps a rule, and keep
+        it (``auto_fallbacks_``: how many were passed over). Returns the warnings to give: the
+        kept fit's (``said``, the choice's fit's, when none keeps a rule)."""
+        order = auto_refit_order(self.auto_scores_)
+        params = self.auto_scores_["params"] if len(order) > 1 else []
+        target_name, feature_names = self.target_name_, hasattr(self, "feature_names_in_")
+
+        def fit_point(index: int) -> LibreClassifier:
+            model = copy.copy(self)  # the same parameters, its own fitted state
+            model._fit_chosen(frame, target, params[index], stages, target_name, feature_names)
+            return model
+
+        for fallbacks, index in enumerate(order[1:], start=1):
+            model, model_said = _fit_saying(fit_point, int(index))
+            if len(model.rules_):
+                vars(self).update(vars(model))
+                self.auto_fallbacks_ = fallbacks
+                logger.info(
+                    "auto: the choice's fit kept no rule, although it kept rules in every inner "
+                    "fold; %s (inner F1 %.3f) ships instead, %d passed over",
+                    ", ".join(f"{k}={v}" for k, v in params[index].items()),
+                    self.auto_scores_["mean_f1"][index],
+                    fallbacks,
+                )  # fmt: skip
+                return model_said
+        return said
+
+    def _fit_chosen(
+        self, frame, target: Target, chosen: dict, stages: dict, target_name, feature_names
+    ) -> None:
+        """:meth:`fit`'s stages from :meth:`set_chosen` to :meth:`assemble` for one choice of
+        the "auto" values; ``stages`` holds the learners' candidates by (``max_intervals``,
+        ``conflict_tolerance``), shared by the choices of a refit check."""
+        started = time.perf_counter()
+        self.set_chosen(chosen)
+        key = (self.max_intervals_, self.conflict_tolerance_)
+        if key not in stages:
+            bins = ("bins", self.max_intervals_)
+            if bins not in stages:
+                with warnings.catch_warnings():  # said before the choice
+                    warnings.filterwarnings("ignore", "Categorical column ", LibreWarning)
+                    stages[bins] = self.discretize(frame, target)
+            discretization = stages[bins]
             records = self.encode(frame, target, discretization)
             logger.info(
                 "discretized %d columns into %d bins (%d dropped); %d distinct records",
@@ -355,36 +420,21 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             n_bins = discretization.n_bins
             _warn_untolerant(self.conflict_tolerance_, n_bins, subsets)
             candidates = fit_ensemble(
-                records,
-                n_bins,
-                subsets,
-                self.heuristic,
-                self.seeds,
-                self.n_jobs,
+                records, n_bins, subsets, self.heuristic, self.seeds, self.n_jobs,
                 self.conflict_tolerance_,
-            )
-            selection = self.select(candidates, records, discretization)
-            self.assemble(
-                frame.columns,
-                target,
-                discretization,
-                subsets,
-                candidates,
-                selection,
-                target_name=_target_name(y, frame.columns),
-                feature_names=isinstance(X, pd.DataFrame)
-                and all(isinstance(c, str) for c in X.columns),
-            )
-            self.refine_boundaries(frame, target)
-            logger.info(
-                "%d learners gave %d candidate rules; %d passed the filter, %d selected (%.2f s)",
-                len(subsets),
-                len(candidates),
-                selection.n_filtered,
-                selection.indices.size,
-                time.perf_counter() - started,
-            )
-            return self
+            )  # fmt: skip
+            stages[key] = discretization, records, subsets, candidates
+        discretization, records, subsets, candidates = stages[key]
+        selection = self.select(candidates, records, discretization)
+        self.assemble(
+            frame.columns, target, discretization, subsets, candidates, selection,
+            target_name=target_name, feature_names=feature_names,
+        )  # fmt: skip
+        logger.info(
+            "%d learners gave %d candidate rules; %d passed the filter, %d selected (%.2f s)",
+            len(subsets), len(candidates), selection.n_filtered, selection.indices.size,
+            time.perf_counter() - started,
+        )  # fmt: skip
 
     # -- the stages of fit --------------------------------------------------------------------
 
@@ -530,8 +580,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             parameter's value, or the one chosen (None for ``max_rules``: no cap).
         scores : dict or None
             The inner cross-validation, as ``auto_scores_``: ``params`` (one dict of the
-            four values per combination), ``mean_f1``, ``std_f1``, ``mean_rules`` (one value
-            per combination) and ``n_splits``. None when nothing is "auto" or a class has too
+            four values per combination), ``mean_f1``, ``std_f1``, ``mean_rules``,
+            ``min_rules`` (the fewest over the folds; one value per combination) and
+            ``n_splits``. None when nothing is "auto" or a class has too
             few rows to validate (then "auto" means :data:`AUTO_FALLBACK`).
         """
         self._check_params()
@@ -569,7 +620,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "conflict_tolerance": float(combos[choice]["conflict_tolerance"]),
         }
         table = {"params": combos, "mean_f1": mean.tolist(), "std_f1": std.tolist(),
-                 "mean_rules": rules.tolist(), "n_splits": n_splits}  # fmt: skip
+                 "mean_rules": rules.tolist(), "min_rules": sizes.min(axis=1).tolist(),
+                 "n_splits": n_splits}  # fmt: skip
         logger.info(
             "auto: %s (inner F1 %.3f with %.1f rules)",
             ", ".join(f"{k}={v}" for k, v in chosen.items()), mean[choice], rules[choice],
@@ -651,6 +703,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.n_candidates_ = len(candidates)
         if not hasattr(self, "auto_scores_"):  # assembled from stages without a choice
             self.auto_scores_ = None
+        if not hasattr(self, "auto_fallbacks_"):
+            self.auto_fallbacks_ = 0
             self.set_chosen({name: self._used(name) for name in AUTO_CHOSEN})
         chosen = selection.indices.size
         if self.abstain:
@@ -967,6 +1021,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "discretization": self.discretization_.to_dict(),
             "feature_subsets": [list(s) for s in self.feature_subsets_],
             "n_candidates": self.n_candidates_,
+            **({"auto_fallbacks": n} if (n := getattr(self, "auto_fallbacks_", 0)) else {}),
             "chosen": {name: _jsonable(getattr(self, name + "_"), name) for name in AUTO_CHOSEN},
             "rules": [
                 rule_to_dict(r, s) for r, s in zip(self.rules_, self.rules_.stats, strict=True)
@@ -1002,6 +1057,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             model.discretization_ = Discretization.from_dict(data["discretization"])
             model.feature_subsets_ = [tuple(s) for s in data["feature_subsets"]]
             model.n_candidates_ = int(data["n_candidates"])
+            model.auto_fallbacks_ = int(data.get("auto_fallbacks", 0))
             chosen = data.get("chosen") or {}
             model.auto_scores_ = None
             model.set_chosen(
@@ -1124,6 +1180,75 @@ def choice_order(mean_scores, mean_rules, score_tolerance=0.0) -> np.ndarray:
     eligible = np.round(mean_scores, 9) >= np.round(np.max(mean_scores) - score_tolerance, 9)
     index = np.flatnonzero(eligible)
     return index[np.lexsort((index, -mean_scores[index], mean_rules[index]))]
+
+
+#: At most this many candidates outside the choice rule's tolerance that a refit check tries
+#: after every accepted candidate's refit kept no rule (rounds 22 and 24, docs/benchmarks.md).
+BEYOND_TOLERANCE = 10
+
+
+def refit_order(order, mean_scores, mean_rules, min_rules, pool=None) -> np.ndarray:
+    """``order`` (candidates in the choice's order, the choice first) as a refit check follows
+    it, given each candidate's fewest rules over the inner folds (``min_rules``): all of it
+    when the choice kept at least one rule in every inner fold, else the choice alone (an
+    empty refit agrees with an inner fold that kept no rule). After it, should every refit of
+    ``order`` keep no rule: the other candidates of ``pool`` (default: all) that kept a rule in
+    every inner fold, best mean score first (then fewer mean rules, candidate order), at most
+    :data:`BEYOND_TOLERANCE` of them (the twenty-second round: on data where the majority guard
+    empties the refits of every accepted candidate, the rules the inner folds found next)."""
+    order = np.asarray(order)
+    kept = np.asarray(min_rules, dtype=float) >= 1
+    if not kept[order[0]]:
+        return order[:1]
+    pool = np.arange(kept.size) if pool is None else np.asarray(pool)
+    rest = pool[kept[pool] & ~np.isin(pool, order)]
+    mean = np.asarray(mean_scores, dtype=float)[rest]
+    rules = np.asarray(mean_rules, dtype=float)[rest]
+    ranked = rest[np.lexsort((rest, rules, -np.where(np.isnan(mean), -np.inf, mean)))]
+    return np.concatenate([order, ranked[:BEYOND_TOLERANCE]])
+
+
+def auto_refit_order(scores: dict | None) -> np.ndarray:
+    """The combinations of an "auto" choice (``auto_scores_``, indices into its ``params``) in
+    the order :meth:`LibreClassifier.fit` refits them (:func:`refit_order`; the twenty-fourth
+    round): the choice first. Empty without a choice, or for a choice made before the inner
+    folds' rule counts were recorded."""
+    if not scores or "min_rules" not in scores:
+        return np.zeros(0, dtype=int)
+    mean, std = scores["mean_f1"], scores["std_f1"]
+    tolerance = resolve_tolerance(*AUTO_CHOICE, mean, std, scores["n_splits"])
+    order = choice_order(mean, scores["mean_rules"], tolerance)
+    return refit_order(order, mean, scores["mean_rules"], scores["min_rules"])
+
+
+def refit_in_choice_order(fit_point, order) -> tuple:
+    """A refit check on ``order`` (as :func:`refit_order` gives it): ``fit_point`` on its first
+    candidate, then, while the models keep no rule, on the next ones. Returns (the model kept,
+    its candidate index, the refits after the first); the first candidate's model when none
+    keeps a rule. Only the kept model's warnings are given."""
+    model, said = _fit_saying(fit_point, int(order[0]))
+    if len(model.rules_):
+        return _said(model, said), int(order[0]), 0
+    for fallbacks, index in enumerate(order[1:], start=1):
+        candidate, candidate_said = _fit_saying(fit_point, int(index))
+        if len(candidate.rules_):
+            return _said(candidate, candidate_said), int(index), fallbacks
+    return _said(model, said), int(order[0]), len(order) - 1
+
+
+def _fit_saying(fit_point, index: int) -> tuple:
+    """``fit_point(index)`` and the warnings it gave, held back."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model = fit_point(index)
+    return model, said
+
+
+def _said(model, said):
+    """``model``, once the warnings its fit gave are given (through the caller's filters)."""
+    for w in said:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return model
 
 
 def f1_score(truth: np.ndarray, pred: np.ndarray, weight: np.ndarray | None = None) -> float:

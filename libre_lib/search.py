@@ -101,6 +101,8 @@ from .estimator import (
     choose_candidate,
     f1_score,
     libre_tags,
+    refit_in_choice_order,
+    refit_order,
     resolve_tolerance,
     weighted_rows,
 )
@@ -672,9 +674,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         ndarray of int
             The chosen candidate (``best_index_``) first; then, when it kept at least one rule
             in every inner fold, the rest of :meth:`choice_order` (the fallbacks should its
-            refit keep no rule) and after them up to :data:`BEYOND_TOLERANCE` candidates
-            outside the tolerance that kept a rule in every inner fold, best mean score first
-            (:func:`checked_order`). The pipeline's refit check follows the same order.
+            refit keep no rule) and after them up to
+            :data:`~libre_lib.estimator.BEYOND_TOLERANCE` candidates outside the tolerance that
+            kept a rule in every inner fold, best mean score first (:func:`checked_order`).
+            The pipeline's refit check follows the same order.
         """
         return checked_order(self.choice_order(), self.cv_results_)
 
@@ -1054,61 +1057,18 @@ def _labels(y) -> np.ndarray:
     return label_array(values) if values.dtype == object else values
 
 
-#: At most this many candidates outside the choice rule's tolerance that the refit check tries
-#: after every accepted candidate's refit kept no rule (round 22, docs/benchmarks.md).
-BEYOND_TOLERANCE = 10
-
-
 def checked_order(order, results: dict, pool=None) -> np.ndarray:
     """``order`` (candidates in the choice's order, the choice first) as the refit check follows
-    it: all of it when the choice kept at least one rule in every inner fold of ``results``
-    (``cv_results_``, its ``split<k>_n_rules``), else the choice alone (an empty refit agrees
-    with an inner fold that kept no rule). After it, should every refit of ``order`` keep no
-    rule: the other candidates of ``pool`` (default: all) that kept a rule in every inner fold,
-    best mean score first (then fewer mean rules, grid order), at most
-    :data:`BEYOND_TOLERANCE` of them (the twenty-second round: on data where the majority guard
-    empties the refits of every accepted point, the rules the inner folds found next)."""
-    order = np.asarray(order)
-    kept = _split_matrix(results, "n_rules").min(axis=1) >= 1
-    if not kept[order[0]]:
-        return order[:1]
-    pool = np.arange(kept.size) if pool is None else np.asarray(pool)
-    rest = pool[kept[pool] & ~np.isin(pool, order)]
-    mean = np.asarray(results["mean_test_score"], dtype=float)[rest]
-    rules = np.asarray(results["mean_n_rules"], dtype=float)[rest]
-    ranked = rest[np.lexsort((rest, rules, -np.where(np.isnan(mean), -np.inf, mean)))]
-    return np.concatenate([order, ranked[:BEYOND_TOLERANCE]])
-
-
-def refit_in_choice_order(fit_point, order) -> tuple:
-    """The refit check of :meth:`LibreSearchCV.checked_refit` on ``order`` (as
-    :func:`checked_order` gives it): ``fit_point`` on its first candidate, then, while the
-    models keep no rule, on the next ones. Returns (the model kept, its candidate index, the
-    refits after the first); the first candidate's model when none keeps a rule. Only the kept
-    model's warnings are given."""
-    model, said = _fit_saying(fit_point, int(order[0]))
-    if len(model.rules_):
-        return _said(model, said), int(order[0]), 0
-    for fallbacks, index in enumerate(order[1:], start=1):
-        candidate, candidate_said = _fit_saying(fit_point, int(index))
-        if len(candidate.rules_):
-            return _said(candidate, candidate_said), int(index), fallbacks
-    return _said(model, said), int(order[0]), len(order) - 1
-
-
-def _fit_saying(fit_point, index: int) -> tuple:
-    """``fit_point(index)`` and the warnings it gave, held back."""
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always")
-        model = fit_point(index)
-    return model, said
-
-
-def _said(model, said):
-    """``model``, once the warnings its fit gave are given (through the caller's filters)."""
-    for w in said:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    return model
+    it, with the inner folds' rule counts of ``results`` (``cv_results_``, its
+    ``split<k>_n_rules``): :func:`~libre_lib.estimator.refit_order`, among the candidates of
+    ``pool`` (default: all)."""
+    return refit_order(
+        order,
+        results["mean_test_score"],
+        results["mean_n_rules"],
+        _split_matrix(results, "n_rules").min(axis=1),
+        pool,
+    )
 
 
 def _split_matrix(results: dict, name: str) -> np.ndarray:

@@ -32,6 +32,18 @@ def choose(spec, store_root: str, data: Stage, split: Stage, force: bool = False
     return run_stage(spec, store_root, "choose", params, [data, split], compute, force)
 
 
+@task(name="choose_fallback", cache_policy=NO_CACHE)
+def choose_fallback(spec, store_root: str, choice: Stage, fallbacks: int, force=False) -> Stage:
+    """The "auto" refit check's ``fallbacks``-th combination after ``choose``'s choice (as
+    ``LibreClassifier.fit`` falls back when the fit of the choice keeps no rule)."""
+
+    def compute():
+        return stages.choose_fallback(read_stage(store_root, choice), fallbacks)
+
+    params = {"fallback": fallbacks}
+    return run_stage(spec, store_root, "choose_fallback", params, [choice], compute, force)
+
+
 def load_choice(store_root: str, stage: Stage) -> stages.Choice:
     return stages.choice_from_metadata(read_stage(store_root, stage)[1])
 

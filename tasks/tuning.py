@@ -2,7 +2,8 @@
 and ChiMerge caps (each scores its candidates and writes the scores as Parquet);
 ``pick`` applies the choice rule. A re-run recomputes nothing; changing only the choice rule
 (``score_tolerance``, ``standard_errors``) recomputes only ``pick``. ``refit_check`` is the
-search's refit check on the flow's fit."""
+search's refit check on the flow's fit, ``auto_refit_check`` the "auto" choice's (without
+tuning)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from prefect.cache_policies import NO_CACHE
 from libre_lib.ops import stages
 from libre_lib.ops.spec import PipelineSpec
 
+from . import learning
 from .common import Stage, log, lookup_stage, map_missing, read_stage, run_stage
 from .data import split_rows
 from .learning import load_model
@@ -97,6 +99,30 @@ def refit_check(spec: PipelineSpec, store_root: str, picked: Stage, fitted: dict
             return candidate, tried, fallbacks, [*_stages(fitted), *passed]
         passed += _stages(tried)
     return tuned, fitted, 0, passed
+
+
+def auto_refit_check(spec: PipelineSpec, store_root: str, fitted: dict, fit) -> tuple:
+    """``LibreClassifier.fit``'s "auto" refit check on the flow's fit of ``choose``'s choice:
+    when its rule set (``fitted["rules"]``) is empty and the choice kept rules in every inner
+    fold, ``fit(spec, choice)`` runs the stages from ``discretize`` to ``set_cover`` for each
+    fallback combination in turn (``choose_fallback``) until one keeps a rule; if none does,
+    the choice's model stays. Returns (the stages shipped, the stages of the fits not
+    shipped)."""
+    if len(load_model(store_root, fitted["rules"]).rules_):
+        return fitted, []
+    chosen = fitted["choice"]
+    passed = []
+    for fallbacks in range(1, stages.refit_fallbacks(read_stage(store_root, chosen)[1]) + 1):
+        tried = fit(spec, learning.choose_fallback(spec, store_root, chosen, fallbacks))
+        if len(load_model(store_root, tried["rules"]).rules_):
+            log().info(
+                'the "auto" choice\'s fit kept no rule, although it kept rules in every inner '
+                "fold; the combination %d after it in the choice's order ships instead",
+                fallbacks,
+            )
+            return tried, [*_stages(fitted), *passed]
+        passed += _stages(tried)
+    return fitted, passed
 
 
 def _stages(fitted: dict) -> list[Stage]:

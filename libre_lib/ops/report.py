@@ -355,6 +355,23 @@ def scattered_ranges_notes(model: LibreClassifier, display: RuleDisplay) -> tupl
     )
 
 
+def auto_fallback_notes(model: LibreClassifier) -> tuple[str, ...]:
+    """A note when the "auto" values the model used are not its inner cross-validation's first
+    choice: the refit check passed over combinations whose fit kept no rule
+    (``auto_fallbacks_``)."""
+    fallbacks = getattr(model, "auto_fallbacks_", 0)
+    if not fallbacks:
+        return ()
+    return (
+        'The "auto" parameters are not the inner cross-validation\'s first choice: fitted on '
+        "all the training rows, that choice kept no rule although it had kept rules in every "
+        "inner fold (the majority guard cut its rules, or none passed the set cover), so the "
+        "next combinations in the choice's "
+        f"order were fitted until one kept a rule ({fallbacks} passed over). The values shown "
+        "are the ones used.",
+    )
+
+
 def _with_notes(given: tuple[str, ...], found: tuple[str, ...]) -> tuple[str, ...]:
     """The notes passed in, then those the report found that are not among them."""
     return given + tuple(note for note in found if note not in given)
@@ -496,7 +513,10 @@ def build_report(
         parameters=_used_parameters(model),
         data_description=data_description,
         generated_at=generated_at,
-        notes=_with_notes(tuple(str(n) for n in notes), scattered_ranges_notes(model, display)),
+        notes=_with_notes(
+            tuple(str(n) for n in notes),
+            auto_fallback_notes(model) + scattered_ranges_notes(model, display),
+        ),
         changes=changes,
         description=description,
         display=display,

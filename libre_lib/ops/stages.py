@@ -30,7 +30,7 @@ from ..discretization import CATEGORICAL, Discretization, identifier_messages
 from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
-from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier
+from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier, auto_refit_order
 from ..inputs import Target, as_frame, binary_target, misread_text_columns
 from ..params import AUTO
 from ..search import LibreSearchCV, caps_bins, default_grid
@@ -500,6 +500,7 @@ class Choice:
     scores: dict | None = None
     max_intervals: int | None = 3
     alpha: float | str = 0.5
+    fallbacks: int = 0  # combinations the refit check passed over (``auto_fallbacks_``)
 
     def as_dict(self) -> dict:
         """The chosen values by parameter name (as ``LibreClassifier.choose_auto`` gives them)."""
@@ -515,7 +516,7 @@ def _capped_choice(spec: PipelineSpec) -> bool:
 def choose_params(spec: PipelineSpec) -> dict:
     """Every model parameter: the choice cross-validates the whole method (random_state
     included) on the training rows (at most ``tuning.max_rows`` of them)."""
-    params = {"estimator": scored_params(spec)}
+    params = {"estimator": scored_params(spec), "min_rules": True}  # the refit check's counts
     if spec.tuning.max_rows is not None:  # absent without a cap, as before caps existed
         params["max_rows"] = spec.tuning.max_rows
     if _capped_choice(spec):
@@ -536,14 +537,33 @@ def choose(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> Stored:
     return choice_table(chosen, scores), {"choice": {**chosen, "auto_scores": scores}}
 
 
+def refit_fallbacks(metadata: dict) -> int:
+    """How many fallbacks the "auto" refit check may try after a ``choose`` artifact's choice
+    (``LibreClassifier.fit``'s :func:`~libre_lib.estimator.auto_refit_order`)."""
+    return max(len(auto_refit_order(metadata["choice"]["auto_scores"])) - 1, 0)
+
+
+def choose_fallback(chosen: Stored, fallbacks: int) -> Stored:
+    """A ``choose`` artifact with its choice replaced by the ``fallbacks``-th combination after
+    it in the refit check's order (as ``LibreClassifier.fit`` falls back when the fit of the
+    choice keeps no rule although the choice kept rules in every inner fold)."""
+    metadata = chosen[1]["choice"]
+    scores = metadata["auto_scores"]
+    combo = scores["params"][int(auto_refit_order(scores)[fallbacks])]
+    combo = {**combo, "conflict_tolerance": float(combo["conflict_tolerance"])}
+    choice = {**combo, "auto_scores": scores, "auto_fallbacks": fallbacks}
+    return choice_table(combo, scores), {"choice": choice}
+
+
 def choice_from_metadata(metadata: dict) -> Choice:
     """The choice a ``choose`` artifact's metadata holds."""
     choice = dict(metadata["choice"])
     scores = choice.pop("auto_scores")
+    fallbacks = int(choice.pop("auto_fallbacks", 0))
     fallback = {"max_intervals": 3, "alpha": 0.5}  # artifacts of releases choosing two values
     values = {name: choice.get(name, fallback.get(name)) for name in AUTO_CHOSEN}
     values["conflict_tolerance"] = float(values["conflict_tolerance"])
-    return Choice(scores=scores, **values)
+    return Choice(scores=scores, fallbacks=fallbacks, **values)
 
 
 # --- discretize, encode -----------------------------------------------------------------------
@@ -687,6 +707,7 @@ def set_cover(
         target_name=spec.target.column,
     )
     model.n_candidates_ = len(candidates) if n_candidates is None else int(n_candidates)
+    model.auto_fallbacks_ = choice.fallbacks
     skipped = None
     if model.refine is not None and spec.is_streamed():
         skipped = (

@@ -1,5 +1,6 @@
 """The search inside the pipeline: mapped ``tune`` tasks and ``pick`` (haberman, 10 learners)."""
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -8,6 +9,7 @@ from prefect import Task
 
 from libre_flows.flows.train import train
 from libre_lib import LibreClassifier
+from libre_lib.estimator import AUTO_CHOSEN
 from libre_lib.ops import stages
 from libre_lib.ops.spec import load_spec
 
@@ -308,3 +310,51 @@ def test_when_every_accepted_refit_keeps_no_rule_the_flow_goes_beyond_the_tolera
     report = Path(summary["report"]).read_text()
     assert "none of the combinations within the tolerance did" in report
     assert f"({search.refit_fallbacks_} passed over)" in report
+
+
+def test_without_tuning_the_flow_falls_back_as_libreclassifier_does(tmp_path):
+    """Tuning off, the churn table: the fit of the "auto" choice keeps no rule although the
+    choice kept rules in every inner fold; the flow fits the next combinations in the choice's
+    order (``choose_fallback``) as ``LibreClassifier.fit`` does (twenty-fourth round), ships
+    the same model and says so in the report; a re-run recomputes nothing."""
+    import yaml
+
+    data = _churn_table(tmp_path / "churn.csv")
+    spec = {
+        "name": "churn",
+        "data": {"path": str(data)},
+        "store": str(tmp_path / "store"),
+        "target": {"column": "churned", "positive_class": "yes", "classes": ["no", "yes"]},
+        "features": {
+            "include": ["plan", "monthly_fee", "support_calls", "tenure_months", "country"],
+            "categorical": ["plan", "country"],
+        },
+        "model": {"random_state": 0},
+        "tuning": {"enabled": False},
+    }
+    spec_path = tmp_path / "churn.yaml"
+    spec_path.write_text(yaml.safe_dump(spec))
+    summary = train(spec_path)
+    spec = load_spec(spec_path)
+    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    X, y = stages.split_rows(spec, data, holdout)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        library = stages.estimator(spec).fit(X, y)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    fallbacks = library.auto_fallbacks_
+    assert fallbacks >= 1 and len(model.rules_) >= 1
+    assert model.rules_ == library.rules_ and model.auto_fallbacks_ == fallbacks
+    assert {k: getattr(model, k + "_") for k in AUTO_CHOSEN} == {
+        k: getattr(library, k + "_") for k in AUTO_CHOSEN
+    }
+    # the choice and every fallback tried are in the run's stages; one fit each
+    assert len(_stages(summary, "choose")) == 1
+    assert len(_stages(summary, "choose_fallback")) == fallbacks
+    assert len(_stages(summary, "set_cover")) == fallbacks + 1
+    report = Path(summary["report"]).read_text()
+    assert f"({fallbacks} passed over)" in report
+    again = train(spec_path)
+    assert _recomputed(again) == set()
+    assert Path(again["model"]).read_text() == Path(summary["model"]).read_text()

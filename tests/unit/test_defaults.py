@@ -17,6 +17,7 @@ from libre_lib.estimator import (
     AUTO_INTERVALS,
     AUTO_STOPS,
     AUTO_TOLERANCES,
+    auto_refit_order,
 )
 from libre_lib.inputs import as_frame, binary_target
 from libre_lib.rules import RuleStats
@@ -268,3 +269,74 @@ def test_verbose_shows_the_auto_choice_as_it_goes_and_quiet_shows_nothing(haberm
         LibreClassifier(verbose=-1).fit(X, y)
     with pytest.raises(ParameterError, match=r"param_grid may not tune \['verbose'\]"):
         LibreSearchCV({"verbose": [0, 1]}).fit(X, y)
+
+
+def churn_like(seed=8, strength=0.8, n=3000):
+    """Training rows (80 %) of a synthetic churn table on which the fit of the "auto" choice
+    keeps no rule although the choice kept rules in every inner fold (the majority guard)."""
+    from sklearn.model_selection import train_test_split
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "plan": rng.choice(["basic", "pro", "enterprise"], n),
+            "fee": rng.gamma(3, 20, n),
+            "calls": rng.poisson(2, n),
+            "tenure": rng.integers(0, 72, n),
+            "country": rng.choice([f"c{i}" for i in range(30)], n),
+        }
+    )
+    logit = -2 + strength * (0.6 * frame.calls - 0.04 * frame.tenure + (frame.plan == "basic"))
+    y = pd.Series(np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no"))
+    X, _, y, _ = train_test_split(frame, y, test_size=0.2, stratify=y, random_state=seed)
+    return X, y
+
+
+def test_a_fit_that_keeps_no_rule_falls_back_as_the_search_does():
+    """The "auto" refit check (twenty-fourth round): the choice kept rules in every inner fold
+    but its fit on all the rows keeps none; the next combinations in the choice's order are
+    fitted until one keeps a rule, and only the kept fit's warnings are given."""
+    X, y = churn_like()
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model = LibreClassifier(positive_class="yes", random_state=8).fit(X, y)
+    scores, fallbacks = model.auto_scores_, model.auto_fallbacks_
+    order = auto_refit_order(scores)
+    assert fallbacks >= 1 and len(model.rules_) >= 1
+    assert scores["min_rules"][order[0]] >= 1  # the choice kept rules in every inner fold
+    used = {k: getattr(model, k + "_") for k in AUTO_CHOSEN}
+    assert used == {**scores["params"][order[fallbacks]], "alpha": used["alpha"]}
+
+    def plain(combo):
+        fixed = {**combo, "conflict_tolerance": float(combo["conflict_tolerance"])}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LibreWarning)
+            return LibreClassifier(positive_class="yes", random_state=8, **fixed).fit(X, y)
+
+    assert len(plain(scores["params"][order[0]]).rules_) == 0  # the choice's own fit
+    assert all(len(plain(scores["params"][i]).rules_) == 0 for i in order[1:fallbacks])
+    assert plain(scores["params"][order[fallbacks]]).rules_ == model.rules_
+    messages = [str(w.message) for w in said]
+    assert not any(m.startswith(("Kept 0 of", "No rule was learned")) for m in messages)
+    back = LibreClassifier.from_json(model.to_json())
+    assert back.auto_fallbacks_ == fallbacks and back.rules_ == model.rules_
+
+
+def test_the_refit_order_starts_with_the_choice_and_goes_beyond_the_tolerance():
+    scores = {
+        "params": [{"max_rules": k} for k in range(5)],
+        "mean_f1": [0.60, 0.595, 0.50, 0.55, 0.40],
+        "std_f1": [0.0] * 5,
+        "mean_rules": [3.0, 2.0, 1.0, 5.0, 1.0],
+        "min_rules": [2.0, 0.0, 1.0, 5.0, 0.0],
+        "n_splits": 5,
+    }
+    # the choice (fewest rules within 0.01 of the best) left an inner fold empty: no fallback
+    assert list(auto_refit_order(scores)) == [1]
+    # it kept rules in every fold: the other accepted one, then those outside the tolerance
+    # that kept rules in every fold, best mean F1 first
+    scores["min_rules"][1] = 1.0
+    assert list(auto_refit_order(scores)) == [1, 0, 3, 2]
+    assert list(auto_refit_order(None)) == []
+    old = {k: v for k, v in scores.items() if k != "min_rules"}  # recorded before the check
+    assert list(auto_refit_order(old)) == []

@@ -23,7 +23,7 @@ from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterErr
 from libre_lib import search as search_module
 from libre_lib.datasets import load_dataset
 from libre_lib.errors import DataError
-from libre_lib.estimator import AUTO_FALLBACK
+from libre_lib.estimator import AUTO_FALLBACK, BEYOND_TOLERANCE
 from libre_lib.search import (
     DEFAULT_GRID,
     EARLY_STOP,
@@ -723,10 +723,10 @@ def test_when_every_accepted_refit_is_empty_the_check_goes_on_beyond_the_toleran
     assert search.best_index_ == 4 and search.refit_fallbacks_ == 2
     assert search.best_score_ == pytest.approx(0.53)
     # at most BEYOND_TOLERANCE of them, and only from the pool given (LIBRE 3's points)
-    many = [[1, 1, 1]] * (search_module.BEYOND_TOLERANCE + 5)
+    many = [[1, 1, 1]] * (BEYOND_TOLERANCE + 5)
     results = _decided(many, np.linspace(0.6, 0.3, len(many)), [0] * len(many))[0].cv_results_
     order = search_module.checked_order([0], results)
-    assert list(order) == list(range(search_module.BEYOND_TOLERANCE + 1))
+    assert list(order) == list(range(BEYOND_TOLERANCE + 1))
     assert list(search_module.checked_order([0], results, pool=[0, 7, 3])) == [0, 3, 7]
     # nothing beyond when the choice itself left an inner fold empty
     assert list(search_module.checked_order([2], search.cv_results_)) == [2]
