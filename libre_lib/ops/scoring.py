@@ -363,6 +363,7 @@ class _Reader:
 
         self.fixed = _fixed_types(contract)
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
+        self.read = {c.name for c in contract.columns}
         # the usual texts of a missing value, and those the training files used
         self.null_values = list(
             dict.fromkeys([*pacsv.ConvertOptions().null_values, *contract.missing_markers])
@@ -407,9 +408,52 @@ class _Reader:
             return ds.dataset(str(file.path), format=fmt)
 
     def schema(self, file: InputFile):
+        """The file's column types: Parquet's own; a CSV's as guessed from its first block,
+        except that a column the model does not read stays text, as written, where the guess
+        would change what it holds: dates and times, and whole numbers written with leading
+        zeros (an id such as ``00042``)."""
+        import pyarrow as pa
+
         if file.path not in self.schemas:
-            self.schemas[file.path] = self.dataset(file).schema
+            schema = self.dataset(file).schema
+            if file.format == "csv":
+                loose = [f for f in schema if f.name not in self.read]
+                text = {f.name for f in loose if pa.types.is_temporal(f.type)}
+                whole = [f.name for f in loose if pa.types.is_integer(f.type)]
+                text |= self._leading_zeros(file, whole) if whole else set()
+                schema = pa.schema(
+                    [pa.field(f.name, pa.string()) if f.name in text else f for f in schema]
+                )
+            self.schemas[file.path] = schema
         return self.schemas[file.path]
+
+    def _leading_zeros(self, file: InputFile, columns: list[str]) -> set[str]:
+        """Those of the CSV's ``columns`` whose first block writes a number with a leading zero
+        (``007``)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pacsv
+
+        parse, _ = self.dialect(file)
+        convert = pacsv.ConvertOptions(
+            column_types=dict.fromkeys(columns, pa.string()), include_columns=columns
+        )
+        read = pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES, use_threads=False)
+        with (
+            self.errors(file),
+            pacsv.open_csv(
+                str(file.path), read_options=read, parse_options=parse, convert_options=convert
+            ) as source,
+        ):
+            try:
+                block = source.read_next_batch()
+            except StopIteration:
+                return set()
+        return {
+            name
+            for name in columns
+            if pc.any(pc.match_substring_regex(block.column(name), r"^[+-]?0[0-9]")).as_py()
+        }
 
     def n_rows(self, file: InputFile) -> int | None:
         if file.format != "parquet":
@@ -534,7 +578,8 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
     """The output schema of the input columns: every file must have the contract's columns.
     Numeric model columns become float64 (integers stay integers when every file is Parquet
     and stores them so) and text categories strings (after the contract has checked each
-    batch's values); other columns take the files' common type."""
+    batch's values); other columns take the files' common type (a CSV's are text, as
+    written), or text where the files' types disagree."""
     import pyarrow as pa
 
     schemas, problems = [], []
@@ -549,18 +594,23 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
             + "\n".join(f"  - {p}" for p in problems)
         )
     fixed = _fixed_types(contract) | _integer_types(files, schemas, contract)
-    loose = [pa.schema([f for f in schema if f.name not in fixed]) for schema in schemas]
-    try:
-        common = pa.unify_schemas(loose, promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        hit = re.search(r"Field (\S+) has incompatible types: (.+)", str(exc))
-        detail = f"column {hit[1]!r} is {hit[2]}" if hit else str(exc)
-        raise DataError(
-            f"The input files disagree on a column's type ({detail}): write every file with "
-            "the same type per column."
-        ) from None
     names = list(dict.fromkeys(name for schema in schemas for name in schema.names))
-    schema = pa.schema([pa.field(n, fixed[n]) if n in fixed else common.field(n) for n in names])
+    fields = []
+    for name in names:
+        if name in fixed:
+            fields.append(pa.field(name, fixed[name]))
+            continue
+        own = [pa.schema([s.field(name)]) for s in schemas if name in s.names]
+        try:
+            fields.append(pa.unify_schemas(own, promote_options="permissive").field(name))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            if name in reader.read:  # a column the model reads: its type must agree
+                raise DataError(
+                    f"The input files disagree on the type of column {name!r} ({exc}): write "
+                    "every file with the same type per column."
+                ) from None
+            fields.append(pa.field(name, pa.string()))  # not read: every file's values as text
+    schema = pa.schema(fields)
     _check_no_clash(schema.names)
     return schema
 

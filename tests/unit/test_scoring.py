@@ -422,6 +422,41 @@ def test_csv_types_are_guessed_once_from_the_sample_then_kept(credit, tmp_path, 
         score_files(model, tmp_path / "data.csv", tmp_path / "out.parquet", contract=contract)
 
 
+def test_an_id_with_leading_zeros_and_dates_not_read_by_the_model_are_copied_as_written(
+    credit, tmp_path
+):
+    """Columns the model does not read: an id written with leading zeros and a date stay text
+    as the CSV writes them (a guessed integer or date would change them); whole numbers
+    without leading zeros stay numbers; where a Parquet file among the inputs types such a
+    column differently, every file's values become text."""
+    X, model, contract = credit
+    frame = X.iloc[:400].reset_index(drop=True)
+    frame["account"] = [f"{i:05d}" for i in range(len(frame))]
+    frame["signup"] = pd.Timestamp("2024-01-05") + pd.to_timedelta(frame.index % 90, "D")
+    frame["visits"] = np.arange(len(frame)) * 3
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    written = pd.read_csv(tmp_path / "data.csv", dtype=str)
+    score_files(model, tmp_path / "data.csv", tmp_path / "out.parquet", contract=contract)
+    out = pq.read_table(tmp_path / "out.parquet")
+    for column in ("account", "signup"):
+        assert out.schema.field(column).type == pa.string()
+        assert out[column].to_pylist() == written[column].tolist()
+    assert out["account"][7].as_py() == "00007"
+    assert pa.types.is_integer(out.schema.field("visits").type)
+    assert out["visits"].to_pylist() == frame["visits"].tolist()
+    assert out["prediction"].to_pylist() == model.predict(X.iloc[:400]).tolist()
+    # a CSV and a Parquet file that stores the date as a date: text for both
+    (tmp_path / "in").mkdir()
+    frame.iloc[:200].to_csv(tmp_path / "in" / "a.csv", index=False)
+    rest = frame.iloc[200:].assign(signup=lambda f: f["signup"].dt.date)
+    rest.to_parquet(tmp_path / "in" / "b.parquet")
+    score_files(model, tmp_path / "in", tmp_path / "both.parquet", contract=contract)
+    both = pq.read_table(tmp_path / "both.parquet")
+    assert both.schema.field("signup").type == pa.string()
+    assert sorted(both["signup"].to_pylist()) == sorted(written["signup"].tolist())
+    assert sorted(both["account"].to_pylist()) == sorted(written["account"].tolist())
+
+
 def test_an_output_named_like_another_format_is_refused_before_anything_is_written(
     credit, tmp_path
 ):
