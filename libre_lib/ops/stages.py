@@ -724,6 +724,26 @@ def set_cover(
     return table, {"model": model.to_dict(), "refinement_skipped": skipped}
 
 
+def dropped_notes(X_train: pd.DataFrame, dropped) -> tuple[str, ...]:
+    """A note per declared feature the fit dropped (entirely missing, or a single value in the
+    training rows): the fit warned in the task's log only, and an upstream column that broke
+    would otherwise train on silently."""
+    notes = []
+    for name in dropped:
+        column = X_train[name] if name in X_train else pd.Series(dtype=float)
+        reason = (
+            "all its values are missing"
+            if column.isna().all()
+            else f"it holds a single value ({column.dropna().iloc[0]!r})"
+        )
+        notes.append(
+            f"Column {name!r} is dropped: in the training rows {reason}, so no rule can use it. "
+            "If the column should carry data, check where it comes from; else leave it out of "
+            "features."
+        )
+    return tuple(notes)
+
+
 def records_target(rows: Target, records: DistinctRecords) -> Target:
     """The target of every training row as the records count it (their class totals), with
     ``rows``' labels: a streamed run's ``y`` is only its sample."""
@@ -817,6 +837,7 @@ def report(
         [f.kind == CATEGORICAL for f in features],
         skip=as_text.__contains__,
     )
+    dropped = dropped_notes(X_train, getattr(model.discretization_, "dropped", ()))
     rule_report = build_report(
         model,
         X,
@@ -834,7 +855,7 @@ def report(
         ),
         description=spec.description,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        notes=(*as_text.values(), *identifiers, *note),
+        notes=(*dropped, *as_text.values(), *identifiers, *note),
         X_train=X_train,
         y_train=y_train,
         tuning=None if tuning is None else pa.table(tuning[0]).to_pandas(),

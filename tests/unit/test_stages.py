@@ -424,6 +424,25 @@ def test_the_report_repeats_the_warning_about_an_identifier_column(unlabelled):
     assert trained.rules.notes == ()
 
 
+def test_the_report_notes_a_declared_column_the_fit_dropped(unlabelled):
+    """An upstream column that arrives entirely missing (or constant) was dropped with a
+    warning in the task's log only: the run's notes, which ``libre train`` prints, say so."""
+    frame, _ = stages.load(unlabelled, "sha")
+    frame.insert(0, "plan", np.nan)
+    frame.insert(1, "region", "north")
+    holdout = stages.split(unlabelled, frame)[0].column("holdout").to_numpy()
+    X, y = stages.split_rows(unlabelled, frame, holdout)
+    with pytest.warns(LibreWarning, match="'plan' is dropped"):
+        model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
+    trained = stages.report(
+        unlabelled, model, frame, holdout, ValidationReport(True, len(frame), ())
+    )
+    missing, single = trained.rules.notes[:2]
+    assert missing.startswith("Column 'plan' is dropped: in the training rows all its values")
+    assert single.startswith("Column 'region' is dropped: in the training rows it holds a "
+                             "single value ('north')")  # fmt: skip
+
+
 def test_the_report_repeats_the_warning_about_numbers_stored_as_text(unlabelled):
     """A numeric column with a few blanks written as " " is read as text: the fit warned in
     the task's log only, and the report called the column an id instead (its 'categories'
