@@ -396,6 +396,10 @@ class ExpectationResult:
         """One line: expectation, column, unexpected count, examples and details."""
         where = f"column {self.column!r}" if self.column is not None else "the table"
         parts = [f"{self.expectation} on {where}"]
+        if self.expectation == "expect_column_distinct_values_to_contain_set":
+            # its count and examples are the declared values that never appear: the details
+            # name them; an "unexpected count" of a value the data lacks would read backwards
+            return f"{parts[0]}: {self.details}"
         if self.unexpected_count is not None:
             parts.append(f"unexpected count {self.unexpected_count}")
         if self.unexpected_examples:
