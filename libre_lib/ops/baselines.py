@@ -210,7 +210,8 @@ def cautions(
         verdict = (
             "so the difference is unlikely to be chance"
             if p < 0.05
-            else f"so these {evaluated_on} rows do not show the model to be less accurate"
+            else f"too often to tell from these {evaluated_on} rows whether the model is less "
+            "accurate or only unlucky (more rows would tell)"
         )
         out.append(
             f"On the {n_rows:,} {evaluated_on} rows the model is less accurate than always "
@@ -240,7 +241,8 @@ def cautions(
         verdict = (
             "so the gap is unlikely to be chance"
             if p < 0.05
-            else f"so these {evaluated_on} rows do not show the other rules to lower the F1"
+            else f"too often to tell from these {evaluated_on} rows whether the other rules "
+            "lower the F1 (more rows would tell)"
         )
         out.append(
             f"Rule {best_rule} alone scores a higher F1 on the {evaluated_on} rows than the whole "

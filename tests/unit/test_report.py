@@ -1032,14 +1032,16 @@ def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
         "right on 6 rows against 8 (accuracy 0.600 against 0.800; F1 0.333 against 0.000). "
         "The two answers differ on 4 rows, 1 in the model's favour and 3 in the majority "
         "answer's; a split at least this uneven arises by chance with probability 0.62 (exact "
-        "McNemar test), so these holdout rows do not show the model to be less accurate."
+        "McNemar test), too often to tell from these holdout rows whether the model is less "
+        "accurate or only unlucky (more rows would tell)."
     )
     assert found[1] == (
         "Rule 1 alone scores a higher F1 on the holdout rows than the whole rule set (0.667 "
         "against 0.333): the other rules flag 0 more rows that have the outcome and 3 more that "
         "do not. Handing each of those 3 rows to one answer or the other at random opens an F1 "
-        "gap at least this wide with probability 0.25 (exact paired randomization test), so "
-        "these holdout rows do not show the other rules to lower the F1."
+        "gap at least this wide with probability 0.25 (exact paired randomization test), too "
+        "often to tell from these holdout rows whether the other rules lower the F1 (more rows "
+        "would tell)."
     )
     # a best rule chosen on the scored rows themselves is not held against the model
     found = cautions(
@@ -1073,7 +1075,7 @@ def test_the_majority_caution_tests_the_rows_where_the_answers_disagree():
     assert "right on 60 rows against 70" in found
     assert "differ on 50 rows, 20 in the model's favour and 30 in the majority answer's" in found
     assert f"probability {mcnemar_p(20, 30):.2f} (exact McNemar test)" in found
-    assert "do not show the model to be less accurate" in found
+    assert "whether the model is less accurate or only unlucky" in found
     # a clear loss: 2 right flags against 30 false alarms over 200 rows
     positive = np.zeros(200, dtype=bool)
     positive[:20] = True
