@@ -65,8 +65,8 @@ def report(
 def register(
     spec: PipelineSpec, store_root: str, trained: TrainingReport, data: Stage, run_dir: str
 ) -> Registration:
-    """Register the model as a new version, a candidate (or reuse the latest version when the
-    model, data and spec are unchanged), and decide whether it will replace the champion
+    """Register the model as a new version, a candidate (or reuse the version that already
+    holds the same model, data and spec), and decide whether it will replace the champion
     (``promote`` records the decision, last)."""
     registry = ModelRegistry(store_root)
     registration = stages.register(registry, spec, trained, data.ref.sha256, Path(run_dir).name)
@@ -75,7 +75,7 @@ def register(
         registration.version.version,
         "registered"
         if registration.new_version
-        else "unchanged (same model, data and spec as the latest version): reused, not registered",
+        else "unchanged (same model, data and spec as that version): reused, not registered",
         "to be promoted" if registration.decision.promoted else "not to be promoted",
         registration.decision.reason,
     )

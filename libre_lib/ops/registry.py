@@ -527,10 +527,12 @@ class ModelRegistry:
         extra_files: Mapping[str, str] | None = None,
         reuse: bool = True,
     ) -> tuple[ModelVersion, bool]:
-        """:meth:`register`, except that a model equal to the pipeline's latest version (same
-        ``model.json`` bytes, data fingerprint and spec hash) reuses that version: nothing is
-        written. Returns ``(version, new)``; ``new`` is False for a reused version. Checked
-        under the pipeline's lock, so identical concurrent runs share one version."""
+        """:meth:`register`, except that a model equal to one of the pipeline's versions (same
+        ``model.json`` bytes, data fingerprint and spec hash; the latest such) reuses that
+        version: nothing is written (a retraining that reproduces the champion after a
+        rejected candidate keeps the champion, instead of replacing it with a copy). Returns
+        ``(version, new)``; ``new`` is False for a reused version. Checked under the
+        pipeline's lock, so identical concurrent runs share one version."""
         reserved = {MODEL_FILE, SPEC_FILE, VERSION_FILE}
         for name in extra_files or {}:
             if name in reserved or "/" in name or name.startswith("."):
@@ -569,18 +571,19 @@ class ModelRegistry:
         directory = self.pipeline_dir(pipeline)
         try:
             with self._lock(pipeline):
-                latest = self._latest(pipeline) if reuse else None
-                if latest is not None and (
-                    latest.model_sha256,
-                    latest.data_fingerprint,
-                    latest.spec_hash,
-                ) == (model_sha256, data_fingerprint, spec_hash):
+                same = [
+                    v
+                    for v in (self.versions(pipeline) if reuse else ())
+                    if (v.model_sha256, v.data_fingerprint, v.spec_hash)
+                    == (model_sha256, data_fingerprint, spec_hash)
+                ]
+                if same:
                     logger.info(
                         "%s/%s holds the same model, data and spec: reused",
                         pipeline,
-                        latest.version,
+                        same[-1].version,
                     )
-                    return latest, False
+                    return same[-1], False
                 number = self._next_number(directory)
                 version_id = f"v{number:04d}-{model_sha256[:8]}"
                 final = directory / version_id
@@ -621,11 +624,6 @@ class ModelRegistry:
             ) from exc
         logger.info("registered %s/%s (%s)", pipeline, version_id, final)
         return version, True
-
-    def _latest(self, pipeline: str) -> ModelVersion | None:
-        """The version with the highest number, or None before the first."""
-        versions = self.versions(pipeline)
-        return versions[-1] if versions else None
 
     @staticmethod
     def _next_number(directory: Path) -> int:

@@ -902,9 +902,9 @@ def register(
 ) -> Registration:
     """Register the model as the pipeline's next version, a candidate: the champion does not
     move (``promote``, the run's last step, does that), and decide whether it will be promoted
-    (section "Model versions" of docs/operations.md). A model equal to the latest version's,
-    trained on the same data with the same spec (an all-cache-hit or forced rerun), reuses that
-    version instead of registering a copy."""
+    (section "Model versions" of docs/operations.md). A model equal to a registered version's,
+    trained on the same data with the same spec (a rerun, or a retraining that reproduces an
+    earlier version), reuses that version instead of registering a copy."""
     previous = registry.champion(spec.name)
     version, new = registry.register_unless_unchanged(
         spec.name,

@@ -901,7 +901,7 @@ def test_cli_score_refuses_a_tampered_registered_model_in_one_line(with_contract
         assert not (tmp_path / "out.parquet").exists()
 
 
-def test_an_unchanged_model_reuses_the_latest_version(registry, models):
+def test_an_unchanged_model_reuses_its_version(registry, models):
     """The same model, data fingerprint and spec hash as the latest version register nothing;
     any difference registers a new version."""
     model = models[0].to_json()
@@ -921,6 +921,12 @@ def test_an_unchanged_model_reuses_the_latest_version(registry, models):
     other, new = registry.register_unless_unchanged(PIPE, model, **changed)
     assert new and other.number == 2
     assert registry.register(PIPE, model, **changed).number == 3  # register always adds one
+    assert [v.number for v in registry.versions(PIPE)] == [1, 2, 3]
+    # an earlier version reproduced (a retraining back on the first data and spec after a
+    # candidate on other ones): that version, not a copy; the latest of equal ones
+    back, new = registry.register_unless_unchanged(PIPE, model, **{**kwargs, "run_id": "run-4"})
+    assert not new and back.version == first.version
+    assert registry.register_unless_unchanged(PIPE, model, **changed)[0].number == 3
     assert [v.number for v in registry.versions(PIPE)] == [1, 2, 3]
 
 
