@@ -101,7 +101,7 @@ def baselines(
     choice_fired: np.ndarray | None = None,
     choice_positive: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, int | None]:
-    """The model next to two simple answers, scored on the same rows.
+    """The model next to simple answers, scored on the same rows.
 
     Parameters
     ----------
@@ -119,8 +119,10 @@ def baselines(
     Returns
     -------
     table : DataFrame
-        Rows ``model``, ``majority`` and (when the model has rules) ``best_rule``; columns
-        :data:`BASELINE_COLUMNS` (``flagged``: rows flagged).
+        Rows ``model``, ``majority``, ``every_row`` (flagging every row: the F1 any answer
+        reaches without a rule; absent when the majority answer already does it) and (when the
+        model has rules) ``best_rule``; columns :data:`BASELINE_COLUMNS` (``flagged``: rows
+        flagged).
     best : int or None
         The 1-based number of the best single rule (None without rules).
     """
@@ -129,6 +131,8 @@ def baselines(
     n_rows = positive.shape[0]
     rows = [("model", fired.any(axis=1) if fired.shape[1] else np.zeros(n_rows, dtype=bool))]
     rows.append(("majority", np.full(n_rows, bool(majority_positive))))
+    if not majority_positive:  # else the majority answer is this one
+        rows.append(("every_row", np.ones(n_rows, dtype=bool)))
     best = None
     if fired.shape[1]:
         if choice_fired is None or choice_positive is None:
@@ -161,11 +165,12 @@ def cautions(
     evaluated_on: str = "holdout",
 ) -> tuple[str, ...]:
     """What a reader should know before trusting the model, from a :func:`baselines` table:
-    the model is less accurate than the majority-class answer, or one of its rules alone
-    scores a higher F1. Scores are compared as the report prints them (3 decimals); each
-    caution gives the rows behind it and an exact test on the rows where the two answers
-    disagree (McNemar's for accuracy, a paired randomization test for F1), so that a reader
-    can tell a one-row difference from a real one.
+    the model is less accurate than the majority-class answer, its F1 is no higher than
+    flagging every row's, or one of its rules alone scores a higher F1. Scores are compared as
+    the report prints them (3 decimals); each caution gives the rows behind it and an exact
+    test on the rows where the two answers disagree (McNemar's for accuracy, a paired
+    randomization test for F1), so that a reader can tell a one-row difference from a real
+    one.
 
     Parameters
     ----------
@@ -186,7 +191,7 @@ def cautions(
     Returns
     -------
     tuple of str
-        The cautions, in plain sentences (none when the model beats both answers).
+        The cautions, in plain sentences (none when the model beats every answer).
     """
     by_answer = {row["answer"]: row for row in table.to_dict("records")}
     model = by_answer.get("model")
@@ -222,6 +227,36 @@ def cautions(
             f"answer's; a split at least this uneven arises by chance with probability "
             f"{_probability(p)} (exact McNemar test), {verdict}. Weigh what a missed case "
             "and a false alarm cost before relying on it."
+        )
+    everyone = by_answer.get("every_row")
+    if everyone is None and majority is not None and majority["flagged"] == n_rows:
+        everyone = majority
+    if (
+        everyone is not None
+        and model["flagged"]
+        and everyone["f1"] > 0  # rows without the outcome have their own caution
+        and round(model["f1"], 3) <= round(everyone["f1"], 3)
+    ):
+        hits = round(model["precision"] * model["flagged"])
+        misses = int(model["flagged"]) - hits
+        n_positives = round(everyone["precision"] * n_rows)
+        extra_hits, extra_misses = n_positives - hits, n_rows - n_positives - misses
+        p = extra_rules_p(hits, misses, extra_hits, extra_misses, n_positives)
+        verdict = (
+            "so the gap is unlikely to be chance"
+            if p < 0.05
+            else f"too often to tell from these {evaluated_on} rows whether the rules do worse "
+            "than flagging every row (more rows would tell)"
+        )
+        out.append(
+            f"Flagging every one of the {n_rows:,} {evaluated_on} rows scores an F1 at least as "
+            f"high as the model's ({everyone['f1']:.3f} against {model['f1']:.3f}): the rows "
+            f"the model leaves unflagged hold {extra_hits:,} with the outcome and "
+            f"{extra_misses:,} without. Handing each of those rows to one answer or the other "
+            f"at random opens an F1 gap at least this wide with probability {_probability(p)} "
+            f"(exact paired randomization test), {verdict}. F1 rewards flagging widely: where "
+            "the rules do no better than flagging everyone, the columns may hold little signal "
+            "for this outcome, and accuracy and the cost of a false alarm say more."
         )
     single = by_answer.get("best_rule")
     if (

@@ -161,6 +161,7 @@ def baseline_blocks(
     names = {
         "model": f"This model ({n_rules} rule{'' if n_rules == 1 else 's'})",
         "majority": f"Majority class: always “{majority_name}”",
+        "every_row": "Flag every row",
         "best_rule": f"Best single rule (rule {best_rule})",
     }
     rows = []
@@ -179,9 +180,10 @@ def baseline_blocks(
         )
     where = "training" if chosen_on_training else "holdout"
     text = (
-        f"The same {evaluated_on} rows scored for two simple answers: flagging by the majority "
-        "class alone (a model should beat its accuracy), and the rule with the highest F1 score on "
-        f"the {where} rows used on its own (the gain of combining rules)."
+        f"The same {evaluated_on} rows scored for simple answers: answering the majority class "
+        "everywhere (a model should beat its accuracy), flagging every row (the F1 score any "
+        "answer reaches without a rule: a model should beat it), and the rule with the highest "
+        f"F1 score on the {where} rows used on its own (the gain of combining rules)."
     )
     headers = ("Answer", "F1 score", "Precision", "Recall", "Accuracy", "Rows flagged")
     return [

@@ -1026,7 +1026,7 @@ def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
     found = cautions(
         table, 10, majority_name="healthy", best_rule=best, best_rule_chosen_elsewhere=True
     )
-    assert len(found) == 2
+    assert len(found) == 3
     assert found[0].startswith(
         "On the 10 holdout rows the model is less accurate than always answering “healthy”: "
         "right on 6 rows against 8 (accuracy 0.600 against 0.800; F1 0.333 against 0.000). "
@@ -1035,7 +1035,13 @@ def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
         "McNemar test), too often to tell from these holdout rows whether the model is less "
         "accurate or only unlucky (more rows would tell)."
     )
-    assert found[1] == (
+    # and no higher an F1 than flagging all 10 rows (2 right of 10: F1 0.333 too)
+    assert found[1].startswith(
+        "Flagging every one of the 10 holdout rows scores an F1 at least as high as the "
+        "model's (0.333 against 0.333): the rows the model leaves unflagged hold 1 with the "
+        "outcome and 5 without."
+    )
+    assert found[2] == (
         "Rule 1 alone scores a higher F1 on the holdout rows than the whole rule set (0.667 "
         "against 0.333): the other rules flag 0 more rows that have the outcome and 3 more that "
         "do not. Handing each of those 3 rows to one answer or the other at random opens an F1 "
@@ -1047,7 +1053,7 @@ def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
     found = cautions(
         table, 10, majority_name="healthy", best_rule=best, best_rule_chosen_elsewhere=False
     )
-    assert len(found) == 1 and "less accurate" in found[0]
+    assert len(found) == 2 and "less accurate" in found[0] and "Flagging every" in found[1]
     # a model right on every row: nothing to say
     table, best = baselines(positive[:, None], positive, majority_positive=False)
     kept = cautions(table, 10, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=True)
@@ -1069,9 +1075,17 @@ def test_the_majority_caution_tests_the_rows_where_the_answers_disagree():
     fired[:40, 0] = True
     fired[70:80, 0] = True
     table, best = baselines(fired, positive, majority_positive=True)
-    (found,) = cautions(
+    found, everyone = cautions(
         table, 100, majority_name="sick", best_rule=best, best_rule_chosen_elsewhere=False
     )
+    # the majority answer flags every row: its F1 (0.824) is the one to beat too
+    assert set(table["answer"]) == {"model", "majority", "best_rule"}
+    assert everyone.startswith(
+        "Flagging every one of the 100 holdout rows scores an F1 at least as high as the "
+        "model's (0.824 against 0.667): the rows the model leaves unflagged hold 30 with the "
+        "outcome and 20 without."
+    )
+    assert "unlikely to be chance" in everyone
     assert "right on 60 rows against 70" in found
     assert "differ on 50 rows, 20 in the model's favour and 30 in the majority answer's" in found
     assert f"probability {mcnemar_p(20, 30):.2f} (exact McNemar test)" in found
@@ -1082,9 +1096,10 @@ def test_the_majority_caution_tests_the_rows_where_the_answers_disagree():
     fired = np.zeros((200, 1), dtype=bool)
     fired[18:50, 0] = True
     table, best = baselines(fired, positive, majority_positive=False)
-    (found,) = cautions(
+    found, everyone = cautions(
         table, 200, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=False
     )
+    assert "(0.182 against 0.077)" in everyone  # flagging all 200 rows: 20 right
     assert "2 in the model's favour and 30 in the majority answer's" in found
     assert "probability below 0.001" in found and "unlikely to be chance" in found
 
@@ -1168,7 +1183,8 @@ def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
         negative_class=credit_model.rules_.negative_class,
     )
     report = build_report(flags_all, X, y, title="t", X_train=X, y_train=y)
-    (caution,) = report.cautions
+    caution, everyone = report.cautions  # flagging every row is all this model does
+    assert everyone.startswith(f"Flagging every one of the {len(y)} holdout rows scores")
     approved = int((y == info.positive_class).sum())
     assert f"right on {approved} rows against {len(y) - approved} " in caution
     md = render_markdown(report)
