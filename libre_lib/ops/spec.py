@@ -581,8 +581,16 @@ class PipelineSpec(_Strict):
 
     @model_validator(mode="after")
     def _report_labels(self) -> PipelineSpec:
-        """Class labels name classes of the target; value labels name feature columns."""
+        """The target is not a feature; class labels name classes of the target; value labels
+        name feature columns."""
         report, target = self.report, self.target
+        if self.features.include is not None and target.column in self.features.include:
+            _spec_error(
+                ("features", "include"),
+                f"lists the target column {target.column!r}: the rules cannot use the outcome "
+                "they predict; remove it from features.include",
+                target.column,
+            )
         classes = target.classes if target.classes is not None else [target.positive_class]
         known = {_label_key(c) for c in classes}
         if _label_key(target.positive_class) not in known:

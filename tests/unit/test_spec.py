@@ -323,3 +323,11 @@ def test_significant_cuts_in_the_model_section_and_the_tuning_grid():
     assert "significant_cuts" not in parse_spec(RAW).estimator_params()  # off: as before it
     tuned = parse_spec({**RAW, "tuning": {"grid": {"significant_cuts": [False, True]}}})
     assert tuned.tuning.grid == {"significant_cuts": [False, True]}
+
+
+def test_a_target_listed_among_the_features_is_refused():
+    """The target in features.include passed and was dropped without a word."""
+    target = RAW["target"]["column"]
+    with pytest.raises(SpecError, match=rf"features.include: lists the target column '{target}'"):
+        parse_spec({**RAW, "features": {"include": ["a", target]}})
+    parse_spec({**RAW, "features": {"include": ["a"]}})
