@@ -301,7 +301,7 @@ def _positive(counts: pd.Series) -> tuple[str, str]:
     no/yes, false/true, ...), else the rarer class."""
     yes = yes_of_pair(list(counts.index))
     if yes is not None:
-        return yes, "its name says yes"
+        return yes, "it reads as yes"
     rarest = counts[counts == counts.min()].index
     return sorted(rarest, key=_class_key)[-1], "the rarer class"
 

@@ -30,7 +30,7 @@ def test_init_writes_a_spec_load_spec_reads(tmp_path):
     assert spec.data_location() == str(data.resolve())
     # the store where `libre score` and `libre models` look: the folder init ran in
     assert spec.store_location() == str((Path.cwd() / ".libre-store").resolve())
-    assert "positive class 'true' (its name says yes" in result.output
+    assert "positive class 'true' (it reads as yes" in result.output
     assert "next: libre validate" in result.output
 
 

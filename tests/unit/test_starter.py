@@ -45,7 +45,7 @@ def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_pa
 @pytest.mark.parametrize(
     ("labels", "positive", "why"),
     [
-        (["0", "1", "1", "1"], "1", "its name says yes"),  # a yes-like name, even as the majority
+        (["0", "1", "1", "1"], "1", "it reads as yes"),  # a yes-like name, even as the majority
         (["2", "1", "1", "1"], "2", "the rarer class"),
         (["a", "b", "b", "c", "c"], "a", "the other classes are the negative answer"),
     ],
