@@ -110,12 +110,14 @@ def score_command(
 
 
 def _print_summary(summary: dict, seconds: float) -> None:
+    from libre_lib.ops.scoring import predicted_text
+
     console.print(
         f"scored [bold]{summary['rows']:,}[/] rows in {summary['batches']} batch(es): "
         f"{summary['rows_per_second']:,.0f} rows/s"
     )
     console.print(
-        f"predicted {summary['positive_class']!s}: {summary['n_positive']:,} "
+        f"{predicted_text(summary)}: {summary['n_positive']:,} "
         f"({100.0 * summary['positive_rate']:.2f}%)",
         highlight=False,
     )

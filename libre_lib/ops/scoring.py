@@ -40,7 +40,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -725,6 +725,7 @@ class ScoringSummary:
     rule_counts: tuple[int, ...]
     rule_texts: tuple[str, ...]
     report: ContractReport
+    described_class: object = None  # the class the rules name, when not the prediction's
 
     @property
     def rows_per_second(self) -> float:
@@ -748,6 +749,7 @@ class ScoringSummary:
             "n_positive": self.n_positive,
             "positive_rate": self.n_positive / self.rows if self.rows else 0.0,
             "positive_class": positive,
+            "described_class": None if self.described_class is None else str(self.described_class),
             "rules": [
                 {"index": i, "rule": t, "rows": n}
                 for i, (t, n) in enumerate(zip(self.rule_texts, self.rule_counts, strict=True))
@@ -931,6 +933,24 @@ def score_files(
         rule_counts=tuple(int(c) for c in rule_counts),
         rule_texts=tuple(texts),
         report=report,
+        described_class=_described_class(model),
+    )
+
+
+def _described_class(model):
+    """The class the rules name when the predictions do not (one class against the rest: the
+    predictions are True / False), else None."""
+    positive = model.classes_[model._positive_index()]
+    named = model.rules_.positive_class
+    return None if str(named) == str(positive) else named
+
+
+def predicted_text(summary: Mapping) -> str:
+    """``predicted <class>`` for a scoring summary (``to_dict``): the prediction's label, and
+    the class the rules name when it differs (``predicted True (setosa)``)."""
+    described = summary.get("described_class")
+    return f"predicted {summary['positive_class']!s}" + (
+        f" ({described})" if described is not None else ""
     )
 
 
@@ -957,7 +977,7 @@ def render_scoring_report(summary: dict, title: str = "Scoring report", model: s
         f"- **output:** `{summary['output']}`",
         f"- **rows scored:** {rows:,} in {summary['batches']} batch(es), "
         f"{summary['seconds']:.2f} s ({summary['rows_per_second']:,.0f} rows/s)",
-        f"- **predicted {summary['positive_class']!s}:** {summary['n_positive']:,} "
+        f"- **{predicted_text(summary)}:** {summary['n_positive']:,} "
         f"({100.0 * summary['positive_rate']:.2f}%)",
         "",
         "## Data contract",

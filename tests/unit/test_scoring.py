@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from libre_lib import LibreError
+from libre_lib import LibreClassifier, LibreError
 from libre_lib.errors import DataError
 from libre_lib.ops import scoring
 from libre_lib.ops.contract import ContractViolation
@@ -576,3 +576,19 @@ def test_a_csv_written_with_semicolons_and_decimal_commas_scores_as_the_plain_on
     frame.to_csv(tmp_path / "tabs" / "new.tsv", index=False, sep="\t")
     score_files(model, tmp_path / "tabs", tmp_path / "tabs.parquet", contract=contract)
     assert pq.read_table(tmp_path / "tabs.parquet").equals(plain)
+
+
+def test_one_class_against_the_rest_says_which_class_its_true_predictions_are(tmp_path):
+    """With three classes the predictions are True / False: the summary names the class the
+    rules describe beside them ("predicted True (hi)")."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300)})
+    y = np.where(X["a"] > 0.5, "hi", np.where(X["a"] < -0.5, "lo", "mid"))
+    model = LibreClassifier(positive_class="hi", random_state=0, n_estimators=5).fit(X, y)
+    X.to_csv(tmp_path / "in.csv", index=False)
+    summary = score_files(model, tmp_path / "in.csv", tmp_path / "out.parquet").to_dict()
+    assert summary["positive_class"] is True and summary["described_class"] == "hi"
+    assert scoring.predicted_text(summary) == "predicted True (hi)"
+    assert "**predicted True (hi):**" in render_scoring_report(summary)
+    binary = {**summary, "positive_class": "yes", "described_class": None}
+    assert scoring.predicted_text(binary) == "predicted yes"
