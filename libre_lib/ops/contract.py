@@ -254,10 +254,19 @@ class DataContract:
     missing_markers: tuple[str, ...] = ()
     """Texts that stood for a missing value in the training files besides the usual ones
     (a pipeline's ``data.read_options.na_values``): scoring reads CSV inputs alike."""
+    column_markers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Values that stood for a missing value in one column only (a dict
+    ``data.read_options.na_values``): scoring reads them as missing in that column, from CSV
+    and Parquet inputs alike."""
 
     def __post_init__(self):
         object.__setattr__(self, "columns", tuple(self.columns))
         object.__setattr__(self, "missing_markers", tuple(str(m) for m in self.missing_markers))
+        object.__setattr__(
+            self,
+            "column_markers",
+            {str(c): tuple(str(m) for m in ms) for c, ms in dict(self.column_markers).items()},
+        )
         names = [c.name for c in self.columns]
         if len(set(names)) != len(names):
             raise ParameterError(f"A data contract names a column twice: {names}.")
@@ -287,13 +296,15 @@ class DataContract:
         *,
         missing_rate_tolerance: float = DEFAULT_MISSING_RATE_TOLERANCE,
         missing_markers: Sequence[str] = (),
+        column_markers: Mapping[str, Sequence[str]] | None = None,
     ) -> DataContract:
         """The contract of ``model``, with training ranges and missing rates from ``X`` (its
         training frame). Without ``X`` only the model's own knowledge is used: categories and
         missing bins, no numeric ranges, and missing rates known only where the model has no
         missing bin (0); columns the model dropped then accept any values.
         ``missing_markers``: texts the training files used for missing values besides the
-        usual ones (scoring reads CSV inputs with them)."""
+        usual ones (scoring reads CSV inputs with them); ``column_markers``: those of one
+        column only."""
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(model, "rules_")
@@ -337,7 +348,13 @@ class DataContract:
                 continue
             columns.append(_column_contract(name, kind, feature, series, name in tested))
         n_rows = None if frame is None else len(frame)
-        return cls(tuple(columns), missing_rate_tolerance, n_rows, tuple(missing_markers))
+        return cls(
+            tuple(columns),
+            missing_rate_tolerance,
+            n_rows,
+            tuple(missing_markers),
+            {c: tuple(m) for c, m in (column_markers or {}).items() if c in model.columns_},
+        )
 
     # -- persistence ---------------------------------------------------------------------------
 
@@ -348,6 +365,7 @@ class DataContract:
             "missing_rate_tolerance": self.missing_rate_tolerance,
             "n_training_rows": self.n_training_rows,
             "missing_markers": list(self.missing_markers),
+            "column_missing_markers": {c: list(m) for c, m in self.column_markers.items()},
             "columns": [c.to_dict() for c in self.columns],
         }
 
@@ -369,6 +387,7 @@ class DataContract:
                 ),
                 n_training_rows=None if n_rows is None else int(n_rows),
                 missing_markers=tuple(data.get("missing_markers", ())),
+                column_markers=dict(data.get("column_missing_markers", {})),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ParameterError(f"Malformed data contract: missing or bad field {exc}.") from None

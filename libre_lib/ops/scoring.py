@@ -364,6 +364,7 @@ class _Reader:
         self.fixed = _fixed_types(contract)
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
         self.read = {c.name for c in contract.columns}
+        self.column_markers = {c: _spellings(m) for c, m in contract.column_markers.items()}
         # the usual texts of a missing value, and those the training files used
         self.null_values = list(
             dict.fromkeys([*pacsv.ConvertOptions().null_values, *contract.missing_markers])
@@ -465,6 +466,7 @@ class _Reader:
     def stream(self, file: InputFile, batch_rows: int):
         """(schema, an iterator of record batches of at most ``batch_rows`` rows), read on
         demand; the file is closed on leaving the context."""
+        import pyarrow as pa
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
@@ -476,8 +478,10 @@ class _Reader:
                 batches = source.iter_batches(batch_size=batch_rows)
                 schema = source.schema_arrow
             else:
-                # The types discovery guessed from the first block, then the contract's.
+                # The types discovery guessed from the first block, then the contract's; a
+                # column with markers of its own as text, which _unmark reads
                 types = {f.name: f.type for f in self.schema(file)} | self.fixed
+                types |= dict.fromkeys(self._marked(file), pa.string())
                 parse, decimal = self.dialect(file)
                 convert = pacsv.ConvertOptions(
                     column_types=types,
@@ -511,11 +515,48 @@ class _Reader:
                 n_pending += batch.num_rows
                 while n_pending >= batch_rows:
                     table = pa.Table.from_batches(pending, schema=schema)
-                    yield table.slice(0, batch_rows)
+                    yield self._unmark(table.slice(0, batch_rows), file)
                     rest = table.slice(batch_rows)
                     pending, n_pending = rest.to_batches(), rest.num_rows
             if n_pending:
-                yield pa.Table.from_batches(pending, schema=schema)
+                yield self._unmark(pa.Table.from_batches(pending, schema=schema), file)
+
+    def _marked(self, file: InputFile) -> list[str]:
+        """The file's columns that have missing-value markers of their own."""
+        return [n for n in self.schema(file).names if n in self.column_markers]
+
+    def _unmark(self, table, file: InputFile):
+        """``table`` with each column's own missing-value markers as missing (compared as
+        text, as the training read them), in the column's type (a CSV's marked columns are
+        read as text)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        for name in self._marked(file):
+            index = table.schema.get_field_index(name)
+            column = table.column(index)
+            text = column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
+            marked = pc.is_in(text, value_set=pa.array(self.column_markers[name], pa.string()))
+            column = pc.if_else(marked, pa.scalar(None, column.type), column)
+            wanted = self.fixed.get(name, self.schema(file).field(name).type)
+            if (
+                file.format == "csv"
+                and self.dialect(file)[1] == ","
+                and pa.types.is_string(column.type)
+                and pa.types.is_floating(wanted)
+            ):  # numbers written with decimal commas, as the reader would take them
+                column = pc.replace_substring(column, ",", ".")
+            if column.type != wanted:
+                try:
+                    column = column.cast(wanted)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise DataError(
+                        f"Could not read column {name!r} of {file.name} as {wanted}: {exc}. "
+                        "Its values other than the markers of a missing value "
+                        f"{list(self.column_markers[name])} must be of one type."
+                    ) from None
+            table = table.set_column(index, name, column)
+        return table
 
     @contextlib.contextmanager
     def errors(self, file: InputFile):
@@ -560,6 +601,22 @@ class _Reader:
             )
         kind = "CSV" if file.format == "csv" else "Parquet"
         return DataError(f"Could not read {file.name} as {kind}: {message}")
+
+
+def _spellings(markers) -> list[str]:
+    """``markers`` and, for a number, its other spellings (``0``, ``0.0``), as pandas'
+    ``na_values`` matches them."""
+    out = []
+    for marker in markers:
+        out.append(str(marker))
+        try:
+            number = float(marker)
+        except ValueError:
+            continue
+        out.append(str(number))
+        if number.is_integer():
+            out.append(str(int(number)))
+    return list(dict.fromkeys(out))
 
 
 def _csv_header(path: Path) -> list[str]:

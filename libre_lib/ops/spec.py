@@ -129,14 +129,24 @@ class DataSource(_Strict):
         return bool(_URL.match(self.path)) and not self.path.startswith("file://")
 
     def missing_markers(self) -> tuple[str, ...]:
-        """The texts ``read_options.na_values`` reads as missing (for a dict of them per
-        column, all of them), for the data contract: scoring reads its inputs alike."""
+        """The texts ``read_options.na_values`` reads as missing in every column (none for a
+        dict of them per column: :meth:`column_missing_markers`), for the data contract:
+        scoring reads its inputs alike."""
         values = self.read_options.get("na_values")
-        if values is None:
+        if values is None or isinstance(values, dict):
             return ()
-        if isinstance(values, dict):
-            values = [v for per_column in values.values() for v in _as_list(per_column)]
         return tuple(dict.fromkeys(str(v) for v in _as_list(values)))
+
+    def column_missing_markers(self) -> dict[str, tuple[str, ...]]:
+        """The texts a dict ``read_options.na_values`` reads as missing, per column (a 0 that
+        stands for a missing glucose reading is a real 0 elsewhere)."""
+        values = self.read_options.get("na_values")
+        if not isinstance(values, dict):
+            return {}
+        return {
+            str(column): tuple(dict.fromkeys(str(v) for v in _as_list(markers)))
+            for column, markers in values.items()
+        }
 
 
 def _as_list(values) -> list:

@@ -862,7 +862,12 @@ def report(
         tuning_summary=None if tuning is None else tuning[1],
         evaluated_on="training" if note else "holdout",
     )
-    contract = DataContract.from_model(model, X_train, missing_markers=spec.data.missing_markers())
+    contract = DataContract.from_model(
+        model,
+        X_train,
+        missing_markers=spec.data.missing_markers(),
+        column_markers=spec.data.column_missing_markers(),
+    )
     suite = json.dumps(contract.to_expectation_suite(f"libre-{spec.name}-contract"), indent=2)
     kind = "training" if note else "holdout"
     return TrainingReport(model, rule_report, validation, contract.to_json(), suite, (X, y, kind))

@@ -51,8 +51,9 @@ def test_contract_round_trips_through_json(credit, tmp_path):
     assert DataContract.from_dict(json.loads(contract.to_json())) == contract
     contract.save(tmp_path / "contract.json")
     assert DataContract.load(tmp_path / "contract.json") == contract
-    marked = dataclasses.replace(contract, missing_markers=(" ", "?"))
-    assert DataContract.from_json(marked.to_json()).missing_markers == (" ", "?")
+    marked = dataclasses.replace(contract, missing_markers=(" ", "?"), column_markers={"a2": [0]})
+    back = DataContract.from_json(marked.to_json())
+    assert back.missing_markers == (" ", "?") and back.column_markers == {"a2": ("0",)}
     older = json.loads(contract.to_json())
     del older["missing_markers"]  # written before the field existed
     assert DataContract.from_dict(older) == contract
@@ -68,8 +69,11 @@ def test_a_pipeline_spec_names_the_texts_it_reads_as_missing():
     assert markers(None) == ()
     assert markers(" ") == (" ",)
     assert markers(["?", " ", "?"]) == ("?", " ")
-    assert markers({"a": "?", "b": ["-", "?"]}) == ("?", "-")
+    assert markers({"a": "?", "b": ["-", "?"]}) == ()  # per column: not for every column
     assert markers([-1]) == ("-1",)
+    per_column = DataSource(path="d.csv", read_options={"na_values": {"a": "?", "b": [0, "-"]}})
+    assert per_column.column_missing_markers() == {"a": ("?",), "b": ("0", "-")}
+    assert DataSource(path="d.csv", read_options={"na_values": "?"}).column_missing_markers() == {}
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -592,3 +593,29 @@ def test_one_class_against_the_rest_says_which_class_its_true_predictions_are(tm
     assert "**predicted True (hi):**" in render_scoring_report(summary)
     binary = {**summary, "positive_class": "yes", "described_class": None}
     assert scoring.predicted_text(binary) == "predicted yes"
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_columns_own_missing_markers_apply_to_that_column_only(credit, tmp_path, suffix):
+    """A dict ``na_values`` ({"a2": [0, "?"]}: a 0 age means unknown) was flattened into
+    markers for every column, so scoring read a14's real zeros as missing too."""
+    X, model, contract = credit
+    marked = replace(contract, column_markers={"a2": ("0", "?")})
+    frame = X.iloc[:80].copy()
+    frame.loc[frame.index[::5], "a2"] = 0.0
+    assert (frame["a14"] == 0).sum() > 5  # real zeros, in another column
+    path = tmp_path / f"new{suffix}"
+    if suffix == ".csv":
+        written = frame.astype({"a2": object})
+        written.loc[written.index[1::5], "a2"] = "?"
+        written.to_csv(path, index=False)
+        unknown = (written["a2"] == 0) | (written["a2"] == "?")
+    else:
+        frame.to_parquet(path)
+        unknown = frame["a2"] == 0
+    score_files(model, path, tmp_path / "out.parquet", contract=marked)
+    scored = pq.read_table(tmp_path / "out.parquet").to_pandas()
+    assert scored["a2"].isna().tolist() == (unknown | frame["a2"].isna()).tolist()
+    assert (scored["a14"] == 0).sum() == (frame["a14"] == 0).sum()
+    expected = frame.assign(a2=frame["a2"].mask(unknown.to_numpy()))
+    assert scored["prediction"].tolist() == list(model.predict(expected))
