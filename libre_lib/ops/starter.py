@@ -213,7 +213,10 @@ def starter(
         for column in {c for marked in markers.values() for c in marked}:
             values = frame[column].mask(frame[column].astype(str).isin(list(markers)))
             frame[column] = pd.to_numeric(values, errors="coerce")
-    reasons = {column: _dates(frame[column]) or _identifier(frame[column]) for column in others}
+    reasons = {
+        column: _empty(frame[column]) or _dates(frame[column]) or _identifier(frame[column])
+        for column in others
+    }
     left_out = {column: reason for column, reason in reasons.items() if reason is not None}
     features = [c for c in others if c not in left_out]
     markers = {m: [c for c in marked if c in features] for m, marked in markers.items()}
@@ -221,7 +224,7 @@ def starter(
     if not features:
         raise DataError(
             f"The data hold no feature column besides the target {target!r}"
-            + (f" (left out as identifiers: {', '.join(left_out)})" if left_out else "")
+            + (f" (left out: {', '.join(left_out)})" if left_out else "")
             + "."
         )
     categorical = [c for c in features if not _is_numeric(frame[c])]
@@ -304,6 +307,13 @@ def _positive(counts: pd.Series) -> tuple[str, str]:
         return yes, "it reads as yes"
     rarest = counts[counts == counts.min()].index
     return sorted(rarest, key=_class_key)[-1], "the rarer class"
+
+
+def _empty(series: pd.Series) -> str | None:
+    """Why a column cannot be a feature because it holds nothing, or None."""
+    if series.notna().any():
+        return None
+    return "no value in the rows read: every one is missing"
 
 
 def _identifier(series: pd.Series) -> str | None:

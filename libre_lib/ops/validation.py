@@ -267,6 +267,12 @@ def _unique(items: Iterable) -> list:
 # --------------------------------------------------------------------------- the suite
 
 
+#: ``mostly`` of the check every feature without a missing-value bound of its own gets: that
+#: not every value is missing (any present value passes it). A declared feature that arrives
+#: empty is an upstream failure; the fit would drop it without a word.
+NOT_EMPTY = 1e-12
+
+
 def _item(type_: str, source: str, checked_by: str = GX, **kwargs) -> dict:
     return {"type": type_, "kwargs": kwargs, "checked_by": checked_by, "source": source}
 
@@ -325,6 +331,12 @@ def build_expectations(rules: ValidationRules, columns: Sequence[str] | None = N
             mostly = round(1.0 - bound, 12)
             plan.append(
                 _item("expect_column_values_to_not_be_null", "rules", column=column, mostly=mostly)
+            )
+        elif rule is None or rule.max_missing_fraction is None:  # not a bound set to 1 by hand
+            plan.append(
+                _item(
+                    "expect_column_values_to_not_be_null", "rules", column=column, mostly=NOT_EMPTY
+                )
             )
     for column, rule in rules.columns.items():
         if rule.dtype is not None:
@@ -629,6 +641,13 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
         return f"{info.get('observed_value')} row(s); expected {bounds}"
     if type_ == "expect_column_values_to_not_be_null" and count is not None:
         mostly = kwargs.get("mostly", 1.0)
+        if mostly <= NOT_EMPTY:
+            if success:
+                return f"{count} missing value(s) of {total}{_percent(count, total)}; not all"
+            return (
+                f"all {total} values are missing: no rule can use the column; check where it "
+                "comes from, or leave it out of features"
+            )
         if mostly >= 1.0:
             return f"{count} missing value(s) of {total}; none allowed"
         return (

@@ -74,8 +74,15 @@ def test_one_class_or_no_feature_is_refused():
     with pytest.raises(DataError, match="holds only 'no': the rules need two classes"):
         st.starter(pd.DataFrame({"x": [1, 2], "y": ["no", "no"]}), "y")
     ids = pd.DataFrame({"id": [f"r{i}" for i in range(60)], "y": ["a", "b"] * 30})
-    with pytest.raises(DataError, match=r"no feature column .* \(left out as identifiers: id\)"):
+    with pytest.raises(DataError, match=r"no feature column .* \(left out: id\)"):
         st.starter(ids, "y")
+
+
+def test_a_column_without_any_value_is_left_out_with_its_reason():
+    frame = _frame().assign(promo=np.nan)
+    found = st.starter(frame, "churned")
+    assert "promo" not in found.features
+    assert found.left_out["promo"] == "no value in the rows read: every one is missing"
 
 
 def test_the_sample_reads_the_target_as_the_pipeline_does(tmp_path, monkeypatch):

@@ -429,7 +429,8 @@ def test_a_user_expectation_on_a_missing_column_is_reported_not_lost():
     report = validate_frame(frame, rules)
     (failure,) = report.failures()
     assert (failure.expectation, failure.column) == ("expect_column_to_exist", "id")
-    assert "1 expectation(s) on it were skipped" in failure.details
+    # the user's expectation and the check that it is not entirely missing
+    assert "2 expectation(s) on it were skipped" in failure.details
     assert report.results[-1].expectation == "expect_column_to_exist"  # the user's, run by GX
     assert report.results[-1].success
 
@@ -479,3 +480,24 @@ def test_a_run_writes_no_files(clean_frame, tmp_path, monkeypatch):
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == [
         p.relative_to(tmp_path) for p in (cwd, home, tmp)
     ]
+
+
+@gx
+def test_a_feature_that_arrives_entirely_missing_fails_validation():
+    """Without a bound of its own a feature may miss any share of its values, but not all of
+    them: an upstream column that broke was dropped by the fit without a word."""
+    frame = pd.DataFrame({"x": [1.0, np.nan, 3.0], "plan": [np.nan] * 3, "y": ["n", "p", "n"]})
+    rules = ValidationRules(required_columns=("x", "plan"), target_column="y")
+    report = validate_frame(frame, rules)
+    (failure,) = report.failures()
+    assert (failure.expectation, failure.column) == ("expect_column_values_to_not_be_null", "plan")
+    assert failure.details.startswith("all 3 values are missing: no rule can use the column")
+    (fine,) = [r for r in report.results if r.column == "x" and "null" in r.expectation]
+    assert fine.success and fine.details == "1 missing value(s) of 3 (33.3%); not all"
+    # a bound of 1 set by hand allows it
+    allowed = ValidationRules(
+        required_columns=("x", "plan"),
+        target_column="y",
+        columns={"plan": ColumnRule(max_missing_fraction=1.0)},
+    )
+    assert validate_frame(frame, allowed).success
