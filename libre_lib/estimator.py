@@ -703,9 +703,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.n_candidates_ = len(candidates)
         if not hasattr(self, "auto_scores_"):  # assembled from stages without a choice
             self.auto_scores_ = None
+            self.set_chosen({name: self._used(name) for name in AUTO_CHOSEN})
         if not hasattr(self, "auto_fallbacks_"):
             self.auto_fallbacks_ = 0
-            self.set_chosen({name: self._used(name) for name in AUTO_CHOSEN})
         chosen = selection.indices.size
         if self.abstain:
             selection = self._no_worse_than_majority(selection, target)
