@@ -212,11 +212,8 @@ def cautions(
         )
         won, lost = _disagreements(model, majority, n_rows)
         p = mcnemar_p(won, lost)
-        verdict = (
-            "so the difference is unlikely to be chance"
-            if p < 0.05
-            else f"too often to tell from these {evaluated_on} rows whether the model is less "
-            "accurate or only unlucky (more rows would tell)"
+        verdict = _verdict(
+            p, "difference", evaluated_on, "the model is less accurate or only unlucky"
         )
         out.append(
             f"On the {n_rows:,} {evaluated_on} rows the model is less accurate than always "
@@ -242,12 +239,7 @@ def cautions(
         n_positives = round(everyone["precision"] * n_rows)
         extra_hits, extra_misses = n_positives - hits, n_rows - n_positives - misses
         p = extra_rules_p(hits, misses, extra_hits, extra_misses, n_positives)
-        verdict = (
-            "so the gap is unlikely to be chance"
-            if p < 0.05
-            else f"too often to tell from these {evaluated_on} rows whether the rules do worse "
-            "than flagging every row (more rows would tell)"
-        )
+        verdict = _verdict(p, "gap", evaluated_on, "the rules do worse than flagging every row")
         out.append(
             f"Flagging every one of the {n_rows:,} {evaluated_on} rows scores an F1 at least as "
             f"high as the model's ({everyone['f1']:.3f} against {model['f1']:.3f}): the rows "
@@ -273,12 +265,7 @@ def cautions(
             else round(hits / model["recall"])  # the caution fires only if the model has hits
         )
         p = extra_rules_p(single_hits, single_misses, extra_hits, extra_misses, n_positives)
-        verdict = (
-            "so the gap is unlikely to be chance"
-            if p < 0.05
-            else f"too often to tell from these {evaluated_on} rows whether the other rules "
-            "lower the F1 (more rows would tell)"
-        )
+        verdict = _verdict(p, "gap", evaluated_on, "the other rules lower the F1")
         out.append(
             f"Rule {best_rule} alone scores a higher F1 on the {evaluated_on} rows than the whole "
             f"rule set ({single['f1']:.3f} against {model['f1']:.3f}): the other rules flag "
@@ -288,6 +275,16 @@ def cautions(
             f"{_probability(p)} (exact paired randomization test), {verdict}."
         )
     return tuple(out)
+
+
+def _verdict(p: float, what: str, evaluated_on: str, whether: str) -> str:
+    """How a caution's test reads: the ``what`` unlikely to be chance (p < 0.05), or too
+    likely to tell ``whether`` from the ``evaluated_on`` rows."""
+    if p < 0.05:
+        return f"so the {what} is unlikely to be chance"
+    return (
+        f"too often to tell from these {evaluated_on} rows whether {whether} (more rows would tell)"
+    )
 
 
 def extra_rules_p(

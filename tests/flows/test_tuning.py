@@ -276,11 +276,8 @@ def _churn_table(path: Path) -> Path:
     return path
 
 
-def test_when_every_accepted_refit_keeps_no_rule_the_flow_goes_beyond_the_tolerance(tmp_path):
-    """A new user's churn table shipped a model with no rules: the six points within the
-    tolerance kept rules in every inner fold and the majority guard emptied each refit. The
-    check goes on with the best points outside the tolerance (twenty-second round), in the
-    flow as in ``LibreSearchCV``."""
+def _churn_spec(tmp_path: Path, **changes) -> Path:
+    """The spec a new user wrote for the churn table (tuning on unless ``changes`` say)."""
     import yaml
 
     data = _churn_table(tmp_path / "churn.csv")
@@ -294,9 +291,19 @@ def test_when_every_accepted_refit_keeps_no_rule_the_flow_goes_beyond_the_tolera
             "categorical": ["plan", "country"],
         },
         "model": {"random_state": 0},
+        **changes,
     }
     spec_path = tmp_path / "churn.yaml"
     spec_path.write_text(yaml.safe_dump(spec))
+    return spec_path
+
+
+def test_when_every_accepted_refit_keeps_no_rule_the_flow_goes_beyond_the_tolerance(tmp_path):
+    """A new user's churn table shipped a model with no rules: the six points within the
+    tolerance kept rules in every inner fold and the majority guard emptied each refit. The
+    check goes on with the best points outside the tolerance (twenty-second round), in the
+    flow as in ``LibreSearchCV``."""
+    spec_path = _churn_spec(tmp_path)
     summary = train(spec_path)
     *_, search, model = _search_beside_the_run(spec_path, summary)
     order = search.refit_order()
@@ -317,23 +324,7 @@ def test_without_tuning_the_flow_falls_back_as_libreclassifier_does(tmp_path):
     choice kept rules in every inner fold; the flow fits the next combinations in the choice's
     order (``choose_fallback``) as ``LibreClassifier.fit`` does (twenty-fourth round), ships
     the same model and says so in the report; a re-run recomputes nothing."""
-    import yaml
-
-    data = _churn_table(tmp_path / "churn.csv")
-    spec = {
-        "name": "churn",
-        "data": {"path": str(data)},
-        "store": str(tmp_path / "store"),
-        "target": {"column": "churned", "positive_class": "yes", "classes": ["no", "yes"]},
-        "features": {
-            "include": ["plan", "monthly_fee", "support_calls", "tenure_months", "country"],
-            "categorical": ["plan", "country"],
-        },
-        "model": {"random_state": 0},
-        "tuning": {"enabled": False},
-    }
-    spec_path = tmp_path / "churn.yaml"
-    spec_path.write_text(yaml.safe_dump(spec))
+    spec_path = _churn_spec(tmp_path, tuning={"enabled": False})
     summary = train(spec_path)
     spec = load_spec(spec_path)
     data = pd.read_parquet(_stages(summary, "load")[0]["path"])
