@@ -239,16 +239,16 @@ def cautions(
         n_positives = round(everyone["precision"] * n_rows)
         extra_hits, extra_misses = n_positives - hits, n_rows - n_positives - misses
         p = extra_rules_p(hits, misses, extra_hits, extra_misses, n_positives)
-        verdict = _verdict(p, "gap", evaluated_on, "the rules do worse than flagging every row")
+        tested = _paired_test(
+            p, "those rows", evaluated_on, "the rules do worse than flagging every row"
+        )
         out.append(
             f"Flagging every one of the {n_rows:,} {evaluated_on} rows scores an F1 at least as "
             f"high as the model's ({everyone['f1']:.3f} against {model['f1']:.3f}): the rows "
             f"the model leaves unflagged hold {extra_hits:,} with the outcome and "
-            f"{extra_misses:,} without. Handing each of those rows to one answer or the other "
-            f"at random opens an F1 gap at least this wide with probability {_probability(p)} "
-            f"(exact paired randomization test), {verdict}. F1 rewards flagging widely: where "
-            "the rules do no better than flagging everyone, the columns may hold little signal "
-            "for this outcome, and accuracy and the cost of a false alarm say more."
+            f"{extra_misses:,} without. {tested} F1 rewards flagging widely: where the rules do "
+            "no better than flagging everyone, the columns may hold little signal for this "
+            "outcome, and accuracy and the cost of a false alarm say more."
         )
     single = by_answer.get("best_rule")
     if (
@@ -265,14 +265,13 @@ def cautions(
             else round(hits / model["recall"])  # the caution fires only if the model has hits
         )
         p = extra_rules_p(single_hits, single_misses, extra_hits, extra_misses, n_positives)
-        verdict = _verdict(p, "gap", evaluated_on, "the other rules lower the F1")
+        rows = f"those {extra_hits + extra_misses:,} rows"
+        tested = _paired_test(p, rows, evaluated_on, "the other rules lower the F1")
         out.append(
             f"Rule {best_rule} alone scores a higher F1 on the {evaluated_on} rows than the whole "
             f"rule set ({single['f1']:.3f} against {model['f1']:.3f}): the other rules flag "
             f"{extra_hits:,} more rows that have the outcome and {extra_misses:,} more that do "
-            f"not. Handing each of those {extra_hits + extra_misses:,} rows to one answer or the "
-            f"other at random opens an F1 gap at least this wide with probability "
-            f"{_probability(p)} (exact paired randomization test), {verdict}."
+            f"not. {tested}"
         )
     return tuple(out)
 
@@ -284,6 +283,15 @@ def _verdict(p: float, what: str, evaluated_on: str, whether: str) -> str:
         return f"so the {what} is unlikely to be chance"
     return (
         f"too often to tell from these {evaluated_on} rows whether {whether} (more rows would tell)"
+    )
+
+
+def _paired_test(p: float, rows: str, evaluated_on: str, whether: str) -> str:
+    """The sentence of a caution's paired randomization test (:func:`extra_rules_p`)."""
+    return (
+        f"Handing each of {rows} to one answer or the other at random opens an F1 gap at least "
+        f"this wide with probability {_probability(p)} (exact paired randomization test), "
+        f"{_verdict(p, 'gap', evaluated_on, whether)}."
     )
 
 
