@@ -635,8 +635,8 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
     """The output schema of the input columns: every file must have the contract's columns.
     Numeric model columns become float64 (integers stay integers when every file is Parquet
     and stores them so) and text categories strings (after the contract has checked each
-    batch's values); other columns take the files' common type (a CSV's are text, as
-    written), or text where the files' types disagree."""
+    batch's values); other columns take the files' common type (:meth:`_Reader.schema`: a
+    CSV's dates and zero-padded numbers as text), or text where the files' types disagree."""
     import pyarrow as pa
 
     schemas, problems = [], []
