@@ -71,6 +71,7 @@ from libre_lib.search import (
     default_grid,
     refit_in_choice_order,
     resolve_tolerance,
+    usable_columns,
 )
 
 logger = logging.getLogger("paper_table")
@@ -329,7 +330,8 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
     """
     positive = info.positive_class
     if cfg.grid is None:
-        grid = default_grid(int((np.asarray(y_train) == positive).sum()))
+        n_positives = int((np.asarray(y_train) == positive).sum())
+        grid = default_grid(n_positives, n_columns=usable_columns(X_train))
     else:
         grid = [{**cfg.grid, "max_rules": cfg.grid.get("max_rules", EARLY_STOP)}]
     stops = list(grid[0]["max_rules"])

@@ -247,7 +247,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         without "auto".
     auto_fallbacks_ : int
         How many combinations the "auto" refit check passed over: when the fit of the choice
-        keeps no rule although the choice kept rules in every inner fold, the next ones in
+        keeps no rule although the choice kept rules in most inner folds, the next ones in
         the choice's order are fitted until one keeps a rule (:func:`auto_refit_order`).
         Usually 0.
     """
@@ -364,7 +364,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     def _auto_refit_check(self, frame, target: Target, stages: dict, said: list) -> list:
         """The "auto" choice's refit check (the twenty-fourth round, as the search's): when the
-        fit of the choice keeps no rule although the choice kept rules in every inner fold,
+        fit of the choice keeps no rule although the choice kept rules in most inner folds,
         fit the next combinations of :func:`auto_refit_order` until one keeps a rule, and keep
         it (``auto_fallbacks_``: how many were passed over). Returns the warnings to give: the
         kept fit's (``said``, the choice's fit's, when none keeps a rule)."""
@@ -383,8 +383,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 vars(self).update(vars(model))
                 self.auto_fallbacks_ = fallbacks
                 logger.info(
-                    "auto: the choice's fit kept no rule, although it kept rules in every inner "
-                    "fold; %s (inner F1 %.3f) ships instead, %d passed over",
+                    "auto: the choice's fit kept no rule, although it kept rules in most inner "
+                    "folds; %s (inner F1 %.3f) ships instead, %d passed over",
                     ", ".join(f"{k}={v}" for k, v in params[index].items()),
                     self.auto_scores_["mean_f1"][index],
                     fallbacks,
@@ -581,8 +581,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         scores : dict or None
             The inner cross-validation, as ``auto_scores_``: ``params`` (one dict of the
             four values per combination), ``mean_f1``, ``std_f1``, ``mean_rules``,
-            ``min_rules`` (the fewest over the folds; one value per combination) and
-            ``n_splits``. None when nothing is "auto" or a class has too
+            ``ruled_folds`` (how many inner folds kept at least one rule; one value per
+            combination) and ``n_splits``. None when nothing is "auto" or a class has too
             few rows to validate (then "auto" means :data:`AUTO_FALLBACK`).
         """
         self._check_params()
@@ -620,7 +620,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "conflict_tolerance": float(combos[choice]["conflict_tolerance"]),
         }
         table = {"params": combos, "mean_f1": mean.tolist(), "std_f1": std.tolist(),
-                 "mean_rules": rules.tolist(), "min_rules": sizes.min(axis=1).tolist(),
+                 "mean_rules": rules.tolist(), "ruled_folds": (sizes >= 1).sum(axis=1).tolist(),
                  "n_splits": n_splits}  # fmt: skip
         logger.info(
             "auto: %s (inner F1 %.3f with %.1f rules)",
@@ -1187,17 +1187,19 @@ def choice_order(mean_scores, mean_rules, score_tolerance=0.0) -> np.ndarray:
 BEYOND_TOLERANCE = 10
 
 
-def refit_order(order, mean_scores, mean_rules, min_rules, pool=None) -> np.ndarray:
+def refit_order(order, mean_scores, mean_rules, ruled_share, pool=None) -> np.ndarray:
     """``order`` (candidates in the choice's order, the choice first) as a refit check follows
-    it, given each candidate's fewest rules over the inner folds (``min_rules``): all of it
-    when the choice kept at least one rule in every inner fold, else the choice alone (an
-    empty refit agrees with an inner fold that kept no rule). After it, should every refit of
-    ``order`` keep no rule: the other candidates of ``pool`` (default: all) that kept a rule in
-    every inner fold, best mean score first (then fewer mean rules, candidate order), at most
-    :data:`BEYOND_TOLERANCE` of them (the twenty-second round: on data where the majority guard
-    empties the refits of every accepted candidate, the rules the inner folds found next)."""
+    it, given the share of inner folds in which each candidate kept at least one rule
+    (``ruled_share``): all of it when the choice kept a rule in most inner folds (more than
+    half), else the choice alone (an empty refit agrees with inner folds that mostly kept
+    none). After it, should every refit of ``order`` keep no rule: the other candidates of
+    ``pool`` (default: all) that kept a rule in most inner folds, best mean score first (then
+    fewer mean rules, candidate order), at most :data:`BEYOND_TOLERANCE` of them (the
+    twenty-second round: on data where the majority guard empties the refits of every accepted
+    candidate, the rules the inner folds found next). "Most" rather than "every" inner fold:
+    the twenty-fifth round (docs/benchmarks.md)."""
     order = np.asarray(order)
-    kept = np.asarray(min_rules, dtype=float) >= 1
+    kept = np.asarray(ruled_share, dtype=float) > 0.5
     if not kept[order[0]]:
         return order[:1]
     pool = np.arange(kept.size) if pool is None else np.asarray(pool)
@@ -1213,12 +1215,13 @@ def auto_refit_order(scores: dict | None) -> np.ndarray:
     the order :meth:`LibreClassifier.fit` refits them (:func:`refit_order`; the twenty-fourth
     round): the choice first. Empty without a choice, or for a choice made before the inner
     folds' rule counts were recorded."""
-    if not scores or "min_rules" not in scores:
+    if not scores or "ruled_folds" not in scores:
         return np.zeros(0, dtype=int)
     mean, std = scores["mean_f1"], scores["std_f1"]
     tolerance = resolve_tolerance(*AUTO_CHOICE, mean, std, scores["n_splits"])
     order = choice_order(mean, scores["mean_rules"], tolerance)
-    return refit_order(order, mean, scores["mean_rules"], scores["min_rules"])
+    share = np.asarray(scores["ruled_folds"], dtype=float) / scores["n_splits"]
+    return refit_order(order, mean, scores["mean_rules"], share)
 
 
 def refit_in_choice_order(fit_point, order) -> tuple:

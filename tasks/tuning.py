@@ -74,7 +74,7 @@ def tuned_spec(spec: PipelineSpec, store_root: str, picked: Stage) -> PipelineSp
 def refit_check(spec: PipelineSpec, store_root: str, picked: Stage, fitted: dict, fit) -> tuple:
     """``LibreSearchCV.checked_refit`` on the flow's fit of the picked point: when its rule set
     (``fitted["rules"]``, the ``set_cover`` stage) is empty and ``pick`` listed fallbacks
-    (``refit_order``: the point kept a rule in every inner fold), ``fit(spec)`` runs the stages
+    (``refit_order``: the point kept a rule in most inner folds), ``fit(spec)`` runs the stages
     from ``choose`` to ``set_cover`` for each fallback in turn until one keeps a rule; if none
     does, the picked point's model stays. ``spec`` is the spec before tuning.
 
@@ -90,8 +90,8 @@ def refit_check(spec: PipelineSpec, store_root: str, picked: Stage, fitted: dict
         tried = fit(candidate)
         if len(load_model(store_root, tried["rules"]).rules_):
             log().info(
-                "the picked point's refit kept no rule, although it kept rules in every inner "
-                "fold; point %d of the grid (mean score %.3f, %d fallback(s) on) ships instead",
+                "the picked point's refit kept no rule, although it kept rules in most inner "
+                "folds; point %d of the grid (mean score %.3f, %d fallback(s) on) ships instead",
                 point["index"],
                 point["best_score"],
                 fallbacks,
@@ -103,8 +103,8 @@ def refit_check(spec: PipelineSpec, store_root: str, picked: Stage, fitted: dict
 
 def auto_refit_check(spec: PipelineSpec, store_root: str, fitted: dict, fit) -> tuple:
     """``LibreClassifier.fit``'s "auto" refit check on the flow's fit of ``choose``'s choice:
-    when its rule set (``fitted["rules"]``) is empty and the choice kept rules in every inner
-    fold, ``fit(spec, choice)`` runs the stages from ``discretize`` to ``set_cover`` for each
+    when its rule set (``fitted["rules"]``) is empty and the choice kept rules in most inner
+    folds, ``fit(spec, choice)`` runs the stages from ``discretize`` to ``set_cover`` for each
     fallback combination in turn (``choose_fallback``) until one keeps a rule; if none does,
     the choice's model stays. Returns (the stages shipped, the stages of the fits not
     shipped)."""
@@ -116,8 +116,8 @@ def auto_refit_check(spec: PipelineSpec, store_root: str, fitted: dict, fit) -> 
         tried = fit(spec, learning.choose_fallback(spec, store_root, chosen, fallbacks))
         if len(load_model(store_root, tried["rules"]).rules_):
             log().info(
-                'the "auto" choice\'s fit kept no rule, although it kept rules in every inner '
-                "fold; the combination %d after it in the choice's order ships instead",
+                'the "auto" choice\'s fit kept no rule, although it kept rules in most inner '
+                "folds; the combination %d after it in the choice's order ships instead",
                 fallbacks,
             )
             return tried, [*_stages(fitted), *passed]

@@ -364,8 +364,8 @@ def auto_fallback_notes(model: LibreClassifier) -> tuple[str, ...]:
         return ()
     return (
         'The "auto" parameters are not the inner cross-validation\'s first choice: fitted on '
-        "all the training rows, that choice kept no rule although it had kept rules in every "
-        "inner fold (the majority guard cut its rules, or none passed the set cover), so the "
+        "all the training rows, that choice kept no rule although it had kept rules in most "
+        "inner folds (the majority guard cut its rules, or none passed the set cover), so the "
         "next combinations in the choice's "
         f"order were fitted until one kept a rule ({fallbacks} passed over). The values shown "
         "are the ones used.",

@@ -466,7 +466,7 @@ def tuning_blocks(
         beyond = float(summary["best_score"]) < best - float(summary["tolerance"]) - 1e-12
         then = (
             "none of the combinations within the tolerance did, so the best-scoring ones outside "
-            "it that had kept rules in every fold were refitted next"
+            "it that had kept rules in most folds were refitted next"
             if beyond
             else "the next combinations in the choice's order were refitted"
         )
@@ -475,7 +475,7 @@ def tuning_blocks(
             (
                 "p",
                 "The first choice, refitted on all the training rows, kept no rule although it "
-                "had kept rules in every fold (on all the training rows the majority guard cut "
+                "had kept rules in most folds (on all the training rows the majority guard cut "
                 f"its rules, or none passed the set cover); {then} until one kept a rule "
                 f"({summary['refit_fallbacks']} passed over): that one is shown as chosen.",
             ),

@@ -33,7 +33,14 @@ from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier, auto_refit_order
 from ..inputs import Target, as_frame, binary_target, misread_text_columns
 from ..params import AUTO
-from ..search import LibreSearchCV, caps_bins, default_grid
+from ..search import (
+    WIDE_COLUMNS,
+    WIDE_MAX_FEATURES,
+    LibreSearchCV,
+    caps_bins,
+    default_grid,
+    wide_columns,
+)
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
 from .baselines import TREND_VERSIONS, version_trend
@@ -309,7 +316,10 @@ def split_rows(
 
 
 def search(
-    spec: PipelineSpec, y: pd.Series | None = None, n_rows: int | None = None
+    spec: PipelineSpec,
+    y: pd.Series | None = None,
+    n_rows: int | None = None,
+    X: pd.DataFrame | None = None,
 ) -> LibreSearchCV:
     """The ``LibreSearchCV`` the spec's ``tuning`` section declares (its ``model`` section
     holds the parameters that are not tuned; the model's seed seeds the folds). A streamed
@@ -317,12 +327,16 @@ def search(
     so has one whose final fit has more training rows (``n_rows``) than ``LibreSearchCV``
     leaves uncapped (``caps_bins``), although the search may run on a sample of them
     (``tuning.max_rows``): the final fit's rows decide, as in :func:`choose`. ``y``, the rows
-    it searches on, gives its number of positives."""
+    it searches on, gives its number of positives, and ``X``, their features, the number of
+    usable columns (on wide data the default grid's learners see more columns)."""
     kwargs = spec.tuning.search_kwargs()
     capped = spec.is_streamed() or (n_rows is not None and caps_bins(n_rows))
     if kwargs["param_grid"] is None and y is not None and capped:
         n_positives = int((y == positive_label(spec)).sum())
-        kwargs["param_grid"] = default_grid(n_positives, True, kwargs["max_rules"] is None)
+        n_columns = 0 if X is None else wide_columns(spec.model.max_features, X)
+        kwargs["param_grid"] = default_grid(
+            n_positives, True, kwargs["max_rules"] is None, n_columns
+        )
     return LibreSearchCV(
         estimator=estimator(spec),
         positive_class=positive_label(spec),
@@ -355,7 +369,7 @@ def tuning_units(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> list[dict
     scoring the candidates with that cap (their learners shared as in ``LibreSearchCV``)."""
     n_rows = len(X)
     X, y = tuning_rows(spec, X, y)
-    plan = search(spec, y, n_rows).plan(X, y)
+    plan = search(spec, y, n_rows, X).plan(X, y)
     groups = plan.bin_cap_groups()
     return [
         {"fold": k, "max_intervals": cap, "candidates": indices}
@@ -379,7 +393,16 @@ def tune_params(spec: PipelineSpec, unit: dict) -> dict:
         params["max_rows"] = spec.tuning.max_rows
     if kwargs["param_grid"] is None and spec.is_streamed():
         params["capped_bins"] = True
-    return params
+    return {**params, **wide_grid_params(spec)}
+
+
+def wide_grid_params(spec: PipelineSpec) -> dict:
+    """The default grid's rule for wide data (the twenty-fifth round), in the keys of the
+    stages whose candidates come from it: a store's earlier scores (made before the rule, or
+    with other values) are not read as this grid's."""
+    if spec.tuning.grid != "default":
+        return {}
+    return {"wide_grid": {"columns": WIDE_COLUMNS, "max_features": WIDE_MAX_FEATURES}}
 
 
 def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
@@ -387,7 +410,7 @@ def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Store
     (its index in the search's candidates, validation score, rules, atoms per rule)."""
     n_rows = len(X)
     X, y = tuning_rows(spec, X, y)
-    result = search(spec, y, n_rows).plan(X, y).evaluate(unit["fold"], unit["candidates"])
+    result = search(spec, y, n_rows, X).plan(X, y).evaluate(unit["fold"], unit["candidates"])
     score, n_rules, n_atoms = np.asarray(result["results"], dtype=float).reshape(-1, 3).T
     table = pa.table(
         {
@@ -404,12 +427,13 @@ def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Store
 def pick_params(spec: PipelineSpec) -> dict:
     params = {"tuning": spec.tuning.model_dump(), "estimator": spec.estimator_params()}
     # its metadata holds the refit check's order: a pick stored before the check (True: the
-    # fourteenth round's order) or before the order went beyond the tolerance (2: the
-    # twenty-second round) is picked again
-    params["refit_order"] = 2
+    # fourteenth round's order), before the order went beyond the tolerance (2: the
+    # twenty-second round) or before it asked for rules in most inner folds rather than every
+    # one (3: the twenty-fifth round) is picked again
+    params["refit_order"] = 3
     if spec.tuning.grid == "default" and spec.is_streamed():
         params["capped_bins"] = True
-    return params
+    return {**params, **wide_grid_params(spec)}
 
 
 def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.Table]) -> Stored:
@@ -421,7 +445,7 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
     choice rule recomputes no learner."""
     n_rows = len(X)
     X, y = tuning_rows(spec, X, y)
-    searcher = search(spec, y, n_rows)
+    searcher = search(spec, y, n_rows, X)
     plan = searcher.plan(X, y)
     shape = (len(plan.candidates), plan.n_splits)
     figures = {name: np.full(shape, np.nan) for name in ("score", "n_rules", "n_atoms")}
@@ -516,7 +540,8 @@ def _capped_choice(spec: PipelineSpec) -> bool:
 def choose_params(spec: PipelineSpec) -> dict:
     """Every model parameter: the choice cross-validates the whole method (random_state
     included) on the training rows (at most ``tuning.max_rows`` of them)."""
-    params = {"estimator": scored_params(spec), "min_rules": True}  # the refit check's counts
+    # the refit check's counts: how many inner folds kept a rule (the twenty-fifth round)
+    params = {"estimator": scored_params(spec), "ruled_folds": True}
     if spec.tuning.max_rows is not None:  # absent without a cap, as before caps existed
         params["max_rows"] = spec.tuning.max_rows
     if _capped_choice(spec):
@@ -546,7 +571,7 @@ def refit_fallbacks(metadata: dict) -> int:
 def choose_fallback(chosen: Stored, fallbacks: int) -> Stored:
     """A ``choose`` artifact with its choice replaced by the ``fallbacks``-th combination after
     it in the refit check's order (as ``LibreClassifier.fit`` falls back when the fit of the
-    choice keeps no rule although the choice kept rules in every inner fold)."""
+    choice keeps no rule although the choice kept rules in most inner folds)."""
     metadata = chosen[1]["choice"]
     scores = metadata["auto_scores"]
     combo = scores["params"][int(auto_refit_order(scores)[fallbacks])]

@@ -273,7 +273,7 @@ def test_verbose_shows_the_auto_choice_as_it_goes_and_quiet_shows_nothing(haberm
 
 def churn_like(seed=8, strength=0.8, n=3000):
     """Training rows (80 %) of a synthetic churn table on which the fit of the "auto" choice
-    keeps no rule although the choice kept rules in every inner fold (the majority guard)."""
+    keeps no rule although the choice kept rules in most inner folds (the majority guard)."""
     from sklearn.model_selection import train_test_split
 
     rng = np.random.default_rng(seed)
@@ -293,7 +293,7 @@ def churn_like(seed=8, strength=0.8, n=3000):
 
 
 def test_a_fit_that_keeps_no_rule_falls_back_as_the_search_does():
-    """The "auto" refit check (twenty-fourth round): the choice kept rules in every inner fold
+    """The "auto" refit check (rounds 24-25): the choice kept rules in most inner folds
     but its fit on all the rows keeps none; the next combinations in the choice's order are
     fitted until one keeps a rule, and only the kept fit's warnings are given."""
     X, y = churn_like()
@@ -303,7 +303,7 @@ def test_a_fit_that_keeps_no_rule_falls_back_as_the_search_does():
     scores, fallbacks = model.auto_scores_, model.auto_fallbacks_
     order = auto_refit_order(scores)
     assert fallbacks >= 1 and len(model.rules_) >= 1
-    assert scores["min_rules"][order[0]] >= 1  # the choice kept rules in every inner fold
+    assert scores["ruled_folds"][order[0]] > scores["n_splits"] / 2  # in most inner folds
     used = {k: getattr(model, k + "_") for k in AUTO_CHOSEN}
     assert used == {**scores["params"][order[fallbacks]], "alpha": used["alpha"]}
 
@@ -328,15 +328,18 @@ def test_the_refit_order_starts_with_the_choice_and_goes_beyond_the_tolerance():
         "mean_f1": [0.60, 0.595, 0.50, 0.55, 0.40],
         "std_f1": [0.0] * 5,
         "mean_rules": [3.0, 2.0, 1.0, 5.0, 1.0],
-        "min_rules": [2.0, 0.0, 1.0, 5.0, 0.0],
+        "ruled_folds": [5, 2, 3, 5, 1],
         "n_splits": 5,
     }
-    # the choice (fewest rules within 0.01 of the best) left an inner fold empty: no fallback
+    # the choice (fewest rules within 0.01 of the best) left three inner folds of five empty:
+    # no fallback (its empty fit agrees with most of its inner folds)
     assert list(auto_refit_order(scores)) == [1]
-    # it kept rules in every fold: the other accepted one, then those outside the tolerance
-    # that kept rules in every fold, best mean F1 first
-    scores["min_rules"][1] = 1.0
+    # it kept rules in three folds of five, most of them: the other accepted one, then those
+    # outside the tolerance that kept rules in most folds, best mean F1 first (not 4: one fold)
+    scores["ruled_folds"][1] = 3
     assert list(auto_refit_order(scores)) == [1, 0, 3, 2]
+    scores["ruled_folds"][2] = 2  # two folds of five are not most of them
+    assert list(auto_refit_order(scores)) == [1, 0, 3]
     assert list(auto_refit_order(None)) == []
-    old = {k: v for k, v in scores.items() if k != "min_rules"}  # recorded before the check
+    old = {k: v for k, v in scores.items() if k != "ruled_folds"}  # recorded before the count
     assert list(auto_refit_order(old)) == []

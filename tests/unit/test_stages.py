@@ -267,6 +267,34 @@ def test_a_streamed_run_chooses_among_capped_chimerge_bins_only(spec):
     assert "capped_bins" not in stages.choose_params(spec)
 
 
+def test_tuning_stages_search_the_wide_data_grid_as_the_search_does(spec, monkeypatch):
+    """On wide data (the twenty-fifth round) the default grid's learners see more columns,
+    also where the pipeline builds the grid itself (capped bins above the uncapped rows); the
+    stages' keys name the rule, so scores made before it are not read as this grid's."""
+    from libre_lib import search as search_module
+    from libre_lib.search import WIDE_COLUMNS, WIDE_MAX_FEATURES
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.integers(0, 10, 200).astype(float)})
+    y = pd.Series(np.where(X.a > 0.3, "2", "1"))
+    default = _with(spec, tuning=spec.tuning.model_copy(update={"grid": "default", "folds": 2}))
+    unit = {"fold": 0, "max_intervals": None, "candidates": [0]}
+    rule = {"columns": WIDE_COLUMNS, "max_features": WIDE_MAX_FEATURES}
+    assert stages.tune_params(default, unit)["wide_grid"] == rule
+    assert stages.pick_params(default)["wide_grid"] == rule
+    paper = _with(spec, tuning=spec.tuning.model_copy(update={"grid": "paper"}))
+    assert "wide_grid" not in stages.tune_params(paper, unit)
+    features = {c["max_features"] for c in stages.search(default, y).plan(X, y).candidates}
+    assert features == {LibreClassifier().max_features}  # two columns: the estimator's own
+    monkeypatch.setattr(search_module, "WIDE_COLUMNS", 1)
+    for uncapped_rows in (len(X), len(X) - 1):  # LibreSearchCV's grid, then the pipeline's
+        monkeypatch.setattr(search_module, "AUTO_UNCAPPED_ROWS", uncapped_rows)
+        plan = stages.search(default, y, len(X), X).plan(X, y)
+        assert {c["max_features"] for c in plan.candidates} == {WIDE_MAX_FEATURES}
+        assert plan.candidates == stages.search(default).plan(X, y).candidates
+    assert {c.get("max_intervals") for c in plan.candidates} == {3}
+
+
 def test_tuning_stages_learn_one_class_of_several_against_the_rest(spec):
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.normal(size=240), "b": rng.integers(0, 10, 240).astype(float)})
