@@ -279,7 +279,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         ``max_rules`` is fixed, the same without the ``max_rules`` axis. On more than
         :data:`~libre_lib.estimator.AUTO_UNCAPPED_ROWS` rows the H1 half's bins are capped
         (``max_intervals=3``), as ``LibreClassifier``'s "auto" caps them: uncapped bins stop
-        the records from compressing and the search's cost grows with the rows. Pass ``PAPER_GRID``
+        the records from compressing and the search's cost grows with the rows. On more than
+        :data:`WIDE_COLUMNS` usable columns the learners see up to :data:`WIDE_MAX_FEATURES`
+        columns (``max_features``), unless ``estimator`` sets its own. Pass ``PAPER_GRID``
         for the paper's grid alone. The grid searched is kept in ``param_grid_``.
         ``positive_class``, ``categorical_features``, ``random_state`` and ``n_jobs`` cannot be
         tuned.
