@@ -15,9 +15,10 @@ candidates for wide data that the library does not ship:
   chooses between ``n_estimators`` and the larger ensemble (both sizes' combinations in one
   table, the same choice rule; exact ties go to ``n_estimators``) on data with more than
   ``WIDE_COLUMNS`` usable columns (twelfth round);
-* ``--wide-features F`` (with ``--method search``): on more than ``WIDE_COLUMNS`` usable
-  columns (at least two distinct present values) the default grid's learners see up to F
-  columns (``max_features``) instead of 5 (thirteenth round).
+* ``--wide-features F``: on more than ``WIDE_COLUMNS`` usable columns (at least two distinct
+  present values) the learners see up to F columns (``max_features``) instead of 5: the
+  default grid's with ``--method search`` (thirteenth round; the library's default grid does
+  so with 8 since the twenty-fifth), ``LibreClassifier()``'s otherwise (twenty-sixth round).
 
 Datasets: a bundled name (design half: haberman pima tictactoe australian credit_approval
 wdbc magic adult), ``digits:N`` (scikit-learn's bundled 8 x 8 digits, class N against the
@@ -148,7 +149,8 @@ class WideProbe(LibreClassifier):
         if self.learners_per_column and larger:
             n = min(MAX_LEARNERS, max(n, math.ceil(self.learners_per_column * len(pool))))
         rng = check_random_state(self.random_state)
-        return draw_feature_subsets(pool, n, self._n_features(len(pool)), rng, self.subset_sizes)
+        width = self._n_features(len(pool), len(discretization.n_bins))
+        return draw_feature_subsets(pool, n, width, rng, self.subset_sizes)
 
 
 def usable_columns(X: pd.DataFrame) -> int:
@@ -180,6 +182,8 @@ def model_for(method: str, positive_class, seed: int, X: pd.DataFrame, y=None, f
         tree = Pipeline([("prep", prep), ("tree", DecisionTreeClassifier(random_state=seed))])
         inner = StratifiedKFold(5, shuffle=True, random_state=seed)
         return GridSearchCV(tree, {"tree__max_depth": [5, 10, 20, None]}, scoring="f1", cv=inner)
+    if features and usable_columns(X) > WIDE_COLUMNS:
+        return WideProbe(positive_class=positive_class, random_state=seed, max_features=features)
     return WideProbe(positive_class=positive_class, random_state=seed)
 
 
@@ -219,8 +223,6 @@ def main() -> None:
     WideProbe.learners_per_column = args.learners_per_column
     WideProbe.column_test = args.column_test
     WideProbe.size_choice = args.size_choice
-    if args.wide_features and args.method != "search":
-        parser.error("--wide-features applies to --method search only")
     if args.size_choice and not args.learners_per_column:
         parser.error("--size-choice needs --learners-per-column")
     print(
