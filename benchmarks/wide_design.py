@@ -18,7 +18,8 @@ candidates for wide data that the library does not ship:
 * ``--wide-features F``: on more than ``WIDE_COLUMNS`` usable columns (at least two distinct
   present values) the learners see up to F columns (``max_features``) instead of 5: the
   default grid's with ``--method search`` (thirteenth round; the library's default grid does
-  so with 8 since the twenty-fifth), ``LibreClassifier()``'s otherwise (twenty-sixth round).
+  so with 8 since the twenty-fifth), ``LibreClassifier()``'s otherwise (twenty-sixth round,
+  not adopted).
 
 Datasets: a bundled name (design half: haberman pima tictactoe australian credit_approval
 wdbc magic adult), ``digits:N`` (scikit-learn's bundled 8 x 8 digits, class N against the
@@ -149,8 +150,7 @@ class WideProbe(LibreClassifier):
         if self.learners_per_column and larger:
             n = min(MAX_LEARNERS, max(n, math.ceil(self.learners_per_column * len(pool))))
         rng = check_random_state(self.random_state)
-        width = self._n_features(len(pool), len(discretization.n_bins))
-        return draw_feature_subsets(pool, n, width, rng, self.subset_sizes)
+        return draw_feature_subsets(pool, n, self._n_features(len(pool)), rng, self.subset_sizes)
 
 
 def usable_columns(X: pd.DataFrame) -> int:

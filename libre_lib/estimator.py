@@ -94,11 +94,6 @@ AUTO_CHOICE = (0.01, 1.0)
 #: tenth, 13 in the twenty-first, each by non-inferiority on the design half): a default rule
 #: set has at most 8 rules.
 AUTO_STOPS = (1, 2, 3, 5, 8)
-#: ``max_features="auto"``: learners of up to :data:`NARROW_MAX_FEATURES` columns, or of up to
-#: :data:`WIDE_MAX_FEATURES` on more than :data:`WIDE_COLUMNS` usable columns (two distinct
-#: present values at least): rounds 25 (the search's default grid) and 26 of
-#: docs/benchmarks.md (concepts on many columns need more atoms than 5 columns give).
-NARROW_MAX_FEATURES, WIDE_MAX_FEATURES, WIDE_COLUMNS = 5, 8, 20
 #: The "auto" parameters' values when no choice is made (too few rows of a class to validate,
 #: or a model assembled from stages without one): the paper's learner, no cap.
 AUTO_FALLBACK = {"max_intervals": 3, "conflict_tolerance": 0.0, "alpha": 0.5, "max_rules": None}
@@ -139,11 +134,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     n_estimators : int in [1, 100000], default=50
         Weak learners, each on a random subset of features (section 3.2). Repeated subsets
         are run once.
-    max_features : int, float, None or "auto", default="auto"
+    max_features : int, float or None, default=5
         Largest feature subset of a learner: a count, a fraction of the usable features, or
-        all of them; "auto": 5 (the paper's), or 8 on more than 20 usable columns (those with
-        two distinct present values at least; the twenty-sixth design round). See
-        ``subset_sizes``.
+        all of them. See ``subset_sizes``.
     subset_sizes : {"cycle", "fixed"}, default="cycle"
         "cycle": subset sizes cycle from ``max_features`` down to 1 (the paper's learners use
         "up to 5 features"), mixing short general rules with longer specific ones; "fixed":
@@ -262,7 +255,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         n_estimators=50,
-        max_features=AUTO,
+        max_features=5,
         subset_sizes="cycle",
         heuristic="H1",
         alpha=AUTO,
@@ -505,8 +498,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         if not pool:
             return []
         rng = check_random_state(self.random_state)
-        width = self._n_features(len(pool), len(discretization.n_bins))
-        return draw_feature_subsets(pool, self.n_estimators, width, rng, self.subset_sizes)
+        return draw_feature_subsets(
+            pool, self.n_estimators, self._n_features(len(pool)), rng, self.subset_sizes
+        )
 
     def select(
         self,
@@ -793,12 +787,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 stacklevel=3,
             )
 
-    def _n_features(self, n_usable: int, n_columns: int) -> int:
-        """The largest subset among ``n_usable`` learnable features (two bins at least) of a
-        discretization of ``n_columns`` features (two distinct present values at least)."""
-        if self.max_features == AUTO:
-            wide = n_columns > WIDE_COLUMNS
-            return min(WIDE_MAX_FEATURES if wide else NARROW_MAX_FEATURES, n_usable)
+    def _n_features(self, n_usable: int) -> int:
         if self.max_features is None:
             return n_usable
         if isinstance(self.max_features, numbers.Integral):

@@ -181,7 +181,7 @@ _AT_LEAST_ONE = Range(Integral, 1, None, closed="left")
 #: What each LibreClassifier parameter accepts (any item of its list).
 LIBRE_PARAMETERS: dict[str, list] = {
     "n_estimators": [Range(Integral, 1, MAX_ESTIMATORS, closed="both")],
-    "max_features": [_AT_LEAST_ONE, Range(Real, 0, 1, closed="right"), None, Options((AUTO,))],
+    "max_features": [_AT_LEAST_ONE, Range(Real, 0, 1, closed="right"), None],
     "subset_sizes": [Options(SUBSET_SIZES)],
     "heuristic": [Options(HEURISTICS)],
     "alpha": [Range(Real, 0, 1, closed="both"), Options((AUTO, "f1"))],

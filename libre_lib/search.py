@@ -97,8 +97,6 @@ from .estimator import (
     AUTO_FALLBACK,
     AUTO_STOPS,
     AUTO_UNCAPPED_ROWS,
-    WIDE_COLUMNS,
-    WIDE_MAX_FEATURES,
     LibreClassifier,
     _gain,
     _seed,
@@ -189,6 +187,13 @@ DEFAULT_GRID = [
 LARGE_DATA_GRID = [{**DEFAULT_GRID[0], **SELECTION_FILTERS}, dict(DEFAULT_GRID[1])]
 
 
+#: Usable columns (at least two distinct present values) above which :func:`default_grid`'s
+#: learners see up to :data:`WIDE_MAX_FEATURES` columns (``max_features``) instead of the
+#: estimator's 5: the twenty-fifth round of docs/benchmarks.md (spambase, digits, wdbc).
+WIDE_COLUMNS = 20
+WIDE_MAX_FEATURES = 8
+
+
 def usable_columns(frame: pd.DataFrame) -> int:
     """How many columns of ``frame`` have at least two distinct present values."""
     return int((frame.nunique(dropna=True) >= 2).sum())
@@ -197,9 +202,7 @@ def usable_columns(frame: pd.DataFrame) -> int:
 def wide_columns(max_features, frame: pd.DataFrame) -> int:
     """The ``n_columns`` :func:`default_grid` is given for a search whose estimator has
     ``max_features``: :func:`usable_columns` of ``frame`` while ``max_features`` is the
-    estimator's default ("auto"), else 0: a ``max_features`` the user set is not overridden.
-    (Above :data:`WIDE_COLUMNS` the grid's 8 is what "auto" gives on that data too; the grid
-    names it, so that ``cv_results_`` shows the width the learners had.)"""
+    estimator's default (5), else 0: a ``max_features`` the user set is not overridden."""
     return usable_columns(frame) if max_features == LibreClassifier().max_features else 0
 
 

@@ -284,7 +284,7 @@ class ModelSpec(_Strict):
     pipeline's ``choose`` stage."""
 
     n_estimators: int = _DEFAULTS["n_estimators"]
-    max_features: int | float | Literal["auto"] | None = _DEFAULTS["max_features"]
+    max_features: int | float | None = _DEFAULTS["max_features"]
     subset_sizes: str = _DEFAULTS["subset_sizes"]
     heuristic: str = _DEFAULTS["heuristic"]
     alpha: float | Literal["auto", "f1"] = _DEFAULTS["alpha"]

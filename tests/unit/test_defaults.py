@@ -17,9 +17,6 @@ from libre_lib.estimator import (
     AUTO_INTERVALS,
     AUTO_STOPS,
     AUTO_TOLERANCES,
-    NARROW_MAX_FEATURES,
-    WIDE_COLUMNS,
-    WIDE_MAX_FEATURES,
     auto_refit_order,
 )
 from libre_lib.inputs import as_frame, binary_target
@@ -346,30 +343,3 @@ def test_the_refit_order_starts_with_the_choice_and_goes_beyond_the_tolerance():
     assert list(auto_refit_order(None)) == []
     old = {k: v for k, v in scores.items() if k != "ruled_folds"}  # recorded before the count
     assert list(auto_refit_order(old)) == []
-
-
-def test_learners_see_more_columns_on_wide_data():
-    """``max_features="auto"`` (the twenty-sixth round): learners of up to 5 columns, or of up
-    to 8 on more than 20 usable columns; a number given is kept; constant columns do not
-    count."""
-    rng = np.random.default_rng(0)
-    y = pd.Series(np.where(rng.random(300) < 0.4, "yes", "no"))
-
-    def widest(n_columns, **params):
-        signal = (y == "yes").to_numpy()[:, None]  # every column learnable (two bins at least)
-        values = rng.normal(size=(300, n_columns + 1)) + 1.5 * signal
-        X = pd.DataFrame(values, columns=[f"c{i}" for i in range(n_columns + 1)])
-        X["constant"] = 1.0
-        model = LibreClassifier(
-            positive_class="yes", subset_sizes="fixed", max_rules=2, conflict_tolerance=0.0,
-            alpha=0.5, max_intervals=None, random_state=0, **params,
-        )  # fmt: skip
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", LibreWarning)
-            model.fit(X, y)
-        return max(len(s) for s in model.feature_subsets_)
-
-    assert LibreClassifier().max_features == "auto"
-    assert widest(WIDE_COLUMNS - 1) == NARROW_MAX_FEATURES  # 20 usable columns
-    assert widest(WIDE_COLUMNS) == WIDE_MAX_FEATURES
-    assert widest(WIDE_COLUMNS, max_features=5) == 5

@@ -23,7 +23,7 @@ from libre_lib import LibreClassifier, LibreSearchCV, LibreWarning, ParameterErr
 from libre_lib import search as search_module
 from libre_lib.datasets import load_dataset
 from libre_lib.errors import DataError
-from libre_lib.estimator import AUTO_FALLBACK, BEYOND_TOLERANCE, NARROW_MAX_FEATURES
+from libre_lib.estimator import AUTO_FALLBACK, BEYOND_TOLERANCE
 from libre_lib.search import (
     DEFAULT_GRID,
     EARLY_STOP,
@@ -483,7 +483,7 @@ def test_on_wide_data_the_default_grids_learners_see_more_columns(haberman, monk
     assert default_grid(10, n_columns=WIDE_COLUMNS) == DEFAULT_GRID
     wide = [{**part, "max_features": [WIDE_MAX_FEATURES]} for part in DEFAULT_GRID]
     assert default_grid(10, n_columns=WIDE_COLUMNS + 1) == wide
-    assert WIDE_MAX_FEATURES > NARROW_MAX_FEATURES and LibreClassifier().max_features == "auto"
+    assert WIDE_MAX_FEATURES > LibreClassifier().max_features
     X, y, _ = haberman  # 3 usable columns
     X = X.assign(constant=1.0, empty=np.nan)  # neither counts
     monkeypatch.setattr(search_module, "WIDE_COLUMNS", 3)
