@@ -373,6 +373,12 @@ def test_wide_design_candidates_change_only_what_they_claim():
     assert narrow.param_grid is None  # 20 columns: the default grid
     widened = wide_design.model_for("search", positive_class, 0, X, y, features=8)
     assert {p["max_features"] for p in widened.plan(X, y).candidates} == {8}
+    # LibreClassifier() with wider learners (the twenty-sixth round's probe): past 20 columns
+    assert (
+        wide_design.model_for("libre", positive_class, 0, X.iloc[:, :20], features=8).max_features
+        == 5
+    )
+    assert wide_design.model_for("libre", positive_class, 0, X, features=8).max_features == 8
     assert len(widened.param_grid) == 2
 
     out = _run([str(BENCH / "wide_design.py"), "--datasets", "pad:haberman"], 300)
