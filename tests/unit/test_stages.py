@@ -120,8 +120,13 @@ def test_choose_params_hold_every_model_parameter(spec):
 
 def _training_rows(spec):
     frame, _ = stages.load(spec, "sha")
+    return _split_frame(spec, frame)[1:]
+
+
+def _split_frame(spec, frame: pd.DataFrame) -> tuple:
+    """The split's holdout flags of ``frame`` and its training rows (X, y)."""
     holdout = stages.split(spec, frame)[0].column("holdout").to_numpy()
-    return stages.split_rows(spec, frame, holdout)
+    return (holdout, *stages.split_rows(spec, frame, holdout))
 
 
 def test_choose_without_auto_records_the_explicit_values_in_one_row(spec):
@@ -164,8 +169,7 @@ def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path):
     assert metadata == {"source": spec.data_location(), "source_sha256": "sha"}
     _, checked = stages.validate(frame, stages.validation_rules(spec))
     assert stages.validation_report(checked).success
-    holdout = stages.split(spec, frame)[0].column("holdout").to_numpy()
-    X, y = stages.split_rows(spec, frame, holdout)
+    holdout, X, y = _split_frame(spec, frame)
 
     store = ArtifactStore(tmp_path)  # the choice's scores survive the Parquet footer's JSON
     chosen = store.metadata(store.write("choose", "k", *stages.choose(spec, X, y)))
@@ -429,26 +433,26 @@ def test_pick_tells_a_nan_score_from_a_missing_one(spec):
         stages.pick(small, X, y, tables[1:])
 
 
+def _reported(spec, model, frame: pd.DataFrame, holdout):
+    """The report stage of ``model`` on ``frame``, its validation passed."""
+    return stages.report(spec, model, frame, holdout, ValidationReport(True, len(frame), ()))
+
+
 def test_the_report_repeats_the_warning_about_an_identifier_column(unlabelled):
     """The warning went to the console of whoever ran the pipeline; the report's readers did
     not see that a rule could rest on a row id."""
     frame, _ = stages.load(unlabelled, "sha")
     frame.insert(0, "patient_id", np.random.default_rng(0).permutation(len(frame)) + 1000)
-    holdout = stages.split(unlabelled, frame)[0].column("holdout").to_numpy()
-    X, y = stages.split_rows(unlabelled, frame, holdout)
+    holdout, X, y = _split_frame(unlabelled, frame)
     with pytest.warns(LibreWarning, match="'patient_id' holds a different whole number"):
         model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
-    trained = stages.report(
-        unlabelled, model, frame, holdout, ValidationReport(True, len(frame), ())
-    )
+    trained = _reported(unlabelled, model, frame, holdout)
     notes = trained.rules.notes
     assert len(notes) == 1 and notes[0].startswith("Column 'patient_id' holds a different whole")
     # without the id column, no such note
     clean = frame.drop(columns="patient_id")
     model = LibreClassifier(**unlabelled.estimator_params()).fit(X.drop(columns="patient_id"), y)
-    trained = stages.report(
-        unlabelled, model, clean, holdout, ValidationReport(True, len(frame), ())
-    )
+    trained = _reported(unlabelled, model, clean, holdout)
     assert trained.rules.notes == ()
 
 
@@ -458,13 +462,10 @@ def test_the_report_notes_a_declared_column_the_fit_dropped(unlabelled):
     frame, _ = stages.load(unlabelled, "sha")
     frame.insert(0, "plan", np.nan)
     frame.insert(1, "region", "north")
-    holdout = stages.split(unlabelled, frame)[0].column("holdout").to_numpy()
-    X, y = stages.split_rows(unlabelled, frame, holdout)
+    holdout, X, y = _split_frame(unlabelled, frame)
     with pytest.warns(LibreWarning, match="'plan' is dropped"):
         model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
-    trained = stages.report(
-        unlabelled, model, frame, holdout, ValidationReport(True, len(frame), ())
-    )
+    trained = _reported(unlabelled, model, frame, holdout)
     missing, single = trained.rules.notes[:2]
     assert missing.startswith("Column 'plan' is dropped: in the training rows all its values")
     assert single.startswith("Column 'region' is dropped: in the training rows it holds a "
@@ -479,16 +480,13 @@ def test_the_report_repeats_the_warning_about_numbers_stored_as_text(unlabelled)
     amounts = np.random.default_rng(0).uniform(10, 900, len(frame)).round(2).astype(str)
     amounts[::50] = " "
     frame.insert(0, "amount", amounts)
-    holdout = stages.split(unlabelled, frame)[0].column("holdout").to_numpy()
-    X, y = stages.split_rows(unlabelled, frame, holdout)
+    holdout, X, y = _split_frame(unlabelled, frame)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
     said = [str(w.message) for w in caught if "'amount'" in str(w.message)]
     assert len(said) == 1 and "is mostly numbers" in said[0]  # not also "looks like an id"
-    trained = stages.report(
-        unlabelled, model, frame, holdout, ValidationReport(True, len(frame), ())
-    )
+    trained = _reported(unlabelled, model, frame, holdout)
     (note,) = trained.rules.notes
     assert note.startswith("Column 'amount' is mostly numbers") and "na_values" in note
 
@@ -522,8 +520,7 @@ def test_promotion_can_ask_a_version_to_beat_the_majority_answer(unlabelled, tmp
     from libre_lib.rules import Condition, Interval, Rule, RuleSet, RuleStats
 
     frame, _ = stages.load(unlabelled, "sha")
-    holdout = stages.split(unlabelled, frame)[0].column("holdout").to_numpy()
-    X, y = stages.split_rows(unlabelled, frame, holdout)
+    holdout, X, y = _split_frame(unlabelled, frame)
     fitted = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
     flags_all = copy.deepcopy(fitted)  # one rule matching every row: below the majority answer
     column = X.columns[0]
