@@ -27,6 +27,7 @@ categories, including several one-hot columns of the same original feature - is 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import logging
 import multiprocessing as mp
@@ -238,6 +239,7 @@ class Config:
     n_jobs: int
     inner_cv_large: int | None = None
     ripper_k: list = field(default_factory=lambda: list(RIPPER_K))
+    libre_params: dict = field(default_factory=dict)  # fixed LibreClassifier params (studies)
 
 
 def run_method(method, X_train, y_train, X_test, info, cfg: Config) -> dict:
@@ -249,7 +251,9 @@ def run_method(method, X_train, y_train, X_test, info, cfg: Config) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if method == "LIBRE default":
-            model = LibreClassifier(positive_class=positive, random_state=cfg.seed)
+            model = LibreClassifier(
+                positive_class=positive, random_state=cfg.seed, **cfg.libre_params
+            )
             model.fit(X_train, y_train)
             fit_s = time.perf_counter() - started
             pred = model.predict(X_test) == positive
@@ -335,6 +339,8 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
     else:
         grid = [{**cfg.grid, "max_rules": cfg.grid.get("max_rules", EARLY_STOP)}]
     stops = list(grid[0]["max_rules"])
+    axes = {k: v if isinstance(v, list) else [v] for k, v in cfg.libre_params.items()}
+    grid = [{**part, **axes} for part in grid]
     choice = LibreSearchCV()  # its choice rule: score_tolerance, standard_errors
     started = time.perf_counter()
     search = LibreSearchCV(
@@ -881,6 +887,17 @@ def write_doc(path: Path, section: str) -> None:
     atomic_write_text(path, text)
 
 
+def _setting(item: str) -> tuple[str, object]:
+    """``PARAM=VALUE`` with VALUE read as a Python literal when it is one (else as text)."""
+    name, sep, value = item.partition("=")
+    if not sep:
+        raise SystemExit(f"--libre-set {item!r}: expected PARAM=VALUE")
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -916,6 +933,14 @@ def main(argv=None) -> None:
         "--commit", default=None, help="commit the results came from (default: git HEAD here)"
     )
     parser.add_argument("--doc", type=Path, default=None, help="write the Quality section here")
+    parser.add_argument(
+        "--libre-set",
+        action="append",
+        default=[],
+        metavar="PARAM=VALUE",
+        help="a LibreClassifier parameter fixed in LIBRE, LIBRE 3 and LIBRE default, or a list "
+        "of values the searches tune (a study of an option; use its own --results file)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr
@@ -933,6 +958,7 @@ def main(argv=None) -> None:
         seed=args.seed,
         n_jobs=args.n_jobs,
         ripper_k=[1, 2] if args.quick else list(RIPPER_K),
+        libre_params=dict(_setting(item) for item in args.libre_set),
     )
     settings = {
         "seed": cfg.seed,
@@ -941,6 +967,7 @@ def main(argv=None) -> None:
         "grid": cfg.grid,
         "ripper_k": cfg.ripper_k,
         "budget": args.budget,
+        **({"libre_params": cfg.libre_params} if cfg.libre_params else {}),
     }
     results = {}
     if args.results.exists() and not args.fresh:

@@ -208,6 +208,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         the design half the outer F1 was unchanged (mean −0.0005) with plainer rules and
         faster fits, but the bar asked a gain, so it is not the default (docs/benchmarks.md,
         twentieth round).
+    merge_order : {"lowest", "sweep"}, default="lowest"
+        The order in which ChiMerge merges adjacent intervals of a numeric column below
+        ``chi2_threshold``. "lowest" is Kerber's (the pair with the lowest chi-square first);
+        "sweep" is the paper's reference code: left-to-right sweeps merge every
+        non-overlapping pair below the threshold until one merges nothing, which leaves fewer,
+        coarser intervals on noisy columns. Not the default: on the design half it cost
+        haberman, pima gained (docs/benchmarks.md, twenty-seventh round).
     positive_class : label or None, default=None
         The class the rules describe. Default: 1 or True if present, else the yes of a pair of
         names such as no/yes, n/y, false/true, "0"/"1" or negative/positive, else the minority
@@ -269,6 +276,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         abstain=True,
         refine=None,
         significant_cuts=False,
+        merge_order="lowest",
         positive_class=None,
         categorical_features=None,
         random_state=None,
@@ -290,6 +298,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.abstain = abstain
         self.refine = refine
         self.significant_cuts = significant_cuts
+        self.merge_order = merge_order
         self.positive_class = positive_class
         self.categorical_features = categorical_features
         self.random_state = random_state
@@ -478,6 +487,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             chi2_threshold=float(self.chi2_threshold),
             max_intervals=self._used("max_intervals") if max_intervals == AUTO else max_intervals,
             significant_cuts=bool(self.significant_cuts),
+            merge_order=self.merge_order,
         )
         if not discretization.features:
             raise DataError("No usable feature: every column of X is constant or entirely missing.")

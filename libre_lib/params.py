@@ -33,6 +33,8 @@ HEURISTICS = ("H1", "H2")
 SEEDING = ("uncovered", "all")
 #: How the learners' feature-subset sizes are drawn.
 SUBSET_SIZES = ("cycle", "fixed")
+#: ChiMerge's merge orders: Kerber's lowest pair first, or the reference code's sweeps.
+MERGE_ORDERS = ("lowest", "sweep")
 #: What the boundary refinement (``refine``) may raise: the rule set's training F1 or accuracy.
 REFINE_OBJECTIVES = ("f1", "accuracy")
 #: Most weak learners a model may ask for: far beyond any useful ensemble, well below a typo.
@@ -195,6 +197,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "abstain": [Boolean],
     "refine": [Options(REFINE_OBJECTIVES), None],
     "significant_cuts": [Boolean],
+    "merge_order": [Options(MERGE_ORDERS)],
     "positive_class": [CheckedInFit("a label of y")],
     "categorical_features": [CheckedInFit("column names, indices or a mask of X")],
     "random_state": [

@@ -258,7 +258,7 @@ def _with_early_stops(grid, stops: list) -> dict | list:
 # Parameters fixed by the search itself, never tuned.
 _FIXED = ("positive_class", "categorical_features", "refine", "random_state", "n_jobs", "verbose")
 # Which stage each tunable parameter acts on.
-_DISCRETIZATION = ("chi2_threshold", "max_intervals", "significant_cuts")
+_DISCRETIZATION = ("chi2_threshold", "max_intervals", "significant_cuts", "merge_order")
 _LEARNERS = ("max_features", "subset_sizes", "heuristic", "seeds", "conflict_tolerance")
 _SELECTION = ("alpha", "top_k", "max_rules", "min_local_support")
 

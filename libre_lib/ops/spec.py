@@ -298,6 +298,7 @@ class ModelSpec(_Strict):
     abstain: bool = _DEFAULTS["abstain"]
     refine: str | None = _DEFAULTS["refine"]
     significant_cuts: bool = _DEFAULTS["significant_cuts"]
+    merge_order: Literal["lowest", "sweep"] = _DEFAULTS["merge_order"]
     random_state: int = 0
 
     @field_validator("*", mode="before")
@@ -663,11 +664,13 @@ class PipelineSpec(_Strict):
         return path.is_dir() or (path.is_file() and path.stat().st_size > STREAM_ABOVE_BYTES)
 
     def estimator_params(self) -> dict[str, Any]:
-        """Keyword arguments for LibreClassifier (``significant_cuts`` only when on: the stages'
-        cache keys hold these, and stores made before the option keep theirs)."""
+        """Keyword arguments for LibreClassifier (``significant_cuts`` and ``merge_order`` only
+        when not the default: the stages' cache keys hold these, and stores made before the
+        options keep theirs)."""
         params = self.model.model_dump()
-        if not params["significant_cuts"]:
-            del params["significant_cuts"]
+        for name in ("significant_cuts", "merge_order"):
+            if params[name] == _DEFAULTS[name]:
+                del params[name]
         params["positive_class"] = self.target.positive_class
         params["categorical_features"] = self.features.categorical
         return params

@@ -604,6 +604,8 @@ def discretize_params(spec: PipelineSpec, choice: Choice) -> dict:
     }
     if model.significant_cuts:  # off: the keys of stores made before the option
         params["significant_cuts"] = True
+    if model.merge_order != "lowest":  # likewise
+        params["merge_order"] = model.merge_order
     return params
 
 

@@ -778,6 +778,7 @@ def discretize(spec: PipelineSpec, columns: list[ColumnCounts], max_intervals) -
         float(spec.model.chi2_threshold),
         max_intervals,
         significant_cuts=spec.model.significant_cuts,
+        merge_order=spec.model.merge_order,
     )
     if not discretization.features:
         raise DataError("No usable feature: every column is constant or entirely missing.")

@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from libre_lib.datasets import load_dataset
+from libre_lib.errors import ParameterError
 from libre_lib.search import EARLY_STOP
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -619,3 +621,33 @@ def test_a_new_users_spec_for_an_external_task(monkeypatch, tmp_path):
     assert loaded.tuning.enabled and loaded.target.column == "outcome"
     with pytest.raises(SystemExit, match="unknown external task 'pkg::other'"):
         module.external_spec("pkg::other", tmp_path / "other")
+
+
+def test_paper_table_fixes_or_tunes_a_libre_option(monkeypatch):
+    """``--libre-set``: a fixed value reaches LIBRE default and the searches; a list of values
+    becomes an axis the searches tune."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("_bench_paper", BENCH / "paper_table.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "_bench_paper", module)  # its dataclasses look it up
+    spec.loader.exec_module(module)
+    assert module._setting("merge_order=sweep") == ("merge_order", "sweep")
+    assert module._setting("merge_order=['lowest', 'sweep']") == (
+        "merge_order", ["lowest", "sweep"],
+    )  # fmt: skip
+    assert module._setting("alpha=0.9") == ("alpha", 0.9)
+    with pytest.raises(SystemExit, match="PARAM=VALUE"):
+        module._setting("merge_order")
+    X, y, info = load_dataset("haberman")
+    train, test = np.arange(0, 306, 2), np.arange(1, 306, 2)
+    tuned = module.Config(
+        grid=module.QUICK_GRID, inner_cv=2, seed=0, n_jobs=1,
+        libre_params={"merge_order": ["lowest", "sweep"]},
+    )  # fmt: skip
+    out = module.run_libre_pair(X.iloc[train], y.iloc[train], X.iloc[test], info, tuned)
+    assert out["LIBRE"]["params"]["merge_order"] in ("lowest", "sweep")
+    wrong = module.Config(
+        grid=None, inner_cv=2, seed=0, n_jobs=1, libre_params={"merge_order": "x"}
+    )
+    with pytest.raises(ParameterError, match="merge_order"):  # it reaches LibreClassifier()
+        module.run_method("LIBRE default", X.iloc[train], y.iloc[train], X.iloc[test], info, wrong)

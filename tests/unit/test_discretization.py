@@ -164,6 +164,58 @@ def test_compiled_merge_follows_the_plain_definition_exactly(seed):
     assert merged.tolist() == expected.tolist()
 
 
+def _reference_sweeps(counts, threshold):
+    """The reference code's pass-based merge written plainly: each sweep walks left to right,
+    merging a pair at most the threshold and stepping past the merged interval."""
+    intervals = [(list(c), i) for i, c in enumerate(counts.astype(float))]
+    changed = True
+    while changed:
+        changed = False
+        i = 0
+        while i < len(intervals) - 1:
+            pair = np.array([intervals[i][0], intervals[i + 1][0]])
+            if chi2_adjacent(pair)[0] <= threshold:
+                merged = [a + b for a, b in zip(intervals[i][0], intervals[i + 1][0], strict=True)]
+                intervals[i : i + 2] = [(merged, intervals[i][1])]
+                changed = True
+            i += 1
+    return [i for _, i in intervals], [c for c, _ in intervals]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sweep_merge_follows_the_reference_passes_then_the_cap(seed):
+    rng = np.random.default_rng(100 + seed)
+    k = int(rng.integers(1, 60))
+    counts = rng.integers(0, 6, size=(k, 2)).astype(float)
+    lefts = np.arange(k, dtype=float)
+    threshold = float(rng.choice([0.0, 2.7, 4.6, 6.0]))
+    kept, expected = _reference_sweeps(counts, threshold)
+    merged, merged_lefts = _merge(counts, lefts, threshold, None, merge_order="sweep")
+    assert merged_lefts.tolist() == lefts[kept].tolist()
+    assert merged.tolist() == expected
+    # a cap then merges the lowest pairs of the swept intervals, as for Kerber's order
+    cap_kept, _ = _reference_merge(np.array(expected), -1.0, 2, 0.0)
+    capped = _merge(counts, lefts, threshold, 2, merge_order="sweep")[1]
+    assert capped.tolist() == lefts[kept][cap_kept].tolist()
+
+
+def test_sweep_and_lowest_first_orders_differ_on_pure_runs():
+    # (1, 0) | (0, 1) | (0, 1) at threshold 2.7: Kerber's order joins the two positive runs
+    # first (chi-square 0), after which (1, 0) | (0, 2) has chi-square 3 and stays apart. The
+    # sweep merges (1, 0) | (0, 1) first (chi-square 2), then (1, 1) | (0, 1) (0.75).
+    values, positive = _three_value_data((1, 0), (0, 1), (0, 1))
+    assert chimerge_cuts(values, positive, 2.7).tolist() == [2.0]
+    assert chimerge_cuts(values, positive, 2.7, merge_order="sweep").tolist() == []
+
+
+def test_sweep_leaves_fewer_intervals_on_a_noise_column():
+    rng = np.random.default_rng(0)
+    values, positive = rng.uniform(0, 100, 5_000), rng.random(5_000) < 0.5
+    lowest = chimerge_cuts(values, positive, 4.6)
+    swept = chimerge_cuts(values, positive, 4.6, merge_order="sweep")
+    assert swept.size < lowest.size
+
+
 def test_prebinning_large_noisy_feature():
     rng = np.random.RandomState(0)
     values = rng.normal(size=100_000).round(4)

@@ -441,6 +441,7 @@ def test_predict_checks_the_values_of_the_columns_the_rules_read(alarm):
         ({"max_rules": 0}, "max_rules"),
         ({"min_local_support": 1.5}, "min_local_support"),
         ({"seeds": "some"}, "seeds"),
+        ({"merge_order": "kerber"}, "merge_order"),
         ({"n_jobs": 0}, "n_jobs"),
         ({"positive_class": 5}, "positive_class"),
         ({"categorical_features": ["zz"]}, "categorical_features"),

@@ -791,6 +791,16 @@ def test_a_class_too_small_for_the_inner_folds_is_named():
         LibreSearchCV(grid, random_state=0).fit(X, y)
 
 
+def test_merge_order_can_be_tuned_and_scores_like_plain_fits(haberman):
+    X, y, info = haberman
+    grid = {"merge_order": ["lowest", "sweep"], "max_intervals": [None], "n_estimators": [5]}
+    search = LibreSearchCV(
+        grid, positive_class=info.positive_class, cv=3, random_state=0, refit=False
+    ).fit(X, y)
+    assert_scores_equal_plain_fits(search.cv_results_, haberman)
+    assert [p["merge_order"] for p in search.cv_results_["params"]] == ["lowest", "sweep"]
+
+
 def test_significant_cuts_can_be_tuned_and_score_like_plain_fits(haberman):
     """Each value gets its own discretization (not shared with the other's), scored exactly
     as the plain fit; the estimator's value holds when the grid leaves it out."""

@@ -219,6 +219,7 @@ def test_the_default_store_lies_next_to_the_spec_and_an_absolute_store_is_kept(t
         ),
         ({"model": {"refine": "precision"}}, r"model.refine: must be one of"),
         ({"model": {"significant_cuts": "often"}}, r"model.significant_cuts: "),
+        ({"model": {"merge_order": "kerber"}}, r"model.merge_order: "),
         ({"tuning": {"refine": "precision"}}, r"tuning.refine: .*'f1' or 'accuracy'"),
         ({"tuning": {"grid": {"refine": ["f1"]}}}, r"'refine' cannot be tuned"),
     ],

@@ -105,15 +105,19 @@ def test_choose_params_hold_every_model_parameter(spec):
     it, but ``refine`` (inner folds score unrefined rules); the report, expectations or the
     runner cannot."""
     params = stages.choose_params(spec)["estimator"]
-    # significant_cuts enters only when on, so stores made before it keep their keys
-    assert set(spec.model.model_dump()) - {"refine", "significant_cuts"} <= set(params)
+    # significant_cuts and merge_order enter only when not the default, so stores made before
+    # them keep their keys
+    assert set(spec.model.model_dump()) - {"refine", "significant_cuts", "merge_order"} <= set(
+        params
+    )
     refined = _with(spec, model=spec.model.model_copy(update={"refine": "accuracy"}))
     assert stages.choose_params(refined) == stages.choose_params(spec)
     report = spec.report.model_copy(update={"title": "t"})
     expectations = spec.expectations.model_copy(update={"min_rows": 7})
     for unrelated in (_with(spec, report=report), _with(spec, expectations=expectations)):
         assert stages.choose_params(unrelated) == stages.choose_params(spec)
-    for change in ({"alpha": 0.9}, {"random_state": 1}, {"top_k": 10}, {"significant_cuts": True}):
+    changes = ({"alpha": 0.9}, {"random_state": 1}, {"top_k": 10}, {"significant_cuts": True})
+    for change in (*changes, {"merge_order": "sweep"}):
         changed = _with(spec, model=spec.model.model_copy(update=change))
         assert stages.choose_params(changed) != stages.choose_params(spec)
 
@@ -578,6 +582,20 @@ def test_rows_without_a_target_value_are_refused_or_left_out_and_counted(unlabel
     ).success
     assert "unlabeled" not in stages.load_params(refuse)  # earlier cache keys unchanged
     assert stages.load_params(drop)["unlabeled"] == "drop"
+
+
+def test_merge_order_reaches_the_discretize_stage_and_its_key_only_when_not_the_default(spec):
+    X, y = _training_rows(spec)
+    choice = stages.choice_from_metadata(stages.choose(spec, X, y)[1])
+    assert "merge_order" not in stages.discretize_params(spec, choice)
+    assert "merge_order" not in spec.estimator_params()
+    swept = _with(spec, model=spec.model.model_copy(update={"merge_order": "sweep"}))
+    assert stages.discretize_params(swept, choice)["merge_order"] == "sweep"
+    assert stages.choose_params(swept) != stages.choose_params(spec)
+    found = discretization_from_metadata(stages.discretize(swept, X, y, choice)[1])
+    direct = LibreClassifier(**swept.estimator_params()).discretize(X, stages.target(swept, y))
+    assert found == direct
+    assert found != discretization_from_metadata(stages.discretize(spec, X, y, choice)[1])
 
 
 def test_significant_cuts_reach_the_discretize_stage_and_its_key_only_when_on(spec):

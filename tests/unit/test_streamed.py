@@ -281,6 +281,19 @@ def test_rows_without_a_target_value_are_left_out_and_counted_when_asked(tmp_pat
     np.testing.assert_array_equal(data.sample_holdout, holdout[~unlabeled])
 
 
+def test_merge_order_streams_to_the_in_memory_bins(pima_parts):
+    folder, frame = pima_parts
+    spec = _spec(folder, "target", "1", None, batch_rows=128, format="csv")
+    spec = spec.model_copy(update={"model": spec.model.model_copy(update={"merge_order": "sweep"})})
+    data = streamed.stream(spec, max_intervals=None)
+    ids = np.concatenate([row_ids(0, 0, 100), row_ids(1, 0, 350), row_ids(2, 0, len(frame) - 450)])
+    holdout = holdout_flags(ids, spec.holdout_fraction, spec.split_seed)
+    train = frame.loc[~holdout].reset_index(drop=True)
+    X, y = train.drop(columns="target"), train["target"].astype(str)
+    model = LibreClassifier(positive_class="1", merge_order="sweep")
+    assert data.discretization == model.discretize(X, binary_target(y, "1"), None)
+
+
 def test_significant_cuts_stream_to_the_in_memory_bins(pima_parts):
     folder, frame = pima_parts
     spec = _spec(folder, "target", "1", None, batch_rows=128, format="csv")
