@@ -237,18 +237,23 @@ def test_a_picked_point_whose_refit_keeps_no_rule_falls_back_as_the_search_does(
     assert Path(again["model"]).read_text() == Path(summary["model"]).read_text()
 
 
-def test_significant_cuts_tuned_in_the_flow_give_the_searchs_model(tmp_path, write_spec):
-    """A tuning grid with ``significant_cuts``: the tune tasks score both bins and the shipped
-    model is the search's refit on the same rows."""
-    grid = {"significant_cuts": [False, True], "max_intervals": [None], "max_rules": [1, 3]}
+@pytest.mark.parametrize(
+    ("name", "values"), [("significant_cuts", [False, True]), ("merge_order", ["lowest", "sweep"])]
+)
+def test_discretization_options_tuned_in_the_flow_give_the_searchs_model(
+    tmp_path, write_spec, name, values
+):
+    """A tuning grid with a discretization option: the tune tasks score both bins and the
+    shipped model is the search's refit on the same rows."""
+    grid = {name: values, "max_intervals": [None], "max_rules": [1, 3]}
     spec_path = write_spec(tmp_path, name="pima", tuning__grid=grid, tuning__folds=3)
     summary = train(spec_path)
     *_, search, model = _search_beside_the_run(spec_path, summary)
     assert model.rules_ == search.best_estimator_.rules_
-    assert model.significant_cuts == search.best_params_["significant_cuts"]
+    assert getattr(model, name) == search.best_params_[name]
     picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
     assert picked["mean_score"].tolist() == pytest.approx(search.cv_results_["mean_test_score"])
-    assert {p["significant_cuts"] for p in search.cv_results_["params"]} == {False, True}
+    assert {p[name] for p in search.cv_results_["params"]} == set(values)
 
 
 def _churn_table(path: Path) -> Path:
