@@ -155,12 +155,15 @@ def _keel_rows(task: Task) -> tuple[pd.DataFrame, pd.Series]:
     return frame, frame.pop(task.target).astype(str).str.strip()
 
 
-def libre_default(X_train, y_train, X_test, info: Info, seed: int) -> dict:
-    """``LibreClassifier()`` as a user calls it, keeping the warnings it gives."""
+def libre_default(X_train, y_train, X_test, info: Info, seed: int, params=None) -> dict:
+    """``LibreClassifier()`` as a user calls it (``params``: fixed options of a study),
+    keeping the warnings it gives."""
     started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = LibreClassifier(positive_class=info.positive_class, random_state=seed)
+        model = LibreClassifier(
+            positive_class=info.positive_class, random_state=seed, **(params or {})
+        )
         model.fit(X_train, y_train)
     fit_s = time.perf_counter() - started
     pred = model.predict(X_test) == info.positive_class
@@ -196,7 +199,7 @@ def evaluate(task: Task, methods, cfg, results: dict, save) -> None:
             for train, test in folds:
                 args = (X.iloc[train], y.iloc[train], X.iloc[test], info)
                 if method == "LIBRE default":
-                    out = libre_default(*args, cfg.seed)
+                    out = libre_default(*args, cfg.seed, cfg.libre_params)
                 elif method == "LIBRE":
                     out = paper_table.run_libre_pair(*args, cfg)["LIBRE"]
                 else:
@@ -307,6 +310,13 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--report", type=Path, nargs="+", default=None, help="print the tables of runs"
     )
+    parser.add_argument(
+        "--libre-set",
+        action="append",
+        default=[],
+        metavar="PARAM=VALUE",
+        help="as paper_table.py's: an option fixed (or tuned, a list) in the LIBRE methods",
+    )
     args = parser.parse_args(argv)
     if args.report:
         merged: dict = {}
@@ -320,7 +330,13 @@ def main(argv=None) -> None:
         parser.error(f"unknown method(s) {sorted(unknown)}; choose from {list(METHODS)}")
     pool = KEEL_TASKS if args.source == "keel" else TASKS
     tasks = [t for t in pool if args.tasks is None or name_of(t) in args.tasks]
-    cfg = paper_table.Config(grid=None, inner_cv=5, seed=args.seed, n_jobs=args.n_jobs)
+    cfg = paper_table.Config(
+        grid=None,
+        inner_cv=5,
+        seed=args.seed,
+        n_jobs=args.n_jobs,
+        libre_params=dict(paper_table.parse_setting(item) for item in args.libre_set),
+    )
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
 
     def save() -> None:

@@ -887,7 +887,7 @@ def write_doc(path: Path, section: str) -> None:
     atomic_write_text(path, text)
 
 
-def _setting(item: str) -> tuple[str, object]:
+def parse_setting(item: str) -> tuple[str, object]:
     """``PARAM=VALUE`` with VALUE read as a Python literal when it is one (else as text)."""
     name, sep, value = item.partition("=")
     if not sep:
@@ -958,7 +958,7 @@ def main(argv=None) -> None:
         seed=args.seed,
         n_jobs=args.n_jobs,
         ripper_k=[1, 2] if args.quick else list(RIPPER_K),
-        libre_params=dict(_setting(item) for item in args.libre_set),
+        libre_params=dict(parse_setting(item) for item in args.libre_set),
     )
     settings = {
         "seed": cfg.seed,

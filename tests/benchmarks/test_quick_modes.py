@@ -631,13 +631,13 @@ def test_paper_table_fixes_or_tunes_a_libre_option(monkeypatch):
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "_bench_paper", module)  # its dataclasses look it up
     spec.loader.exec_module(module)
-    assert module._setting("merge_order=sweep") == ("merge_order", "sweep")
-    assert module._setting("merge_order=['lowest', 'sweep']") == (
+    assert module.parse_setting("merge_order=sweep") == ("merge_order", "sweep")
+    assert module.parse_setting("merge_order=['lowest', 'sweep']") == (
         "merge_order", ["lowest", "sweep"],
     )  # fmt: skip
-    assert module._setting("alpha=0.9") == ("alpha", 0.9)
+    assert module.parse_setting("alpha=0.9") == ("alpha", 0.9)
     with pytest.raises(SystemExit, match="PARAM=VALUE"):
-        module._setting("merge_order")
+        module.parse_setting("merge_order")
     X, y, info = load_dataset("haberman")
     train, test = np.arange(0, 306, 2), np.arange(1, 306, 2)
     tuned = module.Config(
