@@ -854,7 +854,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         return frame.set_axis(self.columns_, axis=1)
 
     def fired_rules(self, X) -> np.ndarray:
-        """Bool matrix (rows x rules): which rule fires on which row."""
+        """Bool matrix (rows x rules): which rule fires on which row; column ``i`` is
+        ``rules_[i]`` (the reports' "Rule ``i + 1``")."""
         frame = self._frame_for_predict(X)
         self._warn_unmatched_columns(frame)
         return self.rules_.fired(frame)
@@ -986,7 +987,21 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         return super().score(X, y, sample_weight=sample_weight)
 
     def explain(self, X) -> pd.DataFrame:
-        """Per row: the prediction, the indices of the rules that fired and their text."""
+        """Per row: the prediction, the rules that fired and their text.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the training columns.
+
+        Returns
+        -------
+        DataFrame
+            Indexed as ``X``: ``prediction``; ``rules``, the 0-based positions in ``rules_`` of
+            the rules that fire (the rule reports number rules from 1: position ``i`` is
+            "Rule ``i + 1``" there); ``explanation``, their texts joined by " OR " (empty when
+            none fires).
+        """
         fired = self.fired_rules(X)
         texts = [str(r) for r in self.rules_]
         idx = [np.flatnonzero(row).tolist() for row in fired]

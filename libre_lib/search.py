@@ -816,10 +816,12 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         return self.best_estimator_.predict_proba(X)
 
     def fired_rules(self, X) -> np.ndarray:
+        """The best model's :meth:`LibreClassifier.fired_rules`."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.fired_rules(X)
 
     def explain(self, X) -> pd.DataFrame:
+        """The best model's :meth:`LibreClassifier.explain` (0-based rule positions)."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.explain(X)
 
