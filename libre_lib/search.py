@@ -363,7 +363,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     cv_results_ : dict of arrays
         ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``,
         ``std_test_score``, ``rank_test_score``, ``split<k>_n_rules``, ``mean_n_rules``,
-        ``mean_n_atoms``.
+        ``mean_n_atoms``. No ``mean_fit_time`` or ``mean_score_time`` as in ``GridSearchCV``:
+        candidates share their discretizations, learners and covers, so one candidate's cost
+        is not defined; ``search_time_`` is the whole inner CV's.
     refit_fallbacks_ : int
         Candidates refitted after the chosen one because its refit kept no rule although it
         kept rules in most inner folds (:meth:`checked_refit`); usually 0.
