@@ -298,7 +298,7 @@ class ModelSpec(_Strict):
     abstain: bool = _DEFAULTS["abstain"]
     refine: str | None = _DEFAULTS["refine"]
     significant_cuts: bool = _DEFAULTS["significant_cuts"]
-    merge_order: Literal["lowest", "sweep"] = _DEFAULTS["merge_order"]
+    merge_order: str = _DEFAULTS["merge_order"]
     random_state: int = 0
 
     @field_validator("*", mode="before")
