@@ -237,23 +237,20 @@ def test_a_picked_point_whose_refit_keeps_no_rule_falls_back_as_the_search_does(
     assert Path(again["model"]).read_text() == Path(summary["model"]).read_text()
 
 
-@pytest.mark.parametrize(
-    ("name", "values"), [("significant_cuts", [False, True]), ("merge_order", ["lowest", "sweep"])]
-)
-def test_discretization_options_tuned_in_the_flow_give_the_searchs_model(
-    tmp_path, write_spec, name, values
-):
-    """A tuning grid with a discretization option: the tune tasks score both bins and the
-    shipped model is the search's refit on the same rows."""
-    grid = {name: values, "max_intervals": [None], "max_rules": [1, 3]}
+def test_discretization_options_tuned_in_the_flow_give_the_searchs_model(tmp_path, write_spec):
+    """A tuning grid with both discretization options: the tune tasks score every bins and
+    the shipped model is the search's refit on the same rows."""
+    options = {"significant_cuts": [False, True], "merge_order": ["lowest", "sweep"]}
+    grid = {**options, "max_intervals": [None], "max_rules": [1, 3]}
     spec_path = write_spec(tmp_path, name="pima", tuning__grid=grid, tuning__folds=3)
     summary = train(spec_path)
     *_, search, model = _search_beside_the_run(spec_path, summary)
     assert model.rules_ == search.best_estimator_.rules_
-    assert getattr(model, name) == search.best_params_[name]
     picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
     assert picked["mean_score"].tolist() == pytest.approx(search.cv_results_["mean_test_score"])
-    assert {p[name] for p in search.cv_results_["params"]} == set(values)
+    for name, values in options.items():
+        assert getattr(model, name) == search.best_params_[name]
+        assert {p[name] for p in search.cv_results_["params"]} == set(values)
 
 
 def _churn_table(path: Path) -> Path:
