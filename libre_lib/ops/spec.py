@@ -274,6 +274,10 @@ _DEFAULTS = {
     for name, p in inspect.signature(LibreClassifier.__init__).parameters.items()
     if name != "self"
 }
+#: Model options added after stores existed: they enter the stages' cache keys (and the
+#: estimator's parameters) only when set to something other than their default, so the keys
+#: of stores made before them stay valid.
+KEYED_WHEN_SET = ("significant_cuts", "merge_order")
 
 
 class ModelSpec(_Strict):
@@ -663,14 +667,21 @@ class PipelineSpec(_Strict):
         path = Path(self.data_location())
         return path.is_dir() or (path.is_file() and path.stat().st_size > STREAM_ABOVE_BYTES)
 
+    def options_set(self) -> dict[str, Any]:
+        """The :data:`KEYED_WHEN_SET` model options that differ from their defaults."""
+        return {
+            name: getattr(self.model, name)
+            for name in KEYED_WHEN_SET
+            if getattr(self.model, name) != _DEFAULTS[name]
+        }
+
     def estimator_params(self) -> dict[str, Any]:
         """Keyword arguments for LibreClassifier (``significant_cuts`` and ``merge_order`` only
         when not the default: the stages' cache keys hold these, and stores made before the
         options keep theirs)."""
-        params = self.model.model_dump()
-        for name in ("significant_cuts", "merge_order"):
-            if params[name] == _DEFAULTS[name]:
-                del params[name]
+        params = {
+            k: v for k, v in self.model.model_dump().items() if k not in KEYED_WHEN_SET
+        } | self.options_set()
         params["positive_class"] = self.target.positive_class
         params["categorical_features"] = self.features.categorical
         return params

@@ -602,11 +602,7 @@ def discretize_params(spec: PipelineSpec, choice: Choice) -> dict:
         "categorical": spec.features.categorical,
         "positive_class": positive_label(spec),
     }
-    if model.significant_cuts:  # off: the keys of stores made before the option
-        params["significant_cuts"] = True
-    if model.merge_order != "lowest":  # likewise
-        params["merge_order"] = model.merge_order
-    return params
+    return params | spec.options_set()  # the keys of stores made before the options
 
 
 def discretize(
