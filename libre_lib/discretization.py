@@ -588,6 +588,17 @@ class Discretization:
         written to)."""
         return np.array([f.n_bins for f in self.features], dtype=np.int64)
 
+    def ordered_blocks(self) -> list[tuple[int, int]]:
+        """``(first bit, number of value bins)`` of every numeric column with at least three
+        value bins, in the concatenated layout: the blocks whose bins are ordered intervals
+        (the missing bin, last, is not part of one)."""
+        first = np.concatenate(([0], np.cumsum(self.n_bins)[:-1]))
+        return [
+            (int(start), f.n_value_bins)
+            for start, f in zip(first, self.features, strict=True)
+            if f.kind == NUMERIC and f.n_value_bins >= 3
+        ]
+
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
         """Bin codes (rows x kept features, int32, -1 = no bin) of ``frame``'s columns."""
         codes = np.empty((frame.shape[0], len(self.features)), dtype=np.int32)

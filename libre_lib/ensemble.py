@@ -242,6 +242,50 @@ def union_candidates(parts: Sequence[Candidates], n_bits: int) -> Candidates:
     return merged.take(first_occurrences(np.packbits(merged.points, axis=1)))
 
 
+def contiguous_candidates(
+    candidates: Candidates,
+    records: DistinctRecords,
+    n_bins: np.ndarray,
+    ordered_blocks: Sequence[tuple[int, int]],
+) -> Candidates:
+    """Candidates whose every numeric condition is one range (``contiguous=True``).
+
+    On each ordered block (``(first bit, value bins)`` of a numeric column, from
+    :meth:`~libre_lib.discretization.Discretization.ordered_blocks`) a point's allowed bins
+    are extended to every bin between its lowest and its highest allowed one: ``x ∈ [a, b) ∪
+    [c, d)`` becomes ``x ∈ [a, d)`` (the missing bin is left as it is). This generalizes the
+    learners' points (section 3.1: a zero is an allowed bin), so the points that changed are
+    recounted on ``records`` and duplicates removed, first occurrence kept."""
+    if not len(candidates) or not ordered_blocks:
+        return candidates
+    points = candidates.points.copy()
+    changed = np.zeros(points.shape[0], dtype=bool)
+    for start, size in ordered_blocks:
+        excluded = points[:, start : start + size]
+        allowed = ~excluded
+        lowest = allowed.argmax(axis=1)
+        highest = size - 1 - allowed[:, ::-1].argmax(axis=1)
+        position = np.arange(size)
+        inside = (position >= lowest[:, None]) & (position <= highest[:, None])
+        gaps = inside & excluded & allowed.any(axis=1)[:, None]
+        if gaps.any():
+            changed |= gaps.any(axis=1)
+            excluded[gaps] = False  # a view: writes into points
+    if not changed.any():
+        return candidates
+    # widened points often coincide: drop the duplicates first, then recount the rest
+    kept = first_occurrences(np.packbits(points, axis=1))
+    filled = Candidates(points, candidates.positives.copy(), candidates.negatives.copy()).take(kept)
+    recount = np.flatnonzero(changed[kept])
+    filled.positives[recount], filled.negatives[recount] = covered_counts(
+        filled.points[recount],
+        ZeroSets.from_codes(records.codes, n_bins),
+        records.positive_weight,
+        records.negative_weight,
+    )
+    return filled
+
+
 def first_occurrences(rows: np.ndarray) -> np.ndarray:
     """Ascending indices of the first occurrence of every distinct row of a 2-D byte array.
 

@@ -26,7 +26,13 @@ from .discretization import (
     identifier_messages,
 )
 from .encoding import DistinctRecords, distinct_records
-from .ensemble import Candidates, draw_feature_subsets, fit_ensemble, tolerance_fits
+from .ensemble import (
+    Candidates,
+    contiguous_candidates,
+    draw_feature_subsets,
+    fit_ensemble,
+    tolerance_fits,
+)
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
 from .inputs import (
     Target,
@@ -216,6 +222,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         coarser intervals on noisy columns. Not the default: in its place on the design half
         it cost haberman 0.17-0.19 F1, and as a choice of the search it gained 0.0015 for 1.8×
         adult's search time (docs/benchmarks.md, twenty-seventh round).
+    contiguous : bool, default=False
+        Every numeric condition is one range: before the filter and the cover, each candidate
+        rule's allowed intervals of a numeric column are extended over the gaps between them
+        (``tenure ∈ [min, 1) ∪ [2, 6)`` becomes ``tenure < 6``; missing values keep their own
+        bin), and the widened rules are recounted. Not in the paper, whose points may allow
+        any set of bins. Plainer rules that a reader can trust at a glance; what it does to
+        the F1 is in docs/benchmarks.md (twenty-eighth round).
     positive_class : label or None, default=None
         The class the rules describe. Default: 1 or True if present, else the yes of a pair of
         names such as no/yes, n/y, false/true, "0"/"1" or negative/positive, else the minority
@@ -278,6 +291,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         refine=None,
         significant_cuts=False,
         merge_order="lowest",
+        contiguous=False,
         positive_class=None,
         categorical_features=None,
         random_state=None,
@@ -300,6 +314,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.refine = refine
         self.significant_cuts = significant_cuts
         self.merge_order = merge_order
+        self.contiguous = contiguous
         self.positive_class = positive_class
         self.categorical_features = categorical_features
         self.random_state = random_state
@@ -321,7 +336,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
         The stages below are public so a pipeline can run (and cache) them one by one:
         :meth:`choose_auto` → :meth:`discretize` → :meth:`encode` → :meth:`draw_subsets` →
-        :func:`learn_subset` per subset → :func:`union_candidates` → :meth:`select` →
+        :func:`learn_subset` per subset → :func:`union_candidates` → :meth:`widen` →
+        :meth:`select` →
         :meth:`assemble` → :meth:`refine_boundaries` (call :meth:`set_chosen` and set
         ``auto_scores_`` from the choice first; without them it records the parameters, "auto"
         as :data:`AUTO_FALLBACK`).
@@ -433,6 +449,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 records, n_bins, subsets, self.heuristic, self.seeds, self.n_jobs,
                 self.conflict_tolerance_,
             )  # fmt: skip
+            candidates = self.widen(candidates, records, discretization)
             stages[key] = discretization, records, subsets, candidates
         discretization, records, subsets, candidates = stages[key]
         selection = self.select(candidates, records, discretization)
@@ -511,6 +528,17 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         return draw_feature_subsets(
             pool, self.n_estimators, self._n_features(len(pool)), rng, self.subset_sizes
+        )
+
+    def widen(
+        self, candidates: Candidates, records: DistinctRecords, discretization: Discretization
+    ) -> Candidates:
+        """The learners' union as the cover sees it: with ``contiguous``, every numeric
+        condition widened to one range and recounted (:func:`contiguous_candidates`)."""
+        if not self.contiguous:
+            return candidates
+        return contiguous_candidates(
+            candidates, records, discretization.n_bins, discretization.ordered_blocks()
         )
 
     def select(
@@ -658,6 +686,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                     records, discretization.n_bins, subsets, self.heuristic, self.seeds,
                     self.n_jobs, tolerance,
                 )  # fmt: skip
+                candidates = self.widen(candidates, records, discretization)
                 filtered = filter_for_cover(
                     candidates, records, discretization.n_bins, self.top_k,
                     float(self.min_local_support),

@@ -198,6 +198,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "refine": [Options(REFINE_OBJECTIVES), None],
     "significant_cuts": [Boolean],
     "merge_order": [Options(MERGE_ORDERS)],
+    "contiguous": [Boolean],
     "positive_class": [CheckedInFit("a label of y")],
     "categorical_features": [CheckedInFit("column names, indices or a mask of X")],
     "random_state": [

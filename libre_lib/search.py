@@ -47,6 +47,7 @@ shared between combinations is done once per fold, using LibreClassifier's publi
 * one weak learner per distinct feature subset: the subsets of ``n_estimators=5`` and ``20``
   are the first ones drawn for ``n_estimators=50`` (same seed), so their candidate sets are
   unions of learners already run;
+* ``contiguous`` widens a union once for every point that asks for it;
 * ``top_k`` and ``min_local_support`` only change the selection stage, which reuses the
   candidates; the filtered candidates' cover problem (their coverage of the records,
   collapsed into distinct patterns) is built once and shared by every ``alpha``;
@@ -61,7 +62,8 @@ per alpha on it, instead of one full fit per combination (measured times: docs/b
 equivalence with plain fits is pinned by a unit test.
 
 **Why it fits in memory.** A fold visits the grid grouped by what the points share
-(discretization, then learner setting, then the learners' subsets, then the filter) and drops
+(discretization, then learner setting, then the learners' subsets, then the union's widening
+and filter) and drops
 each group's learners, union, cover problem and evaluated rules once its points are scored,
 so it holds one of each at a time, however large the grid; cover problems stay bit-packed.
 Peak RSS of the default search per development dataset: docs/benchmarks.md, "Search memory".
@@ -91,7 +93,7 @@ from sklearn.metrics import (
 from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from .ensemble import learn_subset, union_candidates
+from .ensemble import contiguous_candidates, learn_subset, union_candidates
 from .errors import DataError, LibreWarning, ParameterError, excerpt
 from .estimator import (
     AUTO_FALLBACK,
@@ -260,7 +262,8 @@ _FIXED = ("positive_class", "categorical_features", "refine", "random_state", "n
 # Which stage each tunable parameter acts on.
 _DISCRETIZATION = ("chi2_threshold", "max_intervals", "significant_cuts", "merge_order")
 _LEARNERS = ("max_features", "subset_sizes", "heuristic", "seeds", "conflict_tolerance")
-_SELECTION = ("alpha", "top_k", "max_rules", "min_local_support")
+_UNION = ("contiguous", "top_k", "min_local_support")
+_SELECTION = ("alpha", "max_rules")
 
 
 class LibreSearchCV(ClassifierMixin, BaseEstimator):
@@ -934,10 +937,16 @@ def _evaluate(frame, labels, positive, split, candidates, scorer, weight=None) -
                                 setting["conflict_tolerance"],
                             )
                     union = union_candidates([learned[s] for s in subsets], int(disc.n_bins.sum()))
-                    for (top_k, min_local_support), members in by_filter.items():
+                    widened = {False: union}
+                    for (contiguous, top_k, min_local_support), members in by_filter.items():
+                        if contiguous not in widened:
+                            widened[contiguous] = contiguous_candidates(
+                                union, records, disc.n_bins, disc.ordered_blocks()
+                            )
+                        pool = widened[contiguous]
                         # the filter and the cover problem are shared by every alpha and cap
                         filtered = filter_for_cover(
-                            union, records, disc.n_bins, top_k, float(min_local_support)
+                            pool, records, disc.n_bins, top_k, float(min_local_support)
                         )
                         covers: dict = {}  # alpha -> its cover, rules and scores per cap
                         for i in members:
@@ -964,7 +973,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer, weight=None) -
                                 if "rules" not in cover:
                                     cover["rules"] = [
                                         _rule(point, disc, point_rules)
-                                        for point in union.points[full.indices]
+                                        for point in pool.points[full.indices]
                                     ]
                                     cover["fired"] = [validation.fires(r) for r in cover["rules"]]
                                 cover["scores"][k] = validation.rules_score(
@@ -978,7 +987,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer, weight=None) -
                                     full.n_filtered,
                                 )
                                 clf = LibreClassifier(**params)
-                                clf.assemble(X_train.columns, target, disc, subsets, union, prefix)
+                                clf.assemble(X_train.columns, target, disc, subsets, pool, prefix)
                                 cover["scores"][k] = validation.model_score(clf)
                             out[i] = cover["scores"][k]
     return {"results": out, "seconds": time.perf_counter() - started}
@@ -1021,7 +1030,7 @@ def _share_groups(X_train, train_labels, candidates, weight=None):
         learner = tuple(params[k] for k in _LEARNERS)
         by_subsets = groups.setdefault(did, {}).setdefault(learner, {})
         by_filter = by_subsets.setdefault(drawn[draw], {})
-        by_filter.setdefault((params["top_k"], params["min_local_support"]), []).append(i)
+        by_filter.setdefault(tuple(params[k] for k in _UNION), []).append(i)
     return target, discretizations, groups
 
 

@@ -277,7 +277,7 @@ _DEFAULTS = {
 #: Model options added after stores existed: they enter the stages' cache keys (and the
 #: estimator's parameters) only when set to something other than their default, so the keys
 #: of stores made before them stay valid.
-KEYED_WHEN_SET = ("significant_cuts", "merge_order")
+KEYED_WHEN_SET = ("significant_cuts", "merge_order", "contiguous")
 
 
 class ModelSpec(_Strict):
@@ -303,6 +303,7 @@ class ModelSpec(_Strict):
     refine: str | None = _DEFAULTS["refine"]
     significant_cuts: bool = _DEFAULTS["significant_cuts"]
     merge_order: str = _DEFAULTS["merge_order"]
+    contiguous: bool = _DEFAULTS["contiguous"]
     random_state: int = 0
 
     @field_validator("*", mode="before")
@@ -676,9 +677,9 @@ class PipelineSpec(_Strict):
         }
 
     def estimator_params(self) -> dict[str, Any]:
-        """Keyword arguments for LibreClassifier (``significant_cuts`` and ``merge_order`` only
-        when not the default: the stages' cache keys hold these, and stores made before the
-        options keep theirs)."""
+        """Keyword arguments for LibreClassifier (the :data:`KEYED_WHEN_SET` options only when
+        not the default: the stages' cache keys hold these, and stores made before the options
+        keep theirs)."""
         params = {
             k: v for k, v in self.model.model_dump().items() if k not in KEYED_WHEN_SET
         } | self.options_set()

@@ -90,6 +90,8 @@ class Starter:
             "  random_state: 0",
             "  # significant_cuts: true  # numeric cut points only where the data differ",
             "  #   significantly: plainer rules, off by default (docs/algorithm.md)",
+            "  # contiguous: true  # every numeric condition one range (x < 6, not",
+            "  #   [min, 1) ∪ [2, 6)): plainer rules, off by default (docs/algorithm.md)",
             "# tuning is on by default: LibreSearchCV chooses the parameters inside the flow;",
             "# tuning: {enabled: false} fits LibreClassifier's defaults instead (faster).",
             "# a new version replaces the champion when its holdout F1 is not lower;",

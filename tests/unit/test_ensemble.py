@@ -6,6 +6,7 @@ import pytest
 from libre_lib.encoding import ZeroSets, distinct_records
 from libre_lib.ensemble import (
     Candidates,
+    contiguous_candidates,
     covered_counts,
     draw_feature_subsets,
     first_occurrences,
@@ -142,3 +143,44 @@ def test_fixed_subset_sizes_and_the_prefix_property():
         assert long[: len(short)] == short
     with pytest.raises(ValueError):
         draw_feature_subsets(pool, 5, 4, np.random.RandomState(3), sizes="random")
+
+
+def test_contiguous_candidates_fill_the_gaps_of_ordered_blocks_and_recount():
+    """Two features: the first numeric with 4 value bins and a missing bin (bits 0-4), the
+    second categorical with 3 (bits 5-7). A one excludes a bin."""
+    n_bins = np.array([5, 3])
+    codes = np.array([[0, 0], [1, 1], [2, 2], [3, 0], [4, 1], [1, 0]])
+    records = distinct_records(
+        codes, n_bins, np.array([1.0, 1, 0, 1, 1, 0]), np.array([0.0, 0, 1, 0, 0, 1])
+    )
+    points = np.array(
+        [
+            [0, 1, 1, 0, 1, 0, 1, 0],  # bins 0 and 3 allowed, missing excluded -> 0-3
+            [1, 0, 1, 0, 0, 0, 0, 0],  # bins 1 and 3 and missing -> 1-3 and missing
+            [0, 1, 1, 1, 0, 1, 0, 1],  # only bin 0 (and missing): unchanged; category gap kept
+            [0, 0, 0, 0, 1, 0, 0, 0],  # already contiguous: unchanged
+            [0, 0, 0, 0, 1, 0, 1, 0],  # the first one, widened: dropped as its duplicate
+        ],
+        dtype=bool,
+    )
+    zeros = ZeroSets.from_codes(records.codes, n_bins)
+    weights = records.positive_weight, records.negative_weight
+    before = Candidates(points, *covered_counts(points, zeros, *weights))
+    after = contiguous_candidates(before, records, n_bins, [(0, 4)])
+    expected = np.array(
+        [
+            [0, 0, 0, 0, 1, 0, 1, 0],
+            [1, 0, 0, 0, 0, 0, 0, 0],
+            [0, 1, 1, 1, 0, 1, 0, 1],
+            [0, 0, 0, 0, 1, 0, 0, 0],
+        ],
+        dtype=bool,
+    )
+    np.testing.assert_array_equal(after.points, expected)
+    recount = covered_counts(expected, zeros, *weights)
+    np.testing.assert_array_equal(after.positives, recount[0])
+    np.testing.assert_array_equal(after.negatives, recount[1])
+    assert after.negatives[0] > before.negatives[0]  # the widened rule now covers bin 1 and 2
+    # nothing to fill: the same object back
+    assert contiguous_candidates(after, records, n_bins, [(0, 4)]) is after
+    assert contiguous_candidates(before, records, n_bins, []) is before

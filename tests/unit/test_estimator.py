@@ -442,6 +442,7 @@ def test_predict_checks_the_values_of_the_columns_the_rules_read(alarm):
         ({"min_local_support": 1.5}, "min_local_support"),
         ({"seeds": "some"}, "seeds"),
         ({"merge_order": "kerber"}, "merge_order"),
+        ({"contiguous": "yes"}, "contiguous"),
         ({"n_jobs": 0}, "n_jobs"),
         ({"positive_class": 5}, "positive_class"),
         ({"categorical_features": ["zz"]}, "categorical_features"),
@@ -664,3 +665,26 @@ def test_bins_from_shared_class_counts_equal_bins_counted_afresh(max_intervals):
     assert shared == model.discretize(X, target, max_intervals)
     assert any(f.has_missing for f in shared.features)
     assert {f.kind for f in shared.features} == {"numeric", "categorical"}
+
+
+def test_contiguous_rules_have_one_range_per_numeric_condition():
+    """Uncapped ChiMerge bins on pima give conditions of several ranges; with contiguous=True
+    every numeric condition is one range, and each rule's training counts are recounted (they
+    match the rows it fires on)."""
+    X, y, info = load_dataset("pima")
+    params = dict(
+        positive_class=info.positive_class, max_intervals=None, conflict_tolerance=0.5,
+        max_rules=None, random_state=0,
+    )  # fmt: skip
+
+    def pieces(model):
+        return [len(c.intervals) for r in model.rules_ for c in r.conditions if c.kind == "numeric"]
+
+    assert max(pieces(LibreClassifier(**params).fit(X, y))) > 1
+    model = LibreClassifier(**params, contiguous=True).fit(X, y)
+    assert model.rules_ and set(pieces(model)) == {1}
+    positive = (y == info.positive_class).to_numpy()
+    for rule, stats in zip(model.rules_, model.rules_.stats, strict=True):
+        fires = rule.evaluate(X)
+        assert stats.positives == positive[fires].sum()
+        assert stats.negatives == (~positive[fires]).sum()

@@ -801,6 +801,20 @@ def test_merge_order_can_be_tuned_and_scores_like_plain_fits(haberman):
     assert [p["merge_order"] for p in search.cv_results_["params"]] == ["lowest", "sweep"]
 
 
+def test_contiguous_can_be_tuned_and_scores_like_plain_fits(haberman):
+    """Both values share the discretization and the learners; each scores exactly as the
+    plain fit (the widened union is what the cover and the rules see)."""
+    X, y, info = haberman
+    grid = {"contiguous": [False, True], "max_intervals": [None], "conflict_tolerance": [0.5]}
+    search = LibreSearchCV(
+        grid, positive_class=info.positive_class, cv=3, random_state=0, refit=False
+    ).fit(X, y)
+    assert_scores_equal_plain_fits(search.cv_results_, haberman)
+    assert [p["contiguous"] for p in search.cv_results_["params"]] == [False, True]
+    first = search.cv_results_["split0_test_score"]
+    assert first[0] != first[1]  # the widened rules are other rules
+
+
 def test_significant_cuts_can_be_tuned_and_score_like_plain_fits(haberman):
     """Each value gets its own discretization (not shared with the other's), scored exactly
     as the plain fit; the estimator's value holds when the grid leaves it out."""

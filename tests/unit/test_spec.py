@@ -220,6 +220,8 @@ def test_the_default_store_lies_next_to_the_spec_and_an_absolute_store_is_kept(t
         ({"model": {"refine": "precision"}}, r"model.refine: must be one of"),
         ({"model": {"significant_cuts": "often"}}, r"model.significant_cuts: "),
         ({"model": {"merge_order": "kerber"}}, r"model.merge_order: "),
+        ({"model": {"contiguous": "often"}}, r"model.contiguous: "),
+        ({"tuning": {"grid": {"contiguous": [True, "often"]}}}, r"contiguous"),
         ({"tuning": {"refine": "precision"}}, r"tuning.refine: .*'f1' or 'accuracy'"),
         ({"tuning": {"grid": {"refine": ["f1"]}}}, r"'refine' cannot be tuned"),
     ],

@@ -15,7 +15,7 @@ from libre_lib.errors import DataError, LibreWarning, SpecError
 from libre_lib.estimator import AUTO_CHOSEN
 from libre_lib.ops import stages
 from libre_lib.ops.artifacts import ArtifactStore
-from libre_lib.ops.spec import load_spec
+from libre_lib.ops.spec import KEYED_WHEN_SET, load_spec
 from libre_lib.ops.tables import (
     candidates_from_table,
     discretization_from_metadata,
@@ -105,11 +105,9 @@ def test_choose_params_hold_every_model_parameter(spec):
     it, but ``refine`` (inner folds score unrefined rules); the report, expectations or the
     runner cannot."""
     params = stages.choose_params(spec)["estimator"]
-    # significant_cuts and merge_order enter only when not the default, so stores made before
-    # them keep their keys
-    assert set(spec.model.model_dump()) - {"refine", "significant_cuts", "merge_order"} <= set(
-        params
-    )
+    # the options added later enter only when not the default, so stores made before them
+    # keep their keys
+    assert set(spec.model.model_dump()) - {"refine", *KEYED_WHEN_SET} <= set(params)
     refined = _with(spec, model=spec.model.model_copy(update={"refine": "accuracy"}))
     assert stages.choose_params(refined) == stages.choose_params(spec)
     report = spec.report.model_copy(update={"title": "t"})
@@ -117,7 +115,7 @@ def test_choose_params_hold_every_model_parameter(spec):
     for unrelated in (_with(spec, report=report), _with(spec, expectations=expectations)):
         assert stages.choose_params(unrelated) == stages.choose_params(spec)
     changes = ({"alpha": 0.9}, {"random_state": 1}, {"top_k": 10}, {"significant_cuts": True})
-    for change in (*changes, {"merge_order": "sweep"}):
+    for change in (*changes, {"merge_order": "sweep"}, {"contiguous": True}):
         changed = _with(spec, model=spec.model.model_copy(update=change))
         assert stages.choose_params(changed) != stages.choose_params(spec)
 
@@ -164,11 +162,20 @@ def test_choose_writes_one_row_per_pair_tried_and_the_choice(spec, tmp_path):
     np.testing.assert_allclose(rows["mean_f1"], choice.scores["mean_f1"])
 
 
-def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path):
+@pytest.mark.parametrize("name, contiguous", [("haberman", False), ("pima", True)])
+def test_the_stages_chained_by_hand_give_the_estimators_model(tmp_path, name, contiguous):
     """Through the tables the store keeps: load, validate, split, choose, discretize, encode,
     learn, union_filter and set_cover equal LibreClassifier.fit on the same training rows, with
-    the spec's defaults ("auto": the same inner cross-validation, the same choice)."""
+    the spec's defaults ("auto": the same inner cross-validation, the same choice), and with
+    ``contiguous`` (which acts in union_filter; on pima it merges candidates)."""
+    spec = load_spec(SPECS / f"{name}.yaml")
     assert (spec.model.max_rules, spec.model.conflict_tolerance) == ("auto", "auto")
+    if contiguous:
+        spec = _with(spec, model=spec.model.model_copy(update={"contiguous": True}))
+        assert stages.union_filter_params(spec)["contiguous"] is True
+    else:
+        assert "contiguous" not in stages.union_filter_params(spec)  # earlier keys unchanged
+        assert "contiguous" not in spec.estimator_params()
     frame, metadata = stages.load(spec, "sha")
     assert metadata == {"source": spec.data_location(), "source_sha256": "sha"}
     _, checked = stages.validate(frame, stages.validation_rules(spec))
@@ -199,7 +206,7 @@ def test_the_stages_chained_by_hand_give_the_estimators_model(spec, tmp_path):
     assert {k: getattr(model, k + "_") for k in AUTO_CHOSEN} == used
     assert fitted["model"]["chosen"] == used
     assert model.rules_ == direct.rules_
-    assert model.n_candidates_ == meta["n_union"]
+    assert model.n_candidates_ == meta["n_union"] == direct.n_candidates_
 
     trained = stages.report(spec, model, frame, holdout, ValidationReport(True, len(frame), ()))
     assert trained.metrics["n_rows"] == int(holdout.sum())

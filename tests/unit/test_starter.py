@@ -40,6 +40,9 @@ def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_pa
     assert spec.tuning.enabled and not spec.model.significant_cuts
     hinted = text.replace("  # significant_cuts: true", "  significant_cuts: true")
     assert st.check(hinted, tmp_path / "visits.yaml").model.significant_cuts  # uncommented
+    assert not spec.model.contiguous
+    hinted = text.replace("  # contiguous: true", "  contiguous: true")
+    assert st.check(hinted, tmp_path / "visits.yaml").model.contiguous
 
 
 @pytest.mark.parametrize(
