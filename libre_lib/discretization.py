@@ -588,16 +588,12 @@ class Discretization:
         written to)."""
         return np.array([f.n_bins for f in self.features], dtype=np.int64)
 
-    def ordered_blocks(self) -> list[tuple[int, int]]:
-        """``(first bit, number of value bins)`` of every numeric column with at least three
-        value bins, in the concatenated layout: the blocks whose bins are ordered intervals
-        (the missing bin, last, is not part of one)."""
-        first = np.concatenate(([0], np.cumsum(self.n_bins)[:-1]))
-        return [
-            (int(start), f.n_value_bins)
-            for start, f in zip(first, self.features, strict=True)
-            if f.kind == NUMERIC and f.n_value_bins >= 3
-        ]
+    def ordered_bins(self) -> np.ndarray:
+        """Per kept feature, how many of its bins are ordered intervals: a numeric column's
+        value bins (its missing bin, last, is not one of them); 0 for a categorical one."""
+        return np.array(
+            [f.n_value_bins if f.kind == NUMERIC else 0 for f in self.features], dtype=np.int64
+        )
 
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
         """Bin codes (rows x kept features, int32, -1 = no bin) of ``frame``'s columns."""

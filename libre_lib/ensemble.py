@@ -172,6 +172,7 @@ def learn_subset(
     seeds: str = "uncovered",
     conflict_tolerance: float = 0.0,
     min_seed_share: float = 0.0,
+    ordered: np.ndarray | None = None,
 ) -> Candidates:
     """Boundary points of one weak learner on ``subset``, mapped to the full layout, with their
     training coverage (computed on the learner's distinct records: features outside the subset
@@ -179,7 +180,11 @@ def learn_subset(
     see :func:`libre_lib.weak_learner.find_boundary` (0 = the paper's conflict test); a
     subset whose grid is too large for the tolerant kernel (:func:`tolerance_fits`) learns
     with the paper's test. ``min_seed_share``: a distinct record is a positive of the learner
-    only when its share of positive weight exceeds this (0: any positive, the paper's)."""
+    only when its share of positive weight exceeds this (0: any positive, the paper's).
+    ``ordered`` (``contiguous=True``): every feature's number of ordered value bins
+    (:meth:`~libre_lib.discretization.Discretization.ordered_bins`); the points are widened
+    to one range per ordered feature (:func:`contiguous_candidates`) and recounted on the
+    learner's distinct records, which are far fewer than the full layout's."""
     subset = list(subset)
     sub_bins = n_bins[subset]
     if conflict_tolerance > 0 and not tolerance_fits(n_bins, subset):
@@ -209,6 +214,15 @@ def learn_subset(
             projected.positive_weight,
             projected.negative_weight,
         )
+    if ordered is not None:
+        blocks = zip(offsets(sub_bins), np.asarray(ordered)[subset], strict=True)
+        widened = contiguous_candidates(
+            Candidates(points, pos, neg),
+            projected,
+            sub_bins,
+            [(int(start), int(size)) for start, size in blocks if size >= 3],
+        )
+        points, pos, neg = widened.points, widened.positives, widened.negatives
     full = np.zeros((points.shape[0], int(n_bins.sum())), dtype=bool)
     full[:, subset_bits(n_bins, subset)] = points
     logger.debug(
@@ -250,12 +264,13 @@ def contiguous_candidates(
 ) -> Candidates:
     """Candidates whose every numeric condition is one range (``contiguous=True``).
 
-    On each ordered block (``(first bit, value bins)`` of a numeric column, from
-    :meth:`~libre_lib.discretization.Discretization.ordered_blocks`) a point's allowed bins
-    are extended to every bin between its lowest and its highest allowed one: ``x ∈ [a, b) ∪
-    [c, d)`` becomes ``x ∈ [a, d)`` (the missing bin is left as it is). This generalizes the
-    learners' points (section 3.1: a zero is an allowed bin), so the points that changed are
-    recounted on ``records`` and duplicates removed, first occurrence kept."""
+    On each ordered block (``(first bit, value bins)`` of a numeric column in the layout of
+    ``n_bins``) a point's allowed bins are extended to every bin between its lowest and its
+    highest allowed one: ``x ∈ [a, b) ∪ [c, d)`` becomes ``x ∈ [a, d)`` (the missing bin is
+    left as it is). This generalizes the learners' points (section 3.1: a zero is an allowed
+    bin), so duplicates are removed (first occurrence kept) and the points that changed are
+    recounted on ``records``. Widening commutes with the union: widening each learner's
+    points gives the union of the widened points, in the same order."""
     if not len(candidates) or not ordered_blocks:
         return candidates
     points = candidates.points.copy()
@@ -308,9 +323,11 @@ def fit_ensemble(
     seeds: str = "uncovered",
     n_jobs: int | None = None,
     conflict_tolerance: float = 0.0,
+    ordered: np.ndarray | None = None,
 ) -> Candidates:
-    """Run one learner per subset (in parallel threads with ``n_jobs``) and union their points."""
-    args = (heuristic, seeds, conflict_tolerance)
+    """Run one learner per subset (in parallel threads with ``n_jobs``) and union their points
+    (``ordered``: see :func:`learn_subset`)."""
+    args = (heuristic, seeds, conflict_tolerance, 0.0, ordered)
     if n_jobs in (None, 1) or len(subsets) <= 1:
         results = [learn_subset(records, n_bins, s, *args) for s in subsets]
     else:

@@ -28,7 +28,6 @@ from .discretization import (
 from .encoding import DistinctRecords, distinct_records
 from .ensemble import (
     Candidates,
-    contiguous_candidates,
     draw_feature_subsets,
     fit_ensemble,
     tolerance_fits,
@@ -336,7 +335,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
         The stages below are public so a pipeline can run (and cache) them one by one:
         :meth:`choose_auto` → :meth:`discretize` → :meth:`encode` → :meth:`draw_subsets` →
-        :func:`learn_subset` per subset → :func:`union_candidates` → :meth:`widen` →
+        :func:`learn_subset` per subset (:meth:`ordered_bins`) → :func:`union_candidates` →
         :meth:`select` →
         :meth:`assemble` → :meth:`refine_boundaries` (call :meth:`set_chosen` and set
         ``auto_scores_`` from the choice first; without them it records the parameters, "auto"
@@ -447,9 +446,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             _warn_untolerant(self.conflict_tolerance_, n_bins, subsets)
             candidates = fit_ensemble(
                 records, n_bins, subsets, self.heuristic, self.seeds, self.n_jobs,
-                self.conflict_tolerance_,
+                self.conflict_tolerance_, self.ordered_bins(discretization),
             )  # fmt: skip
-            candidates = self.widen(candidates, records, discretization)
             stages[key] = discretization, records, subsets, candidates
         discretization, records, subsets, candidates = stages[key]
         selection = self.select(candidates, records, discretization)
@@ -530,16 +528,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             pool, self.n_estimators, self._n_features(len(pool)), rng, self.subset_sizes
         )
 
-    def widen(
-        self, candidates: Candidates, records: DistinctRecords, discretization: Discretization
-    ) -> Candidates:
-        """The learners' union as the cover sees it: with ``contiguous``, every numeric
-        condition widened to one range and recounted (:func:`contiguous_candidates`)."""
-        if not self.contiguous:
-            return candidates
-        return contiguous_candidates(
-            candidates, records, discretization.n_bins, discretization.ordered_blocks()
-        )
+    def ordered_bins(self, discretization: Discretization) -> np.ndarray | None:
+        """What :func:`learn_subset` widens to one range per numeric condition: the
+        discretization's ordered bins with ``contiguous``, else None."""
+        return discretization.ordered_bins() if self.contiguous else None
 
     def select(
         self,
@@ -684,9 +676,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             for tolerance in options["conflict_tolerance"]:
                 candidates = fit_ensemble(
                     records, discretization.n_bins, subsets, self.heuristic, self.seeds,
-                    self.n_jobs, tolerance,
+                    self.n_jobs, tolerance, self.ordered_bins(discretization),
                 )  # fmt: skip
-                candidates = self.widen(candidates, records, discretization)
                 filtered = filter_for_cover(
                     candidates, records, discretization.n_bins, self.top_k,
                     float(self.min_local_support),

@@ -47,7 +47,7 @@ shared between combinations is done once per fold, using LibreClassifier's publi
 * one weak learner per distinct feature subset: the subsets of ``n_estimators=5`` and ``20``
   are the first ones drawn for ``n_estimators=50`` (same seed), so their candidate sets are
   unions of learners already run;
-* ``contiguous`` widens a union once for every point that asks for it;
+* ``contiguous`` runs the learners again (they widen their points), once per value;
 * ``top_k`` and ``min_local_support`` only change the selection stage, which reuses the
   candidates; the filtered candidates' cover problem (their coverage of the records,
   collapsed into distinct patterns) is built once and shared by every ``alpha``;
@@ -62,8 +62,7 @@ per alpha on it, instead of one full fit per combination (measured times: docs/b
 equivalence with plain fits is pinned by a unit test.
 
 **Why it fits in memory.** A fold visits the grid grouped by what the points share
-(discretization, then learner setting, then the learners' subsets, then the union's widening
-and filter) and drops
+(discretization, then learner setting, then the learners' subsets, then the filter) and drops
 each group's learners, union, cover problem and evaluated rules once its points are scored,
 so it holds one of each at a time, however large the grid; cover problems stay bit-packed.
 Peak RSS of the default search per development dataset: docs/benchmarks.md, "Search memory".
@@ -93,7 +92,7 @@ from sklearn.metrics import (
 from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from .ensemble import contiguous_candidates, learn_subset, union_candidates
+from .ensemble import learn_subset, union_candidates
 from .errors import DataError, LibreWarning, ParameterError, excerpt
 from .estimator import (
     AUTO_FALLBACK,
@@ -924,26 +923,29 @@ def _evaluate(frame, labels, positive, split, candidates, scorer, weight=None) -
             point_rules: dict = {}  # point bytes -> Rule of this discretization
             for learner, by_subsets in by_learner.items():
                 setting = dict(zip(_LEARNERS, learner, strict=True))
-                learned: dict = {}  # subset -> Candidates of this discretization and setting
+                # (subset, contiguous) -> Candidates of this discretization and setting
+                learned: dict = {}
                 for subsets, by_filter in by_subsets.items():
-                    for subset in subsets:
-                        if subset not in learned:
-                            learned[subset] = learn_subset(
-                                records,
-                                disc.n_bins,
-                                subset,
-                                setting["heuristic"],
-                                setting["seeds"],
-                                setting["conflict_tolerance"],
-                            )
-                    union = union_candidates([learned[s] for s in subsets], int(disc.n_bins.sum()))
-                    widened = {False: union}
+                    unions: dict = {}  # contiguous -> the union of these subsets' learners
                     for (contiguous, top_k, min_local_support), members in by_filter.items():
-                        if contiguous not in widened:
-                            widened[contiguous] = contiguous_candidates(
-                                union, records, disc.n_bins, disc.ordered_blocks()
+                        if contiguous not in unions:
+                            ordered = disc.ordered_bins() if contiguous else None
+                            for subset in subsets:
+                                if (subset, contiguous) not in learned:
+                                    learned[subset, contiguous] = learn_subset(
+                                        records,
+                                        disc.n_bins,
+                                        subset,
+                                        setting["heuristic"],
+                                        setting["seeds"],
+                                        setting["conflict_tolerance"],
+                                        ordered=ordered,
+                                    )
+                            unions[contiguous] = union_candidates(
+                                [learned[s, contiguous] for s in subsets],
+                                int(disc.n_bins.sum()),
                             )
-                        pool = widened[contiguous]
+                        pool = unions[contiguous]
                         # the filter and the cover problem are shared by every alpha and cap
                         filtered = filter_for_cover(
                             pool, records, disc.n_bins, top_k, float(min_local_support)

@@ -28,7 +28,7 @@ from sklearn.model_selection import train_test_split
 
 from ..discretization import CATEGORICAL, Discretization, identifier_messages
 from ..encoding import DistinctRecords
-from ..ensemble import Candidates, contiguous_candidates, learn_subset, union_candidates
+from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier, auto_refit_order
 from ..inputs import Target, as_frame, binary_target, misread_text_columns
@@ -637,6 +637,8 @@ def learn_params(spec: PipelineSpec, subset: list[int], conflict_tolerance: floa
     params = {"heuristic": spec.model.heuristic, "seeds": spec.model.seeds, "subset": subset}
     if conflict_tolerance:  # absent at 0, so earlier cached learners stay valid
         params["conflict_tolerance"] = conflict_tolerance
+    if spec.model.contiguous:  # likewise absent when off
+        params["contiguous"] = True
     return params
 
 
@@ -648,7 +650,8 @@ def learn(
     conflict_tolerance: float,
 ) -> Stored:
     """One weak learner (FindBoundary) on one feature subset, with the chosen
-    ``conflict_tolerance``: its candidate rules."""
+    ``conflict_tolerance``: its candidate rules (with ``model.contiguous``, one range per
+    numeric condition)."""
     model = spec.model
     candidates = learn_subset(
         records,
@@ -657,15 +660,13 @@ def learn(
         model.heuristic,
         model.seeds,
         conflict_tolerance,
+        ordered=discretization.ordered_bins() if model.contiguous else None,
     )
     return candidates_table(candidates, discretization, with_text=False)
 
 
 def union_filter_params(spec: PipelineSpec) -> dict:
-    params = {"top_k": spec.model.top_k, "min_local_support": spec.model.min_local_support}
-    if spec.model.contiguous:  # absent when off, so earlier stores keep their keys
-        params["contiguous"] = True
-    return params
+    return {"top_k": spec.model.top_k, "min_local_support": spec.model.min_local_support}
 
 
 def union_filter(
@@ -674,14 +675,9 @@ def union_filter(
     records: DistinctRecords,
     discretization: Discretization,
 ) -> Stored:
-    """Union of the learners' points (with ``model.contiguous``, each numeric condition widened
-    to one range), local-support filter and top-K (section 3.3), with each kept point's rank,
-    local supports and exclusiveness."""
+    """Union of the learners' points, local-support filter and top-K (section 3.3), with each
+    kept point's rank, local supports and exclusiveness."""
     union = union_candidates(parts, int(discretization.n_bins.sum()))
-    if spec.model.contiguous:
-        union = contiguous_candidates(
-            union, records, discretization.n_bins, discretization.ordered_blocks()
-        )
     ranked = filter_candidates(union, records, spec.model.top_k, spec.model.min_local_support)
     kept = union.take(ranked)
     n_pos, n_neg = records.positive_weight.sum(), records.negative_weight.sum()

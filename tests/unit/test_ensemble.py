@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from libre_lib.encoding import ZeroSets, distinct_records
+from libre_lib import LibreClassifier
+from libre_lib.datasets import load_dataset
+from libre_lib.encoding import ZeroSets, distinct_records, offsets
 from libre_lib.ensemble import (
     Candidates,
     contiguous_candidates,
@@ -15,6 +17,7 @@ from libre_lib.ensemble import (
     subset_bits,
     union_candidates,
 )
+from libre_lib.inputs import binary_target
 from libre_lib.selection import coverage
 
 
@@ -184,3 +187,27 @@ def test_contiguous_candidates_fill_the_gaps_of_ordered_blocks_and_recount():
     # nothing to fill: the same object back
     assert contiguous_candidates(after, records, n_bins, [(0, 4)]) is after
     assert contiguous_candidates(before, records, n_bins, []) is before
+
+
+def test_widening_each_learner_gives_the_widened_union():
+    """contiguous=True widens every learner's points on its own distinct records: the union of
+    those equals the plain union widened and recounted on the full records, in order."""
+    X, y, info = load_dataset("pima")
+    clf = LibreClassifier(positive_class=info.positive_class, random_state=0, n_estimators=20)
+    target = binary_target(y, info.positive_class, n_rows=len(y))
+    disc = clf.discretize(X, target, max_intervals=None)
+    records = clf.encode(X, target, disc)
+    subsets = clf.draw_subsets(disc)
+    ordered = disc.ordered_bins()
+    blocks = [
+        (int(start), int(size))
+        for start, size in zip(offsets(disc.n_bins), ordered, strict=True)
+        if size >= 3
+    ]
+    plain = fit_ensemble(records, disc.n_bins, subsets, conflict_tolerance=0.5)
+    expected = contiguous_candidates(plain, records, disc.n_bins, blocks)
+    widened = fit_ensemble(records, disc.n_bins, subsets, conflict_tolerance=0.5, ordered=ordered)
+    assert len(expected) < len(plain)  # widening merged candidates: the case is not trivial
+    np.testing.assert_array_equal(widened.points, expected.points)
+    np.testing.assert_array_equal(widened.positives, expected.positives)
+    np.testing.assert_array_equal(widened.negatives, expected.negatives)

@@ -167,14 +167,14 @@ def test_the_stages_chained_by_hand_give_the_estimators_model(tmp_path, name, co
     """Through the tables the store keeps: load, validate, split, choose, discretize, encode,
     learn, union_filter and set_cover equal LibreClassifier.fit on the same training rows, with
     the spec's defaults ("auto": the same inner cross-validation, the same choice), and with
-    ``contiguous`` (which acts in union_filter; on pima it merges candidates)."""
+    ``contiguous`` (which acts in learn; on pima it merges candidates)."""
     spec = load_spec(SPECS / f"{name}.yaml")
     assert (spec.model.max_rules, spec.model.conflict_tolerance) == ("auto", "auto")
     if contiguous:
         spec = _with(spec, model=spec.model.model_copy(update={"contiguous": True}))
-        assert stages.union_filter_params(spec)["contiguous"] is True
+        assert stages.learn_params(spec, [0], 0.0)["contiguous"] is True
     else:
-        assert "contiguous" not in stages.union_filter_params(spec)  # earlier keys unchanged
+        assert "contiguous" not in stages.learn_params(spec, [0], 0.0)  # earlier keys unchanged
         assert "contiguous" not in spec.estimator_params()
     frame, metadata = stages.load(spec, "sha")
     assert metadata == {"source": spec.data_location(), "source_sha256": "sha"}
