@@ -351,7 +351,8 @@ def scattered_ranges_notes(model: LibreClassifier, display: RuleDisplay) -> tupl
         "scattered over a column can fit chance differences in the training rows rather than "
         "a pattern; significant_cuts: true (the spec's model section, or "
         "LibreClassifier(significant_cuts=True)) thins the cut points to those a significance "
-        "test supports, for plainer rules (docs/algorithm.md).",
+        "test supports, and contiguous: true makes every numeric condition one range, for "
+        "plainer rules (docs/algorithm.md).",
     )
 
 
