@@ -238,14 +238,20 @@ def test_a_picked_point_whose_refit_keeps_no_rule_falls_back_as_the_search_does(
 
 
 def test_discretization_options_tuned_in_the_flow_give_the_searchs_model(tmp_path, write_spec):
-    """A tuning grid with both discretization options: the tune tasks score every bins and
-    the shipped model is the search's refit on the same rows."""
+    """A tuning grid with both discretization options, in a spec that asks for one range per
+    numeric condition: the tune tasks score every bins, the mapped learners widen their
+    points, and the shipped model is the search's refit on the same rows."""
     options = {"significant_cuts": [False, True], "merge_order": ["lowest", "sweep"]}
     grid = {**options, "max_intervals": [None], "max_rules": [1, 3]}
-    spec_path = write_spec(tmp_path, name="pima", tuning__grid=grid, tuning__folds=3)
+    spec_path = write_spec(
+        tmp_path, name="pima", tuning__grid=grid, tuning__folds=3, model__contiguous=True
+    )
     summary = train(spec_path)
     *_, search, model = _search_beside_the_run(spec_path, summary)
     assert model.rules_ == search.best_estimator_.rules_
+    assert model.contiguous and search.best_estimator_.contiguous
+    numeric = [c for r in model.rules_ for c in r.conditions if c.kind == "numeric"]
+    assert numeric and all(len(c.intervals) == 1 for c in numeric)
     picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
     assert picked["mean_score"].tolist() == pytest.approx(search.cv_results_["mean_test_score"])
     for name, values in options.items():
