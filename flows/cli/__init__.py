@@ -227,6 +227,13 @@ def init(
             soft_wrap=True,
             highlight=False,
         )
+    if found.codes:
+        console.print(
+            f"few whole numbers, codes?: {escape(', '.join(found.codes))} (read as numbers; "
+            "list them under features.categorical if their order means nothing)",
+            soft_wrap=True,
+            highlight=False,
+        )
     for marker, columns in found.missing_markers.items():
         console.print(
             f"read as missing: {escape(repr(marker))} (among the numbers of "

@@ -30,6 +30,10 @@ MAX_MARKER_LENGTH = 8
 #: Markers read as missing even where a text column also holds them (there they mean the
 #: same: the UCI files write "?" in every column).
 USUAL_MARKERS = frozenset({"?", "-", ".", "--", "n/a", "na", "null", "nan", "#n/a"})
+#: A column of numbers whose values are whole numbers of at least 3 and at most this many
+#: distinct values may hold codes (a chest-pain type 1-4, a region 3/6/7): ``libre init``
+#: names it, since only the user knows whether the order means something.
+MAX_CODES = 10
 
 
 @dataclass
@@ -49,6 +53,8 @@ class Starter:
     categorical: list[str]
     left_out: dict[str, str] = field(default_factory=dict)
     missing_markers: dict[str, list[str]] = field(default_factory=dict)
+    codes: dict[str, list] = field(default_factory=dict)
+    """Numeric features that may hold codes (:data:`MAX_CODES`): column -> its values."""
     dialect: dict[str, str] = field(default_factory=dict)
     """The CSV's separator and decimal mark when they are not the comma and the point
     (:func:`~libre_lib.ops.sources.csv_dialect`)."""
@@ -84,6 +90,7 @@ class Starter:
             *(f"  # left out: {column} ({why})" for column, why in self.left_out.items()),
             "  # text columns; list numeric codes here too when their order means nothing",
             "  # (a region code, a product id)",
+            *self._code_lines(),
             "  categorical:" + ("" if self.categorical else " []"),
             *(f"    - {_scalar(column)}" for column in self.categorical),
             "model:",
@@ -98,6 +105,16 @@ class Starter:
             "# promotion: {beat_majority: true} also asks it to beat the majority answer.",
         ]
         return "\n".join(lines) + "\n"
+
+    def _code_lines(self) -> list[str]:
+        """Comment lines naming the numeric features that may hold codes."""
+        if not self.codes:
+            return []
+        return [
+            "  # these columns of numbers hold a few whole numbers only: codes? list them below",
+            "  # if so (as numbers, rules cut them into ranges such as x ∈ [3, 7))",
+            *(f"  #   {_scalar(column)}: {_values(v)}" for column, v in self.codes.items()),
+        ]
 
     def _unlabeled(self) -> list[str]:
         """The ``target.unlabeled`` lines: none when every row read has a target value."""
@@ -230,6 +247,7 @@ def starter(
             + "."
         )
     categorical = [c for c in features if not _is_numeric(frame[c])]
+    codes = {c: v for c in features if c not in categorical and (v := _codes(frame[c]))}
     return Starter(
         name=name,
         target=target,
@@ -241,6 +259,7 @@ def starter(
         categorical=categorical,
         left_out=left_out,
         missing_markers=markers,
+        codes=codes,
         dialect=dict(read_options or {}),
         rows_read=len(frame),
         more_rows=more_rows,
@@ -342,6 +361,21 @@ def _dates(series: pd.Series) -> str | None:
         f"dates as text, e.g. {example!r}: rules would name exact days; derive "
         "features from it (month, day of week, days since an event) to use it"
     )
+
+
+def _codes(series: pd.Series) -> list | None:
+    """The sorted distinct values of a column of numbers that may be codes: whole numbers,
+    from 3 to :data:`MAX_CODES` of them; None otherwise."""
+    values = pd.to_numeric(series, errors="coerce").dropna().unique()
+    if not 3 <= len(values) <= MAX_CODES or not np.all(np.mod(values, 1) == 0):
+        return None
+    return sorted(int(v) for v in values)
+
+
+def _values(values: list) -> str:
+    """``1, 2, 3, 4`` (at most six shown)."""
+    shown = ", ".join(str(v) for v in values[:6])
+    return shown + (f", ... ({len(values)} values)" if len(values) > 6 else "")
 
 
 def _is_numeric(series: pd.Series) -> bool:

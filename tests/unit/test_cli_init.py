@@ -92,3 +92,16 @@ def test_init_reads_a_semicolon_csv_with_decimal_commas_and_says_so(tmp_path):
     spec = load_spec(out)
     assert spec.data.read_options == {"sep": ";", "decimal": ","}
     assert spec.features.include == ["amount"] and spec.features.categorical == []
+
+
+def test_init_names_columns_that_may_hold_codes(tmp_path):
+    data = tmp_path / "visits.csv"
+    pd.DataFrame(
+        {"region": [3, 6, 7] * 40, "amount": [float(i % 17) for i in range(120)], "y": [0, 1] * 60}
+    ).to_csv(data, index=False)
+    out = tmp_path / "visits.yaml"
+    args = ["init", str(data), "--target", "y", "-o", str(out)]
+    result = runner.invoke(app, args, terminal_width=300)
+    assert result.exit_code == 0, result.output
+    assert "few whole numbers, codes?: region (read as numbers;" in result.output
+    assert "amount" not in result.output.split("codes?")[1]

@@ -81,6 +81,27 @@ def test_one_class_or_no_feature_is_refused():
         st.starter(ids, "y")
 
 
+def test_columns_of_few_whole_numbers_are_named_as_possible_codes(tmp_path):
+    """Codes (a chest-pain type 1-4, a region 3/6/7) read as numbers unless the user lists
+    them: the spec names them with their values; 0/1 flags, counts of many values and
+    fractional numbers are not named."""
+    rng = np.random.default_rng(0)
+    frame = _frame().assign(
+        pain=rng.integers(1, 5, 200),
+        region=rng.choice([3, 6, 7], 200),
+        flag=rng.integers(0, 2, 200),
+        score=rng.choice([0.5, 1.5, 2.5], 200),
+    )
+    found = st.starter(frame, "churned")
+    assert found.codes == {"pain": [1, 2, 3, 4], "region": [3, 6, 7]}
+    assert "age" not in found.codes and found.categorical == ["plan"]
+    text = found.yaml("data/visits.csv", "data/visits.csv")
+    assert "  #   pain: 1, 2, 3, 4\n  #   region: 3, 6, 7\n  categorical:" in text
+    spec = st.check(text, tmp_path / "visits.yaml")  # the comment keeps the spec valid
+    assert spec.features.categorical == ["plan"]
+    assert "codes?" not in _frame().pipe(st.starter, "churned").yaml("d.csv", "d.csv")
+
+
 def test_a_column_without_any_value_is_left_out_with_its_reason():
     frame = _frame().assign(promo=np.nan)
     found = st.starter(frame, "churned")
