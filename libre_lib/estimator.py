@@ -26,12 +26,7 @@ from .discretization import (
     identifier_messages,
 )
 from .encoding import DistinctRecords, distinct_records
-from .ensemble import (
-    Candidates,
-    draw_feature_subsets,
-    fit_ensemble,
-    tolerance_fits,
-)
+from .ensemble import Candidates, draw_feature_subsets, fit_ensemble, tolerance_fits
 from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
 from .inputs import (
     Target,
@@ -336,11 +331,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
         The stages below are public so a pipeline can run (and cache) them one by one:
         :meth:`choose_auto` → :meth:`discretize` → :meth:`encode` → :meth:`draw_subsets` →
-        :func:`learn_subset` per subset (:meth:`ordered_bins`) → :func:`union_candidates` →
-        :meth:`select` →
-        :meth:`assemble` → :meth:`refine_boundaries` (call :meth:`set_chosen` and set
-        ``auto_scores_`` from the choice first; without them it records the parameters, "auto"
-        as :data:`AUTO_FALLBACK`).
+        :func:`learn_subset` per subset (widened by :meth:`ordered_bins`) →
+        :func:`union_candidates` → :meth:`select` → :meth:`assemble` →
+        :meth:`refine_boundaries` (call :meth:`set_chosen` and set ``auto_scores_`` from the
+        choice first; without them it records the parameters, "auto" as
+        :data:`AUTO_FALLBACK`).
 
         Parameters
         ----------
