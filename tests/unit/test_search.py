@@ -791,46 +791,44 @@ def test_a_class_too_small_for_the_inner_folds_is_named():
         LibreSearchCV(grid, random_state=0).fit(X, y)
 
 
-def test_merge_order_can_be_tuned_and_scores_like_plain_fits(haberman):
+OPTION_GRIDS = {
+    "merge_order": {"merge_order": ["lowest", "sweep"], "max_intervals": [None]},
+    "significant_cuts": {"significant_cuts": [False, True], "max_intervals": [None]},
+    "contiguous": {"contiguous": [False, True], "max_intervals": [None]},
+}
+
+
+def _tuned_option(name, haberman):
+    """The search tuning option ``name`` alone (uncapped bins, 5 learners, H1 with tolerance)
+    on haberman, without a refit."""
     X, y, info = haberman
-    grid = {"merge_order": ["lowest", "sweep"], "max_intervals": [None], "n_estimators": [5]}
-    search = LibreSearchCV(
+    grid = {**OPTION_GRIDS[name], "n_estimators": [5], "conflict_tolerance": [0.5]}
+    return LibreSearchCV(
         grid, positive_class=info.positive_class, cv=3, random_state=0, refit=False
     ).fit(X, y)
+
+
+@pytest.mark.parametrize("name", list(OPTION_GRIDS))
+def test_an_option_can_be_tuned_and_scores_like_plain_fits(name, haberman):
+    """Each value of a tuned option is scored exactly as the plain fit: merge_order's and
+    significant_cuts' values get their own discretizations, contiguous's its own learners on
+    a shared one; the values give other rules."""
+    search = _tuned_option(name, haberman)
     assert_scores_equal_plain_fits(search.cv_results_, haberman)
-    assert [p["merge_order"] for p in search.cv_results_["params"]] == ["lowest", "sweep"]
+    assert [p[name] for p in search.cv_results_["params"]] == OPTION_GRIDS[name][name]
+    splits = [search.cv_results_[f"split{k}_test_score"] for k in range(3)]
+    assert any(scores[0] != scores[1] for scores in splits)
 
 
-def test_contiguous_can_be_tuned_and_scores_like_plain_fits(haberman):
-    """Both values share the discretization and the learners; each scores exactly as the
-    plain fit (the widened union is what the cover and the rules see)."""
+def test_an_option_the_grid_leaves_out_keeps_the_estimators_value(haberman):
     X, y, info = haberman
-    grid = {"contiguous": [False, True], "max_intervals": [None], "conflict_tolerance": [0.5]}
-    search = LibreSearchCV(
-        grid, positive_class=info.positive_class, cv=3, random_state=0, refit=False
-    ).fit(X, y)
-    assert_scores_equal_plain_fits(search.cv_results_, haberman)
-    assert [p["contiguous"] for p in search.cv_results_["params"]] == [False, True]
-    first = search.cv_results_["split0_test_score"]
-    assert first[0] != first[1]  # the widened rules are other rules
-
-
-def test_significant_cuts_can_be_tuned_and_score_like_plain_fits(haberman):
-    """Each value gets its own discretization (not shared with the other's), scored exactly
-    as the plain fit; the estimator's value holds when the grid leaves it out."""
-    X, y, info = haberman
-    grid = {"significant_cuts": [False, True], "max_intervals": [None], "n_estimators": [5]}
-    search = LibreSearchCV(
-        grid, positive_class=info.positive_class, cv=3, random_state=0, refit=False
-    ).fit(X, y)
-    assert_scores_equal_plain_fits(search.cv_results_, haberman)
-    assert [p["significant_cuts"] for p in search.cv_results_["params"]] == [False, True]
-    base = LibreClassifier(significant_cuts=True, max_intervals=None)
+    tuned = _tuned_option("significant_cuts", haberman)
+    base = LibreClassifier(significant_cuts=True, max_intervals=None, conflict_tolerance=0.5)
     fixed = LibreSearchCV(
         {"n_estimators": [5]}, estimator=base, positive_class=info.positive_class, cv=3,
         random_state=0,
     ).fit(X, y)  # fmt: skip
     assert fixed.best_estimator_.significant_cuts is True
     assert np.array_equal(
-        search.cv_results_["mean_test_score"][1:], fixed.cv_results_["mean_test_score"]
+        tuned.cv_results_["mean_test_score"][1:], fixed.cv_results_["mean_test_score"]
     )
