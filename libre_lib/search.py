@@ -47,7 +47,8 @@ shared between combinations is done once per fold, using LibreClassifier's publi
 * one weak learner per distinct feature subset: the subsets of ``n_estimators=5`` and ``20``
   are the first ones drawn for ``n_estimators=50`` (same seed), so their candidate sets are
   unions of learners already run;
-* ``contiguous`` runs the learners again (they widen their points), once per value;
+* ``contiguous`` is a learner setting (its learners widen their points), as
+  ``conflict_tolerance`` is;
 * ``top_k`` and ``min_local_support`` only change the selection stage, which reuses the
   candidates; the filtered candidates' cover problem (their coverage of the records,
   collapsed into distinct patterns) is built once and shared by every ``alpha``;
@@ -260,9 +261,15 @@ def _with_early_stops(grid, stops: list) -> dict | list:
 _FIXED = ("positive_class", "categorical_features", "refine", "random_state", "n_jobs", "verbose")
 # Which stage each tunable parameter acts on.
 _DISCRETIZATION = ("chi2_threshold", "max_intervals", "significant_cuts", "merge_order")
-_LEARNERS = ("max_features", "subset_sizes", "heuristic", "seeds", "conflict_tolerance")
-_UNION = ("contiguous", "top_k", "min_local_support")
-_SELECTION = ("alpha", "max_rules")
+_LEARNERS = (
+    "max_features",
+    "subset_sizes",
+    "heuristic",
+    "seeds",
+    "conflict_tolerance",
+    "contiguous",
+)
+_SELECTION = ("alpha", "top_k", "max_rules", "min_local_support")
 
 
 class LibreSearchCV(ClassifierMixin, BaseEstimator):
@@ -923,32 +930,25 @@ def _evaluate(frame, labels, positive, split, candidates, scorer, weight=None) -
             point_rules: dict = {}  # point bytes -> Rule of this discretization
             for learner, by_subsets in by_learner.items():
                 setting = dict(zip(_LEARNERS, learner, strict=True))
-                # (subset, contiguous) -> Candidates of this discretization and setting
-                learned: dict = {}
+                learned: dict = {}  # subset -> Candidates of this discretization and setting
+                ordered = disc.ordered_bins() if setting["contiguous"] else None
                 for subsets, by_filter in by_subsets.items():
-                    unions: dict = {}  # contiguous -> the union of these subsets' learners
-                    for (contiguous, top_k, min_local_support), members in by_filter.items():
-                        if contiguous not in unions:
-                            ordered = disc.ordered_bins() if contiguous else None
-                            for subset in subsets:
-                                if (subset, contiguous) not in learned:
-                                    learned[subset, contiguous] = learn_subset(
-                                        records,
-                                        disc.n_bins,
-                                        subset,
-                                        setting["heuristic"],
-                                        setting["seeds"],
-                                        setting["conflict_tolerance"],
-                                        ordered=ordered,
-                                    )
-                            unions[contiguous] = union_candidates(
-                                [learned[s, contiguous] for s in subsets],
-                                int(disc.n_bins.sum()),
+                    for subset in subsets:
+                        if subset not in learned:
+                            learned[subset] = learn_subset(
+                                records,
+                                disc.n_bins,
+                                subset,
+                                setting["heuristic"],
+                                setting["seeds"],
+                                setting["conflict_tolerance"],
+                                ordered=ordered,
                             )
-                        pool = unions[contiguous]
+                    union = union_candidates([learned[s] for s in subsets], int(disc.n_bins.sum()))
+                    for (top_k, min_local_support), members in by_filter.items():
                         # the filter and the cover problem are shared by every alpha and cap
                         filtered = filter_for_cover(
-                            pool, records, disc.n_bins, top_k, float(min_local_support)
+                            union, records, disc.n_bins, top_k, float(min_local_support)
                         )
                         covers: dict = {}  # alpha -> its cover, rules and scores per cap
                         for i in members:
@@ -975,7 +975,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer, weight=None) -
                                 if "rules" not in cover:
                                     cover["rules"] = [
                                         _rule(point, disc, point_rules)
-                                        for point in pool.points[full.indices]
+                                        for point in union.points[full.indices]
                                     ]
                                     cover["fired"] = [validation.fires(r) for r in cover["rules"]]
                                 cover["scores"][k] = validation.rules_score(
@@ -989,7 +989,7 @@ def _evaluate(frame, labels, positive, split, candidates, scorer, weight=None) -
                                     full.n_filtered,
                                 )
                                 clf = LibreClassifier(**params)
-                                clf.assemble(X_train.columns, target, disc, subsets, pool, prefix)
+                                clf.assemble(X_train.columns, target, disc, subsets, union, prefix)
                                 cover["scores"][k] = validation.model_score(clf)
                             out[i] = cover["scores"][k]
     return {"results": out, "seconds": time.perf_counter() - started}
@@ -1032,7 +1032,7 @@ def _share_groups(X_train, train_labels, candidates, weight=None):
         learner = tuple(params[k] for k in _LEARNERS)
         by_subsets = groups.setdefault(did, {}).setdefault(learner, {})
         by_filter = by_subsets.setdefault(drawn[draw], {})
-        by_filter.setdefault(tuple(params[k] for k in _UNION), []).append(i)
+        by_filter.setdefault((params["top_k"], params["min_local_support"]), []).append(i)
     return target, discretizations, groups
 
 
