@@ -278,6 +278,8 @@ _DEFAULTS = {
 #: estimator's parameters) only when set to something other than their default, so the keys
 #: of stores made before them stay valid.
 KEYED_WHEN_SET = ("significant_cuts", "merge_order", "contiguous")
+#: Those of them that change the bins (``contiguous`` acts on the learners).
+BIN_OPTIONS = ("significant_cuts", "merge_order")
 
 
 class ModelSpec(_Strict):
@@ -668,11 +670,12 @@ class PipelineSpec(_Strict):
         path = Path(self.data_location())
         return path.is_dir() or (path.is_file() and path.stat().st_size > STREAM_ABOVE_BYTES)
 
-    def options_set(self) -> dict[str, Any]:
-        """The :data:`KEYED_WHEN_SET` model options that differ from their defaults."""
+    def options_set(self, names: tuple[str, ...] = KEYED_WHEN_SET) -> dict[str, Any]:
+        """The model options ``names`` (of :data:`KEYED_WHEN_SET`) that differ from their
+        defaults."""
         return {
             name: getattr(self.model, name)
-            for name in KEYED_WHEN_SET
+            for name in names
             if getattr(self.model, name) != _DEFAULTS[name]
         }
 

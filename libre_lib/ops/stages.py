@@ -57,7 +57,7 @@ from .registry import (
 )
 from .report import RuleReport, build_report, render_html, render_markdown
 from .sources import read_source, separator_hint
-from .spec import PipelineSpec
+from .spec import BIN_OPTIONS, PipelineSpec
 from .tables import (
     candidates_table,
     choice_table,
@@ -602,7 +602,8 @@ def discretize_params(spec: PipelineSpec, choice: Choice) -> dict:
         "categorical": spec.features.categorical,
         "positive_class": positive_label(spec),
     }
-    return params | spec.options_set()  # the keys of stores made before the options
+    # the keys of stores made before the options; contiguous leaves the bins as they are
+    return params | spec.options_set(BIN_OPTIONS)
 
 
 def discretize(

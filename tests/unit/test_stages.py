@@ -605,6 +605,16 @@ def test_merge_order_reaches_the_discretize_stage_and_its_key_only_when_not_the_
     assert found != discretization_from_metadata(stages.discretize(spec, X, y, choice)[1])
 
 
+def test_contiguous_keys_the_learners_and_not_the_bins(spec):
+    """Turning contiguous on recomputes the learners and what follows, not the bins."""
+    X, y = _training_rows(spec)
+    choice = stages.choice_from_metadata(stages.choose(spec, X, y)[1])
+    widened = _with(spec, model=spec.model.model_copy(update={"contiguous": True}))
+    assert stages.discretize_params(widened, choice) == stages.discretize_params(spec, choice)
+    assert stages.learn_params(widened, [0], 0.0) != stages.learn_params(spec, [0], 0.0)
+    assert stages.choose_params(widened) != stages.choose_params(spec)
+
+
 def test_significant_cuts_reach_the_discretize_stage_and_its_key_only_when_on(spec):
     X, y = _training_rows(spec)
     choice = stages.choice_from_metadata(stages.choose(spec, X, y)[1])
