@@ -59,6 +59,10 @@ LEGEND = (
     ("x = c, x ∈ {c, d}", "x is the category c, or one of the categories listed."),
     ("x is missing", "only rows where x is blank match."),
     ("x is not missing", "any value of x matches, but a blank does not."),
+    (
+        "x is not missing (any of its n known values)",
+        "every category of x seen in training matches; a blank or a new category does not.",
+    ),
 )
 """The notation of the report's rules: (notation, meaning)."""
 
@@ -286,6 +290,9 @@ class RuleDisplay:
     groups: Mapping[str, tuple[frozenset, ...]] = field(default_factory=dict, repr=False)
     """A column of grouped categories -> the categories of each group, in bin order: a
     condition on more than :data:`SHOWN_IN_RULE` of them reads as the groups it takes."""
+    known: Mapping[str, frozenset] = field(default_factory=dict, repr=False)
+    """A categorical column -> every category its discretization knows: a condition that
+    allows all of them reads as such, not as a list of every value."""
     _texts: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -328,11 +335,14 @@ class RuleDisplay:
         """
         cuts: dict[str, set[float]] = {}
         groups: dict[str, tuple[frozenset, ...]] = {}
+        known: dict[str, frozenset] = {}
         discretization = getattr(model, "discretization_", None)
         for feature in getattr(discretization, "features", ()):
             if feature.kind == NUMERIC:
                 cuts.setdefault(feature.name, set()).update(feature.cuts)
-            elif feature.groups:
+                continue
+            known[feature.name] = frozenset(feature.categories)
+            if feature.groups:
                 groups[feature.name] = tuple(
                     frozenset(feature.bin_categories(b)) for b in range(feature.n_value_bins)
                 )
@@ -353,6 +363,7 @@ class RuleDisplay:
             cuts={k: tuple(sorted(v)) for k, v in cuts.items()},
             data=data,
             groups=groups,
+            known=known,
         )
         return display.with_rules(model.rules_)
 
@@ -373,6 +384,7 @@ class RuleDisplay:
             {k: tuple(sorted(v)) for k, v in cuts.items()},
             self.data,
             self.groups,
+            self.known,
         )
 
     # --- pieces
@@ -414,7 +426,9 @@ class RuleDisplay:
 
     def condition_text(self, condition: Condition) -> str:
         """``bmi ≥ 26.4``, ``26.4 ≤ bmi < 48.3``, ``bmi ∈ [min, 20) ∪ [30, max] ∪ missing``,
-        ``sex = female``, ``sex ∈ {female, male} ∪ missing``, ``bmi is missing``."""
+        ``sex = female``, ``sex ∈ {female, male} ∪ missing``, ``bmi is missing``; a condition
+        allowing every known category of a column reads ``sex is not missing (any of its 2
+        known values)`` (a value unseen in training does not satisfy it)."""
         name = self.column(condition.feature)
         feature = condition.feature
         if condition.kind == NUMERIC:
@@ -436,6 +450,10 @@ class RuleDisplay:
             values = [self.value(feature, c) for c in ordered]
             if len(values) == 1 and not condition.missing:
                 return f"{name} = {values[0]}"
+            if len(values) > 1 and set(condition.categories) == self.known.get(feature):
+                if condition.missing:
+                    return f"{name} is any of its {len(values):,} known values or missing"
+                return f"{name} is not missing (any of its {len(values):,} known values)"
             if taken:
                 word = "group" if len(taken) == 1 else "groups"
                 parts = [f"{word} {number_ranges(taken)} ({len(values):,} categories)"]

@@ -1262,3 +1262,22 @@ def test_conditions_of_scattered_ranges_get_a_note_with_the_way_to_plainer_rules
     assert not any(
         "separate ranges" in n for n in with_rules(scattered, significant_cuts=True).notes
     )
+
+
+def test_a_condition_on_every_known_category_reads_as_such():
+    from libre_lib.ops.display import RuleDisplay
+
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame({"color": rng.choice(["red", "green", "blue"], 300), "x": rng.rand(300)})
+    y = ((X["x"] > 0.5) | (X["color"] == "red")).astype(int)
+    display = RuleDisplay.from_model(LibreClassifier(random_state=0).fit(X, y))
+    every = Condition("color", CATEGORICAL, categories=("red", "green", "blue"))
+    assert display.condition_text(every) == "color is not missing (any of its 3 known values)"
+    blank_too = dataclasses.replace(every, missing=True)
+    assert display.condition_text(blank_too) == "color is any of its 3 known values or missing"
+    some = Condition("color", CATEGORICAL, categories=("red", "blue"))
+    assert display.condition_text(some) == "color ∈ {blue, red}"
+    # a display that does not know the column's categories lists them
+    assert RuleDisplay().condition_text(every) == "color ∈ {blue, green, red}"
+    # what the text says: a value unseen in training does not satisfy the condition
+    assert not every.evaluate(pd.Series(["purple", None])).any()
