@@ -146,7 +146,13 @@ def init(
     data: Annotated[
         Path, typer.Argument(help="The data: a CSV or Parquet file, or a directory of them.")
     ],
-    target: Annotated[str, typer.Option("--target", help="The column the rules explain.")],
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            help="The column the rules explain (without it, the columns of two values are listed).",
+        ),
+    ] = None,
     positive: Annotated[
         str | None,
         typer.Option(

@@ -154,7 +154,7 @@ def dialect(location: str, file_format: str) -> dict[str, str]:
 
 
 def sample(
-    location: str, file_format: str, target: str, read_options: dict | None = None
+    location: str, file_format: str, target: str | None, read_options: dict | None = None
 ) -> tuple[pd.DataFrame, bool]:
     """Up to :data:`SAMPLE_ROWS` rows of the data (a directory's first file), the target read
     as text as the pipeline reads it, and whether the data hold more rows. ``read_options``:
@@ -180,7 +180,7 @@ def sample(
 
 def starter(
     frame: pd.DataFrame,
-    target: str,
+    target: str | None,
     positive_class: str | None = None,
     name: str = "pipeline",
     more_rows: bool = False,
@@ -190,9 +190,24 @@ def starter(
     """The spec's content for ``frame``, the rows read (``more_rows``: the data hold more; see
     :class:`Starter`; missing-value markers only for CSV, whose reader takes them;
     ``read_options``: the CSV's :func:`dialect`, written into the spec). A
-    :class:`DataError` names the columns when ``target`` is not one, or the classes when it
-    holds fewer than two or ``positive_class`` is not one of them."""
+    :class:`DataError` names the columns when ``target`` is not one (the two-valued ones when it
+    is None), or the classes when it holds fewer than two or ``positive_class`` is not one of
+    them."""
     columns = [str(c) for c in frame.columns]
+    if target is None:
+        two = [c for c in columns if frame[c].dropna().astype(str).nunique() == 2]
+        raise DataError(
+            "Which column do the rules explain? Give it with --target"
+            + (
+                "; the columns of two values in the rows read: "
+                + ", ".join(repr(c) for c in two[:10])
+                + (", ..." if len(two) > 10 else "")
+                if two
+                else "; no column holds two values in the rows read (a column of more "
+                "classes works with --positive naming the class the rules describe)"
+            )
+            + "."
+        )
     if target not in columns:
         raise DataError(
             f"--target {target!r} is not a column of the data; its columns: "

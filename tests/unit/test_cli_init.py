@@ -38,6 +38,7 @@ def test_init_errors_name_the_problem_and_write_nothing(tmp_path):
     data = _data(tmp_path)
     for args, message in [
         (["--target", "Fraud"], "--target 'Fraud' is not a column of the data"),
+        ([], "Give it with --target; the columns of two values in the rows read: 'fraud'."),
         (["--target", "fraud", "--positive", "yes"], "--positive 'yes' is not a value"),
         (["--target", "fraud", "--name", "Pay Ments"], "name"),
     ]:

@@ -66,11 +66,25 @@ def test_the_positive_class_is_a_yes_of_a_pair_else_the_rarer_one(labels, positi
         ("Churned", None, re.escape("'Churned' is not a column of the data; its columns: 'cust")),
         ("plan", "gold", re.escape("--positive 'gold' is not a value of the target column 'plan'")),
         ("age", None, r"holds \d+ distinct values: LIBRE learns rules for one class"),
+        (
+            None,
+            None,
+            re.escape(
+                "Give it with --target; the columns of two values in the rows "
+                "read: 'plan', 'churned'."
+            ),
+        ),
     ],
 )
 def test_a_wrong_target_or_class_is_named(target, positive, pattern):
     with pytest.raises(DataError, match=pattern):
         st.starter(_frame(), target, positive_class=positive)
+
+
+def test_without_a_target_and_a_two_valued_column_init_says_what_to_give():
+    frame = _frame()[["age", "row"]]
+    with pytest.raises(DataError, match="no column holds two values in the rows read"):
+        st.starter(frame, None)
 
 
 def test_one_class_or_no_feature_is_refused():
