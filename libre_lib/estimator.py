@@ -223,7 +223,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         bin), and the widened rules are recounted. Not in the paper, whose points may allow
         any set of bins. Plainer rules, at a price: not the default, because on the design
         half it cost 0.006 mean F1 (adult −0.039, wdbc −0.035; pima +0.046) and the search
-        adult's first fold 0.024 (docs/benchmarks.md, twenty-eighth round).
+        adult's first fold 0.024, and in the search on the small confirmation datasets
+        transfusion 0.22, hepatitis 0.13 and banknote 0.07 (docs/benchmarks.md, twenty-eighth
+        and thirtieth rounds).
     positive_class : label or None, default=None
         The class the rules describe. Default: 1 or True if present, else the yes of a pair of
         names such as no/yes, n/y, false/true, "0"/"1" or negative/positive, else the minority
