@@ -759,11 +759,12 @@ def dropped_notes(X_train: pd.DataFrame, dropped) -> tuple[str, ...]:
     notes = []
     for name in dropped:
         column = X_train[name] if name in X_train else pd.Series(dtype=float)
-        reason = (
-            "all its values are missing"
-            if column.isna().all()
-            else f"it holds a single value ({column.dropna().iloc[0]!r})"
-        )
+        if column.isna().all():
+            reason = "all its values are missing"
+        else:
+            value = column.dropna().iloc[0]
+            value = value.item() if isinstance(value, np.generic) else value
+            reason = f"it holds a single value ({value!r})"
         notes.append(
             f"Column {name!r} is dropped: in the training rows {reason}, so no rule can use it. "
             "If the column should carry data, check where it comes from; else leave it out of "

@@ -248,7 +248,10 @@ def starter(
             values = frame[column].mask(frame[column].astype(str).isin(list(markers)))
             frame[column] = pd.to_numeric(values, errors="coerce")
     reasons = {
-        column: _empty(frame[column]) or _dates(frame[column]) or _identifier(frame[column])
+        column: _empty(frame[column])
+        or _constant(frame[column])
+        or _dates(frame[column])
+        or _identifier(frame[column])
         for column in others
     }
     left_out = {column: reason for column, reason in reasons.items() if reason is not None}
@@ -350,6 +353,16 @@ def _empty(series: pd.Series) -> str | None:
     if series.notna().any():
         return None
     return "no value in the rows read: every one is missing"
+
+
+def _constant(series: pd.Series) -> str | None:
+    """Why a column cannot be a feature because every row holds the same value (a value
+    beside blanks stays: whether a value is there can be a signal), or None."""
+    if series.isna().any() or series.nunique() != 1:
+        return None
+    value = series.iloc[0]
+    value = value.item() if isinstance(value, np.generic) else value
+    return f"the same value in every row read: {value!r}"
 
 
 def _identifier(series: pd.Series) -> str | None:

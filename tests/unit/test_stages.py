@@ -473,14 +473,16 @@ def test_the_report_notes_a_declared_column_the_fit_dropped(unlabelled):
     frame, _ = stages.load(unlabelled, "sha")
     frame.insert(0, "plan", np.nan)
     frame.insert(1, "region", "north")
+    frame.insert(2, "version", np.int64(5))
     holdout, X, y = _split_frame(unlabelled, frame)
     with pytest.warns(LibreWarning, match="'plan' is dropped"):
         model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
     trained = _reported(unlabelled, model, frame, holdout)
-    missing, single = trained.rules.notes[:2]
+    missing, single, number = trained.rules.notes[:3]
     assert missing.startswith("Column 'plan' is dropped: in the training rows all its values")
     assert single.startswith("Column 'region' is dropped: in the training rows it holds a "
                              "single value ('north')")  # fmt: skip
+    assert "it holds a single value (5)" in number  # the value as written, not numpy's repr
 
 
 def test_the_report_repeats_the_warning_about_numbers_stored_as_text(unlabelled):

@@ -123,6 +123,16 @@ def test_a_column_without_any_value_is_left_out_with_its_reason():
     assert found.left_out["promo"] == "no value in the rows read: every one is missing"
 
 
+def test_a_column_of_one_value_is_left_out_unless_some_rows_lack_it():
+    # one value or blank (coupon): whether the value is there can be the signal
+    coupon = np.where(np.arange(200) % 3 == 0, "SPRING", None)
+    frame = _frame().assign(version=np.int64(5), source="web", coupon=coupon)
+    found = st.starter(frame, "churned")
+    assert found.left_out["version"] == "the same value in every row read: 5"
+    assert found.left_out["source"] == "the same value in every row read: 'web'"
+    assert "coupon" in found.features and "coupon" not in found.left_out
+
+
 def test_the_sample_reads_the_target_as_the_pipeline_does(tmp_path, monkeypatch):
     frame = _frame(50).assign(churned=[1.0, 0.0] * 25)
     frame.to_csv(tmp_path / "a.csv", index=False)
