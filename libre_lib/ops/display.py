@@ -60,8 +60,14 @@ LEGEND = (
     ("x is missing", "only rows where x is blank match."),
     ("x is not missing", "any value of x matches, but a blank does not."),
     (
-        "x is not missing (any of its n known values)",
-        "every category of x seen in training matches; a blank or a new category does not.",
+        "x ≠ c, x ∉ {c, d}",
+        "x is any other category seen in training, or blank (“, not missing”: a blank does not "
+        "match); a category new since training does not match.",
+    ),
+    (
+        "(any of its n known values)",
+        "every category of x seen in training matches; a blank or a category new since "
+        "training does not.",
     ),
 )
 """The notation of the report's rules: (notation, meaning)."""
@@ -428,7 +434,8 @@ class RuleDisplay:
         """``bmi ≥ 26.4``, ``26.4 ≤ bmi < 48.3``, ``bmi ∈ [min, 20) ∪ [30, max] ∪ missing``,
         ``sex = female``, ``sex ∈ {female, male} ∪ missing``, ``bmi is missing``; a condition
         allowing every known category of a column reads ``sex is not missing (any of its 2
-        known values)`` (a value unseen in training does not satisfy it)."""
+        known values)`` (a value unseen in training does not satisfy it), one allowing most of
+        them names the others (``marital ≠ single``, see :meth:`others`)."""
         name = self.column(condition.feature)
         feature = condition.feature
         if condition.kind == NUMERIC:
@@ -457,6 +464,14 @@ class RuleDisplay:
             if taken:
                 word = "group" if len(taken) == 1 else "groups"
                 parts = [f"{word} {number_ranges(taken)} ({len(values):,} categories)"]
+            elif (others := self.others(feature, condition.categories)) is not None:
+                shown = [set_item_text(self.value(feature, c)) for c in others]
+                text = (
+                    f"{name} ≠ {shown[0]}"
+                    if len(shown) == 1
+                    else f"{name} ∉ {{{', '.join(shown)}}}"
+                )
+                return text if condition.missing else f"{text}, not missing"
             else:
                 parts = ["{" + ", ".join(set_item_text(v) for v in values) + "}"] if values else []
         if condition.missing:
@@ -464,6 +479,17 @@ class RuleDisplay:
                 return f"{name} is missing"
             parts.append("missing")
         return f"{name} ∈ " + " ∪ ".join(parts)
+
+    def others(self, feature: str, categories) -> list | None:
+        """The known categories of ``feature`` a condition on ``categories`` leaves out, in
+        natural order, when naming them is shorter: at least 3 categories taken and fewer
+        left out (``marital ≠ single`` for four of five); else None."""
+        known = self.known.get(feature)
+        wanted = set(categories)
+        if not known or len(wanted) < 3 or not wanted < known:
+            return None
+        rest = known - wanted
+        return sorted(rest, key=natural_key) if len(rest) < len(wanted) else None
 
     def groups_taken(self, feature: str, categories) -> list[int]:
         """The groups (numbered from 1) whose union is exactly ``categories``, when these are

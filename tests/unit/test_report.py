@@ -1281,3 +1281,23 @@ def test_a_condition_on_every_known_category_reads_as_such():
     assert RuleDisplay().condition_text(every) == "color ∈ {blue, green, red}"
     # what the text says: a value unseen in training does not satisfy the condition
     assert not every.evaluate(pd.Series(["purple", None])).any()
+
+
+def test_a_condition_on_most_categories_names_the_others():
+    from libre_lib.ops.display import RuleDisplay
+
+    known = ("single", "married", "widow", "separated", "divorced")
+    display = RuleDisplay(known={"marital": frozenset(known)})
+    most = Condition("marital", CATEGORICAL, categories=known[1:], missing=True)
+    assert display.condition_text(most) == "marital ≠ single"
+    no_blank = dataclasses.replace(most, missing=False)
+    assert display.condition_text(no_blank) == "marital ≠ single, not missing"
+    three = Condition("marital", CATEGORICAL, categories=known[2:])
+    assert display.condition_text(three) == "marital ∉ {married, single}, not missing"
+    two = Condition("marital", CATEGORICAL, categories=known[3:])  # shorter as it is
+    assert display.condition_text(two) == "marital ∈ {divorced, separated}"
+    labelled = dataclasses.replace(display, value_labels={"marital": {"single": "never wed"}})
+    assert labelled.condition_text(most) == "marital ≠ never wed"
+    # what the text says: a blank matches, a category new since training does not
+    column = pd.Series(["married", None, "single", "engaged"])
+    assert most.evaluate(column).tolist() == [True, True, False, False]
