@@ -298,7 +298,7 @@ class RuleDisplay:
     condition on more than :data:`SHOWN_IN_RULE` of them reads as the groups it takes."""
     known: Mapping[str, frozenset] = field(default_factory=dict, repr=False)
     """A categorical column -> every category its discretization knows: a condition that
-    allows all of them reads as such, not as a list of every value."""
+    allows all of them reads as such, one that allows most of them names the others."""
     _texts: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
