@@ -29,6 +29,7 @@ import pandas as pd
 from ..discretization import NUMERIC
 from ..errors import ParameterError
 from ..estimator import AUTO_CHOSEN, LibreClassifier
+from ..inputs import numeric_values
 from ..params import AUTO
 from ..rules import RuleSet
 from .baselines import baselines, cautions, class_balance, confusion_matrix, undefined_metric
@@ -326,25 +327,49 @@ class RuleReport:
 SCATTERED_RANGES = 3
 
 
-def scattered_ranges_notes(model: LibreClassifier, display: RuleDisplay) -> tuple[str, ...]:
+def scattered_ranges_notes(
+    model: LibreClassifier,
+    display: RuleDisplay,
+    rows: pd.DataFrame | None = None,
+    rows_name: str = "training",
+) -> tuple[str, ...]:
     """A note naming the columns whose conditions join :data:`SCATTERED_RANGES` or more
     separate ranges (uncapped ChiMerge keeps narrow pre-bins whose difference from their
-    neighbours passes its threshold by chance), and how to get plainer rules; none when the
-    model already keeps only significant cut points."""
+    neighbours passes its threshold by chance), with the fewest of ``rows`` (the
+    ``rows_name`` rows) one of those ranges holds, and how to get plainer rules; none when
+    the model already keeps only significant cut points."""
     if model.significant_cuts:
         return ()
     most: dict[str, int] = {}
+    fewest: dict[str, int] = {}
     for rule in model.rules_:
         for condition in rule.conditions:
-            if condition.kind == NUMERIC and len(condition.intervals) >= SCATTERED_RANGES:
-                most[condition.feature] = max(
-                    most.get(condition.feature, 0), len(condition.intervals)
+            if condition.kind != NUMERIC or len(condition.intervals) < SCATTERED_RANGES:
+                continue
+            feature = condition.feature
+            most[feature] = max(most.get(feature, 0), len(condition.intervals))
+            if rows is not None and feature in rows.columns:
+                values = numeric_values(rows[feature])
+                held = min(
+                    int(np.count_nonzero((values >= i.low) & (values < i.high)))
+                    for i in condition.intervals
                 )
+                fewest[feature] = min(fewest.get(feature, held), held)
     if not most:
         return ()
+
+    def named(feature: str, n: int) -> str:
+        if feature not in fewest:
+            return f"{display.column(feature)} (up to {n} ranges)"
+        held = fewest[feature]
+        word = "row" if held == 1 else "rows"
+        return (
+            f"{display.column(feature)} (up to {n} ranges, one of them holding {held:,} "
+            f"{rows_name} {word})"
+        )
+
     listed = ", ".join(
-        f"{display.column(feature)} (up to {n} ranges)"
-        for feature, n in sorted(most.items(), key=lambda item: (-item[1], item[0]))
+        named(feature, n) for feature, n in sorted(most.items(), key=lambda i: (-i[1], i[0]))
     )
     return (
         f"Some conditions join several separate ranges of one column: {listed}. Narrow ranges "
@@ -352,7 +377,8 @@ def scattered_ranges_notes(model: LibreClassifier, display: RuleDisplay) -> tupl
         "a pattern; significant_cuts: true (the spec's model section, or "
         "LibreClassifier(significant_cuts=True)) thins the cut points to those a significance "
         "test supports, and contiguous: true makes every numeric condition one range, for "
-        "plainer rules (docs/algorithm.md).",
+        "plainer rules (docs/algorithm.md). Either can cost accuracy on some data "
+        "(docs/benchmarks.md): compare the holdout scores before keeping it.",
     )
 
 
@@ -516,7 +542,13 @@ def build_report(
         generated_at=generated_at,
         notes=_with_notes(
             tuple(str(n) for n in notes),
-            auto_fallback_notes(model) + scattered_ranges_notes(model, display),
+            auto_fallback_notes(model)
+            + scattered_ranges_notes(
+                model,
+                display,
+                X_train if isinstance(X_train, pd.DataFrame) else X_holdout,
+                "training" if isinstance(X_train, pd.DataFrame) else evaluated_on,
+            ),
         ),
         changes=changes,
         description=description,

@@ -1240,7 +1240,7 @@ def test_conditions_of_scattered_ranges_get_a_note_with_the_way_to_plainer_rules
     from libre_lib.ops.report import SCATTERED_RANGES
 
     model, X, y, _ = liver
-    speck = (Interval(-math.inf, 80.0), Interval(88.0, 89.0), Interval(95.0, math.inf))
+    speck = (Interval(-math.inf, 86.0), Interval(88.0, 89.0), Interval(95.0, math.inf))
     assert len(speck) == SCATTERED_RANGES
     scattered = Rule((Condition("mcv", NUMERIC, intervals=speck),))
     plain = Rule((Condition("sgpt", NUMERIC, intervals=(Interval(30.0, math.inf),)),))
@@ -1254,8 +1254,12 @@ def test_conditions_of_scattered_ranges_get_a_note_with_the_way_to_plainer_rules
 
     report = with_rules(scattered, plain)
     (note,) = [n for n in report.notes if "separate ranges" in n]
-    assert "mean volume (up to 3 ranges)" in note and "sgpt" not in note
-    assert "significant_cuts: true" in note
+    mcv = X["mcv"].to_numpy(dtype=float)
+    narrowest = min(int(((mcv >= i.low) & (mcv < i.high)).sum()) for i in speck)
+    assert narrowest > 0
+    assert f"mean volume (up to 3 ranges, one of them holding {narrowest} holdout rows)" in note
+    assert "sgpt" not in note
+    assert "significant_cuts: true" in note and "compare the holdout scores" in note
     assert "separate ranges" in render_markdown(report) and "separate ranges" in render_html(report)
     # none for plain conditions, nor once the model keeps only significant cut points
     assert not any("separate ranges" in n for n in with_rules(plain).notes)
