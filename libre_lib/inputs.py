@@ -574,7 +574,8 @@ def _spelling(value) -> str:
     return str(value)
 
 
-def _python_scalar(value):
+def python_scalar(value):
+    """``value`` as a Python scalar when it is a numpy one (``5``, not ``np.int64(5)``)."""
     if isinstance(value, np.generic):
         return value.item()
     return value
@@ -583,7 +584,7 @@ def _python_scalar(value):
 def label_array(labels) -> np.ndarray:
     """Labels as a plain numpy array (int, float, bool or str dtype when they allow it), so
     predictions look like ``y`` to scikit-learn's metrics."""
-    labels = [_python_scalar(v) for v in labels]
+    labels = [python_scalar(v) for v in labels]
     array = np.array(labels)
     return array if array.dtype != object else np.array(labels, dtype=object)
 
@@ -690,7 +691,7 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
         )
     labels = pd.Series(values)
     if labels.dtype == object:
-        labels = labels.map(_python_scalar)
+        labels = labels.map(python_scalar)
     counts = labels.value_counts(sort=False)
     classes = list(counts.index)
     texts = [c for c in classes if isinstance(c, str)]

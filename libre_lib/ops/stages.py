@@ -31,7 +31,7 @@ from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier, auto_refit_order
-from ..inputs import Target, as_frame, binary_target, misread_text_columns
+from ..inputs import Target, as_frame, binary_target, misread_text_columns, python_scalar
 from ..params import AUTO
 from ..search import (
     WIDE_COLUMNS,
@@ -762,9 +762,7 @@ def dropped_notes(X_train: pd.DataFrame, dropped) -> tuple[str, ...]:
         if column.isna().all():
             reason = "all its values are missing"
         else:
-            value = column.dropna().iloc[0]
-            value = value.item() if isinstance(value, np.generic) else value
-            reason = f"it holds a single value ({value!r})"
+            reason = f"it holds a single value ({python_scalar(column.dropna().iloc[0])!r})"
         notes.append(
             f"Column {name!r} is dropped: in the training rows {reason}, so no rule can use it. "
             "If the column should carry data, check where it comes from; else leave it out of "

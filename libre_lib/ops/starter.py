@@ -15,7 +15,7 @@ import yaml
 
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError
-from ..inputs import date_text_example, numbers_as_text_message, yes_of_pair
+from ..inputs import date_text_example, numbers_as_text_message, python_scalar, yes_of_pair
 from .sources import csv_dialect, read_source, read_types, separator_hint, source_files
 from .spec import DataSource, PipelineSpec, directory_format, parse_spec
 
@@ -360,9 +360,7 @@ def _constant(series: pd.Series) -> str | None:
     beside blanks stays: whether a value is there can be a signal), or None."""
     if series.isna().any() or series.nunique() != 1:
         return None
-    value = series.iloc[0]
-    value = value.item() if isinstance(value, np.generic) else value
-    return f"the same value in every row read: {value!r}"
+    return f"the same value in every row read: {python_scalar(series.iloc[0])!r}"
 
 
 def _identifier(series: pd.Series) -> str | None:
