@@ -32,6 +32,7 @@ from ..inputs import numeric_values
 from ..rules import Condition, Interval, Rule, RuleSet, set_item_text
 
 __all__ = [
+    "KNOWN_LEGEND",
     "LEGEND",
     "RuleDisplay",
     "combine_rules",
@@ -59,6 +60,10 @@ LEGEND = (
     ("x = c, x ∈ {c, d}", "x is the category c, or one of the categories listed."),
     ("x is missing", "only rows where x is blank match."),
     ("x is not missing", "any value of x matches, but a blank does not."),
+)
+"""The notation of the report's rules: (notation, meaning)."""
+
+KNOWN_LEGEND = (
     (
         "x ≠ c, x ∉ {c, d}",
         "x is any other category seen in training, or blank (“, not missing”: a blank does not "
@@ -70,7 +75,8 @@ LEGEND = (
         "training does not.",
     ),
 )
-"""The notation of the report's rules: (notation, meaning)."""
+"""The notation of conditions read through a column's known categories
+(:meth:`RuleDisplay.known_reading`), shown when a rule reads so."""
 
 
 def rounding_note(rows: str = "training and holdout") -> str:
@@ -457,14 +463,13 @@ class RuleDisplay:
             values = [self.value(feature, c) for c in ordered]
             if len(values) == 1 and not condition.missing:
                 return f"{name} = {values[0]}"
-            if len(values) > 1 and set(condition.categories) == self.known.get(feature):
+            reading = self.known_reading(condition)
+            if reading == "all":
                 if condition.missing:
                     return f"{name} is any of its {len(values):,} known values or missing"
                 return f"{name} is not missing (any of its {len(values):,} known values)"
-            if taken:
-                word = "group" if len(taken) == 1 else "groups"
-                parts = [f"{word} {number_ranges(taken)} ({len(values):,} categories)"]
-            elif (others := self.others(feature, condition.categories)) is not None:
+            if reading == "others":
+                others = self.others(feature, condition.categories)
                 shown = [set_item_text(self.value(feature, c)) for c in others]
                 text = (
                     f"{name} ≠ {shown[0]}"
@@ -472,6 +477,9 @@ class RuleDisplay:
                     else f"{name} ∉ {{{', '.join(shown)}}}"
                 )
                 return text if condition.missing else f"{text}, not missing"
+            if taken:
+                word = "group" if len(taken) == 1 else "groups"
+                parts = [f"{word} {number_ranges(taken)} ({len(values):,} categories)"]
             else:
                 parts = ["{" + ", ".join(set_item_text(v) for v in values) + "}"] if values else []
         if condition.missing:
@@ -479,6 +487,20 @@ class RuleDisplay:
                 return f"{name} is missing"
             parts.append("missing")
         return f"{name} ∈ " + " ∪ ".join(parts)
+
+    def known_reading(self, condition: Condition) -> str | None:
+        """How a categorical condition reads through its column's known categories: "all"
+        when it allows every one (and more than one), "others" when it names those it
+        leaves out (:meth:`others`; a condition that takes whole groups names them instead),
+        else None (its categories are listed)."""
+        if condition.kind == NUMERIC or not self.known.get(condition.feature):
+            return None
+        wanted = set(condition.categories)
+        if len(wanted) > 1 and wanted == self.known[condition.feature]:
+            return "all"
+        if self.groups_taken(condition.feature, condition.categories):
+            return None
+        return "others" if self.others(condition.feature, condition.categories) else None
 
     def others(self, feature: str, categories) -> list | None:
         """The known categories of ``feature`` a condition on ``categories`` leaves out, in

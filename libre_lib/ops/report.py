@@ -295,6 +295,9 @@ class RuleReport:
     """The rows printed cut points sort as the model does (empty: none were given)."""
     grouped: bool = False
     """Whether a rule reads as groups of categories (the notation then explains them)."""
+    known: bool = False
+    """Whether a rule reads through a column's known categories (``marital ≠ single``; the
+    notation then explains it)."""
     refine: str | None = None
     """The model's boundary refinement ("f1", "accuracy"), if any: its cut points may lie
     inside the bins."""
@@ -573,6 +576,9 @@ def build_report(
         evaluated_on=evaluated_on,
         display_rows=" and ".join(shown),
         grouped=_grouped(display, [*ruleset, *_diff_rules(changes)]),
+        known=any(
+            display.known_reading(c) for rule in [*ruleset, *_diff_rules(changes)] for c in rule
+        ),
         refine=getattr(model, "refine", None),
         significant_cuts=bool(getattr(model, "significant_cuts", False)),
     )
@@ -906,7 +912,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     out.append("## How to read this")
     out.append(md_block(how_to_read(report)))
     out.append("\n".join(f"- **{md_inline(term)}**: {md_inline(text)}" for term, text in GLOSSARY))
-    out += blocks(legend_blocks(report.display_rows, report.grouped))
+    out += blocks(legend_blocks(report.display_rows, report.grouped, report.known))
 
     out.append("## Rule set")
     out.append(md_fence(report.ruleset_text))
@@ -1214,7 +1220,7 @@ def render_html(report: RuleReport) -> str:
     out.append('<dl class="glossary">')
     out += [f"<dt>{_h(term)}</dt><dd>{_h(text)}</dd>" for term, text in GLOSSARY]
     out.append("</dl>")
-    out += _html_blocks(legend_blocks(report.display_rows, report.grouped), figures)
+    out += _html_blocks(legend_blocks(report.display_rows, report.grouped, report.known), figures)
 
     out.append("<h2>Rule set</h2>")
     out.append(_ruleset_html(report.ruleset_text))

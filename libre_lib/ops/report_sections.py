@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import MANY_CATEGORIES, NUMERIC
-from .display import LEGEND, RuleDisplay, natural_key, rounding_note
+from .display import KNOWN_LEGEND, LEGEND, RuleDisplay, natural_key, rounding_note
 from .figures import svg_class_balance, svg_trend, svg_tuning
 
 __all__ = [
@@ -108,13 +108,17 @@ GROUPS_LEGEND = (
 )
 
 
-def legend_blocks(rows: str = "training and holdout", grouped: bool = False) -> list[Block]:
+def legend_blocks(
+    rows: str = "training and holdout", grouped: bool = False, known: bool = False
+) -> list[Block]:
     """What the symbols in the rules mean (``grouped``: also the groups of a column of many
-    categories), and that numbers are rounded for display (from the ``rows`` named, see
+    categories; ``known``: also the conditions read through a column's known categories),
+    and that numbers are rounded for display (from the ``rows`` named, see
     :func:`~libre_lib.ops.display.rounding_note`)."""
+    extra = [*([GROUPS_LEGEND] if grouped else []), *(KNOWN_LEGEND if known else ())]
     return [
         ("h", "Notation"),
-        ("dl", [*LEGEND, *([GROUPS_LEGEND] if grouped else [])]),
+        ("dl", [*LEGEND, *extra]),
         ("p", rounding_note(rows)),
     ]
 

@@ -1305,3 +1305,28 @@ def test_a_condition_on_most_categories_names_the_others():
     # what the text says: a blank matches, a category new since training does not
     column = pd.Series(["married", None, "single", "engaged"])
     assert most.evaluate(column).tolist() == [True, True, False, False]
+
+
+def test_the_notation_explains_a_reading_through_known_categories_only_when_a_rule_uses_it():
+    from libre_lib.ops.report import build_report, render_html, render_markdown
+
+    known = ("single", "married", "widow", "separated", "divorced")
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame({"marital": rng.choice(known, 400), "x": rng.rand(400)})
+    y = ((X["x"] > 0.6) & (X["marital"] != "single")).astype(int)
+    model = LibreClassifier(random_state=0).fit(X, y)
+    most = Condition("marital", CATEGORICAL, categories=known[1:])
+    upper = Condition("x", NUMERIC, intervals=(Interval(0.6, math.inf),))
+
+    def with_rule(*conditions):
+        changed = copy.deepcopy(model)
+        changed.rules_ = dataclasses.replace(model.rules_, rules=(Rule(conditions),), stats=())
+        return changed
+
+    reading, plain = with_rule(most, upper), with_rule(upper)
+    for fitted, shown in ((reading, True), (plain, False)):
+        report = build_report(fitted, X, y, title="t")
+        assert report.known is shown
+        for text in (render_markdown(report), render_html(report)):
+            assert ("x ≠ c, x ∉ {c, d}" in text) is shown
+            assert ("marital ≠ single, not missing" in text) is shown
