@@ -385,6 +385,48 @@ def scattered_ranges_notes(
     )
 
 
+#: The level of :func:`sharper_than_holdout_notes`' test, divided by the number of rules.
+SHARPER_LEVEL = 0.05
+
+
+def sharper_than_holdout_notes(rules: pd.DataFrame) -> tuple[str, ...]:
+    """A note naming the rules less precise on the holdout rows than on the training rows by
+    more than chance explains (one-sided Fisher exact test at :data:`SHARPER_LEVEL` divided by
+    the number of rules): the set cover chose them on the training rows, where they may fit
+    the rows rather than a pattern that carries over. ``rules``: :func:`rule_table`'s."""
+    from scipy.stats import fisher_exact  # imported here: only this note needs it
+
+    if rules.empty:
+        return ()
+    level = SHARPER_LEVEL / len(rules)
+    found = []
+    for row in rules.itertuples():
+        support = row.train_support
+        if not (support > 0 and row.covered > 0) or math.isnan(row.train_precision):
+            continue
+        train_tp = round(support * row.train_precision)
+        table = [
+            [train_tp, round(support) - train_tp],
+            [int(row.true_positives), int(row.false_positives)],
+        ]
+        p = float(fisher_exact(table, alternative="greater").pvalue)
+        if p < level:
+            found.append(
+                f"rule {row.rule} ({row.precision:.3f} of {int(row.covered):,} holdout rows "
+                f"against {row.train_precision:.3f} of {round(support):,} training rows, "
+                f"p = {p:.2g})"
+            )
+    if not found:
+        return ()
+    return (
+        "Less precise on the holdout rows than on the training rows by more than chance "
+        f"explains: {'; '.join(found)} (one-sided Fisher exact test, below {SHARPER_LEVEL} / "
+        f"{len(rules)} rules). The set cover chose these rules on the training rows; they "
+        "may fit those rows more than a pattern that carries over to new ones, so read their "
+        "holdout figures, not their training ones.",
+    )
+
+
 def auto_fallback_notes(model: LibreClassifier) -> tuple[str, ...]:
     """A note when the "auto" values the model used are not its inner cross-validation's first
     choice: the refit check passed over combinations whose fit kept no rule
@@ -532,10 +574,11 @@ def build_report(
         choice_fired=train_fired,
         choice_positive=train_positive if train_fired is not None else None,
     )
+    rules = rule_table(model, X_holdout, y_holdout, display=display)
     return RuleReport(
         title=title,
         ruleset_text=display.ruleset_text(ruleset),
-        rules=rule_table(model, X_holdout, y_holdout, display=display),
+        rules=rules,
         metrics=metrics(model, X_holdout, y_holdout),
         curve=truncation_curve(model, X_holdout, y_holdout),
         validation_summary=validation_summary,
@@ -551,7 +594,8 @@ def build_report(
                 display,
                 X_train if isinstance(X_train, pd.DataFrame) else X_holdout,
                 "training" if isinstance(X_train, pd.DataFrame) else evaluated_on,
-            ),
+            )
+            + (sharper_than_holdout_notes(rules) if evaluated_on == "holdout" else ()),
         ),
         changes=changes,
         description=description,

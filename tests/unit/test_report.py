@@ -1330,3 +1330,31 @@ def test_the_notation_explains_a_reading_through_known_categories_only_when_a_ru
         for text in (render_markdown(report), render_html(report)):
             assert ("x ≠ c, x ∉ {c, d}" in text) is shown
             assert ("marital ≠ single, not missing" in text) is shown
+
+
+def test_a_rule_much_less_precise_on_the_holdout_than_in_training_gets_a_note(liver):
+    from libre_lib.ops.report import build_report, render_markdown
+
+    model, X, y, _ = liver
+    every = Rule((Condition("sgpt", NUMERIC, intervals=(Interval(-math.inf, math.inf),)),))
+    fired, positive = np.ones(len(X), dtype=bool), (y == model.rules_.positive_class).to_numpy()
+    share = positive[fired].mean()
+    assert 0.3 < share < 0.8  # the holdout's precision of a rule that matches every row
+
+    def with_stats(*stats, evaluated_on="holdout"):
+        changed = empty_model(model)
+        rules = (every,) * len(stats)
+        changed.rules_ = dataclasses.replace(changed.rules_, rules=rules, stats=stats)
+        return build_report(changed, X, y, title="t", evaluated_on=evaluated_on)
+
+    sharp = RuleStats(40.0, 0.0, 40.0, 0.0)  # every one of 40 training rows positive
+    fair = RuleStats(round(100 * share), 100 - round(100 * share), 0.0, 0.0)
+    (note,) = [n for n in with_stats(fair, sharp).notes if n.startswith("Less precise")]
+    assert "rule 2 (" in note and "rule 1 (" not in note
+    assert f"{share:.3f} of {len(X):,} holdout rows against 1.000 of 40 training rows" in note
+    assert "below 0.05 / 2 rules" in note
+    assert "Less precise" in render_markdown(with_stats(fair, sharp))
+    # none where the training precision is what the holdout shows, nor on training rows
+    assert not any(n.startswith("Less precise") for n in with_stats(fair).notes)
+    in_sample = with_stats(fair, sharp, evaluated_on="training")
+    assert not any(n.startswith("Less precise") for n in in_sample.notes)
