@@ -23,6 +23,7 @@ __all__ = [
     "confusion_matrix",
     "extra_rules_p",
     "mcnemar_p",
+    "precision_drop_p",
     "scores",
     "version_trend",
 ]
@@ -365,6 +366,16 @@ def mcnemar_p(won: int, lost: int) -> float:
     from scipy.stats import binomtest  # imported here: only a caution needs it
 
     return float(binomtest(min(won, lost), won + lost, 0.5).pvalue)
+
+
+def precision_drop_p(train_hits: int, train_false_alarms: int, hits: int, false_alarms: int):
+    """One-sided p-value of Fisher's exact test that a rule's precision on the training rows
+    (``train_hits`` of ``train_hits + train_false_alarms``) exceeds its precision on other
+    rows (``hits`` of ``hits + false_alarms``) by chance alone."""
+    from scipy.stats import fisher_exact  # imported here: only a report note needs it
+
+    table = [[train_hits, train_false_alarms], [hits, false_alarms]]
+    return float(fisher_exact(table, alternative="greater").pvalue)
 
 
 def _probability(p: float) -> str:

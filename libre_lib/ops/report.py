@@ -32,7 +32,14 @@ from ..estimator import AUTO_CHOSEN, LibreClassifier
 from ..inputs import numeric_values
 from ..params import AUTO
 from ..rules import RuleSet
-from .baselines import baselines, cautions, class_balance, confusion_matrix, undefined_metric
+from .baselines import (
+    baselines,
+    cautions,
+    class_balance,
+    confusion_matrix,
+    precision_drop_p,
+    undefined_metric,
+)
 from .baselines import scores as _scores
 from .diff import ChampionChanges, diff_blocks, plain_rule_text
 from .display import RuleDisplay
@@ -394,8 +401,6 @@ def sharper_than_holdout_notes(rules: pd.DataFrame) -> tuple[str, ...]:
     more than chance explains (one-sided Fisher exact test at :data:`SHARPER_LEVEL` divided by
     the number of rules): the set cover chose them on the training rows, where they may fit
     the rows rather than a pattern that carries over. ``rules``: :func:`rule_table`'s."""
-    from scipy.stats import fisher_exact  # imported here: only this note needs it
-
     if rules.empty:
         return ()
     level = SHARPER_LEVEL / len(rules)
@@ -405,11 +410,9 @@ def sharper_than_holdout_notes(rules: pd.DataFrame) -> tuple[str, ...]:
         if not (support > 0 and row.covered > 0) or math.isnan(row.train_precision):
             continue
         train_tp = round(support * row.train_precision)
-        table = [
-            [train_tp, round(support) - train_tp],
-            [int(row.true_positives), int(row.false_positives)],
-        ]
-        p = float(fisher_exact(table, alternative="greater").pvalue)
+        p = precision_drop_p(
+            train_tp, round(support) - train_tp, int(row.true_positives), int(row.false_positives)
+        )
         if p < level:
             found.append(
                 f"rule {row.rule} ({row.precision:.3f} of {int(row.covered):,} holdout rows "

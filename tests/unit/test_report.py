@@ -1358,3 +1358,13 @@ def test_a_rule_much_less_precise_on_the_holdout_than_in_training_gets_a_note(li
     assert not any(n.startswith("Less precise") for n in with_stats(fair).notes)
     in_sample = with_stats(fair, sharp, evaluated_on="training")
     assert not any(n.startswith("Less precise") for n in in_sample.notes)
+
+
+def test_precision_drop_p_is_the_hypergeometric_tail():
+    from libre_lib.ops.baselines import precision_drop_p
+
+    # 25 training rows (23 hits) and 13 other rows (7 hits): 30 hits among 38 rows; the chance
+    # that the training rows draw 23 or more of them
+    tail = sum(math.comb(30, k) * math.comb(8, 25 - k) for k in range(23, 26)) / math.comb(38, 25)
+    assert precision_drop_p(23, 2, 7, 6) == pytest.approx(tail)
+    assert precision_drop_p(7, 6, 23, 2) > 0.99  # the other way round: no drop
