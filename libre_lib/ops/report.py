@@ -578,6 +578,7 @@ def build_report(
         choice_positive=train_positive if train_fired is not None else None,
     )
     rules = rule_table(model, X_holdout, y_holdout, display=display)
+    printed = [*ruleset, *_diff_rules(changes)]  # every rule the report prints
     return RuleReport(
         title=title,
         ruleset_text=display.ruleset_text(ruleset),
@@ -622,10 +623,8 @@ def build_report(
         tuning_summary=tuning_summary,
         evaluated_on=evaluated_on,
         display_rows=" and ".join(shown),
-        grouped=_grouped(display, [*ruleset, *_diff_rules(changes)]),
-        known=any(
-            display.known_reading(c) for rule in [*ruleset, *_diff_rules(changes)] for c in rule
-        ),
+        grouped=_grouped(display, printed),
+        known=any(display.known_reading(c) for rule in printed for c in rule),
         refine=getattr(model, "refine", None),
         significant_cuts=bool(getattr(model, "significant_cuts", False)),
     )
