@@ -829,17 +829,30 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "rules_")
         X = pandas_frame(X)
         if isinstance(X, pd.DataFrame) and not hasattr(self, "feature_names_in_"):
-            if all(isinstance(c, str) for c in X.columns):
+            if X.shape[1] != self.n_features_in_:
+                raise SchemaError(
+                    f"X has {X.shape[1]} features, but LibreClassifier is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+            names = [str(c) for c in X.columns]
+            named = all(isinstance(c, str) for c in X.columns)
+            if not named and sorted(names) == sorted(self.columns_):
+                # columns named by numbers or tuples (no feature_names_in_, as in scikit-learn):
+                # the rules name them, so they are matched by name, not position
+                return as_frame(X)[self.columns_]
+            if named:
                 warnings.warn(
                     "X has feature names, but LibreClassifier was fitted without feature "
                     "names; columns are matched by position.",
                     UserWarning,
                     stacklevel=3,
                 )
-            if X.shape[1] != self.n_features_in_:
-                raise SchemaError(
-                    f"X has {X.shape[1]} features, but LibreClassifier is expecting "
-                    f"{self.n_features_in_} features as input."
+            elif names != [str(i) for i in range(len(names))]:  # not a frame of an array
+                warnings.warn(
+                    f"X's columns {excerpt(names)} are not the columns seen in fit "
+                    f"({excerpt(self.columns_)}); they are matched by position.",
+                    UserWarning,
+                    stacklevel=3,
                 )
             return as_frame(X.set_axis(self.columns_, axis=1))
         if isinstance(X, pd.DataFrame):

@@ -285,6 +285,31 @@ def test_a_model_fitted_without_names_warns_and_matches_a_frame_by_position():
         model.predict(X.iloc[:, :2])
 
 
+@pytest.mark.parametrize(
+    "labels", [[0, 1, 2], [("a", "x"), ("a", "y"), ("b", "x")], ["a", 1, 2.5]], ids=str
+)
+def test_columns_named_by_numbers_or_tuples_are_matched_by_the_names_the_rules_show(labels):
+    """No feature_names_in_ for such names (as in scikit-learn), but the rules name the
+    columns: a frame with them in another order predicts as the model does, before and after
+    a JSON round trip; a frame of other names is matched by position, with a warning."""
+    X, y = coded()
+    X = X.set_axis(pd.MultiIndex.from_tuples(labels) if isinstance(labels[0], tuple) else labels,
+                   axis=1)  # fmt: skip
+    model = LibreClassifier(random_state=0, n_estimators=10, max_rules=3).fit(X, y)
+    assert not hasattr(model, "feature_names_in_")
+    assert {c.feature for r in model.rules_ for c in r.conditions} <= set(map(str, labels))
+    expected = model.predict(X)
+    reordered = X.iloc[:, [2, 0, 1]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert (model.predict(reordered) == expected).all()
+        again = LibreClassifier.from_json(model.to_json())
+        assert (again.predict(reordered) == expected).all()
+    other = X.set_axis([7, 8, 9], axis=1)
+    with pytest.warns(UserWarning, match=r"X's columns \['7', '8', '9'\] are not the columns"):
+        assert (model.predict(other) == expected).all()
+
+
 SECONDS = pd.array([datetime.timedelta(seconds=s) for s in range(N)], "duration[ns][pyarrow]")
 HOURS = pd.array([datetime.time(h % 24) for h in range(N)], dtype="time64[us][pyarrow]")
 CUT = pd.cut(np.arange(N) % 10, [-1, 4, 10])
