@@ -251,6 +251,13 @@ def _declared_categorical(names: list, categorical_features) -> list[bool]:
                     f"The 'categorical_features' parameter of LibreClassifier names column index "
                     f"{item}, but X has {len(names)} columns."
                 )
+            if str(item) in names and names.index(str(item)) != int(item):
+                raise ParameterError(
+                    f"The 'categorical_features' parameter of LibreClassifier names column "
+                    f"index {item}, which holds column {names[int(item)]!r}, but X also has a "
+                    f"column named {str(item)!r} (index {names.index(str(item))}): name it as "
+                    f"text ({str(item)!r}) or pass a boolean mask."
+                )
             declared[int(item)] = True
         elif str(item) in names:
             declared[names.index(str(item))] = True

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from libre_lib import LibreClassifier
-from libre_lib.errors import DataError, LibreWarning, SchemaError
+from libre_lib.errors import DataError, LibreWarning, ParameterError, SchemaError
 from libre_lib.inputs import as_frame, numeric_values, resolve_categorical
 from libre_lib.ops import stages
 from libre_lib.ops.spec import parse_spec
@@ -308,6 +308,21 @@ def test_columns_named_by_numbers_or_tuples_are_matched_by_the_names_the_rules_s
     other = X.set_axis([7, 8, 9], axis=1)
     with pytest.warns(UserWarning, match=r"X's columns \['7', '8', '9'\] are not the columns"):
         assert (model.predict(other) == expected).all()
+
+
+def test_an_index_in_categorical_features_that_is_also_another_columns_name_is_refused():
+    X, y = coded()
+    X = X.set_axis([2, 0, 1], axis=1)  # column index 0 holds the column named 2
+    with pytest.raises(ParameterError, match=r"index 0, which holds column '2', but X also has a "
+                       r"column named '0' \(index 1\): name it as text \('0'\)"):  # fmt: skip
+        LibreClassifier(categorical_features=[0]).fit(X, y)
+    model = LibreClassifier(categorical_features=["0"], random_state=0, max_rules=3).fit(X, y)
+    kinds = {f.name: f.kind for f in model.discretization_.features}
+    assert kinds["2"] == "numeric" and kinds["0"] == "categorical"  # a, and code as declared
+    # in order, an index and a name agree: no doubt
+    X = X.set_axis([0, 1, 2], axis=1)
+    model = LibreClassifier(categorical_features=[1], random_state=0, max_rules=3).fit(X, y)
+    assert {f.name: f.kind for f in model.discretization_.features}["1"] == "categorical"
 
 
 SECONDS = pd.array([datetime.timedelta(seconds=s) for s in range(N)], "duration[ns][pyarrow]")
