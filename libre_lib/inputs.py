@@ -653,8 +653,11 @@ def check_sample_weight(sample_weight, n_rows: int, owner: str = "LibreClassifie
     return weight
 
 
-def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
-    """Check ``y`` and map it to a positive mask. Labels keep their original values."""
+def binary_target(
+    y, positive_class=None, n_rows: int | None = None, owner: str = "LibreClassifier"
+) -> Target:
+    """Check ``y`` and map it to a positive mask. Labels keep their original values; an unknown
+    ``positive_class`` is named as ``owner``'s parameter."""
     if y is None:
         raise DataError(
             "LibreClassifier requires y to be passed, but the target y is None: pass one label "
@@ -724,7 +727,7 @@ def binary_target(y, positive_class=None, n_rows: int | None = None) -> Target:
                     f"{positive_class!r} as y and leave positive_class at its default."
                 )
             raise ParameterError(
-                "The 'positive_class' parameter of LibreClassifier is "
+                f"The 'positive_class' parameter of {owner} is "
                 f"{positive_class!r}, which is "
                 f"not a label in y. Labels are: {classes!r}.{hint}"
             )

@@ -641,11 +641,17 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             table=SEARCH_PARAMETERS,
             requirements=(),
         )
+        # what the search passes on to its estimators is checked as the search's, by its name
+        own = {"refine": self.refine} if self.refine is not None else {}
+        if self.max_rules is not None and not isinstance(self.max_rules, (list, tuple)):
+            own["max_rules"] = self.max_rules
+        validate_params(own, owner="LibreSearchCV")
         X = pandas_frame(X)
         frame = as_frame(X)
         refuse_infinite(frame)
         fixed = self._fixed_positive_class()
-        target = binary_target(y, fixed, n_rows=frame.shape[0])
+        owner = "LibreSearchCV" if self.positive_class is not None else "LibreClassifier"
+        target = binary_target(y, fixed, n_rows=frame.shape[0], owner=owner)
         # one class against the rest of several: the folds see the class mask, as the model
         # does (its classes are False and True)
         labels = target.positive if one_vs_rest(target.positive_class, fixed) else _labels(y)

@@ -226,6 +226,16 @@ def test_the_search_checks_every_grid_value_naming_its_key(grid, message):
 def test_the_search_checks_its_own_parameters_with_the_same_rules():
     with pytest.raises(ParameterError, match="'score_tolerance' parameter of LibreSearchCV"):
         LibreSearchCV(score_tolerance=float("nan")).fit(X4, Y4)
+    # those it passes on to its estimators are its own too, and named as its own
+    with pytest.raises(ParameterError, match="'max_rules' parameter of LibreSearchCV"):
+        LibreSearchCV(max_rules=0, cv=2).fit(X4, Y4)
+    with pytest.raises(ParameterError, match="'refine' parameter of LibreSearchCV"):
+        LibreSearchCV(refine="best", cv=2).fit(X4, Y4)
+    with pytest.raises(ParameterError, match="'positive_class' parameter of LibreSearchCV is 7"):
+        LibreSearchCV(positive_class=7, cv=2).fit(X4, Y4)
+    # one the estimator holds is the estimator's
+    with pytest.raises(ParameterError, match="'positive_class' parameter of LibreClassifier is 7"):
+        LibreSearchCV(estimator=LibreClassifier(positive_class=7), cv=2).fit(X4, Y4)
 
 
 def test_the_rules_module_imports_no_operation_code():
