@@ -425,12 +425,12 @@ def numbers_as_text_message(series: pd.Series) -> str | None:
     n_present = int(counts.sum())
     stray = counts[~numeric]
     n_stray = int(stray.sum())
+    name = series.name
     if (
         int(numeric.sum()) < MOSTLY_NUMERIC_MIN_DISTINCT
         or n_present - n_stray < MOSTLY_NUMERIC_FRACTION * n_present
     ):
-        return None
-    name = series.name
+        return _decimal_comma_message(name, counts, n_present)
     if n_stray:
         examples = ", ".join(excerpt(v, 20) for v in stray.index[:MOSTLY_NUMERIC_EXAMPLES])
         found = (
@@ -448,6 +448,41 @@ def numbers_as_text_message(series: pd.Series) -> str | None:
         f"Column {name!r} {found}, so it is treated as categorical and rules list its values "
         f"one by one. If it is numeric, {fix}; if its values are categories, declare it in "
         "categorical_features (features.categorical in a pipeline spec)."
+    )
+
+
+def _decimal_comma_message(name, counts: pd.Series, n_present: int) -> str | None:
+    """The warning about a text column of numbers written with a decimal comma ("33,6", as
+    European spreadsheets export them), or None: with the comma read as a point, most of its
+    values are numbers, and some of them hold a comma."""
+    text = pd.Series(counts.index, dtype=object)
+    comma = text.map(lambda v: isinstance(v, str) and "," in v).to_numpy(dtype=bool)
+    if not comma.any():
+        return None
+    as_point = text.map(lambda v: v.replace(",", ".") if isinstance(v, str) else v)
+    numeric = pd.to_numeric(as_point, errors="coerce").notna().to_numpy()
+    n_numeric = int(counts.to_numpy()[numeric].sum())
+    if (
+        int(numeric.sum()) < MOSTLY_NUMERIC_MIN_DISTINCT
+        or n_numeric < MOSTLY_NUMERIC_FRACTION * n_present
+    ):
+        return None
+    example = excerpt(text[comma & numeric].iloc[0], 20)
+    if text[comma].str.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?").all():
+        return (
+            f"Column {name!r} holds numbers written with a thousands separator (e.g. "
+            f"{example}), so it is treated as categorical and rules list its values one by "
+            "one. Read the file with thousands=',' (pd.read_csv(..., thousands=','), or "
+            "data.read_options: {thousands: ','} in a pipeline spec), or convert the column "
+            f"(pd.to_numeric(X[{name!r}].str.replace(',', ''))); if its values are "
+            "categories, declare it in categorical_features."
+        )
+    return (
+        f"Column {name!r} holds numbers written with a decimal comma (e.g. {example}), so it is "
+        "treated as categorical and rules list its values one by one. Read the file with "
+        "decimal=',' (pd.read_csv(..., decimal=','), or data.read_options: {decimal: ','} in "
+        f"a pipeline spec), or convert the column (pd.to_numeric(X[{name!r}].str.replace(',', "
+        "'.'))); if its values are categories, declare it in categorical_features."
     )
 
 

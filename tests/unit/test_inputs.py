@@ -85,6 +85,26 @@ def test_numbers_stored_as_text_are_named(dtype):
 
 
 @pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            lambda v: f"{v:.2f}".replace(".", ","),
+            r"decimal comma \(e\.g\. '\d+,\d\d'\).*decimal=','",
+        ),
+        (lambda v: f"{v * 100:,.0f}", r"thousands separator \(e\.g\. '\d,\d{3}'\).*thousands=','"),
+    ],
+    ids=["decimal-comma", "thousands"],
+)
+def test_numbers_written_with_a_comma_are_named_with_the_read_option_that_fixes_them(text, message):
+    """A European CSV's "33,60" or a US report's "2,650": parsed as text, not numbers."""
+    X, _ = measurements(stray_every=None)
+    written = X.assign(a=X["a"].map(text))
+    assert written["a"].str.contains(",").any()
+    with pytest.warns(LibreWarning, match=message):
+        resolve_categorical(written, None)
+
+
+@pytest.mark.parametrize(
     "column",
     [
         ["x", "y", "z"] * (N // 3),  # categories
