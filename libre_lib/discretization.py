@@ -482,10 +482,18 @@ def _warn_if_rounded(series: pd.Series) -> None:
     if not pd.api.types.is_integer_dtype(series.dtype) or series.isna().all():
         return
     if max(abs(int(series.min())), abs(int(series.max()))) > _EXACT_INTEGERS:
+        distinct = int(series.nunique())
+        as_floats = int(pd.Series(series.dropna().to_numpy(dtype=np.float64)).nunique())
+        shared = (
+            f": its {distinct:,} distinct values are {as_floats:,} as floats"
+            + (" (so the column is dropped as constant)" if as_floats == 1 else "")
+            if as_floats < distinct
+            else ": nearby values may share a bin"
+        )
         warnings.warn(
             f"Column {series.name!r} holds integers beyond 2**53, which ChiMerge's float cut "
-            "points round: nearby values may share a bin. If they are identifiers, drop the "
-            "column; if they are codes, declare it categorical.",
+            f"points round{shared}. If they are identifiers, drop the column; if they are "
+            "codes, declare it categorical.",
             LibreWarning,
             stacklevel=4,
         )

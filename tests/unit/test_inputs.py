@@ -225,8 +225,13 @@ def test_decimal_columns_are_numbers_as_databases_and_warehouse_parquet_give_the
 def test_integers_beyond_float_precision_draw_a_warning_naming_the_column():
     X = pd.DataFrame({"id": np.arange(60, dtype=np.int64) + 2**60, "x": np.arange(60) % 7})
     y = np.arange(60) % 2
-    with pytest.warns(LibreWarning, match=r"Column 'id' holds integers beyond 2\*\*53"):
+    # 60 consecutive integers near 2**60 are one float: the warning says why the column goes
+    said = r"Column 'id' holds integers beyond 2\*\*53.*its 60 distinct values are 1 as floats \(so"
+    with pytest.warns(LibreWarning, match=said):
         LibreClassifier(random_state=0, max_rules=1).fit(X, y)
+    spread = X.assign(id=np.arange(60, dtype=np.int64) * 4096 + 2**60)  # still distinct
+    with pytest.warns(LibreWarning, match=r"beyond 2\*\*53.*round: nearby values may share"):
+        LibreClassifier(random_state=0, max_rules=1).fit(spread, y)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         LibreClassifier(random_state=0, max_rules=1).fit(X.assign(id=np.arange(60)), y)
