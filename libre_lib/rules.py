@@ -231,12 +231,24 @@ def set_item_text(value) -> str:
     return text
 
 
+def set_items_text(values) -> str:
+    """Categories as ``{a, b}``; where a text spells the same as another value (the text "25"
+    beside the number 25, in a column of mixed types) the texts are quoted."""
+    spelled = [str(v) for v in values]
+    clash = len(set(spelled)) < len(spelled)
+    items = [
+        json.dumps(str(v), ensure_ascii=False) if clash and isinstance(v, str) else set_item_text(v)
+        for v in values
+    ]
+    return "{" + ", ".join(items) + "}"
+
+
 def condition_text(condition: Condition) -> str:
     parts = []
     if condition.kind == NUMERIC:
         parts = [interval_text(i) for i in condition.intervals]
     elif condition.categories:
-        parts = ["{" + ", ".join(set_item_text(c) for c in condition.categories) + "}"]
+        parts = [set_items_text(condition.categories)]
     if condition.missing:
         if not parts:
             return f"{condition.feature} is missing"

@@ -274,3 +274,14 @@ def test_categories_that_would_read_as_several_are_quoted_in_a_set():
         '"say \\"hi\\""',
         "3",
     ]
+
+
+def test_a_text_that_spells_as_another_category_is_quoted():
+    """A column mixing the number 25 and the text "25" (two categories the model tells apart):
+    the text is quoted, so the set does not seem to list a value twice."""
+    from libre_lib.rules import condition_text
+
+    mixed = Condition("age", CATEGORICAL, categories=(25, 26, "25", "27"))
+    assert condition_text(mixed) == 'age ∈ {25, 26, "25", "27"}'
+    plain = Condition("age", CATEGORICAL, categories=(25, "26"))
+    assert condition_text(plain) == "age ∈ {25, 26}"  # nothing to tell apart: as before
