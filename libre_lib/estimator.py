@@ -992,7 +992,22 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         return proba if self._positive_index() == 1 else proba[:, ::-1].copy()
 
     def predict(self, X) -> np.ndarray:
-        """The positive label where some rule fires, the negative label elsewhere."""
+        """The positive label where some rule fires, the negative label elsewhere.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The columns seen in fit. A DataFrame's columns are matched by name, in any order
+            (names that are numbers or tuples too, as the rules show them). Other names raise
+            a :class:`~libre_lib.errors.SchemaError`, or, for a model fitted on an array or on
+            columns named by numbers, are matched by position with a warning. An array's
+            columns are matched by position.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            One label of ``classes_`` per row.
+        """
         return self._labels(self.fired_rules(X).any(axis=1))
 
     def score(self, X, y, sample_weight=None) -> float:
