@@ -204,7 +204,7 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
         _refuse_dates(series)
         _refuse_odd_cells(series)
         flags.append(is_categorical_dtype(series))
-    declared = _declared_categorical(list(frame.columns), categorical_features)
+    declared = declared_categorical(list(frame.columns), categorical_features)
     if warn:
         for message in misread_text_columns(frame, categorical_features).values():
             warnings.warn(message, LibreWarning, stacklevel=4)
@@ -218,7 +218,7 @@ def misread_text_columns(
     dates, and that ``categorical_features`` does not declare categorical: column name -> the
     warning about it (as categories, rules would list its numbers, or name exact days, one by
     one)."""
-    declared = _declared_categorical(list(frame.columns), categorical_features)
+    declared = declared_categorical(list(frame.columns), categorical_features)
     wanted = None if columns is None else set(columns)
     out = {}
     for (name, series), forced in zip(frame.items(), declared, strict=True):
@@ -231,8 +231,10 @@ def misread_text_columns(
     return out
 
 
-def _declared_categorical(names: list, categorical_features) -> list[bool]:
-    """Per column: does ``categorical_features`` name it?"""
+def declared_categorical(
+    names: list, categorical_features, owner: str = "LibreClassifier"
+) -> list[bool]:
+    """Per column: does ``categorical_features`` (``owner``'s parameter) name it?"""
     declared = [False] * len(names)
     if categorical_features is None:
         return declared
@@ -240,7 +242,7 @@ def _declared_categorical(names: list, categorical_features) -> list[bool]:
     if requested.size and all(isinstance(v, bool | np.bool_) for v in requested):
         if requested.size != len(names):
             raise ParameterError(
-                "The 'categorical_features' parameter of LibreClassifier is a boolean mask of "
+                f"The 'categorical_features' parameter of {owner} is a boolean mask of "
                 f"length {requested.size}, but X has {len(names)} columns."
             )
         return [bool(v) for v in requested]
@@ -248,12 +250,12 @@ def _declared_categorical(names: list, categorical_features) -> list[bool]:
         if isinstance(item, int | np.integer) and not isinstance(item, bool):
             if not 0 <= int(item) < len(names):
                 raise ParameterError(
-                    f"The 'categorical_features' parameter of LibreClassifier names column index "
+                    f"The 'categorical_features' parameter of {owner} names column index "
                     f"{item}, but X has {len(names)} columns."
                 )
             if str(item) in names and names.index(str(item)) != int(item):
                 raise ParameterError(
-                    f"The 'categorical_features' parameter of LibreClassifier names column "
+                    f"The 'categorical_features' parameter of {owner} names column "
                     f"index {item}, which holds column {names[int(item)]!r}, but X also has a "
                     f"column named {str(item)!r} (index {names.index(str(item))}): name it as "
                     f"text ({str(item)!r}) or pass a boolean mask."
@@ -263,7 +265,7 @@ def _declared_categorical(names: list, categorical_features) -> list[bool]:
             declared[names.index(str(item))] = True
         else:
             raise ParameterError(
-                f"The 'categorical_features' parameter of LibreClassifier names column {item!r}, "
+                f"The 'categorical_features' parameter of {owner} names column {item!r}, "
                 f"which is not in X. Columns are: {names}."
             )
     return declared

@@ -115,6 +115,7 @@ from .inputs import (
     Target,
     as_frame,
     binary_target,
+    declared_categorical,
     label_array,
     one_vs_rest,
     pandas_frame,
@@ -649,6 +650,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         X = pandas_frame(X)
         frame = as_frame(X)
         refuse_infinite(frame)
+        declared_categorical(list(frame.columns), self.categorical_features, "LibreSearchCV")
         fixed = self._fixed_positive_class()
         owner = "LibreSearchCV" if self.positive_class is not None else "LibreClassifier"
         target = binary_target(y, fixed, n_rows=frame.shape[0], owner=owner)

@@ -233,6 +233,8 @@ def test_the_search_checks_its_own_parameters_with_the_same_rules():
         LibreSearchCV(refine="best", cv=2).fit(X4, Y4)
     with pytest.raises(ParameterError, match="'positive_class' parameter of LibreSearchCV is 7"):
         LibreSearchCV(positive_class=7, cv=2).fit(X4, Y4)
+    with pytest.raises(ParameterError, match="'categorical_features' parameter of LibreSearchCV"):
+        LibreSearchCV(categorical_features=["zz"], cv=2).fit(X4, Y4)
     # one the estimator holds is the estimator's
     with pytest.raises(ParameterError, match="'positive_class' parameter of LibreClassifier is 7"):
         LibreSearchCV(estimator=LibreClassifier(positive_class=7), cv=2).fit(X4, Y4)
