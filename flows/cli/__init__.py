@@ -192,16 +192,21 @@ def init(
         file_format = starter.data_format(location)
         pipeline = name or starter.pipeline_name(data)
         spec_path = output or Path(f"{pipeline}.yaml")
-        if spec_path.exists() and not force:
-            raise FileExistsError(
-                f"{spec_path} exists: --force overwrites it, --output writes another file."
-            )
         options = starter.dialect(location, file_format)
         frame, more = starter.sample(location, file_format, target, options)
         found = starter.starter(frame, target, positive, pipeline, more, file_format, options)
+        if spec_path.exists() and not force:  # after the data's own problems, which come first
+            raise FileExistsError(
+                f"{spec_path} exists: --force overwrites it, --output writes another file."
+            )
         folder = spec_path.expanduser().resolve().parent
-        store = os.path.relpath(Path.cwd().resolve() / ".libre-store", folder)
-        text = found.yaml(os.path.relpath(location, folder), str(data), store)
+        store_dir = Path.cwd().resolve() / ".libre-store"
+        store = os.path.relpath(store_dir, folder)
+        data_path = os.path.relpath(location, folder)
+        taken = None if name else starter.name_taken(store_dir, pipeline, data_path)
+        if taken:
+            raise FileExistsError(taken)
+        text = found.yaml(data_path, str(data), store)
         starter.check(text, spec_path)
         spec_path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(spec_path, text)

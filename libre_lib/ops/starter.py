@@ -324,6 +324,29 @@ def check(text: str, spec_path: str | Path) -> PipelineSpec:
     )
 
 
+def name_taken(store: str | Path, pipeline: str, data_path: str) -> str | None:
+    """Why ``pipeline`` should not name a spec of ``data_path`` (as the spec writes it): the
+    store already registers a pipeline of that name whose newest version was trained on other
+    data, whose champion a run of the new spec would replace; None when it does not."""
+    from .registry import ModelRegistry  # the registry only when a store exists
+
+    if not (Path(store) / "models" / pipeline).is_dir():
+        return None
+    registry = ModelRegistry(store)
+    versions = registry.versions(pipeline)
+    if not versions:
+        return None
+    earlier = registry.spec(pipeline, versions[-1].version).get("data", {}).get("path")
+    if earlier == data_path:
+        return None
+    return (
+        f"The store {store} already holds a pipeline named {pipeline!r} ({len(versions)} "
+        f"version(s), the newest trained on {earlier}): a spec of {data_path} under that name "
+        "would replace its champion. Pass --name to name this pipeline (--name "
+        f"{pipeline} continues that one with this data)."
+    )
+
+
 def pipeline_name(path: str | Path) -> str:
     """A valid pipeline name from a file name: lower case, runs of other characters as one
     dash (``Customer Visits.csv`` → ``customer-visits``)."""

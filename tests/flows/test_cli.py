@@ -121,6 +121,8 @@ def test_init_writes_a_spec_that_trains(tmp_path, monkeypatch):
     assert code == 0, output
     assert (tmp_path / ".libre-store" / "runs" / "haberman-survival").is_dir()
     before = (tmp_path / "haberman-survival.yaml").read_text()
-    code, output = _run("init", "data/Haberman Survival.csv", "--target", "age")
+    code, output = _run("init", "data/Haberman Survival.csv", "--target", "target")
     assert code == 1 and "haberman-survival.yaml exists: --force overwrites it" in output
+    # the trained pipeline's own data again: its name is not taken from it
+    assert "already holds a pipeline" not in output
     assert (tmp_path / "haberman-survival.yaml").read_text() == before

@@ -1,5 +1,6 @@
 """`libre init`: a first spec for a data file, with clear errors and nothing overwritten."""
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -106,3 +107,50 @@ def test_init_names_columns_that_may_hold_codes(tmp_path):
     assert result.exit_code == 0, result.output
     assert "few whole numbers, codes?: region (read as numbers;" in result.output
     assert "amount" not in result.output.split("codes?")[1]
+
+
+def test_init_refuses_a_name_the_store_registers_for_other_data(tmp_path, monkeypatch):
+    """Two files called data.csv: the second spec would have taken over the first pipeline's
+    name, and a run its champion. init says so, and --name settles it either way."""
+    from libre_lib import LibreClassifier
+    from libre_lib.ops.registry import ModelRegistry
+
+    monkeypatch.chdir(tmp_path)
+    data = _data(tmp_path)
+    frame = pd.read_parquet(data)
+    with warnings.catch_warnings():  # the model only fills the registry
+        warnings.simplefilter("ignore")
+        model = LibreClassifier(random_state=0, max_rules=1).fit(frame[["amount"]], frame["fraud"])
+    ModelRegistry(tmp_path / ".libre-store").register(
+        "payments", model.to_json(), spec={"name": "payments", "data": {"path": "old/pay.csv"}},
+        metrics={"f1": 0.5}, validation={"success": True}, data_fingerprint="d" * 64,
+        spec_hash="s" * 64, run_id="run-1",
+    )  # fmt: skip
+    result = runner.invoke(app, ["init", str(data), "--target", "fraud"], terminal_width=300)
+    assert result.exit_code == 1, result.output
+    assert "already holds a pipeline named 'payments'" in result.output
+    assert "trained on old/pay.csv" in result.output and "Pass --name" in result.output
+    assert not (tmp_path / "payments.yaml").exists()
+    for name in ("payments", "payments-2"):  # continue that one, or name a new one
+        result = runner.invoke(app, ["init", str(data), "--target", "fraud", "--name", name])
+        assert result.exit_code == 0, result.output
+    # the same data as the newest version: no question
+    ModelRegistry(tmp_path / ".libre-store").register(
+        "payments", model.to_json(),
+        spec={"name": "payments", "data": {"path": "payments.parquet"}},
+        metrics={"f1": 0.5}, validation={"success": True}, data_fingerprint="e" * 64,
+        spec_hash="t" * 64, run_id="run-2",
+    )  # fmt: skip
+    result = runner.invoke(app, ["init", str(data), "--target", "fraud", "--force"])
+    assert result.exit_code == 0, result.output
+
+
+def test_init_names_the_datas_problem_before_an_existing_spec(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = _data(tmp_path)
+    (tmp_path / "payments.yaml").write_text("name: payments\n")
+    result = runner.invoke(app, ["init", str(data), "--target", "nope"], terminal_width=300)
+    assert result.exit_code == 1 and "--target 'nope' is not a column" in result.output
+    result = runner.invoke(app, ["init", str(data), "--target", "fraud"], terminal_width=300)
+    assert result.exit_code == 1 and "payments.yaml exists: --force" in result.output
+    assert (tmp_path / "payments.yaml").read_text() == "name: payments\n"
