@@ -231,6 +231,21 @@ class TargetSpec(_Strict):
     classes: list[Label] | None = None
     unlabeled: Literal["refuse", "drop"] = "refuse"
 
+    @field_validator("classes")
+    @classmethod
+    def _classes(cls, value):
+        bare: dict[str, str] = {}
+        for label in value or ():
+            text = str(label)
+            other = bare.setdefault(text.strip(), text)
+            if other != text:
+                raise ValueError(
+                    f"{other!r} and {text!r} differ only by spaces: as two classes, the rows of "
+                    "one would be counted as the other answer; strip the spaces from the "
+                    "target column"
+                )
+        return value
+
 
 class FeatureSpec(_Strict):
     """The model's columns: ``include`` (default: every column but the target), ``exclude``,
@@ -243,6 +258,11 @@ class FeatureSpec(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _list_is_include(cls, value):
+        if isinstance(value, str):
+            raise ValueError(
+                f"give a list of column names ([{value}]) or a mapping of include, exclude "
+                "and categorical, not one text"
+            )
         return {"include": value} if isinstance(value, list) else value
 
 

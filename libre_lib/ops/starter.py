@@ -217,6 +217,14 @@ def starter(
         )
     labels = frame[target].dropna().astype(str)
     counts = labels.value_counts()
+    spaced = _spelled_alike(counts)
+    if spaced:
+        raise DataError(
+            f"Target column {target!r} holds values that differ only by spaces: {spaced}. "
+            "They would be separate classes, and the rows of all but one counted as the other "
+            "answer. Strip the spaces from the column (e.g. df[col].str.strip()), then run init "
+            "again."
+        )
     if len(counts) < 2:
         found = f"only {counts.index[0]!r}" if len(counts) else "no value"
         raise DataError(f"Target column {target!r} holds {found}: the rules need two classes.")
@@ -344,6 +352,19 @@ def name_taken(store: str | Path, pipeline: str, data_path: str) -> str | None:
         f"version(s), the newest trained on {earlier}): a spec of {data_path} under that name "
         "would replace its champion. Pass --name to name this pipeline (--name "
         f"{pipeline} continues that one with this data)."
+    )
+
+
+def _spelled_alike(counts: pd.Series) -> str | None:
+    """The first group of values (with their row counts) that differ only by surrounding
+    spaces, as text ("' Yes' (99 rows), 'Yes ' (1 row)"), or None."""
+    bare = pd.Series(counts.index, dtype=object).str.strip()
+    alike = bare[bare.duplicated(keep=False)]
+    if alike.empty:
+        return None
+    group = [counts.index[i] for i in alike.index[alike == alike.iloc[0]]]
+    return ", ".join(
+        f"{value!r} ({counts[value]:,} row{'s' if counts[value] != 1 else ''})" for value in group
     )
 
 

@@ -154,3 +154,20 @@ def test_init_names_the_datas_problem_before_an_existing_spec(tmp_path, monkeypa
     result = runner.invoke(app, ["init", str(data), "--target", "fraud"], terminal_width=300)
     assert result.exit_code == 1 and "payments.yaml exists: --force" in result.output
     assert (tmp_path / "payments.yaml").read_text() == "name: payments\n"
+
+
+def test_init_refuses_target_values_that_differ_only_by_spaces(tmp_path):
+    """ " Yes" and "Yes " were two classes: one became the positive class and the other's 99
+    rows were learned as the negative answer."""
+    frame = pd.DataFrame(
+        {"age": range(120), "churned": ([" Yes"] * 33 + ["Yes "] + ["No"] * 26) * 2}
+    )
+    frame.to_csv(tmp_path / "ws.csv", index=False)
+    out = tmp_path / "ws.yaml"
+    result = runner.invoke(
+        app, ["init", str(tmp_path / "ws.csv"), "--target", "churned", "-o", str(out)],
+        terminal_width=300,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "differ only by spaces: ' Yes' (66 rows), 'Yes ' (2 rows)" in result.output
+    assert "Traceback" not in result.output and not out.exists()

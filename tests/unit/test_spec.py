@@ -149,6 +149,27 @@ def test_seeds_are_bounded_in_the_spec(section, match):
 
 
 @pytest.mark.parametrize(
+    ("section", "match"),
+    [
+        (
+            {
+                "target": {
+                    "column": "c",
+                    "positive_class": "Yes ",
+                    "classes": [" Yes", "No", "Yes "],
+                }
+            },
+            r"target.classes: ' Yes' and 'Yes ' differ only by spaces: as two classes",
+        ),
+        ({"features": "bmi"}, r"features: give a list of column names \(\[bmi\]\) or a mapping"),
+    ],
+)
+def test_a_spec_mistake_a_user_makes_is_named_with_its_fix(section, match):
+    with pytest.raises(SpecError, match=match):
+        parse_spec({**RAW, **section})
+
+
+@pytest.mark.parametrize(
     ("options", "match"),
     [
         ({"chunksize": 10}, r"option 'chunksize' is not supported \(the pipeline reads the whole"),
