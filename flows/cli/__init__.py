@@ -224,6 +224,8 @@ def init(
     )
     if found.dialect:
         decimal = " and a decimal comma" if found.dialect.get("decimal") == "," else ""
+        if found.dialect.get("thousands") == ".":
+            decimal += " (points between thousands)"
         console.print(
             f"read with separator {escape(repr(found.dialect['sep']))}{decimal}",
             soft_wrap=True,

@@ -193,6 +193,8 @@ def read_source(
 OTHER_SEPARATORS = (";", "\t", "|")
 #: A number written with a decimal comma (``3,25``, ``-0,5``).
 _DECIMAL_COMMA = r"\s*[+-]?\d+,\d+\s*"
+#: A number with points between its thousands, as the same locales write them: 4.299,90.
+_GROUPED = r"\s*[+-]?\d{1,3}(?:\.\d{3})+(?:,\d+)?\s*"
 
 
 def separator_of(columns) -> str | None:
@@ -221,7 +223,8 @@ def separator_hint(columns) -> str:
 def csv_dialect(location: str, sample_rows: int = 200) -> dict:
     """``read_options`` for a CSV file written with another separator than the comma
     (:data:`OTHER_SEPARATORS`) and, with it, numbers with a decimal comma (a text column
-    whose present values are at least 80 % such numbers); {} for a plain CSV."""
+    whose present values are at least 80 % such numbers, points between thousands allowed:
+    then ``thousands: "."`` too); {} for a plain CSV."""
     try:  # an empty file, or a header without rows, is left to the reader's own errors
         sep = separator_of(pd.read_csv(location, nrows=0).columns)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError):
@@ -234,9 +237,12 @@ def csv_dialect(location: str, sample_rows: int = 200) -> dict:
         present = frame[column].dropna()
         if pd.api.types.is_numeric_dtype(present.dtype) or present.empty:
             continue
-        if present.astype(str).str.fullmatch(_DECIMAL_COMMA).mean() >= 0.8:
+        text = present.astype(str)
+        grouped = text.str.fullmatch(_GROUPED)
+        if (text.str.fullmatch(_DECIMAL_COMMA) | grouped).mean() >= 0.8:
             options["decimal"] = ","
-            break
+            if grouped.any():
+                options["thousands"] = "."
     return options
 
 

@@ -56,8 +56,8 @@ class Starter:
     codes: dict[str, list] = field(default_factory=dict)
     """Numeric features that may hold codes (:data:`MAX_CODES`): column -> its values."""
     dialect: dict[str, str] = field(default_factory=dict)
-    """The CSV's separator and decimal mark when they are not the comma and the point
-    (:func:`~libre_lib.ops.sources.csv_dialect`)."""
+    """The CSV's separator, decimal mark and thousands mark when they are not the comma, the
+    point and none (:func:`~libre_lib.ops.sources.csv_dialect`)."""
     rows_read: int = 0
     more_rows: bool = False
     n_unlabeled: int = 0
@@ -136,6 +136,9 @@ class Starter:
         if "decimal" in self.dialect:
             lines.append("  # and writes numbers with a decimal comma (3,25)")
             options.append(f"decimal: {json.dumps(self.dialect['decimal'])}")
+        if "thousands" in self.dialect:
+            lines.append("  # with points between thousands (4.299,90)")
+            options.append(f"thousands: {json.dumps(self.dialect['thousands'])}")
         if self.missing_markers:
             lines.append("  # in columns of numbers these texts stand for missing values (read as")
             lines.append("  # missing in every column):")

@@ -96,6 +96,27 @@ def test_init_reads_a_semicolon_csv_with_decimal_commas_and_says_so(tmp_path):
     assert spec.features.include == ["amount"] and spec.features.categorical == []
 
 
+def test_init_reads_points_between_thousands_beside_a_decimal_comma(tmp_path):
+    """4.299,90: read as text, the one column with the signal was left out as an id."""
+    income = [500 + 37.5 * i for i in range(200)]
+    written = [f"{v:,.2f}".replace(",", "X").replace(".", ",").replace("X", ".") for v in income]
+    assert "4.212,50" in written
+    frame = pd.DataFrame({"income": written, "target": [int(v > 2500) for v in income]})
+    frame.to_csv(tmp_path / "eu.csv", index=False, sep=";")
+    out = tmp_path / "eu.yaml"
+    result = runner.invoke(
+        app, ["init", str(tmp_path / "eu.csv"), "--target", "target", "-o", str(out)],
+        terminal_width=300,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "decimal comma (points between thousands)" in result.output
+    spec = load_spec(out)
+    assert spec.data.read_options == {"sep": ";", "decimal": ",", "thousands": "."}
+    assert spec.features.include == ["income"] and spec.features.categorical == []
+    read = pd.read_csv(tmp_path / "eu.csv", **spec.data.read_options)
+    assert read["income"].tolist() == income
+
+
 def test_init_names_columns_that_may_hold_codes(tmp_path):
     data = tmp_path / "visits.csv"
     pd.DataFrame(
