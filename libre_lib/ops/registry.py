@@ -971,6 +971,15 @@ class ModelRegistry:
                 f"{rows} {metric} {value:.3f}{why}",
             )
         delta = value - best
+        if compared.kind == "training":
+            return decision(
+                False,
+                f"{rows} {metric} {value:.3f} against the champion {champion.version}'s "
+                f"{best:.3f} (change {delta:+.3f}); {compared.scored_on}{why}: without a holdout "
+                "(holdout_fraction: 0) it is not promoted automatically; `libre models promote "
+                f"{candidate.pipeline} {name}` promotes it",
+                delta,
+            )
         promoted = value + FLOAT_SLACK >= best - tolerance
         tol = f" minus tolerance {tolerance:g}" if tolerance else ""
         verdict = "is not below" if promoted else "is below"

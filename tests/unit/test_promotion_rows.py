@@ -101,6 +101,14 @@ def test_without_a_holdout_the_decision_says_the_figures_are_in_sample(registry,
     assert decision.scored_on.endswith(
         f"(no holdout: {challenger.version} was fitted on them, so the comparison favours it)"
     )
+    # a comparison that favours it does not promote it: the user does, knowingly
+    assert not decision.promoted
+    assert decision.reason.endswith(
+        f"it is not promoted automatically; `libre models promote {PIPE} {challenger.version}` "
+        "promotes it"
+    )
+    assert not registry.promote(PIPE, challenger.version, holdout=rows).promoted
+    assert registry.champion(PIPE).version == _champion.version
 
 
 def test_the_changes_compare_the_same_rows_and_say_so(registry, split):
