@@ -29,6 +29,7 @@ from libre_flows.flows.cli.common import (
     fail,
     interrupted,
     pipeline_console,
+    refuse_spec_file,
     server_note,
     user_errors,
     work_committed,
@@ -289,6 +290,7 @@ def report(
     """Print a finished run's rule report: the latest run of a pipeline, or a run folder."""
     run_dir = Path(target)
     try:
+        refuse_spec_file(target, "a pipeline name or a run folder")
         if not run_dir.is_dir():
             if "/" in target or "\\" in target:
                 raise FileNotFoundError(

@@ -174,6 +174,23 @@ def interrupted(what: str) -> None:
     raise typer.Exit(code=130)
 
 
+def refuse_spec_file(given: str | Path, wanted: str) -> None:
+    """A ``FileNotFoundError`` when ``given``, where ``wanted`` (a pipeline name, a model) is
+    expected, is a spec file: naming the pipeline by its spec is a natural slip."""
+    path = Path(given)
+    if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
+        return
+    name = None
+    with contextlib.suppress(Exception):  # any spec error: the hint goes without the name
+        import yaml
+
+        name = yaml.safe_load(path.read_text(encoding="utf-8")).get("name")
+    hint = f" ({name!r})" if isinstance(name, str) else " (its `name:`)"
+    raise FileNotFoundError(
+        f"{given} is a pipeline spec: pass {wanted}, e.g. the spec's name{hint}."
+    )
+
+
 def user_errors() -> tuple[type[BaseException], ...]:
     return (Exception,)
 

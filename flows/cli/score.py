@@ -22,6 +22,7 @@ from libre_flows.flows.cli.common import (
     fail,
     interrupted,
     pipeline_console,
+    refuse_spec_file,
     server_note,
     user_errors,
     work_committed,
@@ -43,6 +44,7 @@ _REF = re.compile(r"^(?P<pipeline>[a-z0-9][a-z0-9-]*)(?:@(?P<version>[\w-]+))?$"
 
 def resolve_model(model: Path, store: Path) -> Path:
     """A model.json path as given, or the registered version a PIPELINE[@VERSION] names."""
+    refuse_spec_file(model, "a pipeline name (PIPELINE or PIPELINE@VERSION) or a model.json")
     match = _REF.match(str(model))
     if model.exists() or match is None:
         return model

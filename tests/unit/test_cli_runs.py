@@ -1,9 +1,14 @@
 """The CLI around runs: `libre report PIPELINE` picks the latest run (two runs in one second
-were ordered by the random tail of their folder names); `libre train` prints the run's notes."""
+were ordered by the random tail of their folder names); `libre train` prints the run's notes;
+a spec file given for a pipeline name is named as such."""
 
 import os
 
-from libre_flows.flows.cli import latest_run
+from typer.testing import CliRunner
+
+from libre_flows.flows.cli import app, latest_run
+
+runner = CliRunner()
 
 
 def test_the_latest_of_two_runs_in_one_second_is_the_one_written_last(tmp_path):
@@ -89,3 +94,16 @@ def test_every_command_lists_as_one_line_and_its_help_loses_no_text():
         assert result.exit_code == 0, result.output
         shown = " ".join(result.output.split())
         assert " ".join(first.replace("`", "").split()) in shown, (path, shown)
+
+
+def test_a_spec_file_given_for_a_pipeline_name_is_named_as_such(tmp_path):
+    spec = tmp_path / "pima.yaml"
+    spec.write_text("name: pima\n")
+    for args, wanted in [
+        (["score", str(spec), "in.csv", "out.parquet"], "pass a pipeline name (PIPELINE or"),
+        (["report", str(spec)], "pass a pipeline name or a run folder"),
+    ]:
+        result = runner.invoke(app, args, terminal_width=300)
+        assert result.exit_code == 1, result.output
+        assert f"{spec} is a pipeline spec: {wanted}" in result.output
+        assert "the spec's name ('pima')" in result.output and "Traceback" not in result.output
