@@ -224,14 +224,15 @@ def init(
         highlight=False,
     )
     if found.dialect:
-        decimal = " and a decimal comma" if found.dialect.get("decimal") == "," else ""
-        if found.dialect.get("thousands") == ".":
-            decimal += " (points between thousands)"
-        console.print(
-            f"read with separator {escape(repr(found.dialect['sep']))}{decimal}",
-            soft_wrap=True,
-            highlight=False,
-        )
+        said = []
+        if "sep" in found.dialect:
+            said.append(f"separator {found.dialect['sep']!r}")
+        if found.dialect.get("decimal") == ",":
+            thousands = " (points between thousands)" if "thousands" in found.dialect else ""
+            said.append(f"a decimal comma{thousands}")
+        if "encoding" in found.dialect:
+            said.append(f"{found.dialect['encoding']} text (not UTF-8)")
+        console.print(f"read with {escape(' and '.join(said))}", soft_wrap=True, highlight=False)
     for column, why in found.left_out.items():
         console.print(f"left out: {escape(column)} ({why})", soft_wrap=True, highlight=False)
     if found.n_unlabeled:

@@ -52,7 +52,7 @@ from ..errors import DataError, ParameterError, excerpt
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly
 from .registry import registered_version, verified_text
-from .sources import csv_dialect, skipped_entry
+from .sources import csv_dialect, skipped_entry, text_encoding
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -369,11 +369,9 @@ class _Reader:
         self.null_values = list(
             dict.fromkeys([*pacsv.ConvertOptions().null_values, *contract.missing_markers])
         )
-        # Streaming: smaller blocks (the reader's read-ahead is counted in blocks) and one
-        # thread (the reader then counts rows, so a conversion error names its line).
-        self.csv_stream = pacsv.ReadOptions(block_size=_CSV_STREAM_BLOCK_BYTES, use_threads=False)
         self.schemas: dict = {}
         self.dialects: dict = {}
+        self.encodings: dict = {}
 
     def dialect(self, file: InputFile) -> tuple:
         """The CSV file's (ParseOptions, decimal point): its separator and decimal mark as
@@ -383,12 +381,24 @@ class _Reader:
 
         if file.path not in self.dialects:
             with self.errors(file):
-                found = csv_dialect(str(file.path))
+                encoding = text_encoding(str(file.path))
+                found = csv_dialect(str(file.path), encoding=encoding)
             self.dialects[file.path] = (
                 pacsv.ParseOptions(delimiter=found.get("sep", ",")),
                 found.get("decimal", "."),
             )
+            self.encodings[file.path] = encoding or "utf8"
         return self.dialects[file.path]
+
+    def read_options(self, file: InputFile, block_size: int, use_threads: bool = True):
+        """pyarrow's ReadOptions for the CSV file, in its encoding (:func:`text_encoding`:
+        a file written in cp1252 or latin-1, as :func:`csv_dialect` read it)."""
+        import pyarrow.csv as pacsv
+
+        self.dialect(file)
+        return pacsv.ReadOptions(
+            block_size=block_size, use_threads=use_threads, encoding=self.encodings[file.path]
+        )
 
     def dataset(self, file: InputFile):
         import pyarrow.csv as pacsv
@@ -400,7 +410,7 @@ class _Reader:
             # Discovery infers every type, so a bad value cannot hide a missing column.
             fmt = ds.CsvFileFormat(
                 parse_options=parse,
-                read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES),
+                read_options=self.read_options(file, _CSV_BLOCK_BYTES),
                 convert_options=pacsv.ConvertOptions(
                     strings_can_be_null=True, null_values=self.null_values, decimal_point=decimal
                 ),
@@ -439,7 +449,7 @@ class _Reader:
         convert = pacsv.ConvertOptions(
             column_types=dict.fromkeys(columns, pa.string()), include_columns=columns
         )
-        read = pacsv.ReadOptions(block_size=_CSV_BLOCK_BYTES, use_threads=False)
+        read = self.read_options(file, _CSV_BLOCK_BYTES, use_threads=False)
         with (
             self.errors(file),
             pacsv.open_csv(
@@ -491,7 +501,9 @@ class _Reader:
                 )
                 source = pacsv.open_csv(
                     str(file.path),
-                    read_options=self.csv_stream,
+                    # streaming: smaller blocks (the reader's read-ahead is counted in blocks)
+                    # and one thread (the reader then counts rows, so an error names its line)
+                    read_options=self.read_options(file, _CSV_STREAM_BLOCK_BYTES, False),
                     parse_options=parse,
                     convert_options=convert,
                 )

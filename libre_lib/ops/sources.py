@@ -220,19 +220,49 @@ def separator_hint(columns) -> str:
     )
 
 
-def csv_dialect(location: str, sample_rows: int = 200) -> dict:
+#: Suffixes of compressed files, whose bytes say nothing of their text's encoding.
+_COMPRESSED = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tar")
+
+
+def text_encoding(location: str, probe_bytes: int = 1 << 22) -> str | None:
+    """The encoding of a CSV file that is not UTF-8 (the reader's default): the first of
+    cp1252 (Windows' Western text) and latin-1 that reads its first ``probe_bytes``; None for
+    UTF-8, compressed files and files that cannot be read here."""
+    if location.lower().endswith(_COMPRESSED):
+        return None
+    try:
+        with open(location, "rb") as handle:
+            raw = handle.read(probe_bytes)
+    except OSError:
+        return None
+    try:
+        raw.decode("utf-8")
+        return None
+    except UnicodeDecodeError as exc:
+        if len(raw) == probe_bytes and exc.start >= len(raw) - 3:
+            return None  # a character cut by the probe's end
+    for encoding in ("cp1252", "latin-1"):
+        try:
+            raw.decode(encoding)
+            return encoding
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def csv_dialect(location: str, sample_rows: int = 200, encoding: str | None = None) -> dict:
     """``read_options`` for a CSV file written with another separator than the comma
     (:data:`OTHER_SEPARATORS`) and, with it, numbers with a decimal comma (a text column
     whose present values are at least 80 % such numbers, points between thousands allowed:
     then ``thousands: "."`` too); {} for a plain CSV."""
     try:  # an empty file, or a header without rows, is left to the reader's own errors
-        sep = separator_of(pd.read_csv(location, nrows=0).columns)
+        sep = separator_of(pd.read_csv(location, nrows=0, encoding=encoding).columns)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError):
         return {}
     if sep is None:
         return {}
     options = {"sep": sep}
-    frame = pd.read_csv(location, sep=sep, nrows=sample_rows)
+    frame = pd.read_csv(location, sep=sep, nrows=sample_rows, encoding=encoding)
     for column in frame.columns:
         present = frame[column].dropna()
         if pd.api.types.is_numeric_dtype(present.dtype) or present.empty:

@@ -16,7 +16,14 @@ import yaml
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError
 from ..inputs import date_text_example, numbers_as_text_message, python_scalar, yes_of_pair
-from .sources import csv_dialect, read_source, read_types, separator_hint, source_files
+from .sources import (
+    csv_dialect,
+    read_source,
+    read_types,
+    separator_hint,
+    source_files,
+    text_encoding,
+)
 from .spec import DataSource, PipelineSpec, directory_format, parse_spec
 
 #: Rows read to write the spec (the first ones; of a directory, its first file's).
@@ -139,6 +146,9 @@ class Starter:
         if "thousands" in self.dialect:
             lines.append("  # with points between thousands (4.299,90)")
             options.append(f"thousands: {json.dumps(self.dialect['thousands'])}")
+        if "encoding" in self.dialect:
+            lines.append(f"  # the file's text is {self.dialect['encoding']}, not UTF-8")
+            options.append(f"encoding: {json.dumps(self.dialect['encoding'])}")
         if self.missing_markers:
             lines.append("  # in columns of numbers these texts stand for missing values (read as")
             lines.append("  # missing in every column):")
@@ -149,11 +159,15 @@ class Starter:
 
 
 def dialect(location: str, file_format: str) -> dict[str, str]:
-    """The read options a CSV (a directory's first file) needs for its separator and decimal
-    mark (:func:`~libre_lib.ops.sources.csv_dialect`); {} for Parquet and plain CSV."""
+    """The read options a CSV (a directory's first file) needs for its separator, decimal and
+    thousands marks (:func:`~libre_lib.ops.sources.csv_dialect`) and its encoding when it is
+    not UTF-8 (:func:`~libre_lib.ops.sources.text_encoding`); {} for Parquet and plain CSV."""
     if file_format != "csv":
         return {}
-    return csv_dialect(source_files(location, file_format)[0])
+    first = source_files(location, file_format)[0]
+    encoding = text_encoding(first)
+    options = csv_dialect(first, encoding=encoding)
+    return {**options, "encoding": encoding} if encoding else options
 
 
 def sample(

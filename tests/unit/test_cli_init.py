@@ -192,3 +192,22 @@ def test_init_refuses_target_values_that_differ_only_by_spaces(tmp_path):
     assert result.exit_code == 1, result.output
     assert "differ only by spaces: ' Yes' (66 rows), 'Yes ' (2 rows)" in result.output
     assert "Traceback" not in result.output and not out.exists()
+
+
+def test_init_reads_a_csv_written_in_a_windows_encoding_and_says_so(tmp_path):
+    """'utf-8' codec can't decode byte 0xe9, about a spec that did not exist yet."""
+    rows = "".join(
+        f"{['Orléans', 'Paris', 'Besançon'][i % 3]},{20 + i},{i % 2}\n" for i in range(60)
+    )
+    (tmp_path / "towns.csv").write_bytes(("ville,age,target\n" + rows).encode("cp1252"))
+    out = tmp_path / "towns.yaml"
+    result = runner.invoke(
+        app, ["init", str(tmp_path / "towns.csv"), "--target", "target", "-o", str(out)],
+        terminal_width=300,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "read with cp1252 text (not UTF-8)" in result.output
+    spec = load_spec(out)
+    assert spec.data.read_options == {"encoding": "cp1252"}
+    read = pd.read_csv(tmp_path / "towns.csv", **spec.data.read_options)
+    assert set(read["ville"]) == {"Orléans", "Paris", "Besançon"}

@@ -579,6 +579,24 @@ def test_a_csv_written_with_semicolons_and_decimal_commas_scores_as_the_plain_on
     assert pq.read_table(tmp_path / "tabs.parquet").equals(plain)
 
 
+def test_a_csv_written_in_a_windows_encoding_scores_as_the_utf8_one(credit, tmp_path):
+    """A file saved from a Western Windows spreadsheet (cp1252: "Orléans" as byte 0xe9) failed
+    with "invalid UTF8"; its text now reads as written."""
+    X, model, contract = credit
+    frame = X.iloc[:60].assign(town=["Orléans", "Besançon", "Paris"] * 20)
+    (tmp_path / "utf8").mkdir()
+    (tmp_path / "windows").mkdir()
+    frame.to_csv(tmp_path / "utf8" / "new.csv", index=False)
+    frame.to_csv(tmp_path / "windows" / "new.csv", index=False, encoding="cp1252")
+    with pytest.raises(UnicodeDecodeError):
+        (tmp_path / "windows" / "new.csv").read_text(encoding="utf-8")
+    score_files(model, tmp_path / "utf8", tmp_path / "utf8.parquet", contract=contract)
+    score_files(model, tmp_path / "windows", tmp_path / "windows.parquet", contract=contract)
+    windows = pq.read_table(tmp_path / "windows.parquet")
+    assert windows.equals(pq.read_table(tmp_path / "utf8.parquet"))
+    assert set(windows.column("town").to_pylist()) == {"Orléans", "Besançon", "Paris"}
+
+
 def test_one_class_against_the_rest_says_which_class_its_true_predictions_are(tmp_path):
     """With three classes the predictions are True / False: the summary names the class the
     rules describe beside them ("predicted True (hi)")."""
