@@ -29,7 +29,7 @@ from sklearn.model_selection import train_test_split
 from ..discretization import CATEGORICAL, Discretization, identifier_messages
 from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
-from ..errors import DataError, SpecError
+from ..errors import DataError, SpecError, excerpt
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier, auto_refit_order
 from ..inputs import Target, as_frame, binary_target, misread_text_columns, python_scalar
 from ..params import AUTO
@@ -106,7 +106,11 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
     features = spec.features
     unknown = [c for c in (features.include or []) + features.exclude if c not in frame.columns]
     if unknown:
-        raise SpecError(f"features.include/exclude name columns not in the data: {unknown}.")
+        raise SpecError(
+            f"features.include/exclude name columns not in the data ({spec.data.path}): "
+            f"{unknown}. Columns are: {excerpt(list(frame.columns), 600)}."
+            + separator_hint(frame.columns)
+        )
     keep = features.include if features.include is not None else list(frame.columns)
     keep = [c for c in keep if c not in features.exclude and c != target_column]
     declared = features.categorical or []

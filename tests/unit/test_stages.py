@@ -363,6 +363,13 @@ def test_select_columns_names_categorical_columns_that_are_not_features(unlabell
     unknown = spec.features.model_copy(update={"categorical": ["nodes"]})
     with pytest.raises(SpecError, match=r"features.categorical names columns not in the data"):
         stages.select_columns(frame, _with(spec, features=unknown))
+    included = spec.features.model_copy(update={"include": ["a", "weight"]})
+    with pytest.raises(
+        SpecError,
+        match=r"features.include/exclude name columns not in the data \(.+\): \['weight'\]\. "
+        r"Columns are: \['a', 'b', 'target'\]",
+    ):
+        stages.select_columns(frame, _with(spec, features=included))
     excluded = spec.features.model_copy(update={"categorical": ["b"], "exclude": ["b"]})
     with pytest.raises(SpecError, match=r"not features .*\['b'\]"):
         stages.select_columns(frame, _with(spec, features=excluded))
