@@ -154,6 +154,12 @@ def commit_temp(temp: Path, final: Path, sync: bool = True) -> None:
 
 def write_failed(path: Path, exc: BaseException) -> ArtifactError:
     """Return the error raised when writing ``path`` failed."""
+    blocked = next((p for p in Path(path).parents if p.exists() and not p.is_dir()), None)
+    if isinstance(exc, NotADirectoryError) and blocked is not None:
+        return ArtifactError(
+            f"Could not write {path}: {blocked} is a file, not a folder (a store or output "
+            "path that names a file?); no partial file was left."
+        )
     return ArtifactError(
         f"Could not write {path}: {exc}. Check free disk space and write permission on "
         f"{path.parent}; no partial file was left at that path."

@@ -733,6 +733,8 @@ def load_spec(path: str | Path) -> PipelineSpec:
     deep, so no spec can expand into more than its own size."""
     path = Path(path)
     where = excerpt(str(path))
+    if path.is_dir():
+        raise SpecError(f"Spec file {where} is a directory: give the path of a spec (.yaml) file.")
     if not path.is_file():
         raise SpecError(f"Spec file {where} does not exist.")
     size = path.stat().st_size

@@ -42,6 +42,10 @@ def test_a_failed_write_raises_an_artifact_error_and_leaves_nothing(tmp_path):
     with pytest.raises(ArtifactError, match="no partial file was left"):
         atomic_write_text(blocker / "model.json", "{}")
     assert os.listdir(tmp_path) == ["not-a-folder"]
+    # the file in the way is named, not free disk space
+    with pytest.raises(ArtifactError, match=rf"{blocker} is a file, not a folder") as caught:
+        atomic_write_text(blocker / "runs" / "model.json", "{}")
+    assert "disk space" not in str(caught.value)
 
 
 def test_remove_stale_removes_only_old_paths(tmp_path):

@@ -169,6 +169,11 @@ def test_a_spec_mistake_a_user_makes_is_named_with_its_fix(section, match):
         parse_spec({**RAW, **section})
 
 
+def test_a_directory_given_as_the_spec_is_named_as_one(tmp_path):
+    with pytest.raises(SpecError, match=r"is a directory: give the path of a spec \(.yaml\) file"):
+        load_spec(tmp_path)
+
+
 @pytest.mark.parametrize(
     ("options", "match"),
     [
