@@ -611,6 +611,14 @@ class _Reader:
                 f"(value {value!r} is not {target}; the type was guessed from the first rows). "
                 "Write that column with one type, or convert the file to Parquet."
             )
+        if file.format == "csv" and "Empty CSV file" in message:
+            return DataError(f"{file.name} is empty: a CSV file to score needs a header row.")
+        repeated = re.search(r"CSV file contained multiple columns named (.+?)(?:$|\n)", message)
+        if file.format == "csv" and repeated:
+            return DataError(
+                f"{file.name}'s header names column {repeated[1]!r} twice: rename one so that "
+                "each name means one column."
+            )
         kind = "CSV" if file.format == "csv" else "Parquet"
         return DataError(f"Could not read {file.name} as {kind}: {message}")
 

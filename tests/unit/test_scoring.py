@@ -597,6 +597,23 @@ def test_a_csv_written_in_a_windows_encoding_scores_as_the_utf8_one(credit, tmp_
     assert set(windows.column("town").to_pylist()) == {"Orléans", "Besançon", "Paris"}
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", r"new\.csv is empty: a CSV file to score needs a header row"),
+        ("a1,a1,a2\nb,c,30\n", r"new\.csv's header names column 'a1' twice: rename one"),
+    ],
+    ids=["empty", "repeated-name"],
+)
+def test_a_csv_the_reader_refuses_is_named_with_what_to_do(credit, tmp_path, text, message):
+    _X, model, contract = credit
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "new.csv").write_text(text)
+    with pytest.raises(DataError, match=message):
+        score_files(model, tmp_path / "in", tmp_path / "out.parquet", contract=contract)
+    assert not (tmp_path / "out.parquet").exists()
+
+
 def test_one_class_against_the_rest_says_which_class_its_true_predictions_are(tmp_path):
     """With three classes the predictions are True / False: the summary names the class the
     rules describe beside them ("predicted True (hi)")."""
