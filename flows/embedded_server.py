@@ -38,6 +38,7 @@ __all__ = [
     "GRACE_S",
     "POLL_S",
     "SERVER_APP",
+    "SERVER_LOG_LEVEL",
     "TOKEN",
     "guard_embedded_server",
     "guarded_servers",
@@ -50,6 +51,8 @@ SERVER_APP = "prefect.server.api.server:create_app"
 """The app Prefect's embedded server runs (how the watchdog recognises it)."""
 TOKEN = "LIBRE_SERVER_GUARD"
 """The environment variable that marks the processes a watchdog guards."""
+SERVER_LOG_LEVEL = "PREFECT_SERVER_LOGGING_LEVEL"
+"""The level of the embedded server's own log: CRITICAL unless set (set it to see more)."""
 POLL_S = 0.5
 GRACE_S = 5.0
 
@@ -85,6 +88,9 @@ def guard_embedded_server() -> subprocess.Popen | None:
         return None
     token = f"{pid}-{uuid.uuid4().hex}"
     os.environ[TOKEN] = token  # before Prefect starts its server: the server inherits it
+    # the temporary server stops with this process, by Ctrl-C too; its services' cancelled
+    # work is not the user's error (it printed some 150 lines of tracebacks after Ctrl-C)
+    os.environ.setdefault(SERVER_LOG_LEVEL, "CRITICAL")
     _guarded[pid] = subprocess.Popen(
         [sys.executable, "-m", __name__, str(pid), token],
         stdin=subprocess.DEVNULL,

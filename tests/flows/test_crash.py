@@ -208,3 +208,22 @@ def test_a_sigkilled_libre_train_leaves_no_prefect_server(write_spec, tmp_path):
     assert watchdogs, "libre train started no watchdog"
     assert _wait_gone(servers, 30) == {}, "Prefect's server outlived the killed libre train"
     assert _wait_gone(watchdogs, 30) == {}, "the watchdog outlived its parent"
+
+
+@pytest.mark.skipif(not LINUX, reason="the guard reads /proc (Linux)")
+def test_the_embedded_servers_own_log_is_quiet_unless_the_user_asks(tmp_path):
+    """Ctrl-C reaches the temporary server too: its services' cancelled work printed some 150
+    lines of tracebacks after the command's one-line message. The server inherits the level
+    from the environment the guard sets up before Prefect starts it (a level the user set
+    stays: ``os.environ.setdefault``)."""
+    code = (
+        "import os; from libre_flows.flows.embedded_server import guard_embedded_server; "
+        "assert guard_embedded_server() is not None; "
+        "print(os.environ['PREFECT_SERVER_LOGGING_LEVEL'])"
+    )
+    env = {k: v for k, v in _env(tmp_path).items() if k != "PREFECT_SERVER_LOGGING_LEVEL"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["CRITICAL"]
