@@ -462,7 +462,10 @@ def _decimal_comma_message(name, counts: pd.Series, n_present: int) -> str | Non
     if not comma.any():
         return None
     as_point = text.map(lambda v: v.replace(",", ".") if isinstance(v, str) else v)
-    numeric = pd.to_numeric(as_point, errors="coerce").notna().to_numpy()
+    try:
+        numeric = pd.to_numeric(as_point, errors="coerce").notna().to_numpy()
+    except (TypeError, ValueError):  # exotic values beside the texts: not numbers as text
+        return None
     n_numeric = int(counts.to_numpy()[numeric].sum())
     if (
         int(numeric.sum()) < MOSTLY_NUMERIC_MIN_DISTINCT

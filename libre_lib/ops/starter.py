@@ -14,7 +14,7 @@ import pandas as pd
 import yaml
 
 from ..discretization import id_like_message, row_ids_message
-from ..errors import DataError
+from ..errors import DataError, LibreError
 from ..inputs import date_text_example, numbers_as_text_message, python_scalar, yes_of_pair
 from .sources import (
     csv_dialect,
@@ -358,11 +358,13 @@ def name_taken(store: str | Path, pipeline: str, data_path: str) -> str | None:
     if not (Path(store) / "models" / pipeline).is_dir():
         return None
     registry = ModelRegistry(store)
-    versions = registry.versions(pipeline)
-    if not versions:
+    try:  # a registry it cannot read is for train and models to report, not init
+        versions = registry.versions(pipeline)
+        spec = registry.spec(pipeline, versions[-1].version) if versions else {}
+        earlier = (spec.get("data") or {}).get("path")
+    except (LibreError, OSError, ValueError, AttributeError):
         return None
-    earlier = registry.spec(pipeline, versions[-1].version).get("data", {}).get("path")
-    if earlier == data_path:
+    if not versions or earlier == data_path:
         return None
     return (
         f"The store {store} already holds a pipeline named {pipeline!r} ({len(versions)} "
