@@ -14,7 +14,7 @@ import pandas as pd
 import yaml
 
 from ..discretization import id_like_message, row_ids_message
-from ..errors import DataError, LibreError
+from ..errors import DataError, LibreError, SpecError
 from ..inputs import date_text_example, numbers_as_text_message, python_scalar, yes_of_pair
 from .sources import (
     csv_dialect,
@@ -397,8 +397,16 @@ def pipeline_name(path: str | Path) -> str:
 
 def data_format(path: str) -> str:
     """The data's format as a spec with ``data.path`` = ``path`` reads it (a directory's from
-    its files)."""
-    return directory_format(path) or DataSource(path=path).resolved_format()
+    its files), with the spec's own words left out of its errors: there is no spec yet."""
+    try:
+        return directory_format(path) or DataSource(path=path).resolved_format()
+    except SpecError as exc:
+        if Path(path).is_dir() and "without .csv or .parquet files" in str(exc):
+            raise DataError(
+                f"{path} is a directory without .csv or .parquet files: give a data file, or "
+                "the directory that holds them."
+            ) from None
+        raise
 
 
 def _positive(counts: pd.Series) -> tuple[str, str]:

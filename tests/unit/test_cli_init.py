@@ -48,6 +48,15 @@ def test_init_errors_name_the_problem_and_write_nothing(tmp_path):
         assert "Traceback" not in result.output
     result = runner.invoke(app, ["init", str(tmp_path / "nope.csv"), "--target", "x"])
     assert result.exit_code == 1 and "does not exist" in result.output
+    (tmp_path / "empty").mkdir()  # no spec yet: the error speaks of the folder, not data.path
+    result = runner.invoke(
+        app, ["init", str(tmp_path / "empty"), "--target", "x"], terminal_width=300
+    )
+    assert (
+        result.exit_code == 1
+        and "is a directory without .csv or .parquet files: give a data file" in result.output
+    )
+    assert "data.path" not in result.output
     assert not list(tmp_path.glob("*.yaml"))
 
 
