@@ -372,6 +372,7 @@ class _Reader:
         self.schemas: dict = {}
         self.dialects: dict = {}
         self.encodings: dict = {}
+        self.grouping: dict = {}
 
     def dialect(self, file: InputFile) -> tuple:
         """The CSV file's (ParseOptions, decimal point): its separator and decimal mark as
@@ -388,6 +389,7 @@ class _Reader:
                 found.get("decimal", "."),
             )
             self.encodings[file.path] = encoding or "utf8"
+            self.grouping[file.path] = found.get("thousands")
         return self.dialects[file.path]
 
     def read_options(self, file: InputFile, block_size: int, use_threads: bool = True):
@@ -534,8 +536,23 @@ class _Reader:
                 yield self._unmark(pa.Table.from_batches(pending, schema=schema), file)
 
     def _marked(self, file: InputFile) -> list[str]:
-        """The file's columns that have missing-value markers of their own."""
-        return [n for n in self.schema(file).names if n in self.column_markers]
+        """The file's columns read as text and converted by :meth:`_unmark`: those with
+        missing-value markers of their own, and in a CSV with points between thousands
+        (4.299,90, which Arrow's reader cannot take) the columns the model reads as numbers."""
+        import pyarrow as pa
+
+        grouped = file.format == "csv" and self.thousands(file) is not None
+        return [
+            n
+            for n in self.schema(file).names
+            if n in self.column_markers
+            or (grouped and n in self.fixed and pa.types.is_floating(self.fixed[n]))
+        ]
+
+    def thousands(self, file: InputFile) -> str | None:
+        """The CSV file's thousands mark (:func:`csv_dialect`), or None."""
+        self.dialect(file)
+        return self.grouping[file.path]
 
     def _unmark(self, table, file: InputFile):
         """``table`` with each column's own missing-value markers as missing (compared as
@@ -548,15 +565,19 @@ class _Reader:
             index = table.schema.get_field_index(name)
             column = table.column(index)
             text = column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
-            marked = pc.is_in(text, value_set=pa.array(self.column_markers[name], pa.string()))
+            markers = self.column_markers.get(name, [])
+            marked = pc.is_in(text, value_set=pa.array(markers, pa.string()))
             column = pc.if_else(marked, pa.scalar(None, column.type), column)
             wanted = self.fixed.get(name, self.schema(file).field(name).type)
-            if (
+            numbers = (
                 file.format == "csv"
-                and self.dialect(file)[1] == ","
                 and pa.types.is_string(column.type)
                 and pa.types.is_floating(wanted)
-            ):  # numbers written with decimal commas, as the reader would take them
+            )
+            if numbers and self.thousands(file) is not None:  # 4.299,90: the points go
+                column = pc.replace_substring(column, self.thousands(file), "")
+            if numbers and self.dialect(file)[1] == ",":
+                # numbers written with decimal commas, as the reader would take them
                 column = pc.replace_substring(column, ",", ".")
             if column.type != wanted:
                 try:
@@ -565,7 +586,7 @@ class _Reader:
                     raise DataError(
                         f"Could not read column {name!r} of {file.name} as {wanted}: {exc}. "
                         "Its values other than the markers of a missing value "
-                        f"{list(self.column_markers[name])} must be of one type."
+                        f"{list(markers)} must be of one type."
                     ) from None
             table = table.set_column(index, name, column)
         return table
@@ -589,7 +610,8 @@ class _Reader:
         )
         if hit and file.format == "csv":
             index, line, target, value = int(hit[1]), int(hit[2]), hit[3], hit[4]
-            header = _csv_header(file.path)
+            known = self.dialects.get(file.path)  # not dialect(): it may be what failed
+            header = _csv_header(file.path, known[0].delimiter if known else ",")
             column = header[index] if index < len(header) else f"#{index}"
             if column in self.numeric:
                 issue = ContractIssue(
@@ -639,7 +661,7 @@ def _spellings(markers) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _csv_header(path: Path) -> list[str]:
+def _csv_header(path: Path, delimiter: str = ",") -> list[str]:
     import pyarrow as pa
 
     try:
@@ -647,7 +669,7 @@ def _csv_header(path: Path) -> list[str]:
             head = stream.read(1 << 20).decode("utf-8", errors="replace")
     except (OSError, pa.ArrowException):
         return []
-    rows = csv.reader(io.StringIO(head))
+    rows = csv.reader(io.StringIO(head), delimiter=delimiter)
     return next(rows, [])
 
 

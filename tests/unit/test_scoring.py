@@ -2,6 +2,7 @@
 
 import json
 import re
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -421,6 +422,9 @@ def test_csv_types_are_guessed_once_from_the_sample_then_kept(credit, tmp_path, 
     frame.to_csv(tmp_path / "data.csv", index=False)
     with pytest.raises(DataError, match=r"column 'ref' changes type at line 2502 .*'x12'"):
         score_files(model, tmp_path / "data.csv", tmp_path / "out.parquet", contract=contract)
+    frame.to_csv(tmp_path / "data.csv", index=False, sep=";")  # the column named in its dialect
+    with pytest.raises(DataError, match=r"column 'ref' changes type at line 2502 .*'x12'"):
+        score_files(model, tmp_path / "data.csv", tmp_path / "out.parquet", contract=contract)
 
 
 def test_an_id_with_leading_zeros_and_dates_not_read_by_the_model_are_copied_as_written(
@@ -595,6 +599,30 @@ def test_a_csv_written_in_a_windows_encoding_scores_as_the_utf8_one(credit, tmp_
     windows = pq.read_table(tmp_path / "windows.parquet")
     assert windows.equals(pq.read_table(tmp_path / "utf8.parquet"))
     assert set(windows.column("town").to_pylist()) == {"Orléans", "Besançon", "Paris"}
+
+
+def test_a_csv_with_points_between_thousands_scores_as_the_plain_one(tmp_path):
+    """4.299,90 beside a decimal comma: Arrow's reader has no thousands mark, and the column
+    failed as "changes type at line 16"."""
+    income = [500 + 37.5 * i for i in range(200)]
+    frame = pd.DataFrame({"income": income, "age": [20 + i % 50 for i in range(200)]})
+    target = np.array([int(v > 2500) for v in income])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LibreClassifier(random_state=0, max_rules=2).fit(frame, target)
+    assert "income" in str(model.rules_)
+    written = frame.assign(
+        income=[f"{v:,.2f}".replace(",", "X").replace(".", ",").replace("X", ".") for v in income]
+    )
+    assert "4.212,50" in set(written["income"])
+    for name, table in [("plain", frame), ("euro", written)]:
+        (tmp_path / name).mkdir()
+        table.to_csv(tmp_path / name / "new.csv", index=False, sep=";" if name == "euro" else ",")
+        score_files(model, tmp_path / name, tmp_path / f"{name}.parquet")
+    euro = pq.read_table(tmp_path / "euro.parquet")
+    assert euro.equals(pq.read_table(tmp_path / "plain.parquet"))
+    assert euro.column("income").to_pylist() == income
+    assert euro.column("prediction").to_pylist() == list(model.predict(frame))
 
 
 @pytest.mark.parametrize(
