@@ -20,6 +20,15 @@ def _data(folder: Path) -> Path:
     return folder / "payments.parquet"
 
 
+def _init_spec(data: Path, target: str, out: Path):
+    """`libre init DATA --target TARGET -o OUT`, which must succeed: its output and the spec."""
+    result = runner.invoke(
+        app, ["init", str(data), "--target", target, "-o", str(out)], terminal_width=300
+    )
+    assert result.exit_code == 0, result.output
+    return result.output, load_spec(out)
+
+
 def test_init_writes_a_spec_load_spec_reads(tmp_path):
     data = _data(tmp_path)
     out = tmp_path / "specs" / "pay.yaml"
@@ -94,13 +103,8 @@ def test_init_reads_a_semicolon_csv_with_decimal_commas_and_says_so(tmp_path):
         {"amount": [i % 17 + 0.25 for i in range(120)], "fraud": ["false", "true", "false"] * 40}
     )
     frame.to_csv(tmp_path / "payments.csv", index=False, sep=";", decimal=",")
-    out = tmp_path / "pay.yaml"
-    result = runner.invoke(
-        app, ["init", str(tmp_path / "payments.csv"), "--target", "fraud", "-o", str(out)]
-    )
-    assert result.exit_code == 0, result.output
-    assert "read with separator ';' and a decimal comma" in result.output
-    spec = load_spec(out)
+    output, spec = _init_spec(tmp_path / "payments.csv", "fraud", tmp_path / "pay.yaml")
+    assert "read with separator ';' and a decimal comma" in output
     assert spec.data.read_options == {"sep": ";", "decimal": ","}
     assert spec.features.include == ["amount"] and spec.features.categorical == []
 
@@ -112,14 +116,8 @@ def test_init_reads_points_between_thousands_beside_a_decimal_comma(tmp_path):
     assert "4.212,50" in written
     frame = pd.DataFrame({"income": written, "target": [int(v > 2500) for v in income]})
     frame.to_csv(tmp_path / "eu.csv", index=False, sep=";")
-    out = tmp_path / "eu.yaml"
-    result = runner.invoke(
-        app, ["init", str(tmp_path / "eu.csv"), "--target", "target", "-o", str(out)],
-        terminal_width=300,
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert "decimal comma (points between thousands)" in result.output
-    spec = load_spec(out)
+    output, spec = _init_spec(tmp_path / "eu.csv", "target", tmp_path / "eu.yaml")
+    assert "decimal comma (points between thousands)" in output
     assert spec.data.read_options == {"sep": ";", "decimal": ",", "thousands": "."}
     assert spec.features.include == ["income"] and spec.features.categorical == []
     read = pd.read_csv(tmp_path / "eu.csv", **spec.data.read_options)
@@ -209,14 +207,8 @@ def test_init_reads_a_csv_written_in_a_windows_encoding_and_says_so(tmp_path):
         f"{['Orléans', 'Paris', 'Besançon'][i % 3]},{20 + i},{i % 2}\n" for i in range(60)
     )
     (tmp_path / "towns.csv").write_bytes(("ville,age,target\n" + rows).encode("cp1252"))
-    out = tmp_path / "towns.yaml"
-    result = runner.invoke(
-        app, ["init", str(tmp_path / "towns.csv"), "--target", "target", "-o", str(out)],
-        terminal_width=300,
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert "read with cp1252 text (not UTF-8)" in result.output
-    spec = load_spec(out)
+    output, spec = _init_spec(tmp_path / "towns.csv", "target", tmp_path / "towns.yaml")
+    assert "read with cp1252 text (not UTF-8)" in output
     assert spec.data.read_options == {"encoding": "cp1252"}
     read = pd.read_csv(tmp_path / "towns.csv", **spec.data.read_options)
     assert set(read["ville"]) == {"Orléans", "Paris", "Besançon"}
