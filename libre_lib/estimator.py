@@ -839,7 +839,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             if not named and sorted(names) == sorted(self.columns_):
                 # columns named by numbers or tuples (no feature_names_in_, as in scikit-learn):
                 # the rules name them, so they are matched by name, not position
-                return as_frame(X)[self.columns_]
+                return as_frame(X, allow_empty=True)[self.columns_]
             if named:
                 warnings.warn(
                     "X has feature names, but LibreClassifier was fitted without feature "
@@ -854,9 +854,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                     UserWarning,
                     stacklevel=3,
                 )
-            return as_frame(X.set_axis(self.columns_, axis=1))
+            return as_frame(X.set_axis(self.columns_, axis=1), allow_empty=True)
         if isinstance(X, pd.DataFrame):
-            frame = as_frame(X)
+            frame = as_frame(X, allow_empty=True)
             expected = self.columns_
             if list(frame.columns) != expected:
                 missing = [c for c in expected if c not in frame.columns]
@@ -869,7 +869,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                     )
                 frame = frame[expected]
             return frame
-        frame = as_frame(X, feature_names=None)
+        frame = as_frame(X, feature_names=None, allow_empty=True)
         if frame.shape[1] != self.n_features_in_:
             raise SchemaError(
                 f"X has {frame.shape[1]} features, but LibreClassifier is expecting "
@@ -1001,7 +1001,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             (names that are numbers or tuples too, as the rules show them). Other names raise
             a :class:`~libre_lib.errors.SchemaError`, or, for a model fitted on an array or on
             columns named by numbers, are matched by position with a warning. An array's
-            columns are matched by position.
+            columns are matched by position. A batch without rows gives an empty result.
 
         Returns
         -------

@@ -46,8 +46,11 @@ _DECIMAL_PROBE = 100
 _DATE_KINDS = frozenset({"datetime64", "datetime", "date", "timedelta64", "timedelta", "period"})
 
 
-def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
-    """Return ``X`` as a DataFrame with unique string column names, rejecting unusable input."""
+def as_frame(
+    X, feature_names: Sequence[str] | None = None, allow_empty: bool = False
+) -> pd.DataFrame:
+    """Return ``X`` as a DataFrame with unique string column names, rejecting unusable input
+    (and no rows, unless ``allow_empty``: a batch to predict may have none)."""
     if isinstance(X, pd.Series):
         raise DataError(
             f"X is a pandas Series ({X.size} values): pass a DataFrame, X.to_frame().T for one "
@@ -85,7 +88,7 @@ def as_frame(X, feature_names: Sequence[str] | None = None) -> pd.DataFrame:
             f"Found array with 0 feature(s) (shape={frame.shape}) while a minimum of 1 is "
             "required: LibreClassifier needs at least one feature column."
         )
-    if frame.shape[0] == 0:
+    if frame.shape[0] == 0 and not allow_empty:
         raise DataError(
             f"Found array with 0 sample(s) (shape={frame.shape}) while a minimum of 1 is "
             "required: X has no rows."

@@ -688,3 +688,19 @@ def test_contiguous_rules_have_one_range_per_numeric_condition():
         fires = rule.evaluate(X)
         assert stats.positives == positive[fires].sum()
         assert stats.negatives == (~positive[fires]).sum()
+
+
+def test_a_batch_without_rows_predicts_nothing_instead_of_failing():
+    """A filtered batch can be empty (``model.predict(df[df.new])``): every prediction method
+    returns its empty result; fitting on no rows stays an error."""
+    X, y = X4, Y4
+    model = LibreClassifier(random_state=0, n_estimators=2).fit(X, y)
+    empty = X.iloc[:0]
+    assert model.predict(empty).shape == (0,)
+    assert model.predict_proba(empty).shape == (0, 2)
+    assert model.decision_function(empty).shape == (0,)
+    assert model.fired_rules(empty).shape == (0, len(model.rules_))
+    assert list(model.explain(empty).columns) == ["prediction", "rules", "explanation"]
+    assert model.predict(X.to_numpy()[:0]).shape == (0,)
+    with pytest.raises(DataError, match="X has no rows"):
+        LibreClassifier().fit(empty, [])
