@@ -696,6 +696,16 @@ def check_sample_weight(sample_weight, n_rows: int, owner: str = "LibreClassifie
     return weight
 
 
+def spelled_alike(values) -> list | None:
+    """The first group of text ``values`` that differ only by surrounding spaces (``" Yes"``
+    and ``"Yes "``), in their order, or None."""
+    groups: dict[str, list] = {}
+    for value in values:
+        if isinstance(value, str):
+            groups.setdefault(value.strip(), []).append(value)
+    return next((group for group in groups.values() if len(group) > 1), None)
+
+
 def binary_target(
     y, positive_class=None, n_rows: int | None = None, owner: str = "LibreClassifier"
 ) -> Target:
@@ -758,6 +768,13 @@ def binary_target(
         classes = sorted(classes)
     except TypeError:
         classes = sorted(classes, key=str)
+    alike = spelled_alike(classes)
+    if alike:
+        raise DataError(
+            f"y holds labels that differ only by spaces: {', '.join(map(repr, alike))}. As "
+            "separate classes, the rows of all but one would count as the other answer: strip "
+            "the spaces first (e.g. y.str.strip())."
+        )
     if len(classes) < 2:
         raise DataError(f"y has one class ({classes!r}): a rule set needs examples of two classes.")
     if positive_class is not None:

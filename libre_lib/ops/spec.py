@@ -35,6 +35,7 @@ from pydantic_core import PydanticCustomError
 
 from ..errors import SpecError, excerpt, shorten
 from ..estimator import LibreClassifier
+from ..inputs import spelled_alike
 from ..params import MAX_SEED, broken_requirement, broken_rule
 from ..search import PAPER_GRID
 from .sources import DATA_SUFFIXES, skipped_entry
@@ -234,16 +235,13 @@ class TargetSpec(_Strict):
     @field_validator("classes")
     @classmethod
     def _classes(cls, value):
-        bare: dict[str, str] = {}
-        for label in value or ():
-            text = str(label)
-            other = bare.setdefault(text.strip(), text)
-            if other != text:
-                raise ValueError(
-                    f"{other!r} and {text!r} differ only by spaces: as two classes, the rows of "
-                    "one would be counted as the other answer; strip the spaces from the "
-                    "target column"
-                )
+        alike = spelled_alike([str(label) for label in value or ()])
+        if alike:
+            raise ValueError(
+                f"{' and '.join(map(repr, alike))} differ only by spaces: as two classes, the "
+                "rows of one would be counted as the other answer; strip the spaces from the "
+                "target column"
+            )
         return value
 
 

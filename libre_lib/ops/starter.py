@@ -15,7 +15,13 @@ import yaml
 
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError, LibreError, SpecError
-from ..inputs import date_text_example, numbers_as_text_message, python_scalar, yes_of_pair
+from ..inputs import (
+    date_text_example,
+    numbers_as_text_message,
+    python_scalar,
+    spelled_alike,
+    yes_of_pair,
+)
 from .sources import (
     csv_dialect,
     read_source,
@@ -377,11 +383,9 @@ def name_taken(store: str | Path, pipeline: str, data_path: str) -> str | None:
 def _spelled_alike(counts: pd.Series) -> str | None:
     """The first group of values (with their row counts) that differ only by surrounding
     spaces, as text ("' Yes' (99 rows), 'Yes ' (1 row)"), or None."""
-    bare = pd.Series(counts.index, dtype=object).str.strip()
-    alike = bare[bare.duplicated(keep=False)]
-    if alike.empty:
+    group = spelled_alike(counts.index)
+    if group is None:
         return None
-    group = [counts.index[i] for i in alike.index[alike == alike.iloc[0]]]
     return ", ".join(
         f"{value!r} ({counts[value]:,} row{'s' if counts[value] != 1 else ''})" for value in group
     )
