@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -346,6 +347,16 @@ def _fixed_types(contract: DataContract) -> dict:
     return types
 
 
+class _Dialect(NamedTuple):
+    """How a CSV file is written: separator (as Arrow's ParseOptions), decimal and thousands
+    marks, encoding."""
+
+    parse: Any
+    decimal: str
+    thousands: str | None
+    encoding: str
+
+
 class _Reader:
     """Reads input files as Arrow record batches, with the contract's CSV column types.
 
@@ -370,37 +381,33 @@ class _Reader:
             dict.fromkeys([*pacsv.ConvertOptions().null_values, *contract.missing_markers])
         )
         self.schemas: dict = {}
-        self.dialects: dict = {}
-        self.encodings: dict = {}
-        self.grouping: dict = {}
+        self.dialects: dict[Path, _Dialect] = {}
 
-    def dialect(self, file: InputFile) -> tuple:
-        """The CSV file's (ParseOptions, decimal point): its separator and decimal mark as
+    def dialect(self, file: InputFile) -> _Dialect:
+        """The CSV file's separator, decimal and thousands marks as
         :func:`~libre_lib.ops.sources.csv_dialect` finds them (a file written with ";" and
-        decimal commas, as spreadsheets in many locales write CSV, reads as it was trained)."""
+        decimal commas, as spreadsheets in many locales write CSV, reads as it was trained),
+        and its encoding (:func:`~libre_lib.ops.sources.text_encoding`)."""
         import pyarrow.csv as pacsv
 
         if file.path not in self.dialects:
             with self.errors(file):
                 encoding = text_encoding(str(file.path))
                 found = csv_dialect(str(file.path), encoding=encoding)
-            self.dialects[file.path] = (
+            self.dialects[file.path] = _Dialect(
                 pacsv.ParseOptions(delimiter=found.get("sep", ",")),
                 found.get("decimal", "."),
+                found.get("thousands"),
+                encoding or "utf8",
             )
-            self.encodings[file.path] = encoding or "utf8"
-            self.grouping[file.path] = found.get("thousands")
         return self.dialects[file.path]
 
     def read_options(self, file: InputFile, block_size: int, use_threads: bool = True):
-        """pyarrow's ReadOptions for the CSV file, in its encoding (:func:`text_encoding`:
-        a file written in cp1252 or latin-1, as :func:`csv_dialect` read it)."""
+        """pyarrow's ReadOptions for the CSV file, in its encoding."""
         import pyarrow.csv as pacsv
 
-        self.dialect(file)
-        return pacsv.ReadOptions(
-            block_size=block_size, use_threads=use_threads, encoding=self.encodings[file.path]
-        )
+        encoding = self.dialect(file).encoding
+        return pacsv.ReadOptions(block_size=block_size, use_threads=use_threads, encoding=encoding)
 
     def dataset(self, file: InputFile):
         import pyarrow.csv as pacsv
@@ -408,7 +415,7 @@ class _Reader:
 
         fmt = "parquet"
         if file.format == "csv":
-            parse, decimal = self.dialect(file)
+            parse, decimal, *_ = self.dialect(file)
             # Discovery infers every type, so a bad value cannot hide a missing column.
             fmt = ds.CsvFileFormat(
                 parse_options=parse,
@@ -447,7 +454,7 @@ class _Reader:
         import pyarrow.compute as pc
         import pyarrow.csv as pacsv
 
-        parse, _ = self.dialect(file)
+        parse = self.dialect(file).parse
         convert = pacsv.ConvertOptions(
             column_types=dict.fromkeys(columns, pa.string()), include_columns=columns
         )
@@ -494,7 +501,7 @@ class _Reader:
                 # column with markers of its own as text, which _unmark reads
                 types = {f.name: f.type for f in self.schema(file)} | self.fixed
                 types |= dict.fromkeys(self._marked(file), pa.string())
-                parse, decimal = self.dialect(file)
+                parse, decimal, *_ = self.dialect(file)
                 convert = pacsv.ConvertOptions(
                     column_types=types,
                     strings_can_be_null=True,
@@ -541,18 +548,13 @@ class _Reader:
         (4.299,90, which Arrow's reader cannot take) the columns the model reads as numbers."""
         import pyarrow as pa
 
-        grouped = file.format == "csv" and self.thousands(file) is not None
+        grouped = file.format == "csv" and self.dialect(file).thousands is not None
         return [
             n
             for n in self.schema(file).names
             if n in self.column_markers
             or (grouped and n in self.fixed and pa.types.is_floating(self.fixed[n]))
         ]
-
-    def thousands(self, file: InputFile) -> str | None:
-        """The CSV file's thousands mark (:func:`csv_dialect`), or None."""
-        self.dialect(file)
-        return self.grouping[file.path]
 
     def _unmark(self, table, file: InputFile):
         """``table`` with each column's own missing-value markers as missing (compared as
@@ -574,9 +576,10 @@ class _Reader:
                 and pa.types.is_string(column.type)
                 and pa.types.is_floating(wanted)
             )
-            if numbers and self.thousands(file) is not None:  # 4.299,90: the points go
-                column = pc.replace_substring(column, self.thousands(file), "")
-            if numbers and self.dialect(file)[1] == ",":
+            thousands = self.dialect(file).thousands if numbers else None
+            if thousands is not None:  # 4.299,90: the points go
+                column = pc.replace_substring(column, thousands, "")
+            if numbers and self.dialect(file).decimal == ",":
                 # numbers written with decimal commas, as the reader would take them
                 column = pc.replace_substring(column, ",", ".")
             if column.type != wanted:
@@ -611,7 +614,7 @@ class _Reader:
         if hit and file.format == "csv":
             index, line, target, value = int(hit[1]), int(hit[2]), hit[3], hit[4]
             known = self.dialects.get(file.path)  # not dialect(): it may be what failed
-            header = _csv_header(file.path, known[0].delimiter if known else ",")
+            header = _csv_header(file.path, known.parse.delimiter if known else ",")
             column = header[index] if index < len(header) else f"#{index}"
             if column in self.numeric:
                 issue = ContractIssue(
