@@ -53,7 +53,7 @@ from ..errors import DataError, ParameterError, excerpt
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly
 from .registry import registered_version, verified_text
-from .sources import csv_dialect, skipped_entry, text_encoding
+from .sources import csv_dialect, read_types, skipped_entry, text_encoding
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -370,9 +370,11 @@ class _Reader:
     """
 
     def __init__(self, contract: DataContract):
+        import pyarrow as pa
         import pyarrow.csv as pacsv
 
         self.fixed = _fixed_types(contract)
+        self.text = [name for name, type_ in self.fixed.items() if type_ == pa.string()]
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
         self.read = {c.name for c in contract.columns}
         self.column_markers = {c: _spellings(m) for c, m in contract.column_markers.items()}
@@ -536,11 +538,36 @@ class _Reader:
                 n_pending += batch.num_rows
                 while n_pending >= batch_rows:
                     table = pa.Table.from_batches(pending, schema=schema)
-                    yield self._unmark(table.slice(0, batch_rows), file)
+                    yield self._as_read(table.slice(0, batch_rows), file)
                     rest = table.slice(batch_rows)
                     pending, n_pending = rest.to_batches(), rest.num_rows
             if n_pending:
-                yield self._unmark(pa.Table.from_batches(pending, schema=schema), file)
+                yield self._as_read(pa.Table.from_batches(pending, schema=schema), file)
+
+    def _as_read(self, table, file: InputFile):
+        """``table`` as the training read its data: markers of a missing value as missing
+        (:meth:`_unmark`), and the columns the model reads as text categories as text."""
+        return self._as_text(self._unmark(table, file), file)
+
+    def _as_text(self, table, file: InputFile):
+        """A Parquet file's columns that the model reads as text categories but the file
+        stores otherwise (booleans, numbers, pandas categories) converted to text as the
+        pipeline's training read converts them (:func:`~libre_lib.ops.sources.read_types`:
+        ``True`` → ``"True"``, ``3`` → ``"3"``), so a file of the training data's own types
+        scores. (A CSV's are read as text already.)"""
+        import pyarrow as pa
+
+        if file.format != "parquet":
+            return table
+        for name in self.text:
+            index = table.schema.get_field_index(name)
+            if index < 0 or pa.types.is_string(table.schema.field(index).type):
+                continue
+            frame = read_types(table.select([name]).to_pandas(), [name])
+            column = pa.array(frame[name], type=pa.string(), from_pandas=True)
+            # without pandas' record of the file's dtypes, which would turn the text back
+            table = table.set_column(index, name, column).replace_schema_metadata(None)
+        return table
 
     def _marked(self, file: InputFile) -> list[str]:
         """The file's columns read as text and converted by :meth:`_unmark`: those with

@@ -14,7 +14,8 @@ import pytest
 from libre_lib import LibreClassifier, LibreError
 from libre_lib.errors import DataError
 from libre_lib.ops import scoring
-from libre_lib.ops.contract import ContractViolation
+from libre_lib.ops.sources import read_types
+from libre_lib.ops.contract import ContractViolation, DataContract
 from libre_lib.ops.scoring import (
     SCORE_COLUMNS,
     check_inputs,
@@ -682,3 +683,37 @@ def test_a_columns_own_missing_markers_apply_to_that_column_only(credit, tmp_pat
     assert (scored["a14"] == 0).sum() == (frame["a14"] == 0).sum()
     expected = frame.assign(a2=frame["a2"].mask(unknown.to_numpy()))
     assert scored["prediction"].tolist() == list(model.predict(expected))
+
+
+def test_a_parquet_file_of_the_training_datas_own_types_scores(tmp_path):
+    """The pipeline reads categorical columns as text (True → "True", 3 → "3"): a Parquet
+    file that stores them as booleans, integers or pandas categories, as the training file
+    did, was refused ("expected text, found booleans")."""
+    rng = np.random.default_rng(0)
+    n = 300
+    stored = pd.DataFrame(
+        {
+            "flag": pd.array(rng.random(n) < 0.5, dtype="boolean"),
+            "grade": rng.integers(1, 4, n),
+            "city": pd.Series(rng.choice(["a", "b", "c"], n), dtype="category"),
+            "age": rng.integers(18, 80, n).astype(float),
+        }
+    )
+    stored.loc[::9, "flag"] = pd.NA
+    target = ((stored["flag"].fillna(False)) & (stored["grade"] > 1)).astype(int).to_numpy()
+    read = read_types(stored.copy(), ["flag", "grade", "city"])  # as the pipeline's load
+    assert set(read["flag"].dropna()) == {"True", "False"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LibreClassifier(random_state=0, max_rules=2).fit(read, target)
+    assert {"flag", "grade"} <= {f for rule in model.rules_ for f in rule.features}
+    contract = DataContract.from_model(model, read)
+    (tmp_path / "in").mkdir()
+    stored.to_parquet(tmp_path / "in" / "new.parquet")
+    check_inputs(model, tmp_path / "in", contract)
+    summary = score_files(model, tmp_path / "in", tmp_path / "out.parquet", contract=contract)
+    assert summary.report.ok and not summary.report.warnings
+    scored = pq.read_table(tmp_path / "out.parquet")
+    assert scored.column("prediction").to_pylist() == list(model.predict(read))
+    assert scored.column("flag").to_pylist() == read["flag"].tolist()
+    assert scored.column("grade").to_pylist() == read["grade"].tolist()
