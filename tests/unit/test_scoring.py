@@ -14,7 +14,6 @@ import pytest
 from libre_lib import LibreClassifier, LibreError
 from libre_lib.errors import DataError
 from libre_lib.ops import scoring
-from libre_lib.ops.sources import read_types
 from libre_lib.ops.contract import ContractViolation, DataContract
 from libre_lib.ops.scoring import (
     SCORE_COLUMNS,
@@ -25,6 +24,7 @@ from libre_lib.ops.scoring import (
     score_files,
     score_frame,
 )
+from libre_lib.ops.sources import read_types
 
 
 def _fired_lists(model, frame):
