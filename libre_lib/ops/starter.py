@@ -458,9 +458,10 @@ def _dates(series: pd.Series) -> str | None:
     example = date_text_example(series)
     if example is None:
         return None
+    kind = "dates" if pd.api.types.is_datetime64_any_dtype(series.dtype) else "dates as text"
     return (
-        f"dates as text, e.g. {example!r}: rules would name exact days; derive "
-        "features from it (month, day of week, days since an event) to use it"
+        f"{kind}, e.g. {example!r}: rules would name exact days; derive features from it "
+        "(month, day of week, days since an event) to use it"
     )
 
 

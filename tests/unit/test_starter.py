@@ -269,6 +269,7 @@ def test_dates_as_text_or_as_timestamps_are_left_out_with_what_to_derive(tmp_pat
     assert {"signup", "visited", "seen_at"} <= set(found.left_out)
     assert found.left_out["signup"].startswith("dates as text, e.g. '2021-01-01': rules would")
     assert "day of week" in found.left_out["visited"]
+    assert found.left_out["seen_at"].startswith("dates, e.g. '2023-05-01 00:00:00': rules")
     assert {"code", "version", "age", "plan"} <= set(found.features)
     text = found.yaml("data/visits.csv", "data/visits.csv")
     assert "# left out: signup (dates as text" in text
