@@ -35,13 +35,14 @@ Crash safety:
   promotion.
 
 Statuses: ``candidate`` (registered, not decided yet), ``champion``, ``challenger-rejected``,
-``retired`` (was champion, replaced). Promotion rule (:meth:`ModelRegistry.decide`): a version
-is promoted iff its data validation passed, its accuracy is at least ``min_accuracy`` when one
-is given (the majority-class answer's), and there is no champion yet or its metric is at least
-the champion's minus ``tolerance``. Metrics must be "higher is better" (f1, precision,
+``retired`` (was champion, replaced). Promotion rule (:meth:`ModelRegistry.decide`): a version is
+promoted iff its data validation passed, its accuracy is at least ``min_accuracy`` when one is
+given (the majority-class answer's), and there is no champion yet or its metric is at least the
+champion's minus ``tolerance``; a version that a promotion by hand retired (a rollback) is not
+promoted again by a run that reproduces it. Metrics must be "higher is better" (f1, precision,
 recall, accuracy). Given the new version's holdout (:class:`Holdout`), both models are scored on
-those same rows (the champion's model loaded with its checksum verified); the decision says
-which rows were compared (``rows``, ``scored_on``).
+those same rows (the champion's model loaded with its checksum verified); the decision says which
+rows were compared (``rows``, ``scored_on``).
 
 Scope as in :mod:`libre_lib.ops.artifacts`: local file systems with POSIX ``flock``. Without
 ``fcntl`` (Windows) an ``O_EXCL`` lock file is used instead; a process killed while holding it
@@ -113,6 +114,7 @@ CHAMPION_FILE = "champion.json"
 LOCK_FILE = ".lock"
 TEMP_PREFIX = ".tmp-"
 LOCK_TIMEOUT_S = 60.0
+HAND = " by hand"  # ends the reason of a version that a promotion by hand retired
 FLOAT_SLACK = 1e-12  # "not worse" must not fail on float noise (0.58 - 0.02 != 0.56)
 
 _PIPELINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -146,6 +148,12 @@ class ModelVersion:
     decided_at: str | None = None
     library_version: str = __version__
     files_sha256: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def retired_by_hand(self) -> bool:
+        """Whether a promotion by hand (a rollback) retired this version: a run that
+        reproduces it does not promote it again."""
+        return self.status == RETIRED and self.reason.endswith(HAND)
 
     @property
     def is_champion(self) -> bool:
@@ -929,6 +937,13 @@ class ModelRegistry:
         name = candidate.version
         if champion is not None and champion.version == name:
             return decision(True, f"{name} is already the champion.", 0.0)
+        if candidate.retired_by_hand:
+            return decision(
+                False,
+                f"{name} was {candidate.reason} (a rollback), and this run reproduced it (the "
+                "same model, data and spec): a run does not undo a promotion by hand; `libre "
+                f"models promote {candidate.pipeline} {name}` makes it the champion again",
+            )
         if not candidate.validation_passed:
             failed = candidate.validation.get("n_failed")
             detail = f" ({failed} expectation(s) failed)" if failed else ""
@@ -1019,7 +1034,8 @@ class ModelRegistry:
             stamp = _now()
             try:
                 if not decision.promoted:
-                    self._set_status(candidate, REJECTED, decision.reason, stamp)
+                    if not candidate.retired_by_hand:  # it keeps the rollback's reason
+                        self._set_status(candidate, REJECTED, decision.reason, stamp)
                 elif champion is None or champion.version != candidate.version:
                     self._crown(pipeline, candidate, champion, decision.reason, stamp)
                 self._repair(pipeline)
@@ -1073,7 +1089,7 @@ class ModelRegistry:
                 return old
             stamp = _now()
             try:
-                self._crown(pipeline, candidate, old, text, stamp, " by hand")
+                self._crown(pipeline, candidate, old, text, stamp, HAND)
                 self._repair(pipeline)
             except OSError as exc:
                 raise RegistryError(

@@ -1005,3 +1005,42 @@ def test_the_trend_marks_versions_scored_on_their_training_rows(registry, models
     assert f"on its training rows for {second.split('-')[0]}: no holdout" in caption
     held_out = trend.assign(scored_on="holdout")
     assert "optimistic" not in next(c for kind, c in trend_blocks(held_out) if kind == "p")
+
+
+def test_a_run_that_reproduces_a_version_rolled_back_by_hand_does_not_promote_it(registry, models):
+    """A rollback (`libre models promote` of an older version) was undone by the next run on
+    the same data and spec: it reproduced the retired version, whose F1 is not below the
+    champion's, and promoted it again."""
+    kwargs = dict(
+        spec={"name": PIPE},
+        validation=PASSED,
+        data_fingerprint="d" * 64,
+        spec_hash="s" * 64,
+        run_id="run-1",
+    )
+    old, _ = registry.register_unless_unchanged(
+        PIPE, models[0].to_json(), metrics={"f1": 0.6}, **kwargs
+    )
+    registry.promote(PIPE, old.version)
+    bad, _ = registry.register_unless_unchanged(
+        PIPE, models[1].to_json(), metrics={"f1": 0.7}, **kwargs
+    )
+    assert registry.promote(PIPE, bad.version).promoted
+    registry.set_champion(PIPE, old.version, reason="rollback")
+    for run in ("run-2", "run-3"):  # the nightly run, twice
+        again, new = registry.register_unless_unchanged(
+            PIPE, models[1].to_json(), metrics={"f1": 0.7}, **{**kwargs, "run_id": run}
+        )
+        assert not new and again.version == bad.version
+        decision = registry.promote(PIPE, again.version)
+        assert not decision.promoted
+        assert f"replaced by {old.version} by hand (a rollback)" in decision.reason
+        assert f"libre models promote {PIPE} {bad.version}" in decision.reason
+        assert registry.champion(PIPE).version == old.version
+        assert registry.get(PIPE, bad.version).status == "retired"
+    # a new model is compared as before, and the rolled-back version can be promoted by hand
+    newer, new = registry.register_unless_unchanged(
+        PIPE, models[2].to_json(), metrics={"f1": 0.65}, **kwargs
+    )
+    assert new and registry.promote(PIPE, newer.version).promoted
+    assert registry.set_champion(PIPE, bad.version).version == bad.version
