@@ -18,12 +18,12 @@ from prefect.events import DeploymentEventTrigger, Event
 from prefect.schedules import Cron
 from prefect.types.entrypoint import EntrypointType
 
-from libre_lib.errors import LibreError
+from libre_lib.errors import LibreError, SpecError
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
 from .embedded_server import guard_embedded_server, uses_embedded_server
-from .events import deliver
+from .events import SERVED_WITHIN_S, deliver, seconds_since
 from .train import train_flow
 
 DATASET_UPDATED = "libre.dataset.updated"
@@ -107,19 +107,35 @@ def serve(*spec_paths: str | Path, limit: int | None = None) -> None:
     on a work pool (``prefect deploy``) is never replaced: :class:`DeploymentConflict`."""
     from prefect import serve as prefect_serve
 
+    one_spec_per_pipeline(spec_paths)
     deployments = [d for path in spec_paths for d in build_deployments(path, relative_to=None)]
     guard_embedded_server()
     refuse_declared(deployments)
     prefect_serve(*deployments, limit=limit)
 
 
+def one_spec_per_pipeline(spec_paths) -> None:
+    """:class:`~libre_lib.errors.SpecError` if two of the specs name the same pipeline: their
+    deployments would share names, and the last one would silently run the other's."""
+    seen: dict[str, str] = {}
+    for path in spec_paths:
+        pipeline = load_spec(path).name
+        if pipeline in seen:
+            raise SpecError(
+                f"Two specs name the pipeline {pipeline!r} ({seen[pipeline]!r} and "
+                f"{str(path)!r}); their deployments would share names: give each spec its own "
+                "name."
+            )
+        seen[pipeline] = str(path)
+
+
 class DeploymentConflict(LibreError):
-    """``libre serve`` would replace a deployment that a worker runs."""
+    """``libre serve`` would replace a deployment that a worker or another serve runs."""
 
 
 def refuse_declared(deployments: list) -> None:
     """Raise :class:`DeploymentConflict` if one of ``deployments`` exists on the server with a
-    work pool.
+    work pool, or is served by another live process.
 
     Serving a deployment upserts it: a deployment from ``prefect deploy`` would lose its work
     pool and pull step, get this process's absolute spec path and be paused when serving stops.
@@ -146,4 +162,12 @@ def refuse_declared(deployments: list) -> None:
                     "(from prefect deploy); libre serve will not replace it: run those "
                     f"deployments with a worker, or delete them first (prefect deployment "
                     f"delete {name!r}) to serve instead."
+                )
+            polled = seconds_since(existing.last_polled)
+            if not existing.paused and polled is not None and polled < SERVED_WITHIN_S:
+                raise DeploymentConflict(
+                    f"Deployment {name!r} is served by another process (it asked the server "
+                    f"for runs {polled:.0f} s ago): a second libre serve would pause it when it "
+                    "stops, and the other's schedule with it. Stop the other libre serve first "
+                    f"(if it was killed, serve again after {SERVED_WITHIN_S:.0f} s)."
                 )

@@ -15,7 +15,16 @@ import time
 
 from prefect.events import Event
 
-__all__ = ["ACK_TIMEOUT_S", "STORED_TIMEOUT_S", "DeliveryError", "deliver", "listeners"]
+__all__ = [
+    "ACK_TIMEOUT_S",
+    "SERVED_WITHIN_S",
+    "STORED_TIMEOUT_S",
+    "DeliveryError",
+    "deliver",
+    "idle_deployments",
+    "listeners",
+    "seconds_since",
+]
 
 ACK_TIMEOUT_S = 30.0
 """How long :func:`deliver` waits for the server to connect and acknowledge the event."""
@@ -25,6 +34,10 @@ server stores events in batches, every few seconds)."""
 RECONNECTION_ATTEMPTS = 3
 _POLL_S = 0.25
 _PAGE = 200  # automations read per request (the server's default limit)
+
+SERVED_WITHIN_S = 60.0
+"""A served deployment's runner asks the server for its runs every 10 s by default; one that
+asked more recently than this is served by a live process."""
 
 
 class DeliveryError(ConnectionError):
@@ -165,3 +178,51 @@ def listeners(event: Event) -> list[str]:
             if len(page) < _PAGE:
                 return found
             offset += _PAGE
+
+
+def idle_deployments(event: Event) -> list[str]:
+    """The deployments that ``event``'s automations would start a run of, where nothing would
+    run it: paused ones (a ``libre serve`` that stopped pauses its deployments) and served
+    ones (no work pool) that no process has asked for runs in :data:`SERVED_WITHIN_S`. Each as
+    ``"<name> (<why>)"``."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    idle: list[str] = []
+    offset = 0
+    with get_client(sync_client=True) as client:
+        ids = []
+        while True:
+            page = client.read_automations(limit=_PAGE, offset=offset)
+            for automation in page:
+                if automation.enabled and _fires_on(automation.trigger, event):
+                    ids += [
+                        a.deployment_id
+                        for a in automation.actions
+                        if getattr(a, "type", None) == "run-deployment"
+                        and getattr(a, "deployment_id", None) is not None
+                    ]
+            if len(page) < _PAGE:
+                break
+            offset += _PAGE
+        for deployment_id in dict.fromkeys(ids):
+            try:
+                deployment = client.read_deployment(deployment_id)
+            except ObjectNotFound:
+                continue
+            polled = seconds_since(deployment.last_polled)
+            if deployment.paused:
+                idle.append(f"{deployment.name} (paused)")
+            elif not deployment.work_pool_name and (polled is None or polled >= SERVED_WITHIN_S):
+                when = "never" if polled is None else f"{polled / 60:.0f} min ago"
+                idle.append(f"{deployment.name} (no process served it; last asked for runs {when})")
+    return idle
+
+
+def seconds_since(moment) -> float | None:
+    """Seconds from ``moment`` (an aware datetime, or None) to now."""
+    from datetime import UTC, datetime
+
+    if moment is None:
+        return None
+    return max(0.0, (datetime.now(UTC) - moment).total_seconds())

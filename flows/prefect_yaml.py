@@ -16,7 +16,7 @@ import yaml
 from libre_lib.errors import SpecError
 from libre_lib.ops.spec import load_spec
 
-from .deploy import build_deployments
+from .deploy import build_deployments, one_spec_per_pipeline
 from .steps import HOME_VARIABLE, check_project, enter_project
 
 WORK_POOL = "libre-process"
@@ -57,15 +57,11 @@ def declarations(spec_paths: Iterable[str | Path], project: str | Path = ".") ->
         One entry per deployment: name, entrypoint, tags, parameters, schedules, triggers and
         work pool, as ``prefect deploy`` reads them.
     """
-    by_pipeline: dict[str, list] = {}
-    for path in spec_paths:
-        pipeline = load_spec(path).name
-        if pipeline in by_pipeline:
-            raise SpecError(
-                f"Two specs name the pipeline {pipeline!r} (one is {str(path)!r}); their "
-                "deployments would share names: give each spec its own name."
-            )
-        by_pipeline[pipeline] = build_deployments(path, relative_to=project)
+    spec_paths = list(spec_paths)
+    one_spec_per_pipeline(spec_paths)
+    by_pipeline = {
+        load_spec(path).name: build_deployments(path, relative_to=project) for path in spec_paths
+    }
     return [_entry(d) for name in sorted(by_pipeline) for d in by_pipeline[name]]
 
 
@@ -94,6 +90,30 @@ def _entry(deployment) -> dict:
         ]
     entry["work_pool"] = {"name": WORK_POOL, "job_variables": {}}
     return entry
+
+
+#: The first line of every file :func:`render` writes.
+FIRST_LINE = HEADER.splitlines()[0]
+
+
+def refuse_foreign(output: str | Path) -> None:
+    """:class:`~libre_lib.errors.SpecError` if ``output`` is a file that :func:`render` did
+    not write (a project's own ``prefect.yaml``, whose deployments writing would delete)."""
+    path = Path(output)
+    if path.is_dir():
+        raise SpecError(f"{str(path)!r} is a folder: name the prefect.yaml file to write (-o).")
+    if not path.exists():
+        return
+    try:
+        first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+    except (OSError, UnicodeDecodeError):
+        first = ""
+    if first != FIRST_LINE:
+        raise SpecError(
+            f"{str(path)!r} exists and was not written by libre deployments write (a project's "
+            "own prefect.yaml?): writing would replace its deployments. Write to another file "
+            "(-o deployments/prefect.yaml), or pass --force to replace it."
+        )
 
 
 def render(spec_paths: Iterable[str | Path], project: str | Path = ".", output: str = "") -> str:

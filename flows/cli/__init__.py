@@ -374,6 +374,7 @@ def _warn_without_listeners(event, spec: Path) -> None:
         return
     if listening:
         console.print(f"triggers: {', '.join(listening)}")
+        _warn_idle(event, spec)
         return
     errors.print(
         f"[bold yellow]warning:[/] no automation or deployment trigger on the server listens for "
@@ -383,6 +384,23 @@ def _warn_without_listeners(event, spec: Path) -> None:
         "PREFECT_API_URL names",
         highlight=False,
     )
+
+
+def _warn_idle(event, spec: Path) -> None:
+    """Warn when the run the event starts would wait: nothing serves its deployment."""
+    from libre_flows.flows.events import idle_deployments
+
+    try:
+        idle = idle_deployments(event)
+    except Exception as exc:  # the event is delivered; only the check failed
+        errors.print(f"[bold yellow]warning:[/] could not read the deployments ({exc})")
+        return
+    if idle:
+        errors.print(
+            f"[bold yellow]warning:[/] the run waits until a process serves it: "
+            f"{', '.join(idle)}; start `libre serve {spec}` (or the worker of its work pool)",
+            highlight=False,
+        )
 
 
 @app.command()

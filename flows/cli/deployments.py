@@ -35,16 +35,23 @@ def write(
             help="The project folder LIBRE_FLOWS_HOME will name; spec paths are relative to it.",
         ),
     ] = Path("."),
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a prefect.yaml this command did not write.")
+    ] = False,
     debug: Debug = False,
 ) -> None:
     """Write SPECS' deployments as a prefect.yaml for `prefect deploy`.
 
-    The nightly, on-demand and on-new-data deployments, the ones `libre serve` builds."""
+    The nightly, on-demand and on-new-data deployments, the ones `libre serve` builds. A file
+    this command wrote is replaced; another one (your project's own prefect.yaml) only with
+    --force."""
     try:
-        from libre_flows.flows.prefect_yaml import render
+        from libre_flows.flows.prefect_yaml import refuse_foreign, render
         from libre_lib.ops.files import atomic_write_text
 
         text = render(specs, project, output=str(output))
+        if not force:
+            refuse_foreign(output)
         atomic_write_text(output, text)
     except user_errors() as exc:
         fail(exc, debug)

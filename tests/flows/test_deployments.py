@@ -28,6 +28,7 @@ from libre_flows.flows.deploy import (
     notify,
     serve,
 )
+from libre_flows.flows.events import idle_deployments
 from libre_flows.flows.prefect_yaml import declarations, render
 from libre_flows.flows.steps import ProjectFolderError
 from libre_flows.flows.train import train_flow
@@ -97,6 +98,27 @@ def test_libre_deployments_write_writes_the_file(tmp_path, monkeypatch):
     assert yaml.safe_load(output.read_text())["deployments"] == declarations(SPECS, ROOT)
 
 
+def test_libre_deployments_write_keeps_a_prefect_yaml_it_did_not_write(tmp_path, monkeypatch):
+    """The project's own prefect.yaml (another deployment in it) was replaced without a word."""
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+
+    monkeypatch.chdir(ROOT)
+    output = tmp_path / "prefect.yaml"
+    own = "name: my-project\ndeployments:\n  - name: my-etl\n    entrypoint: etl.py:main\n"
+    output.write_text(own)
+    specs = [str(spec.relative_to(ROOT)) for spec in SPECS]
+    command = ["deployments", "write", *specs, "-o", str(output)]
+    refused = CliRunner().invoke(app, command)
+    assert refused.exit_code == 1 and output.read_text() == own
+    said = " ".join(refused.output.split())
+    assert "was not written by libre deployments write" in said and "--force" in said
+    assert CliRunner().invoke(app, [*command, "--force"]).exit_code == 0
+    assert output.read_text().startswith("# Production deployments of the libre-flows")
+    assert CliRunner().invoke(app, command).exit_code == 0  # its own file: written again
+
+
 def test_two_specs_of_one_pipeline_are_refused(spec_copy):
     with pytest.raises(SpecError, match=r"Two specs name the pipeline 'haberman'"):
         declarations([spec_copy(), spec_copy()])
@@ -160,6 +182,37 @@ def test_serve_replaces_deployments_it_served_before(spec_copy, fake_serve):
         "served-before-on-demand",
         "served-before-on-new-data",
     ]
+
+
+def test_serve_refuses_two_specs_of_one_pipeline(spec_copy, fake_serve):
+    """`libre serve a.yaml b.yaml` of one pipeline name served both; the last one's spec path
+    owned the deployments, so a's nightly run trained b's data."""
+    first, second = spec_copy(), spec_copy()
+    with pytest.raises(SpecError, match=r"Two specs name the pipeline 'haberman'") as refused:
+        serve(first, second)
+    assert str(first) in str(refused.value) and str(second) in str(refused.value)
+    assert fake_serve == []
+
+
+def test_serve_refuses_deployments_another_serve_is_serving(spec_copy, fake_serve):
+    """A second `libre serve` of the same spec started silently, and when it stopped it paused
+    the deployments: the first one's nightly run never fired again."""
+    spec = _renamed(spec_copy(), "served-elsewhere")
+    ids = [d.apply() for d in build_deployments(spec, relative_to=None)]
+    with get_client(sync_client=True) as client:
+        client.get_scheduled_flow_runs_for_deployments(ids)  # what a serving runner asks
+    with pytest.raises(DeploymentConflict) as refused:
+        serve(spec)
+    message = str(refused.value)
+    assert "'libre-train/served-elsewhere-nightly' is served by another process" in message
+    assert "Stop the other libre serve first" in message
+    assert fake_serve == []
+    with get_client(sync_client=True) as client:
+        assert not client.read_deployment(ids[0]).paused
+        for deployment_id in ids:  # the other serve stopped: it paused them
+            client.pause_deployment(deployment_id)
+    serve(spec)
+    assert len(fake_serve) == 3
 
 
 def _prefect_deploy(prefect_file: Path, cwd: Path, home: Path | None):
@@ -275,3 +328,20 @@ def test_deployments_read_back_and_the_event_starts_a_run(spec_copy):
             time.sleep(0.5)
         assert runs, "the dataset-updated event did not create a flow run"
         assert runs[0].parameters["spec_path"] == str(spec.resolve())
+
+
+def test_notify_names_a_triggered_deployment_that_nothing_serves(spec_copy):
+    """After `libre serve` stopped (it pauses its deployments) `libre notify` still said
+    "triggers: ..." and exited 0, while the run it started waited for a serve that never came."""
+    spec = _renamed(spec_copy(), "idle-trigger")
+    ids = {d.name: d.apply() for d in build_deployments(spec, relative_to=None)}
+    target = ids["idle-trigger-on-new-data"]
+    event = notify(spec)
+    assert idle_deployments(event) == [
+        "idle-trigger-on-new-data (no process served it; last asked for runs never)"
+    ]
+    with get_client(sync_client=True) as client:
+        client.get_scheduled_flow_runs_for_deployments([target])  # a serve asks for its runs
+        assert idle_deployments(event) == []
+        client.pause_deployment(target)  # the serve stopped
+    assert idle_deployments(event) == ["idle-trigger-on-new-data (paused)"]
