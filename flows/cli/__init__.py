@@ -28,6 +28,7 @@ from libre_flows.flows.cli.common import (
     errors,
     fail,
     interrupted,
+    known_pipelines,
     pipeline_console,
     refuse_spec_file,
     server_note,
@@ -269,6 +270,12 @@ def latest_run(store: Path, pipeline: str) -> Path:
 
     runs = store / RUNS_DIR / pipeline
     finished = _by_time([p for p in runs.glob("*") if (p / RUN_FILE).is_file()], RUN_FILE)
+    if not finished and not runs.is_dir():
+        known = sorted(p.name for p in (store / RUNS_DIR).glob("*") if p.is_dir())
+        raise FileNotFoundError(
+            f"No finished run of {pipeline!r}."
+            + known_pipelines(pipeline, known, str(store / RUNS_DIR))
+        )
     if not finished:
         raise FileNotFoundError(
             f"No finished run of {pipeline!r} under {runs}: train it first (`libre train "
@@ -292,6 +299,8 @@ def report(
     run_dir = Path(target)
     try:
         refuse_spec_file(target, "a pipeline name or a run folder")
+        if run_dir.is_file():  # report.md, model.json, ...: their run folder
+            run_dir = run_dir.parent
         if not run_dir.is_dir():
             if "/" in target or "\\" in target:
                 raise FileNotFoundError(

@@ -191,6 +191,18 @@ def refuse_spec_file(given: str | Path, wanted: str) -> None:
     )
 
 
+def known_pipelines(name: str, known: list[str], where: str) -> str:
+    """The sentence that lists the pipelines ``where`` holds, the closest to ``name`` first
+    (``credit_approval`` for ``credit-approval``), or says it holds none and names --store."""
+    import difflib
+
+    if not known:
+        return f" No pipeline has any under {where} (another folder: --store)."
+    close = difflib.get_close_matches(name.lower().replace("_", "-"), known, n=1, cutoff=0.6)
+    guess = f" Did you mean {close[0]!r}?" if close else ""
+    return f"{guess} Pipelines under {where}: {', '.join(known)}."
+
+
 def user_errors() -> tuple[type[BaseException], ...]:
     return (Exception,)
 

@@ -18,6 +18,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from libre_flows.flows.cli.common import known_pipelines
+
 models_app = typer.Typer(
     add_completion=False,
     rich_markup_mode="markdown",
@@ -89,8 +91,8 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = DEFAULT_STORE) -> Non
                     "every version folder is incomplete or damaged (see the warnings above)."
                 )
             )
-        hint = f" Pipelines with models: {', '.join(known)}." if known else ""
-        _fail(LookupError(f"No model versions of {pipeline!r} under {store / 'models'}.{hint}"))
+        hint = known_pipelines(pipeline, known, str(store / "models"))
+        _fail(LookupError(f"No model versions of {pipeline!r}.{hint}"))
         return
     table = Table(title=f"models of {pipeline}", show_edge=False)
     for column, justify in (

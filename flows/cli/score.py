@@ -21,6 +21,7 @@ from libre_flows.flows.cli.common import (
     console,
     fail,
     interrupted,
+    known_pipelines,
     pipeline_console,
     refuse_spec_file,
     server_note,
@@ -46,13 +47,24 @@ def resolve_model(model: Path, store: Path) -> Path:
     """A model.json path as given, or the registered version a PIPELINE[@VERSION] names."""
     refuse_spec_file(model, "a pipeline name (PIPELINE or PIPELINE@VERSION) or a model.json")
     match = _REF.match(str(model))
-    if model.exists() or match is None:
-        return model
     from libre_lib.ops.registry import ModelRegistry
 
     registry = ModelRegistry(store)
+    if not model.exists() and match is None and _looks_like_a_name(str(model)):
+        raise FileNotFoundError(
+            f"{str(model)!r} is neither a model file nor a pipeline name (pipeline names are "
+            "lowercase letters, digits and dashes)."
+            + known_pipelines(str(model), registry.pipelines(), str(store / "models"))
+        )
+    if model.exists() or match is None:
+        return model
     version = registry.get(match["pipeline"], match["version"] or "champion")
     return version.model_path
+
+
+def _looks_like_a_name(given: str) -> bool:
+    """A bare word, not a path or a file name (no folder, no .json)."""
+    return not any(c in given for c in "/\\") and not given.lower().endswith(".json")
 
 
 InputsArg = Annotated[

@@ -92,6 +92,19 @@ def test_validate_and_report_commands(spec_copy, tmp_path):
     assert code == 0 and "Rule set" in by_name and latest.name in by_name.replace("\n", "")
     code, output = _run("report", "pima", "--store", tmp_path / "store")
     assert code == 1 and "No finished run of 'pima'" in output
+    assert "Pipelines under" in output and "haberman" in output
+    # a file of the run folder reads as the folder (it was "does not exist")
+    code, output = _run("report", latest / "model.json")
+    assert code == 0 and latest.name in output.replace("\n", "") and "Rule set" in output
+    # a typo, as init turns a file's underscores into dashes
+    code, output = _run("report", "Haber_man", "--store", tmp_path / "store")
+    assert code == 1 and "Did you mean 'haberman'?" in " ".join(output.split())
+    data = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets" / "haberman.csv"
+    out = tmp_path / "scored.parquet"
+    code, output = _run("score", "haber_man", data, out, "--store", tmp_path / "store")
+    said = " ".join(output.split())
+    assert code == 1 and "'haber_man' is neither a model file nor a pipeline name" in said
+    assert "Did you mean 'haberman'?" in said and not out.exists()
 
 
 def test_an_unknown_runner_is_refused_before_prefect_starts(spec_copy):
