@@ -217,6 +217,8 @@ def start(port: int | None = None, timeout: float = START_TIMEOUT_S) -> ServerSt
         if stuck is not None and _is_ours(stuck.pid):  # alive, silent for `timeout` s
             _terminate(stuck.pid)
             _remove_state(stuck.pid)
+        if port:
+            _check_free(port)
         log = libre_home() / "server.log"
         env = {**_SERVER_ENV, **os.environ}
         for name in ("PREFECT_API_URL", _GUARD_TOKEN):  # a server, not a client nor guarded
@@ -238,6 +240,22 @@ def start(port: int | None = None, timeout: float = START_TIMEOUT_S) -> ServerSt
             return None
 
         return await_ready(process, ready, "The local Prefect server", log, timeout)
+
+
+def _check_free(port: int) -> None:
+    """A one-line error when another process listens on 127.0.0.1:``port`` (the server would
+    exit with "address already in use" in its log)."""
+    from libre_lib.errors import ParameterError
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise ParameterError(
+                f"Port {port} on 127.0.0.1 is not free ({exc.strerror or exc}): another process "
+                "listens on it. Choose another --port, or leave --port out for any free one."
+            ) from None
 
 
 def await_ready(process, ready, what: str, log, timeout: float, module: str = MODULE, poll=0.2):

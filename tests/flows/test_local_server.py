@@ -61,3 +61,22 @@ def test_commands_start_reuse_and_stop_the_local_server(spec_copy, tmp_path, mon
     assert local_server.running() is None
     code, output = _libre("server", "status")
     assert code == 1 and "not running" in output
+
+
+def test_a_port_in_use_is_named_before_any_server_starts(tmp_path, monkeypatch):
+    """`libre server start --port N` on a busy port said only "exited with code 1: see
+    server.log"."""
+    import socket
+
+    import pytest
+
+    from libre_lib.errors import ParameterError
+
+    monkeypatch.setenv("LIBRE_HOME", str(tmp_path / "home"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(ParameterError, match=rf"Port {port} on 127.0.0.1 is not free"):
+            local_server.start(port=port, timeout=5)
+    assert not (tmp_path / "home" / "server.log").exists()
