@@ -491,8 +491,13 @@ class DataContract:
         """Errors for the contract's columns that are not in ``columns`` (names); ``where``
         names the data in the messages."""
         present = {str(c) for c in columns}
+        loose = {" ".join(name.split()).casefold(): name for name in present}
         return [
-            _missing_issue(c.name, c.in_rules, where) for c in self.columns if c.name not in present
+            _missing_issue(
+                c.name, c.in_rules, where, loose.get(" ".join(c.name.split()).casefold())
+            )
+            for c in self.columns
+            if c.name not in present
         ]
 
     def check(self, frame: pd.DataFrame, *, raise_errors: bool = True) -> ContractReport:
@@ -574,13 +579,19 @@ def _sorted(values) -> list:
         return sorted(values, key=lambda v: (type(v).__name__, str(v)))
 
 
-def _missing_issue(name: str, in_rules: bool, where: str) -> ContractIssue:
-    unused = (
-        ""
-        if in_rules
-        else " (no rule tests it: the model still takes every column it was trained on; "
-        "add it as an empty column to score these rows)"
-    )
+def _missing_issue(
+    name: str, in_rules: bool, where: str, alike: str | None = None
+) -> ContractIssue:
+    """``alike``: a column of ``where`` whose name differs only in case or spaces."""
+    if alike is not None:
+        unused = f" (it has {alike!r}: names must match exactly; rename that column)"
+    elif not in_rules:
+        unused = (
+            " (no rule tests it: the model still takes every column it was trained on; "
+            "add it as an empty column to score these rows)"
+        )
+    else:
+        unused = ""
     return ContractIssue(
         name, MISSING_COLUMN, ERROR, None, (), f"column {name!r}: missing from {where}{unused}"
     )

@@ -714,6 +714,13 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
     schemas, problems = [], []
     for file in files:
         schema = reader.schema(file)
+        added = [c for c in SCORE_COLUMNS if c in schema.names]
+        if added:
+            raise DataError(
+                f"Input {file.name} already has column(s) {added}, which scoring adds: is it an "
+                "earlier scoring output? Move it out of the inputs, or rename or drop those "
+                "columns."
+            )
         for issue in contract.missing_columns(schema.names, where=file.name):
             problems.append(issue.message)
         schemas.append(schema)
@@ -947,6 +954,12 @@ def check_output(output_path: str | os.PathLike) -> Path:
             f"Output {str(output)!r} would be a Parquet file under another name: scoring writes "
             f"Parquet, so name it {output.stem}.parquet (names ending in "
             f"{', '.join(PARQUET_SUFFIXES)})."
+        )
+    blocking = next((p for p in output.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise DataError(
+            f"Output {str(output)!r} cannot be written: {str(blocking)!r} is a file, not a "
+            "folder. Choose another output path."
         )
     return output
 

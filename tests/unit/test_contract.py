@@ -124,6 +124,9 @@ def test_a_missing_column_is_an_error_naming_it(credit):
         contract.check(X.drop(columns=["a6"]))
     assert isinstance(caught.value, LibreError)
     assert [e.column for e in caught.value.report.errors] == ["a6"]
+    # a name that differs only in case or spaces is named (it said only "missing")
+    with pytest.raises(ContractViolation, match=r"it has 'A6 ': names must match exactly"):
+        contract.check(X.rename(columns={"a6": "A6 "}))
 
 
 def test_text_in_a_numeric_column_is_an_error_with_count_and_examples(credit):

@@ -472,6 +472,22 @@ def test_an_output_named_like_another_format_is_refused_before_anything_is_writt
     with pytest.raises(DataError, match=r"scoring writes Parquet, so name it scored\.parquet"):
         score_files(model, tmp_path / "in", output, contract=contract)
     assert not output.exists()
+    # a path under a file (it said "[Errno 17] File exists")
+    (tmp_path / "notes.csv").write_text("kept")
+    with pytest.raises(DataError, match=r"'.*notes\.csv' is a file, not a folder"):
+        score_files(model, tmp_path / "in", tmp_path / "notes.csv" / "out.parquet")
+    assert (tmp_path / "notes.csv").read_text() == "kept"
+
+
+def test_an_earlier_output_among_the_inputs_is_named(credit, tmp_path):
+    """Scoring into the input folder worked; the next run failed with "The input already has
+    column(s) ['prediction', ...]", naming no file."""
+    X, model, contract = credit
+    _write_inputs(X, tmp_path / "in")
+    score_files(model, tmp_path / "in", tmp_path / "in" / "out.parquet", contract=contract)
+    with pytest.raises(DataError, match=r"in/out\.parquet already has column\(s\) \['predic"):
+        score_files(model, tmp_path / "in", tmp_path / "again.parquet", contract=contract)
+    assert not (tmp_path / "again.parquet").exists()
 
 
 def test_integer_columns_of_parquet_inputs_stay_integers(credit, tmp_path):
