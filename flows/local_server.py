@@ -18,6 +18,10 @@ so their flows are the same Prefect flows, recorded in the same database, withou
   default) uses the local server when it runs, else the temporary one; ``auto`` also starts
   the local server in the background when none runs (the first command waits for it, later
   ones reuse it); ``embedded`` always uses the temporary server.
+* A ``libre serve`` on the local server records itself in ``LIBRE_HOME/serve/<pid>.json``
+  while it runs (:func:`serving`); :func:`stop` stops those first, while the server can still
+  take their deployments' pause, since a serve does not follow a restarted server (another
+  port) and would go on asking the old one for runs.
 * ``LIBRE_HOME`` (default ``~/.libre``) holds ``server.json``, ``server.log`` and the start
   lock. The database is Prefect's own (``PREFECT_HOME``, default ``~/.prefect``), as for the
   temporary server and ``prefect server start``.
@@ -290,7 +294,8 @@ def _terminate(pid: int, grace: float = STOP_GRACE_S, module: str = MODULE) -> N
 
 
 def stop(grace: float = STOP_GRACE_S) -> ServerState | None:
-    """Stop the local server (SIGTERM, SIGKILL after ``grace`` seconds).
+    """Stop the ``libre serve`` processes that serve from the local server
+    (:func:`stop_serving`), then the server (SIGTERM, SIGKILL after ``grace`` seconds).
 
     Returns
     -------
@@ -300,10 +305,63 @@ def stop(grace: float = STOP_GRACE_S) -> ServerState | None:
     state = _read_state()
     if state is None:
         return None
+    stop_serving(state.api_url, grace)
     if _is_ours(state.pid):
         _terminate(state.pid, grace)
     _remove_state(state.pid)
     return state
+
+
+SERVE_ARGUMENT = "serve"
+"""The command-line word that marks a ``libre serve`` process."""
+
+
+def _serve_dir() -> Path:
+    return libre_home() / "serve"
+
+
+@contextlib.contextmanager
+def serving(api_url: str):
+    """Record this process as a ``libre serve`` of the server at ``api_url`` while the block
+    runs, so that :func:`stop` stops it first."""
+    from libre_lib.ops.files import atomic_write_text
+
+    folder = _serve_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    record = folder / f"{os.getpid()}.json"
+    atomic_write_text(record, json.dumps({"pid": os.getpid(), "api_url": api_url}))
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            record.unlink()
+
+
+def serve_processes(api_url: str) -> list[int]:
+    """The live ``libre serve`` processes recorded as serving from ``api_url`` (the records of
+    dead ones are removed)."""
+    pids = []
+    for record in sorted(_serve_dir().glob("*.json")):
+        try:
+            entry = json.loads(record.read_text(encoding="utf-8"))
+            pid, url = int(entry["pid"]), str(entry["api_url"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if not _is_ours(pid, SERVE_ARGUMENT):
+            with contextlib.suppress(OSError):
+                record.unlink()
+        elif url == api_url:
+            pids.append(pid)
+    return pids
+
+
+def stop_serving(api_url: str, grace: float = STOP_GRACE_S) -> list[int]:
+    """Stop the ``libre serve`` processes of ``api_url`` (SIGTERM: they pause their
+    deployments; SIGKILL after ``grace`` seconds) and return their pids."""
+    pids = serve_processes(api_url)
+    for pid in pids:
+        _terminate(pid, grace, SERVE_ARGUMENT)
+    return pids
 
 
 def connect() -> str | None:

@@ -432,9 +432,24 @@ def serve(
 
             preflight(spec)
         ensure_crash_detection()  # a temporary server stops with serve: nothing to do there
-        run_serve(*specs, limit=limit)
+        with _recorded_on_the_local_server():
+            run_serve(*specs, limit=limit)
     except user_errors() as exc:
         fail(exc, debug)
+
+
+def _recorded_on_the_local_server():
+    """While serving from the local server, this process is recorded for `libre server stop`
+    (which stops it first); a context that does nothing on any other server."""
+    import contextlib
+    import os
+
+    from libre_flows.flows import local_server
+
+    state = local_server.running()
+    if state is None or os.environ.get("PREFECT_API_URL") != state.api_url:
+        return contextlib.nullcontext()
+    return local_server.serving(state.api_url)
 
 
 def _mount_sub_apps() -> None:

@@ -126,15 +126,24 @@ def status(debug: Debug = False) -> None:
 
 @server_app.command("stop")
 def stop(debug: Debug = False) -> None:
-    """Stop the local server and the warm runner (and the commands running in it)."""
+    """Stop the local server, the warm runner (and the commands running in it) and the `libre
+    serve` processes serving from the server."""
     from libre_flows.flows import local_server, warm
 
     try:
         runner = warm.stop()
+        current = local_server.running()
+        served = local_server.serve_processes(current.api_url) if current else []
         state = local_server.stop()
     except Exception as exc:
         fail(exc, debug)
         return
+    for pid in served:
+        console.print(
+            f"stopped libre serve (pid {pid}): its deployments are paused; serve them again "
+            "after the next `libre server start`",
+            soft_wrap=True,
+        )
     if runner is not None:
         console.print(f"stopped the warm runner (pid {runner.pid})")
     if state is None:

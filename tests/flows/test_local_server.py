@@ -80,3 +80,32 @@ def test_a_port_in_use_is_named_before_any_server_starts(tmp_path, monkeypatch):
         with pytest.raises(ParameterError, match=rf"Port {port} on 127.0.0.1 is not free"):
             local_server.start(port=port, timeout=5)
     assert not (tmp_path / "home" / "server.log").exists()
+
+
+def test_server_stop_stops_the_serve_processes_of_that_server_first(tmp_path, monkeypatch):
+    """A `libre serve` outlived `libre server stop` and went on asking the stopped server's port
+    for runs, silently, after the next `libre server start` chose another port."""
+    monkeypatch.setenv("LIBRE_HOME", str(tmp_path / "home"))
+    url, other = "http://127.0.0.1:1/api", "http://127.0.0.1:2/api"
+    code = "import sys, time; time.sleep(120)"
+    procs = [subprocess.Popen([sys.executable, "-c", code, "serve", "x.yaml"]) for _ in range(2)]
+    try:
+        with local_server.serving(url):  # this process, as `libre serve` records itself
+            mine = tmp_path / "home" / "serve" / f"{os.getpid()}.json"
+            assert json.loads(mine.read_text()) == {"pid": os.getpid(), "api_url": url}
+        assert not mine.exists()
+        folder = tmp_path / "home" / "serve"
+        for proc, served in zip(procs, (url, other), strict=True):
+            (folder / f"{proc.pid}.json").write_text(
+                json.dumps({"pid": proc.pid, "api_url": served})
+            )
+        (folder / "999999999.json").write_text(json.dumps({"pid": 999999999, "api_url": url}))
+        assert local_server.serve_processes(url) == [procs[0].pid]
+        assert not (folder / "999999999.json").exists()  # a dead one's record is removed
+        assert local_server.stop_serving(url, grace=5) == [procs[0].pid]
+        assert procs[0].wait(timeout=10) == -15  # SIGTERM
+        assert procs[1].poll() is None  # another server's serve is left alone
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
