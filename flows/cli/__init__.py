@@ -385,12 +385,15 @@ def _warn_without_listeners(event, spec: Path) -> None:
         console.print(f"triggers: {', '.join(listening)}")
         _warn_idle(event, spec)
         return
+    from prefect.settings import get_current_settings
+
     errors.print(
-        f"[bold yellow]warning:[/] no automation or deployment trigger on the server listens for "
-        f"{event.event} on {event.resource.id}, so no run starts: serve the deployments "
-        f"(`libre serve {spec}`) or deploy them (`LIBRE_FLOWS_HOME=$PWD prefect deploy "
-        "--prefect-file deployments/prefect.yaml --all` in the project folder) on the server "
-        "PREFECT_API_URL names",
+        f"[bold yellow]warning:[/] no automation or deployment trigger on the server "
+        f"({get_current_settings().api.url}) listens for {event.event} on "
+        f"{event.resource.id}, so no run starts: serve the deployments (`libre serve {spec}`) "
+        f"or deploy them to a work pool (`libre deployments write {spec}`, then "
+        "`LIBRE_FLOWS_HOME=$PWD prefect deploy --all` in the project folder; "
+        "docs/operations.md)",
         highlight=False,
     )
 

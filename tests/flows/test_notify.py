@@ -66,7 +66,8 @@ def test_without_a_listener_notify_warns_and_with_one_names_it(spec_copy):
     assert result.exit_code == 0, result.output
     assert "delivered libre.dataset.updated for libre.pipeline.notify-listeners" in result.stdout
     warning = " ".join(result.stderr.split())
-    assert "no automation or deployment trigger on the server listens" in warning
+    assert "no automation or deployment trigger on the server (http" in warning
+    assert "/api) listens for libre.dataset.updated" in warning
     assert "libre serve" in warning and "prefect deploy" in warning
 
     on_new_data = build_deployments(spec, relative_to=None)[2]
@@ -75,6 +76,9 @@ def test_without_a_listener_notify_warns_and_with_one_names_it(spec_copy):
     assert result.exit_code == 0, result.output
     assert "no automation" not in result.stderr
     assert "triggers: notify-listeners-dataset-updated" in result.stdout
+    waits = " ".join(result.stderr.split())  # nothing serves the deployment: the run waits
+    assert "the run waits until a process serves it: notify-listeners-on-new-data" in waits
+    assert f"libre serve {spec}" in waits
 
 
 def test_an_unreachable_server_fails_the_command_with_one_clear_line(spec_copy):
