@@ -374,39 +374,30 @@ def notify(spec: SpecArg, debug: Debug = False) -> None:
 
 
 def _warn_without_listeners(event, spec: Path) -> None:
-    from libre_flows.flows.events import listeners
+    """Name what the event triggers; warn when nothing listens for it, or when the run it
+    starts would wait because nothing serves its deployment."""
+    from prefect.settings import get_current_settings
+
+    from libre_flows.flows.events import idle_deployments, listeners
 
     try:
         listening = listeners(event)
+        idle = idle_deployments(event) if listening else []
     except Exception as exc:  # the event is delivered; only the check failed
         errors.print(f"[bold yellow]warning:[/] could not read the server's automations ({exc})")
         return
-    if listening:
-        console.print(f"triggers: {', '.join(listening)}")
-        _warn_idle(event, spec)
+    if not listening:
+        errors.print(
+            f"[bold yellow]warning:[/] no automation or deployment trigger on the server "
+            f"({get_current_settings().api.url}) listens for {event.event} on "
+            f"{event.resource.id}, so no run starts: serve the deployments (`libre serve "
+            f"{spec}`) or deploy them to a work pool (`libre deployments write {spec}`, then "
+            "`LIBRE_FLOWS_HOME=$PWD prefect deploy --all` in the project folder; "
+            "docs/operations.md)",
+            highlight=False,
+        )
         return
-    from prefect.settings import get_current_settings
-
-    errors.print(
-        f"[bold yellow]warning:[/] no automation or deployment trigger on the server "
-        f"({get_current_settings().api.url}) listens for {event.event} on "
-        f"{event.resource.id}, so no run starts: serve the deployments (`libre serve {spec}`) "
-        f"or deploy them to a work pool (`libre deployments write {spec}`, then "
-        "`LIBRE_FLOWS_HOME=$PWD prefect deploy --all` in the project folder; "
-        "docs/operations.md)",
-        highlight=False,
-    )
-
-
-def _warn_idle(event, spec: Path) -> None:
-    """Warn when the run the event starts would wait: nothing serves its deployment."""
-    from libre_flows.flows.events import idle_deployments
-
-    try:
-        idle = idle_deployments(event)
-    except Exception as exc:  # the event is delivered; only the check failed
-        errors.print(f"[bold yellow]warning:[/] could not read the deployments ({exc})")
-        return
+    console.print(f"triggers: {', '.join(listening)}")
     if idle:
         errors.print(
             f"[bold yellow]warning:[/] the run waits until a process serves it: "

@@ -137,13 +137,18 @@ def test_stop_ends_the_server_and_removes_its_state_file(stand_in, home):
 
 def test_a_server_that_cannot_start_names_its_log(home, monkeypatch):
     """The server process exits at once (its port is taken): start says so, pointing at the
-    log, instead of waiting for the timeout."""
+    log, instead of waiting for the timeout. A port in use is named in one line before any
+    server starts (it said only "exited with code 1: see server.log")."""
     import socket
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
+        with pytest.raises(ParameterError, match=rf"Port {port} on 127.0.0.1 is not free"):
+            local_server.start(port=port, timeout=60)
+        assert not (home / "server.log").exists()
+        monkeypatch.setattr(local_server, "_check_free", lambda port: None)  # the server's bind
         with pytest.raises(RuntimeError, match=r"exited with code \d+: see .*server\.log"):
             local_server.start(port=port, timeout=60)
     assert local_server.running() is None
@@ -155,3 +160,31 @@ def test_the_token_the_server_drops_is_the_watchdogs():
     from libre_flows.flows import embedded_server
 
     assert local_server._GUARD_TOKEN == embedded_server.TOKEN
+
+
+def test_server_stop_stops_the_serve_processes_of_that_server_first(home):
+    """A `libre serve` outlived `libre server stop` and went on asking the stopped server's port
+    for runs, silently, after the next `libre server start` chose another port."""
+    url, other = "http://127.0.0.1:1/api", "http://127.0.0.1:2/api"
+    code = "import sys, time; time.sleep(120)"
+    procs = [subprocess.Popen([sys.executable, "-c", code, "serve", "x.yaml"]) for _ in range(2)]
+    try:
+        with local_server.serving(url):  # this process, as `libre serve` records itself
+            mine = home / "serve" / f"{os.getpid()}.json"
+            assert json.loads(mine.read_text()) == {"pid": os.getpid(), "api_url": url}
+        assert not mine.exists()
+        folder = home / "serve"
+        for proc, served in zip(procs, (url, other), strict=True):
+            (folder / f"{proc.pid}.json").write_text(
+                json.dumps({"pid": proc.pid, "api_url": served})
+            )
+        (folder / "999999999.json").write_text(json.dumps({"pid": 999999999, "api_url": url}))
+        assert local_server.serve_processes(url) == [procs[0].pid]
+        assert not (folder / "999999999.json").exists()  # a dead one's record is removed
+        assert local_server.stop_serving(url, grace=5) == [procs[0].pid]
+        assert procs[0].wait(timeout=10) == -15  # SIGTERM
+        assert procs[1].poll() is None  # another server's serve is left alone
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
