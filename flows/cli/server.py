@@ -126,8 +126,10 @@ def status(debug: Debug = False) -> None:
 
 @server_app.command("stop")
 def stop(debug: Debug = False) -> None:
-    """Stop the local server, the warm runner (and the commands running in it) and the `libre
-    serve` processes serving from the server."""
+    """Stop the local server, its warm runner and the `libre serve` processes using it.
+
+    Commands running in the warm runner stop with it; a `libre serve` pauses its deployments
+    while the server can still record it."""
     from libre_flows.flows import local_server, warm
 
     try:
