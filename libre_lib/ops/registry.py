@@ -890,16 +890,39 @@ class ModelRegistry:
         )
         challenger_scores = holdout.scores(challenger_model)
         compared, why = _fallback(metric, challenger_scores)
+        seen = "" if in_sample else self._seen_by_champion(candidate, champion)
         return _Compared(
             metric_value(challenger_scores.get(compared)),
             metric_value(champion_scores.get(compared)),
             holdout.n_rows,
-            f"both scored on the same {holdout.n_rows} rows, {holdout.source}{in_sample}",
+            f"both scored on the same {holdout.n_rows} rows, {holdout.source}{in_sample}{seen}",
             champion_scores,
             holdout.kind,
             compared,
             why,
         )
+
+    def _seen_by_champion(self, candidate: ModelVersion, champion: ModelVersion) -> str:
+        """What the comparison must say when the champion may have trained on some of the
+        new version's holdout rows: it was trained on other data (earlier rows of a growing
+        table stay in it) or on another split of the same data. Empty when its split was the
+        same."""
+        if champion.data_fingerprint != candidate.data_fingerprint:
+            how = "other data, which may include some of these rows"
+        else:
+            keys = ("holdout_fraction", "split_seed")
+            try:
+                before = self.spec(champion.pipeline, champion.version)
+                after = self.spec(candidate.pipeline, candidate.version)
+            except (LibreError, OSError):
+                return ""
+            if all(before.get(k) == after.get(k) for k in keys):
+                return ""
+            how = (
+                "another split of the same data, so some of these rows were most likely its "
+                "training rows"
+            )
+        return f"; the champion was trained on {how} (that favours it)"
 
     @staticmethod
     def _decide(

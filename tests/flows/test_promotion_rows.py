@@ -19,7 +19,11 @@ def test_the_champion_is_rescored_on_the_challengers_holdout(spec_copy, tmp_path
     assert n_holdout != first["metrics"]["n_rows"]
     assert decision["rows"] == n_holdout
     run_id = Path(second["run_dir"]).name
-    scored_on = f"both scored on the same {n_holdout} rows, the holdout rows of run {run_id}"
+    scored_on = (
+        f"both scored on the same {n_holdout} rows, the holdout rows of run {run_id}; the "
+        "champion was trained on another split of the same data, so some of these rows were "
+        "most likely its training rows (that favours it)"
+    )
     assert decision["scored_on"] == scored_on
     assert run["promotion"].endswith(scored_on)
 
@@ -29,4 +33,5 @@ def test_the_champion_is_rescored_on_the_challengers_holdout(spec_copy, tmp_path
     assert champion.metrics["n_rows"] == first["metrics"]["n_rows"]
 
     report = Path(second["run_dir"], "report.md").read_text()
-    assert f"Both scored on the same {n_holdout} rows, the holdout rows of run {run_id}." in report
+    assert f"Both scored on the same {n_holdout} rows, the holdout rows of run {run_id}; " in report
+    assert "most likely its training rows (that favours it)." in " ".join(report.split())

@@ -42,6 +42,12 @@ def ranked(haberman, split):
     return weaker, stronger
 
 
+OTHER_DATA = "; the champion was trained on other data, which may include some of these rows "
+OTHER_DATA += "(that favours it)"
+SAME_DATA = "; the champion was trained on another split of the same data, so some of these rows "
+SAME_DATA += "were most likely its training rows (that favours it)"
+
+
 def _register(registry, model, scores, run_id):
     return registry.register(
         PIPE,
@@ -78,7 +84,9 @@ def test_the_champion_is_rescored_on_the_challengers_holdout(registry, ranked, s
     assert decision.value == metrics(stronger, X_hold, y_hold)["f1"]
     assert decision.promoted  # against the recorded 0.99 it would not be
     assert decision.rows == 108 and decision.same_rows
-    assert decision.scored_on == "both scored on the same 108 rows, the holdout rows of run b"
+    assert decision.scored_on == (
+        f"both scored on the same 108 rows, the holdout rows of run b{OTHER_DATA}"
+    )
     assert decision.reason.endswith(decision.scored_on)
     assert decision.champion_scores["n_rows"] == 108
     record = decision.to_dict()
@@ -126,7 +134,33 @@ def test_the_changes_compare_the_same_rows_and_say_so(registry, split):
     from libre_lib.ops.diff import diff_blocks
 
     blocks = diff_blocks(changes.diff, changes.deltas, "old", "new", scored_on=changes.scored_on)
-    assert ("p", "Both scored on the same 108 rows, the holdout rows of run b.") in blocks
+    said = f"Both scored on the same 108 rows, the holdout rows of run b{OTHER_DATA}."
+    assert ("p", said) in blocks
+
+
+def test_a_champion_that_may_have_trained_on_the_rows_is_said_to_be_favoured(
+    tmp_path, ranked, split
+):
+    """The champion rescored on the new version's holdout was called a holdout comparison
+    although, trained on another split of the same data, it had trained on most of those rows."""
+    weaker, stronger = ranked
+    *_, X_hold, y_hold = split
+    holdout = Holdout(X_hold, y_hold, "the holdout rows of run b")
+    for split_seed, said in [(0, ""), (7, SAME_DATA)]:
+        registry = ModelRegistry(tmp_path / str(split_seed))
+        kwargs = dict(validation=PASSED, data_fingerprint="d" * 64, spec_hash="s" * 64)
+        split_spec = {"name": PIPE, "holdout_fraction": 0.2}
+        champion = registry.register(
+            PIPE, weaker.to_json(), spec={**split_spec, "split_seed": 0}, metrics={"f1": 0.5},
+            run_id="a", **kwargs,
+        )  # fmt: skip
+        registry.promote(PIPE, champion.version)
+        challenger = registry.register(
+            PIPE, stronger.to_json(), spec={**split_spec, "split_seed": split_seed},
+            metrics={"f1": 0.6}, run_id="b", **kwargs,
+        )  # fmt: skip
+        decision = registry.decide(PIPE, challenger.version, holdout=holdout)
+        assert decision.scored_on == f"both scored on the same 108 rows, {holdout.source}{said}"
 
 
 def test_without_the_rows_the_decision_says_they_differ(registry):
