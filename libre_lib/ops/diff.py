@@ -318,6 +318,16 @@ def format_metric(name: str, value: float | None) -> str:
     return f"{value:.2f}"
 
 
+def shown_delta(name: str, before: float | None, after: float | None) -> float | None:
+    """``after - before`` as the two values read once rounded for display
+    (:func:`format_metric`), so that the change agrees with the figures beside it (0.648 and
+    0.593 change by 0.055, not by the unrounded 0.0556)."""
+    if before is None or after is None:
+        return None
+    shown = [float(format_metric(name, v).replace(",", "")) for v in (before, after)]
+    return shown[1] - shown[0]
+
+
 def format_delta(name: str, delta: float | None) -> str:
     """``▲ +0.032``, ``▼ −0.020`` or ``= no change``; ``–`` when a side is unknown."""
     if delta is None:
@@ -426,7 +436,7 @@ def diff_blocks(
                 metric_name(name),
                 format_metric(name, d.get("before")),
                 format_metric(name, d.get("after")),
-                format_delta(name, d.get("delta")),
+                format_delta(name, shown_delta(name, d.get("before"), d.get("after"))),
             )
             for name, d in deltas.items()
         ]

@@ -12,6 +12,7 @@ from libre_lib.ops.diff import (
     format_delta,
     metric_deltas,
     render_diff_markdown,
+    shown_delta,
     summary_sentence,
 )
 from libre_lib.rules import Condition, Interval, Rule, RuleSet
@@ -151,6 +152,9 @@ def test_format_delta_arrows():
     assert format_delta("f1", 0.0000001) == "= no change"
     assert format_delta("n_rules", -1) == "▼ −1"
     assert format_delta("f1", None) == "–"
+    # the change of the figures as shown: 0.648 -> 0.593 is -0.055 (unrounded -3/54 = -0.0556)
+    assert format_delta("recall", shown_delta("recall", 35 / 54, 32 / 54)) == "▼ −0.055"
+    assert shown_delta("n_rules", None, 3) is None
 
 
 def test_render_diff_markdown_for_stakeholders():
