@@ -183,12 +183,16 @@ def baseline_blocks(
             ]
         )
     where = "training" if chosen_on_training else "holdout"
-    text = (
-        f"The same {evaluated_on} rows scored for simple answers: answering the majority class "
-        "everywhere (a model should beat its accuracy), flagging every row (the F1 score any "
-        "answer reaches without a rule: a model should beat it), and the rule with the highest "
-        f"F1 score on the {where} rows used on its own (the gain of combining rules)."
-    )
+    described = {
+        "majority": "answering the majority class everywhere (a model should beat its accuracy)",
+        "every_row": "flagging every row (the F1 score any answer reaches without a rule: a "
+        "model should beat it)",
+        "best_rule": f"the rule with the highest F1 score on the {where} rows used on its own "
+        "(the gain of combining rules)",
+    }
+    shown = [described[a] for a in described if a in set(table["answer"])]
+    listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+    text = f"The same {evaluated_on} rows scored for simple answers: {listed}."
     headers = ("Answer", "F1 score", "Precision", "Recall", "Accuracy", "Rows flagged")
     return [
         ("h", "Compared with simple answers"),

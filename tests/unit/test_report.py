@@ -1368,3 +1368,27 @@ def test_precision_drop_p_is_the_hypergeometric_tail():
     tail = sum(math.comb(30, k) * math.comb(8, 25 - k) for k in range(23, 26)) / math.comb(38, 25)
     assert precision_drop_p(23, 2, 7, 6) == pytest.approx(tail)
     assert precision_drop_p(7, 6, 23, 2) > 0.99  # the other way round: no drop
+
+
+def test_the_simple_answers_text_describes_only_the_rows_the_table_shows():
+    """With the positive class the majority, the table has no "Flag every row" line (it is the
+    majority answer), and the text described it anyway."""
+    from libre_lib.ops.report_sections import baseline_blocks
+
+    def text_of(answers):
+        table = pd.DataFrame(
+            {
+                "answer": answers,
+                **{k: [0.5] * len(answers) for k in ("f1", "precision", "recall", "accuracy")},
+                "flagged": [3] * len(answers),
+            }
+        )
+        blocks = baseline_blocks(table, 1, majority_name="yes", n_rules=2, chosen_on_training=False)
+        return next(body for kind, body in blocks if kind == "p")
+
+    both = text_of(["model", "majority", "every_row", "best_rule"])
+    assert "flagging every row" in both and ", flagging every row" in both
+    assert both.endswith("(the gain of combining rules).")
+    without = text_of(["model", "majority", "best_rule"])
+    assert "flagging every row" not in without
+    assert "accuracy) and the rule with the highest F1" in without
