@@ -659,10 +659,14 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
         if not missing and success:
             return "every declared value appears"
         return f"declared value(s) never appear: {sorted(map(str, missing))}"
+    missing = info.get("missing_count")
+    if missing and total is not None:  # these expectations check the values present only
+        total = total - missing
+    unchecked = f"; {missing} missing not checked" if missing else ""
     if type_ == "expect_column_values_to_be_in_set" and count is not None:
         allowed = list(kwargs.get("value_set", []))
         shown = allowed[:10] + (["..."] if len(allowed) > 10 else [])
-        return f"{count} of {total} value(s){_percent(count, total)} not in {shown}"
+        return f"{count} of {total} value(s){_percent(count, total)} not in {shown}{unchecked}"
     if type_ == "expect_column_values_to_be_between" and count is not None:
         low, high = kwargs.get("min_value"), kwargs.get("max_value")
         bounds = (
@@ -673,7 +677,7 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
             else f"≤ {high}"
         )
         where = "outside " + bounds if low is not None and high is not None else "not " + bounds
-        return f"{count} of {total} value(s){_percent(count, total)} {where}"
+        return f"{count} of {total} value(s){_percent(count, total)} {where}{unchecked}"
     if type_ == "expect_column_unique_value_count_to_be_between" and item["source"] == "rules":
         return f"{info.get('observed_value')} distinct class(es); expected at least 2"
     shown = {k: v for k, v in kwargs.items() if k not in _COLUMN_KWARGS}

@@ -290,6 +290,22 @@ def _expected_failures(frame):
 
 
 @gx
+def test_a_range_check_counts_the_values_it_checked(broken_frame, broken_report):
+    """The range check said "0 of 768 value(s) outside [0.0, 250.0]" of a column with 5
+    missing values, which it does not check."""
+    (result,) = [
+        r
+        for r in broken_report.failures()
+        if (r.expectation, r.column) == ("expect_column_values_to_be_between", "a2")
+    ]
+    missing = int(broken_frame["a2"].isna().sum())
+    present = int(broken_frame["a2"].notna().sum())
+    assert missing > 0
+    assert f" of {present} value(s) (" in result.details
+    assert result.details.endswith(f"; {missing} missing not checked")
+
+
+@gx
 @pytest.mark.parametrize("case", range(10))
 def test_each_failure_names_its_column_count_and_examples(broken_frame, broken_report, case):
     expectation, column, count, example, words = _expected_failures(broken_frame)[case]
