@@ -882,7 +882,8 @@ def report(
         validation_success=validation.success,
         expectations=validation.results,
         data_description=(
-            f"{Path(spec.data.path).name}: {rows}; positive class {positive_label(spec)!r}"
+            f"{Path(spec.data.path).name}: {rows}; positive class "
+            + _class_shown(positive_label(spec), spec.report.class_labels)
         ),
         description=spec.description,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -970,6 +971,13 @@ def register(
     changes = _changes(registry, spec, previous, version, decision)
     trend = _trend(registry, spec, version, decision)
     return Registration(version, decision, changes, new, trend, holdout, min_accuracy)
+
+
+def _class_shown(label, class_labels) -> str:
+    """The positive class as the report names it: its label (``'diabetic' (1)``) when the
+    spec gives one, else the value quoted."""
+    named = {value_key(k): v for k, v in (class_labels or {}).items()}.get(value_key(label))
+    return f"{label!r}" if named is None else f"{named!r} ({label})"
 
 
 def majority_accuracy(trained: TrainingReport) -> float:

@@ -634,3 +634,11 @@ def test_significant_cuts_reach_the_discretize_stage_and_its_key_only_when_on(sp
     direct = LibreClassifier(**on.estimator_params()).discretize(X, stages.target(on, y))
     assert found == direct
     assert found != discretization_from_metadata(stages.discretize(spec, X, y, choice)[1])
+
+
+def test_the_report_header_names_the_positive_class_by_its_label():
+    """The header said "positive class '1'" although the spec's class_labels name it
+    "diabetic", as the rest of the report does."""
+    assert stages._class_shown("1", {1: "diabetic", 0: "healthy"}) == "'diabetic' (1)"
+    assert stages._class_shown("+", {"+": "approved"}) == "'approved' (+)"
+    assert stages._class_shown("1", {}) == "'1'"
