@@ -342,6 +342,7 @@ def scattered_ranges_notes(
     display: RuleDisplay,
     rows: pd.DataFrame | None = None,
     rows_name: str = "training",
+    holdout: bool = True,
 ) -> tuple[str, ...]:
     """A note naming the columns whose conditions join :data:`SCATTERED_RANGES` or more
     separate ranges (uncapped ChiMerge keeps narrow pre-bins whose difference from their
@@ -388,7 +389,8 @@ def scattered_ranges_notes(
         "LibreClassifier(significant_cuts=True)) thins the cut points to those a significance "
         "test supports, and contiguous: true makes every numeric condition one range, for "
         "plainer rules (docs/algorithm.md). Either can cost accuracy on some data "
-        "(docs/benchmarks.md): compare the holdout scores before keeping it.",
+        "(docs/benchmarks.md): compare the holdout scores before keeping it"
+        + ("." if holdout else " (this run keeps no holdout: holdout_fraction > 0 measures them)."),
     )
 
 
@@ -598,6 +600,7 @@ def build_report(
                 display,
                 X_train if isinstance(X_train, pd.DataFrame) else X_holdout,
                 "training" if isinstance(X_train, pd.DataFrame) else evaluated_on,
+                holdout=evaluated_on == "holdout",
             )
             + (sharper_than_holdout_notes(rules) if evaluated_on == "holdout" else ()),
         ),

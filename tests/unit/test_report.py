@@ -1260,7 +1260,16 @@ def test_conditions_of_scattered_ranges_get_a_note_with_the_way_to_plainer_rules
     assert f"mean volume (up to 3 ranges, one of them holding {narrowest} holdout rows)" in note
     assert "sgpt" not in note
     assert "significant_cuts: true" in note and "compare the holdout scores" in note
+    assert "keeps no holdout" not in note
     assert "separate ranges" in render_markdown(report) and "separate ranges" in render_html(report)
+    # a run without a holdout is told how to get the scores the note asks to compare
+    changed = empty_model(model)
+    changed.rules_ = dataclasses.replace(
+        changed.rules_, rules=(scattered,), stats=(RuleStats(1.0, 1.0, 1.0, 1.0),)
+    )
+    training = build_report(changed, X, y, title="t", evaluated_on="training")
+    (note,) = [n for n in training.notes if "separate ranges" in n]
+    assert note.endswith("(this run keeps no holdout: holdout_fraction > 0 measures them).")
     # none for plain conditions, nor once the model keeps only significant cut points
     assert not any("separate ranges" in n for n in with_rules(plain).notes)
     assert not any(
