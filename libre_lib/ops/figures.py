@@ -386,10 +386,11 @@ def svg_trend(trend: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def svg_tuning(points: pd.DataFrame) -> str:
-    """Inner cross-validation of the search: every grid point's mean validation score against
-    its mean number of rules (log scale), the best score reachable with at most that many
-    rules as a line, and the chosen point as a filled diamond."""
+def svg_tuning(points: pd.DataFrame, scoring: str = "f1") -> str:
+    """Inner cross-validation of the search: every grid point's mean validation score (of
+    ``scoring``) against its mean number of rules (on a log(1 + n) axis, so that 0 has a
+    place), the best score reachable with at most that many rules as a line, and the chosen
+    point as a filled diamond."""
     label = "Inner cross-validation score against the number of rules of every grid point"
     width, height = 760, 340
     left, top, plot_w, plot_h, bottom = _plot_area(width, height, 60)
@@ -428,7 +429,9 @@ def svg_tuning(points: pd.DataFrame) -> str:
         f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#888"/>'
         f'<line x1="{left}" y1="{bottom}" x2="{left + plot_w}" y2="{bottom}" stroke="#888"/>'
         f'<text x="{_n(left + plot_w / 2)}" y="{height - 16}" text-anchor="middle" '
-        'fill="#222">Mean number of rules (log scale)</text>'
+        'fill="#222">Mean number of rules (axis spaced as log(1 + rules))</text>'
+        f'<text transform="translate(16,{_n(top + plot_h / 2)}) rotate(-90)" '
+        f'text-anchor="middle" fill="#222">Mean validation score ({_h(scoring)})</text>'
     )
     for r, v in zip(rules, scores, strict=True):
         out.append(f'<circle cx="{_n(px(r))}" cy="{_n(py(v))}" r="2.5" fill="#9ab8d6"/>')

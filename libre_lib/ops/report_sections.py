@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import MANY_CATEGORIES, NUMERIC
+from ..estimator import AUTO_FALLBACK
 from .display import KNOWN_LEGEND, LEGEND, RuleDisplay, natural_key, rounding_note
 from .figures import svg_class_balance, svg_trend, svg_tuning
 
@@ -454,14 +455,23 @@ def tuning_blocks(
     parameters and the inner-CV score of every grid point against its number of rules."""
     if tuning is None or not len(tuning) or summary is None:
         return []
-    chosen = summary.get("best_params", {})
+    chosen = dict(summary.get("best_params", {}))
+    tuned = summary.get("tuned", {})
+    # what the grid point leaves at "auto" takes the paper's value (H2's max_intervals: 3)
+    chosen |= {k: tuned[k] for k in AUTO_FALLBACK if k not in chosen and k in tuned}
     score = summary.get("scoring", "f1")
+    searched, of = summary.get("n_rows"), summary.get("n_training_rows")
+    rows = (
+        f"a sample of {searched:,} of the {of:,} training rows (tuning.max_rows)"
+        if searched is not None and of is not None and searched < of
+        else "the training rows"
+    )
     blocks: list[Block] = [
         ("h", "How the parameters were chosen"),
         (
             "p",
             f"{len(tuning):,} combinations of parameters were scored by {summary['n_splits']}-fold "
-            f"cross-validation on the training rows ({score}); the choice is the one with the "
+            f"cross-validation on {rows} ({score}); the choice is the one with the "
             f"fewest rules among those within {fmt(summary['tolerance'], 'rate')} of the best "
             f"mean score ({fmt(float(tuning['mean_score'].max()), 'rate')}). Chosen: mean score "
             f"{fmt(summary['best_score'], 'rate')} with "
@@ -493,7 +503,7 @@ def tuning_blocks(
             "Inner cross-validation: mean score of every grid point against its mean number of "
             "rules; the line is the best score reachable with at most that many rules."
         )
-        blocks.append(("figure", (svg_tuning(tuning), caption)))
+        blocks.append(("figure", (svg_tuning(tuning, score), caption)))
     return blocks
 
 

@@ -479,6 +479,8 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
         "tolerance": searcher.tolerance_,
         "n_candidates": shape[0],
         "n_splits": shape[1],
+        "n_rows": len(X),  # the training rows searched (a sample of them: tuning.max_rows)
+        "n_training_rows": n_rows,
         "scoring": spec.tuning.scoring,
         "refit_order": [_point(plan, results, int(i)) for i in searcher.refit_order()[1:]],
     }

@@ -1234,6 +1234,29 @@ def test_the_tuning_section_says_how_far_the_refit_check_went():
     beyond = said(0.40, 2)
     assert "none of the combinations within the tolerance did" in beyond
     assert "(2 passed over)" in beyond and "the majority guard cut its rules" in beyond
+    assert "cross-validation on the training rows (f1)" in within
+
+
+def test_the_tuning_section_names_the_sample_it_searched_and_every_chosen_parameter():
+    """With tuning.max_rows the search ran on a sample, and the text said "on the training
+    rows"; the H2 half's max_intervals (3, the paper's) was missing from "Chosen"."""
+    from libre_lib.ops.report_sections import tuning_blocks
+
+    tuning = pd.DataFrame({"mean_score": [0.48], "mean_rules": [2.0], "chosen": [True]})
+    summary = {
+        "n_splits": 5,
+        "tolerance": 0.01,
+        "best_score": 0.48,
+        "best_params": {"heuristic": "H2", "max_rules": 2},
+        "tuned": {"heuristic": "H2", "max_rules": 2, "max_intervals": 3, "random_state": 0},
+        "n_rows": 300,
+        "n_training_rows": 614,
+    }
+    blocks = tuning_blocks(tuning, summary, False)
+    text = " ".join(body for kind, body in blocks if kind == "p")
+    assert "on a sample of 300 of the 614 training rows (tuning.max_rows)" in text
+    (listed,) = [body for kind, body in blocks if kind == "dl"]
+    assert dict(listed) == {"heuristic": "H2", "max_intervals": "3", "max_rules": "2"}
 
 
 def test_conditions_of_scattered_ranges_get_a_note_with_the_way_to_plainer_rules(liver):
