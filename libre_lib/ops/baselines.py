@@ -243,14 +243,24 @@ def cautions(
         tested = _paired_test(
             p, "those rows", evaluated_on, "the rules do worse than flagging every row"
         )
-        out.append(
-            f"Flagging every one of the {n_rows:,} {evaluated_on} rows scores an F1 at least as "
-            f"high as the model's ({everyone['f1']:.3f} against {model['f1']:.3f}): the rows "
-            f"the model leaves unflagged hold {extra_hits:,} with the outcome and "
-            f"{extra_misses:,} without. {tested} F1 rewards flagging widely: where the rules do "
-            "no better than flagging everyone, the columns may hold little signal for this "
-            "outcome, and accuracy and the cost of a false alarm say more."
-        )
+        if int(model["flagged"]) == n_rows:  # no row left to compare on: say what it means
+            out.append(
+                f"The model flags every one of the {n_rows:,} {evaluated_on} rows: on them it "
+                f"answers exactly as flagging every row does (F1 {model['f1']:.3f}), so its "
+                "rules tell these rows apart no better than no rule at all. F1 rewards flagging "
+                "widely: the columns may hold little signal for this outcome, and accuracy and "
+                "the cost of a false alarm say more."
+            )
+        else:
+            out.append(
+                f"Flagging every one of the {n_rows:,} {evaluated_on} rows scores an F1 at "
+                f"least as high as the model's ({everyone['f1']:.3f} against "
+                f"{model['f1']:.3f}): the rows the model leaves unflagged hold {extra_hits:,} "
+                f"with the outcome and {extra_misses:,} without. {tested} F1 rewards flagging "
+                "widely: where the rules do no better than flagging everyone, the columns may "
+                "hold little signal for this outcome, and accuracy and the cost of a false "
+                "alarm say more."
+            )
     single = by_answer.get("best_rule")
     if (
         single is not None

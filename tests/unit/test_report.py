@@ -1054,6 +1054,20 @@ def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
         table, 10, majority_name="healthy", best_rule=best, best_rule_chosen_elsewhere=False
     )
     assert len(found) == 2 and "less accurate" in found[0] and "Flagging every" in found[1]
+    # a model that flags every row is that answer: said so, without a test on no rows
+    table, best = baselines(np.ones((10, 1), dtype=bool), positive, majority_positive=False)
+    (flags_all,) = [
+        c
+        for c in cautions(
+            table, 10, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=True
+        )
+        if "every one of the 10" in c
+    ]
+    assert flags_all.startswith(
+        "The model flags every one of the 10 holdout rows: on them it answers exactly as "
+        "flagging every row does (F1 0.333)"
+    )
+    assert "probability" not in flags_all
     # a model right on every row: nothing to say
     table, best = baselines(positive[:, None], positive, majority_positive=False)
     kept = cautions(table, 10, majority_name="h", best_rule=best, best_rule_chosen_elsewhere=True)
@@ -1184,7 +1198,7 @@ def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
     )
     report = build_report(flags_all, X, y, title="t", X_train=X, y_train=y)
     caution, everyone = report.cautions  # flagging every row is all this model does
-    assert everyone.startswith(f"Flagging every one of the {len(y)} holdout rows scores")
+    assert everyone.startswith(f"The model flags every one of the {len(y)} holdout rows")
     approved = int((y == info.positive_class).sum())
     assert f"right on {approved} rows against {len(y) - approved} " in caution
     md = render_markdown(report)
