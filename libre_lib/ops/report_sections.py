@@ -419,7 +419,8 @@ def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]
     blocks: list[Block] = [("h", "Model versions over time"), ("p", text)]
     rows = []
     for r, training in zip(trend.to_dict("records"), in_sample, strict=True):
-        status = str(r["status"]) + (" (this run)" if r.get("this_run") else "")
+        status = _STATUS_WORDS.get(str(r["status"]), str(r["status"]))
+        status += " (this run)" if r.get("this_run") else ""
         if training:
             status += ", scored on training rows"
         rows.append(
@@ -446,6 +447,14 @@ def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]
             )
         blocks.append(("figure", (svg_trend(trend), caption)))
     return blocks
+
+
+#: The registry's statuses as the trend table reads them, in the words of this run's line
+#: ("candidate, not promoted").
+_STATUS_WORDS = {
+    "challenger-rejected": "not promoted",
+    "retired": "retired (was champion)",
+}
 
 
 def tuning_blocks(

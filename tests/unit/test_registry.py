@@ -1005,6 +1005,14 @@ def test_the_trend_marks_versions_scored_on_their_training_rows(registry, models
     assert f"on its training rows for {second.split('-')[0]}: no holdout" in caption
     held_out = trend.assign(scored_on="holdout")
     assert "optimistic" not in next(c for kind, c in trend_blocks(held_out) if kind == "p")
+    # the registry's statuses in the words of this run's line ("candidate, not promoted")
+    worded = trend.assign(status=["retired", "challenger-rejected", "champion"])
+    rows = next(c[1] for kind, c in trend_blocks(worded, False) if kind == "table")
+    assert [r[2].split(",")[0] for r in rows] == [
+        "retired (was champion)",
+        "not promoted",
+        "champion",
+    ]
 
 
 def test_a_run_that_reproduces_a_version_rolled_back_by_hand_does_not_promote_it(registry, models):
