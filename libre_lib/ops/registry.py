@@ -114,6 +114,7 @@ CHAMPION_FILE = "champion.json"
 LOCK_FILE = ".lock"
 TEMP_PREFIX = ".tmp-"
 LOCK_TIMEOUT_S = 60.0
+OTHER_FILE = "trained on the data file"  # a question change that comes with another file
 HAND = " by hand"  # ends the reason of a version that a promotion by hand retired
 FLOAT_SLACK = 1e-12  # "not worse" must not fail on float noise (0.58 - 0.02 != 0.56)
 
@@ -846,7 +847,17 @@ class ModelRegistry:
             return None
         changes = [f"{name} {before[name]!r} -> {after[name]!r}" for name in after
                    if before[name] != after[name]]  # fmt: skip
+        if changes and self._data_path(champion) != self._data_path(candidate):
+            # another question on another file: most likely two specs of one name, one store
+            changes.append(f"{OTHER_FILE} {self._data_path(champion)!r}")
         return ", ".join(changes) or None
+
+    def _data_path(self, version: ModelVersion) -> str | None:
+        """The data path of the spec a version was trained from, as the spec writes it."""
+        try:
+            return (self.spec(version.pipeline, version.version).get("data") or {}).get("path")
+        except (LibreError, OSError, AttributeError):
+            return None
 
     def _compare(
         self,
@@ -994,6 +1005,15 @@ class ModelRegistry:
                 True,
                 f"first version with passing validation ({rows} {metric} "
                 f"{value:.3f}{why}); no champion yet",
+            )
+        if changed and OTHER_FILE in changed:
+            return decision(
+                False,
+                f"the champion {champion.version} answers another question ({changed}): two "
+                f"specs may name the pipeline {candidate.pipeline!r} in one store, and each run "
+                "would take over the other's champion. Give each spec its own `name:`; if this "
+                "pipeline did move to new data and a new question, `libre models promote "
+                f"{candidate.pipeline} {name}` makes this version the champion",
             )
         if changed:
             return decision(

@@ -318,6 +318,32 @@ def test_a_model_of_another_positive_class_is_not_compared_by_score(registry, mo
     assert registry.champion(PIPE).version == new_question.version
 
 
+def test_another_question_on_another_file_does_not_take_over_the_champion(
+    registry, models, haberman
+):
+    """Two specs of one name in one store (pima's and a haberman spec named pima): each run
+    read the other's champion as "the question changed" and took it over."""
+    X, y, info = haberman
+    other = "1" if info.positive_class == "2" else "2"
+    flipped = LibreClassifier(n_estimators=5, random_state=0, positive_class=other).fit(X, y)
+
+    def registered(model, path):
+        return registry.register(
+            PIPE, model.to_json(), spec={"name": PIPE, "data": {"path": path}},
+            metrics={"f1": 0.5}, validation=PASSED, data_fingerprint=path * 32,
+            spec_hash=path * 32, run_id=path,
+        )  # fmt: skip
+
+    champion = registered(models[0], "aa")
+    registry.promote(PIPE, champion.version)
+    decision = registry.promote(PIPE, registered(flipped, "bb").version)
+    assert not decision.promoted
+    said = " ".join(decision.reason.split())
+    assert "trained on the data file 'aa'" in said and "Give each spec its own `name:`" in said
+    assert f"`libre models promote {PIPE} " in said
+    assert registry.champion(PIPE).version == champion.version
+
+
 def test_zero_tolerance_rejects_any_drop(registry, models):
     registry.promote(PIPE, register(registry, models[0], f1=0.58).version)
     decision = registry.promote(PIPE, register(registry, models[1], f1=0.579).version)
