@@ -988,7 +988,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
         out += _changes_markdown(report, report.changes)
     for section in (
         trend_blocks(report.trend, figure=figures),
-        tuning_blocks(report.tuning, report.tuning_summary, figure=figures),
+        tuning_blocks(report.tuning, report.tuning_summary, figure=figures, n_rules=_rules(report)),
     ):
         if section:
             out.append(f"## {section[0][1]}")
@@ -1187,6 +1187,12 @@ def _cards(values: Mapping[str, object], flagged: int | None = None) -> str:
     return f'<div class="cards">{"".join(cards)}</div>' if cards else ""
 
 
+def _rules(report: RuleReport) -> int | None:
+    """How many rules the reported model has (None when its metrics do not say)."""
+    n_rules = report.metrics.get("n_rules")
+    return None if n_rules is None else int(n_rules)
+
+
 class _Figures:
     """Numbers the figures of a page in order."""
 
@@ -1304,7 +1310,9 @@ def render_html(report: RuleReport) -> str:
         out += [f"<p>{_h(line)}</p>" for line in _changes_intro(report.changes)]
         out += _html_blocks(_changes_blocks(report.changes, report.display), figures)
     out += _section(trend_blocks(report.trend), figures)
-    out += _section(tuning_blocks(report.tuning, report.tuning_summary), figures)
+    out += _section(
+        tuning_blocks(report.tuning, report.tuning_summary, n_rules=_rules(report)), figures
+    )
 
     out.append("<h2>Keeping only the first rules</h2>")
     out.append(

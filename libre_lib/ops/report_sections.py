@@ -458,10 +458,14 @@ _STATUS_WORDS = {
 
 
 def tuning_blocks(
-    tuning: pd.DataFrame | None, summary: Mapping | None, figure: bool = True
+    tuning: pd.DataFrame | None,
+    summary: Mapping | None,
+    figure: bool = True,
+    n_rules: int | None = None,
 ) -> list[Block]:
     """How the parameters were chosen: the pipeline's search (``pick`` stage), its chosen
-    parameters and the inner-CV score of every grid point against its number of rules."""
+    parameters and the inner-CV score of every grid point against its number of rules
+    (``n_rules``: the model's, said when fewer than the chosen ``max_rules`` allows)."""
     if tuning is None or not len(tuning) or summary is None:
         return []
     chosen = dict(summary.get("best_params", {}))
@@ -488,6 +492,16 @@ def tuning_blocks(
         ),
         ("dl", [(str(k), param_text(k, v)) for k, v in sorted(chosen.items())]),
     ]
+    cap = chosen.get("max_rules")
+    if isinstance(cap, int) and n_rules is not None and n_rules < cap:
+        blocks.append(
+            (
+                "p",
+                f"max_rules is a cap: the model has {n_rules} rule{'' if n_rules == 1 else 's'}, "
+                "since the set cover stopped earlier (no candidate left that raised its gain) "
+                "or the majority guard kept fewer (abstain).",
+            )
+        )
     if summary.get("refit_fallbacks"):
         best = float(tuning["mean_score"].max())
         beyond = float(summary["best_score"]) < best - float(summary["tolerance"]) - 1e-12

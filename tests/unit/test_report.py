@@ -1271,6 +1271,12 @@ def test_the_tuning_section_names_the_sample_it_searched_and_every_chosen_parame
     assert "on a sample of 300 of the 614 training rows (tuning.max_rows)" in text
     (listed,) = [body for kind, body in blocks if kind == "dl"]
     assert dict(listed) == {"heuristic": "H2", "max_intervals": "3", "max_rules": "2"}
+    assert "max_rules is a cap" not in text
+    # the model ships fewer rules than the chosen max_rules: said, so 2 and 1 do not clash
+    fewer = " ".join(b for k, b in tuning_blocks(tuning, summary, False, n_rules=1) if k == "p")
+    assert "max_rules is a cap: the model has 1 rule, since the set cover stopped" in fewer
+    same = " ".join(b for k, b in tuning_blocks(tuning, summary, False, n_rules=2) if k == "p")
+    assert "max_rules is a cap" not in same
 
 
 def test_conditions_of_scattered_ranges_get_a_note_with_the_way_to_plainer_rules(liver):
