@@ -178,13 +178,16 @@ def _partial_counts(values: list) -> list[dict] | None:
     return [{"value": value, "count": count} for value, count in ranked]
 
 
-def _map_info(total: int, unexpected: int, first: list) -> dict:
-    """A GX map-expectation result (the keys ``_gx_result`` reads)."""
+def _map_info(total: int, unexpected: int, first: list, missing: int | None = None) -> dict:
+    """A GX map-expectation result (the keys ``_gx_result`` reads); ``missing``: the missing
+    values, which GX leaves unchecked and counts apart."""
     info = {
         "element_count": total,
         "unexpected_count": unexpected,
         "partial_unexpected_list": first,
     }
+    if missing is not None:
+        info["missing_count"] = missing
     counts = _partial_counts(first)
     if counts is not None:
         info["partial_unexpected_counts"] = counts
@@ -575,7 +578,16 @@ def _row_wise_result(item: dict, parts: list[dict], n_batches: int) -> Expectati
     success = _map_success(item["type"], total, nonnull, unexpected, mostly)
     first = list(chain.from_iterable(p["partial_unexpected_list"] for p in parts))
     whole = _gx_result(
-        item, _as_gx_result(success, _map_info(total, unexpected, first[:_PARTIAL_UNEXPECTED]))
+        item,
+        _as_gx_result(
+            success,
+            _map_info(
+                total,
+                unexpected,
+                first[:_PARTIAL_UNEXPECTED],
+                None if nonnull is None else total - nonnull,
+            ),
+        ),
     )
     details = f"{whole.details}; checked batch by batch ({n_batches} batch(es)), exact"
     return ExpectationResult(
@@ -677,7 +689,8 @@ def _rules_outcome(item: dict, stats: dict, target_column: str) -> ExpectationRe
         nonnull = n_rows - stats["columns"][column]["missing"]
         unexpected, first = part["count"], part["first"]
     success = _map_success(type_, n_rows, nonnull, unexpected, kwargs.get("mostly", 1.0))
-    return _gx_result(item, _as_gx_result(success, _map_info(n_rows, unexpected, first)))
+    missing = None if nonnull is None else n_rows - nonnull
+    return _gx_result(item, _as_gx_result(success, _map_info(n_rows, unexpected, first, missing)))
 
 
 def _own_dtype_outcome(item: dict, stats: dict) -> ExpectationResult:
