@@ -22,8 +22,8 @@ __all__ = [
     "DeliveryError",
     "deliver",
     "idle_deployments",
-    "listeners",
     "seconds_since",
+    "triggered",
 ]
 
 ACK_TIMEOUT_S = 30.0
@@ -153,9 +153,9 @@ def _fires_on(trigger, event: Event) -> bool:
     return trigger.match.includes([event.resource])
 
 
-def listeners(event: Event) -> list[str]:
-    """The names of the server's enabled automations that ``event`` would trigger (deployment
-    triggers are automations too), in the server's order.
+def triggered(event: Event) -> list:
+    """The server's enabled automations that ``event`` would trigger (deployment triggers are
+    automations too), in the server's order; empty when nothing on the server reacts to it.
 
     Parameters
     ----------
@@ -164,47 +164,38 @@ def listeners(event: Event) -> list[str]:
 
     Returns
     -------
-    list of str
-        Empty when nothing on the server reacts to the event.
+    list of prefect.events.schemas.automations.Automation
     """
     from prefect.client.orchestration import get_client
 
-    found: list[str] = []
+    found: list = []
     offset = 0
     with get_client(sync_client=True) as client:
         while True:
             page = client.read_automations(limit=_PAGE, offset=offset)
-            found += [a.name for a in page if a.enabled and _fires_on(a.trigger, event)]
+            found += [a for a in page if a.enabled and _fires_on(a.trigger, event)]
             if len(page) < _PAGE:
                 return found
             offset += _PAGE
 
 
-def idle_deployments(event: Event) -> list[str]:
-    """The deployments that ``event``'s automations would start a run of, where nothing would
-    run it: paused ones (a ``libre serve`` that stopped pauses its deployments) and served
-    ones (no work pool) that no process has asked for runs in :data:`SERVED_WITHIN_S`. Each as
-    ``"<name> (<why>)"``."""
+def idle_deployments(automations: list) -> list[str]:
+    """The deployments that ``automations`` (:func:`triggered`) would start a run of, where
+    nothing would run it: paused ones (a ``libre serve`` that stopped pauses its deployments)
+    and served ones (no work pool) that no process has asked for runs in
+    :data:`SERVED_WITHIN_S`. Each as ``"<name> (<why>)"``."""
     from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound
 
+    ids = [
+        action.deployment_id
+        for automation in automations
+        for action in automation.actions
+        if getattr(action, "type", None) == "run-deployment"
+        and getattr(action, "deployment_id", None) is not None
+    ]
     idle: list[str] = []
-    offset = 0
     with get_client(sync_client=True) as client:
-        ids = []
-        while True:
-            page = client.read_automations(limit=_PAGE, offset=offset)
-            for automation in page:
-                if automation.enabled and _fires_on(automation.trigger, event):
-                    ids += [
-                        a.deployment_id
-                        for a in automation.actions
-                        if getattr(a, "type", None) == "run-deployment"
-                        and getattr(a, "deployment_id", None) is not None
-                    ]
-            if len(page) < _PAGE:
-                break
-            offset += _PAGE
         for deployment_id in dict.fromkeys(ids):
             try:
                 deployment = client.read_deployment(deployment_id)

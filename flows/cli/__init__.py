@@ -378,11 +378,12 @@ def _warn_without_listeners(event, spec: Path) -> None:
     starts would wait because nothing serves its deployment."""
     from prefect.settings import get_current_settings
 
-    from libre_flows.flows.events import idle_deployments, listeners
+    from libre_flows.flows.events import idle_deployments, triggered
 
     try:
-        listening = listeners(event)
-        idle = idle_deployments(event) if listening else []
+        automations = triggered(event)
+        listening = [automation.name for automation in automations]
+        idle = idle_deployments(automations) if listening else []
     except Exception as exc:  # the event is delivered; only the check failed
         errors.print(f"[bold yellow]warning:[/] could not read the server's automations ({exc})")
         return

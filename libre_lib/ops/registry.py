@@ -847,9 +847,10 @@ class ModelRegistry:
             return None
         changes = [f"{name} {before[name]!r} -> {after[name]!r}" for name in after
                    if before[name] != after[name]]  # fmt: skip
-        if changes and self._data_path(champion) != self._data_path(candidate):
+        source = self._data_path(champion) if changes else None
+        if changes and source != self._data_path(candidate):
             # another question on another file: most likely two specs of one name, one store
-            changes.append(f"{OTHER_FILE} {self._data_path(champion)!r}")
+            changes.append(f"{OTHER_FILE} {source!r}")
         return ", ".join(changes) or None
 
     def _data_path(self, version: ModelVersion) -> str | None:

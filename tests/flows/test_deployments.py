@@ -28,7 +28,7 @@ from libre_flows.flows.deploy import (
     notify,
     serve,
 )
-from libre_flows.flows.events import idle_deployments
+from libre_flows.flows.events import idle_deployments, triggered
 from libre_flows.flows.prefect_yaml import declarations, render
 from libre_flows.flows.steps import ProjectFolderError
 from libre_flows.flows.train import train_flow
@@ -337,11 +337,11 @@ def test_notify_names_a_triggered_deployment_that_nothing_serves(spec_copy):
     ids = {d.name: d.apply() for d in build_deployments(spec, relative_to=None)}
     target = ids["idle-trigger-on-new-data"]
     event = notify(spec)
-    assert idle_deployments(event) == [
+    assert idle_deployments(triggered(event)) == [
         "idle-trigger-on-new-data (no process served it; last asked for runs never)"
     ]
     with get_client(sync_client=True) as client:
         client.get_scheduled_flow_runs_for_deployments([target])  # a serve asks for its runs
-        assert idle_deployments(event) == []
+        assert idle_deployments(triggered(event)) == []
         client.pause_deployment(target)  # the serve stopped
-    assert idle_deployments(event) == ["idle-trigger-on-new-data (paused)"]
+    assert idle_deployments(triggered(event)) == ["idle-trigger-on-new-data (paused)"]
