@@ -130,7 +130,7 @@ def _publish_validation(spec: PipelineSpec, report: ValidationReport) -> None:
 
 @task(name="split", cache_policy=NO_CACHE)
 def split(spec: PipelineSpec, store_root: str, data: Stage, force: bool = False) -> Stage:
-    """Mark the holdout rows (stratified by class, seeded)."""
+    """Mark the holdout rows (each by its values and the split seed: a row keeps its side)."""
 
     def compute():
         return stages.split(spec, read_frame(store_root, data))

@@ -6,9 +6,11 @@ file's row groups), and each part is read in *batches* of about ``batch_rows`` r
 is bounded by the batch, not by the table.
 
 Every row has a *row id*: its file's position among the source's files and its position in that
-file (``file_index * 2**40 + row``). The holdout split and the sample are decided by a hash of
-the row id and the seed, so they need neither the whole table nor its row count, and they do not
-depend on how the source is cut into parts or batches.
+file (``file_index * 2**40 + row``), and a *row key*: a hash of its values (:func:`row_keys`).
+The sample is decided by a hash of the row id and the seed, the holdout split by a hash of the
+row key and the seed. So neither needs the whole table nor its row count, and neither depends on
+how the source is cut into parts or batches; and a row keeps its side of the split when rows are
+added, removed or reordered in a later version of the data, in memory as in a streamed run.
 """
 
 from __future__ import annotations
@@ -189,24 +191,55 @@ def row_ids(file_index: int, first_row: int, n_rows: int) -> np.ndarray:
     return base + np.arange(first_row, first_row + n_rows, dtype=np.uint64)
 
 
+_KEY_START = np.uint64(0x243F6A8885A308D3)
+_KEY_MULTIPLIER = np.uint64(0x100000001B3)
+_MISSING_TEXT = "\x00missing"
+
+
+def row_keys(frame: pd.DataFrame) -> np.ndarray:
+    """A 64-bit key per row from its values in every column (taken in name order), the same
+    whatever types a reader gave them: numbers, integers and booleans alike, as float64 (-0.0
+    as 0.0, every missing value alike); anything else as text. Equal rows get equal keys."""
+    keys = np.full(len(frame), _KEY_START, dtype=np.uint64)
+    for name in sorted(frame.columns, key=str):
+        column = frame[name]
+        if pd.api.types.is_bool_dtype(column) or (
+            pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_complex_dtype(column)
+        ):
+            values = column.to_numpy(dtype=np.float64, na_value=np.nan) + 0.0
+            values[np.isnan(values)] = np.nan
+            hashed = unit_bits(values.view(np.uint64))
+        else:
+            text = column.astype(object).where(column.notna(), _MISSING_TEXT).astype(str)
+            hashed = pd.util.hash_array(text.to_numpy(dtype=object), categorize=True)
+        with np.errstate(over="ignore"):
+            keys = unit_bits((keys * _KEY_MULTIPLIER) ^ hashed)
+    return keys
+
+
+def unit_bits(values: np.ndarray) -> np.ndarray:
+    """SplitMix64's finalizer: every bit of a uint64 mixed into every other."""
+    with np.errstate(over="ignore"):
+        z = (values ^ (values >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
 def unit_hash(ids: np.ndarray, seed: int, salt: int = 0) -> np.ndarray:
     """A uniform number in [0, 1) per row id, fixed by ``seed`` and ``salt`` (SplitMix64's
     finalizer on the id mixed with them)."""
     mix = np.uint64((seed * 0x9E3779B97F4A7C15 + salt * 0xBF58476D1CE4E5B9) % 2**64)
-    with np.errstate(over="ignore"):
-        z = ids ^ mix
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
+    z = unit_bits(ids ^ mix)
     return (z >> np.uint64(11)).astype(np.float64) / float(2**53)
 
 
 HOLDOUT_SALT, SAMPLE_SALT = 1, 2
 
 
-def holdout_flags(ids: np.ndarray, fraction: float, seed: int) -> np.ndarray:
-    """True for the holdout rows: each row independently with probability ``fraction``."""
-    return unit_hash(ids, seed, HOLDOUT_SALT) < fraction
+def holdout_flags(keys: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """True for the holdout rows: each row independently with probability ``fraction``, decided
+    by its key (:func:`row_keys`) and ``seed``."""
+    return unit_hash(keys, seed, HOLDOUT_SALT) < fraction
 
 
 def sample_flags(ids: np.ndarray, rate: float, seed: int) -> np.ndarray:

@@ -149,6 +149,8 @@ class ModelVersion:
     decided_at: str | None = None
     library_version: str = __version__
     files_sha256: dict[str, str] = field(default_factory=dict)
+    #: What decided its holdout rows (``stages.split_key``); "" when unknown (older versions).
+    split: str = ""
 
     @property
     def retired_by_hand(self) -> bool:
@@ -198,6 +200,7 @@ class ModelVersion:
                 decided_at=record.get("decided_at"),
                 library_version=str(record.get("library_version", "")),
                 files_sha256=dict(record.get("files_sha256") or {}),
+                split=str(record.get("split") or ""),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RegistryError(
@@ -498,6 +501,7 @@ class ModelRegistry:
         run_id: str,
         created_at: str | None = None,
         extra_files: Mapping[str, str] | None = None,
+        split: str = "",
     ) -> ModelVersion:
         """Store a trained model as the pipeline's next version (status ``candidate``).
 
@@ -517,6 +521,7 @@ class ModelRegistry:
             run_id=run_id,
             created_at=created_at,
             extra_files=extra_files,
+            split=split,
             reuse=False,
         )
         return version
@@ -534,6 +539,7 @@ class ModelRegistry:
         run_id: str,
         created_at: str | None = None,
         extra_files: Mapping[str, str] | None = None,
+        split: str = "",
         reuse: bool = True,
     ) -> tuple[ModelVersion, bool]:
         """:meth:`register`, except that a model equal to one of the pipeline's versions (same
@@ -609,6 +615,7 @@ class ModelRegistry:
                     metrics=metrics_copy,
                     validation=validation_copy,
                     files_sha256=files_sha256,
+                    split=str(split),
                 )
                 temp = directory / f"{TEMP_PREFIX}{version_id}-{os.getpid()}-{uuid.uuid4().hex}"
                 temp.mkdir()
@@ -918,7 +925,11 @@ class ModelRegistry:
         """What the comparison must say when the champion may have trained on some of the
         new version's holdout rows: it was trained on other data (earlier rows of a growing
         table stay in it) or on another split of the same data. Empty when its split was the
-        same."""
+        same: equal split keys (both versions' rows held out by their values, with the same
+        fraction, seed and columns) mean that a row both data versions hold was on the same
+        side in both."""
+        if champion.split and champion.split == candidate.split:
+            return ""
         if champion.data_fingerprint != candidate.data_fingerprint:
             how = "other data, which may include some of these rows"
         else:

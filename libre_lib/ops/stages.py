@@ -44,6 +44,7 @@ from ..search import (
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
 from .baselines import TREND_VERSIONS, version_trend
+from .batches import HOLDOUT_SALT, row_keys, unit_hash
 from .contract import DataContract
 from .diff import ChampionChanges
 from .display import value_key
@@ -252,43 +253,70 @@ def validation_report(metadata: dict) -> ValidationReport:
 # --- split ------------------------------------------------------------------------------------
 
 
+#: How the holdout is drawn: per row, from a hash of its values and ``split_seed``
+#: (:func:`~libre_lib.ops.batches.row_keys`), so a row keeps its side across data versions.
+SPLIT_BY = "row values"
+
+
 def split_params(spec: PipelineSpec) -> dict:
     return {
         "holdout_fraction": spec.holdout_fraction,
         "split_seed": spec.split_seed,
         "positive_class": positive_label(spec),
+        "split": SPLIT_BY,
     }
 
 
-def holdout_mask(positive: np.ndarray, fraction: float, seed: int) -> np.ndarray:
-    """True for the holdout rows: ``fraction`` of them, stratified by class when each class has
-    at least two rows, drawn with ``seed``."""
+def split_key(spec: PipelineSpec, columns: Sequence[str]) -> str:
+    """What decides which rows a version held out: the rule, the fraction, the seed and the
+    columns whose values key the rows. Two versions with equal split keys hold out the same
+    rows of the data they share (see :data:`SPLIT_BY`), so neither trained on the other's
+    holdout rows."""
+    return fingerprint_json(
+        {
+            "split": SPLIT_BY,
+            "holdout_fraction": spec.holdout_fraction,
+            "split_seed": spec.split_seed,
+            "columns": sorted(map(str, columns)),
+        }
+    )
+
+
+def holdout_mask(keys: np.ndarray, positive: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """True for the holdout rows: each row with probability ``fraction``, decided by its key
+    (:func:`~libre_lib.ops.batches.row_keys`) and ``seed`` alone, so a row keeps its side
+    when others are added, removed or reordered. On data so small that a class with at least
+    two rows got none (or all) of them in the holdout, the row of that class nearest the
+    threshold moves, so that each side holds both classes when it can."""
     n_rows = positive.shape[0]
-    holdout = np.zeros(n_rows, dtype=bool)
-    if fraction > 0:
-        n_holdout = math.ceil(fraction * n_rows)
-        if n_rows - n_holdout < 2:
-            raise DataError(
-                f"holdout_fraction {fraction!r} leaves {max(n_rows - n_holdout, 0)} of the "
-                f"{n_rows} rows for training; lower holdout_fraction (0.2 is usual)."
-            )
-        rows = np.arange(n_rows)
-        counts = np.bincount(positive.astype(int), minlength=2)
-        # stratified only when each class, the holdout and the training rows can hold both
-        stratify = (
-            positive if counts.min() >= 2 and min(n_holdout, n_rows - n_holdout) >= 2 else None
+    if fraction <= 0:
+        return np.zeros(n_rows, dtype=bool)
+    n_training = n_rows - math.ceil(fraction * n_rows)
+    if n_training < 2:
+        raise DataError(
+            f"holdout_fraction {fraction!r} leaves {max(n_training, 0)} of the {n_rows} rows "
+            "for training; lower holdout_fraction (0.2 is usual)."
         )
-        _, test = train_test_split(rows, test_size=fraction, random_state=seed, stratify=stratify)
-        holdout[test] = True
+    draw = unit_hash(keys, seed, HOLDOUT_SALT)
+    holdout = draw < fraction
+    for members in (np.flatnonzero(positive), np.flatnonzero(~positive)):
+        if members.size < 2:
+            continue
+        chosen = holdout[members]
+        if not chosen.any():
+            holdout[members[np.argmin(draw[members])]] = True
+        elif chosen.all():
+            holdout[members[np.argmax(draw[members])]] = False
     return holdout
 
 
 def split(spec: PipelineSpec, frame: pd.DataFrame) -> Stored:
-    """The ``holdout`` flag of every row."""
+    """The ``holdout`` flag of every row (:func:`holdout_mask` of the rows' values)."""
     positive = (frame[spec.target.column] == positive_label(spec)).to_numpy()
     if not positive.any():
         raise absent_positive_class(spec, frame[spec.target.column])
-    return pa.table({"holdout": holdout_mask(positive, spec.holdout_fraction, spec.split_seed)}), {}
+    holdout = holdout_mask(row_keys(frame), positive, spec.holdout_fraction, spec.split_seed)
+    return pa.table({"holdout": holdout}), {}
 
 
 def absent_positive_class(spec: PipelineSpec, column: pd.Series) -> DataError:
@@ -955,6 +983,7 @@ def register(
         spec_hash=spec_hash(spec),
         run_id=run_id,
         extra_files=trained.contract_files(),
+        split=split_key(spec, [spec.target.column, *trained.model.columns_]),
     )
     holdout = None
     if trained.scored_rows is not None:

@@ -51,11 +51,12 @@ from .batches import (
     plan_parts,
     read_batches,
     row_ids,
+    row_keys,
     sample_flags,
     source_columns,
 )
 from .spec import PipelineSpec
-from .stages import Stored, positive_label, select_columns, validation_rules
+from .stages import SPLIT_BY, Stored, positive_label, select_columns, validation_rules
 from .tables import records_table
 from .validation_stream import (
     batch_statistics,
@@ -139,8 +140,9 @@ def _options(spec: PipelineSpec) -> dict:
 
 def batches(spec: PipelineSpec, plan: SourcePlan, part: Part, unlabeled: list | None = None):
     """(row ids, holdout flags, batch) of every batch of a part. With ``target.unlabeled:
-    drop`` a batch's rows without a target value are left out (their row ids, so the other
-    rows' split, unchanged); ``unlabeled``, if given, gets each batch's count of them."""
+    drop`` a batch's rows without a target value are left out (the other rows keep their row
+    ids and values, so their sample and split); ``unlabeled``, if given, gets each batch's
+    count of them."""
     drop = spec.target.unlabeled == "drop"
     for first_row, frame in read_batches(
         part,
@@ -157,7 +159,7 @@ def batches(spec: PipelineSpec, plan: SourcePlan, part: Part, unlabeled: list | 
                 unlabeled.append(int((~labeled).sum()))
             if not labeled.all():
                 frame, ids = frame[labeled].reset_index(drop=True), ids[labeled]
-        yield ids, holdout_flags(ids, spec.holdout_fraction, spec.split_seed), frame
+        yield ids, holdout_flags(row_keys(frame), spec.holdout_fraction, spec.split_seed), frame
 
 
 def part_params(spec: PipelineSpec, plan: SourcePlan, part: Part) -> dict:
@@ -169,6 +171,7 @@ def part_params(spec: PipelineSpec, plan: SourcePlan, part: Part) -> dict:
         "read_options": spec.data.read_options,
         "holdout_fraction": spec.holdout_fraction,
         "split_seed": spec.split_seed,
+        "split": SPLIT_BY,
         "positive_class": positive_label(spec),
     }
     if spec.target.unlabeled != "refuse":  # the default leaves earlier cache keys as they were

@@ -35,3 +35,36 @@ def test_the_champion_is_rescored_on_the_challengers_holdout(spec_copy, tmp_path
     report = Path(second["run_dir"], "report.md").read_text()
     assert f"Both scored on the same {n_holdout} rows, the holdout rows of run {run_id}; " in report
     assert "most likely its training rows (that favours it)." in " ".join(report.split())
+
+
+def test_a_growing_table_keeps_each_rows_side_so_the_comparison_is_fair(spec_copy, tmp_path):
+    """The second version's data holds the first version's rows and more: every row the
+    champion trained on stays a training row, so the comparison carries no caution."""
+    import pandas as pd
+
+    source = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets" / "haberman.csv"
+    rows = pd.read_csv(source)
+    data = tmp_path / "haberman.csv"
+    rows.iloc[:240].to_csv(data, index=False)
+    spec_path = spec_copy(data__path=str(data))
+    first = train(spec_path)
+    first_holdout = _holdout_rows(first["run_dir"])
+    rows.sample(frac=1.0, random_state=3).to_csv(data, index=False)  # more rows, reordered
+    second = train(spec_path)
+    decision = json.loads(Path(second["run_dir"], "run.json").read_text())["decision"]
+    assert decision["previous"] and "favours" not in decision["scored_on"]
+    second_holdout = _holdout_rows(second["run_dir"])
+    assert first_holdout and first_holdout <= second_holdout
+    assert second_holdout - first_holdout  # new rows reached the holdout too
+
+
+def _holdout_rows(run_dir: str) -> set:
+    """The run's holdout rows, as tuples of their values (haberman has a few duplicates, which
+    land on the same side)."""
+    import pandas as pd
+
+    stages = json.loads(Path(run_dir, "run.json").read_text())["stages"]
+    path = {entry["stage"]: entry["path"] for entry in stages}
+    frame = pd.read_parquet(path["load"])
+    flags = pd.read_parquet(path["split"])["holdout"].to_numpy()
+    return set(map(tuple, frame.loc[flags].astype(str).to_numpy().tolist()))

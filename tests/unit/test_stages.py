@@ -15,6 +15,7 @@ from libre_lib.errors import DataError, LibreWarning, SpecError
 from libre_lib.estimator import AUTO_CHOSEN
 from libre_lib.ops import stages
 from libre_lib.ops.artifacts import ArtifactStore
+from libre_lib.ops.batches import row_keys
 from libre_lib.ops.spec import KEYED_WHEN_SET, load_spec
 from libre_lib.ops.tables import (
     candidates_from_table,
@@ -58,25 +59,79 @@ def test_select_columns_names_a_missing_target_and_unknown_columns(spec):
         stages.select_columns(pd.DataFrame({"target": ["1"]}), _with(spec, features=features))
 
 
-def test_holdout_mask_is_stratified_seeded_and_empty_at_fraction_zero():
-    positive = np.array([True] * 10 + [False] * 10)
-    holdout = stages.holdout_mask(positive, 0.2, seed=0)
-    assert holdout.sum() == 4 and holdout[positive].sum() == 2
-    np.testing.assert_array_equal(holdout, stages.holdout_mask(positive, 0.2, seed=0))
-    assert not stages.holdout_mask(positive, 0.0, seed=0).any()
-    lonely = np.array([True] + [False] * 19)  # one positive: no stratification, still a split
-    assert stages.holdout_mask(lonely, 0.2, seed=0).sum() == 4
+def _keys(n_rows: int) -> np.ndarray:
+    return row_keys(pd.DataFrame({"id": np.arange(n_rows)}))
+
+
+def test_holdout_mask_draws_each_row_by_its_key_and_seed():
+    positive = np.arange(10_000) % 4 == 0
+    keys = _keys(10_000)
+    holdout = stages.holdout_mask(keys, positive, 0.2, seed=0)
+    # near the fraction in each class (binomial: 0.2 +- 0.01 within three deviations)
+    assert abs(holdout[positive].mean() - 0.2) < 0.03
+    assert abs(holdout[~positive].mean() - 0.2) < 0.015
+    np.testing.assert_array_equal(holdout, stages.holdout_mask(keys, positive, 0.2, seed=0))
+    assert (holdout != stages.holdout_mask(keys, positive, 0.2, seed=1)).any()
+    assert not stages.holdout_mask(keys, positive, 0.0, seed=0).any()
+
+
+def test_a_row_keeps_its_side_when_rows_are_added_removed_or_reordered():
+    """A champion trained on an earlier version of a growing table never trained on the new
+    version's holdout rows (the old split was drawn afresh for every data version)."""
+    frame = pd.DataFrame({"x": np.arange(2_000) % 97, "z": np.arange(2_000) // 3})
+    frame["target"] = np.where(frame["x"] > 60, "yes", "no")
+
+    def flags(part):
+        keys = row_keys(part)
+        return stages.holdout_mask(keys, (part["target"] == "yes").to_numpy(), 0.2, seed=7)
+
+    before = flags(frame.iloc[:1_500])
+    grown = frame.sample(frac=1.0, random_state=1)  # all 2,000 rows, reordered
+    after = pd.Series(flags(grown), index=grown.index).sort_index().to_numpy()
+    np.testing.assert_array_equal(after[:1_500], before)
+    kept = frame.iloc[::2]
+    np.testing.assert_array_equal(flags(kept), after[::2])
+
+
+def test_row_keys_read_values_not_types_or_column_order():
+    frame = pd.DataFrame(
+        {"n": [1, 2, 0], "f": [0.5, np.nan, -0.0], "c": ["a", None, "b"], "t": ["1", "0", "1"]}
+    )
+    same = pd.DataFrame(
+        {
+            "t": pd.array(["1", "0", "1"], dtype="string"),
+            "c": pd.array(["a", pd.NA, "b"], dtype="string"),
+            "f": [0.5, np.nan, 0.0],
+            "n": [1.0, 2.0, 0.0],
+        }
+    )
+    np.testing.assert_array_equal(row_keys(frame), row_keys(same))
+    changed = frame.assign(c=["a", "", "b"])  # an empty text is not a missing one
+    assert (row_keys(changed) != row_keys(frame)).tolist() == [False, True, False]
+    assert len(set(row_keys(frame).tolist())) == 3
+
+
+def test_tiny_data_keeps_both_classes_on_both_sides():
+    for seed in range(20):
+        positive = np.array([True, True] + [False] * 8)
+        holdout = stages.holdout_mask(_keys(10), positive, 0.2, seed=seed)
+        for members in (positive, ~positive):
+            assert holdout[members].any() and not holdout[members].all()
+    lonely = np.array([True] + [False] * 19)  # a lone positive stays where its key puts it
+    assert stages.holdout_mask(_keys(20), lonely, 0.2, seed=0)[~lonely].any()
 
 
 def test_a_holdout_fraction_that_leaves_no_training_rows_is_a_clear_error():
     """holdout_fraction 0.999999 passed the spec check and failed in scikit-learn's split."""
     positive = np.array([True, False] * 384)
+    keys = _keys(768)
     with pytest.raises(DataError, match=r"holdout_fraction 0.999999 leaves 0 of the 768 rows"):
-        stages.holdout_mask(positive, 0.999999, seed=0)
+        stages.holdout_mask(keys, positive, 0.999999, seed=0)
     with pytest.raises(DataError, match=r"leaves 1 of the 768 rows for training; lower"):
-        stages.holdout_mask(positive, 767 / 768, seed=0)
-    # one holdout row cannot hold both classes: the split is not stratified, not an error
-    assert stages.holdout_mask(positive, 0.001, seed=0).sum() == 1
+        stages.holdout_mask(keys, positive, 767 / 768, seed=0)
+    # a tiny fraction still holds out a row of each class
+    tiny = stages.holdout_mask(keys, positive, 0.001, seed=0)
+    assert tiny[positive].sum() >= 1 and tiny[~positive].sum() >= 1 and tiny.sum() <= 5
 
 
 def test_split_compares_the_positive_class_as_text(spec):
@@ -84,7 +139,9 @@ def test_split_compares_the_positive_class_as_text(spec):
     table, _ = stages.split(spec, frame)
     holdout = table.column("holdout").to_numpy()
     X, y = stages.split_rows(spec, frame, holdout, holdout=True)
-    assert list(X.columns) == ["age"] and (y == "2").sum() == 2
+    positive = (frame["target"] == "2").to_numpy()
+    np.testing.assert_array_equal(holdout, stages.holdout_mask(row_keys(frame), positive, 0.2, 0))
+    assert list(X.columns) == ["age"] and 1 <= (y == "2").sum() < 10
     X_train, _ = stages.split_rows(spec, frame, holdout)
     assert len(X_train) + len(X) == 20
 
@@ -601,7 +658,8 @@ def test_rows_without_a_target_value_are_refused_or_left_out_and_counted(unlabel
 
 
 def test_merge_order_reaches_the_discretize_stage_and_its_key_only_when_not_the_default(spec):
-    X, y = _training_rows(spec)
+    frame, _ = stages.load(spec, "sha")
+    X, y = stages.split_rows(spec, frame, np.zeros(len(frame), dtype=bool))  # every row
     choice = stages.choice_from_metadata(stages.choose(spec, X, y)[1])
     assert "merge_order" not in stages.discretize_params(spec, choice)
     assert "merge_order" not in spec.estimator_params()

@@ -14,8 +14,8 @@ import pytest
 
 from libre_lib import LibreClassifier
 from libre_lib.inputs import binary_target
-from libre_lib.ops import streamed
-from libre_lib.ops.batches import holdout_flags, plan_parts, row_ids, unit_hash
+from libre_lib.ops import stages, streamed
+from libre_lib.ops.batches import holdout_flags, plan_parts, row_ids, row_keys, unit_hash
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec
 
@@ -55,6 +55,14 @@ def _assert_same_records(a, b):
     np.testing.assert_array_equal(a.negative_weight, b.negative_weight)
 
 
+def _holdout(frame: pd.DataFrame, spec) -> np.ndarray:
+    """The streamed run's holdout flags of ``frame``'s rows: keyed by their values, with the
+    target and the categorical columns read as text, as the run reads them."""
+    text = [spec.target.column, *(spec.features.categorical or [])]
+    keyed = frame.astype({c: "string" for c in text})
+    return holdout_flags(row_keys(keyed), spec.holdout_fraction, spec.split_seed)
+
+
 @pytest.mark.parametrize("name", sorted(MANIFEST))
 def test_every_bundled_dataset_streams_to_the_in_memory_bins_and_records(name):
     entry = MANIFEST[name]
@@ -67,7 +75,7 @@ def test_every_bundled_dataset_streams_to_the_in_memory_bins_and_records(name):
         data = streamed.stream(spec, max_intervals=None)
         frame = pd.read_csv(path, dtype={c: "string" for c in [*categorical, spec.target.column]})
         frame = frame.astype({c: object for c in [*categorical, spec.target.column]})
-        holdout = holdout_flags(row_ids(0, 0, len(frame)), spec.holdout_fraction, spec.split_seed)
+        holdout = _holdout(frame, spec)
         bins, records = _in_memory(frame, spec, holdout, max_intervals=None)
     assert data.discretization == bins
     _assert_same_records(data.records, records)
@@ -92,8 +100,7 @@ def test_a_directory_of_files_streams_like_their_concatenation(pima_parts):
     spec = _spec(folder, "target", "1", None, batch_rows=128, format="csv")
     data = streamed.stream(spec)
     assert [p.file_index for p in data.plan.parts] == [0, 1, 2]
-    ids = np.concatenate([row_ids(0, 0, 100), row_ids(1, 0, 350), row_ids(2, 0, len(frame) - 450)])
-    holdout = holdout_flags(ids, spec.holdout_fraction, spec.split_seed)
+    holdout = _holdout(frame, spec)
     frame = frame.assign(target=frame["target"].astype(str).astype(object))
     bins, records = _in_memory(frame, spec, holdout)
     assert data.discretization == bins
@@ -163,7 +170,7 @@ def test_one_million_rows_stream_to_the_in_memory_bins_and_records(synthetic_1m)
     spec = _spec(path, "label", "1", ["c3", "c20"], batch_rows=250_000)
     data = streamed.stream(spec)
     assert all(name in data.profile.edges for name in ("x0", "x1", "x2"))  # fine-binned
-    holdout = holdout_flags(row_ids(0, 0, len(frame)), spec.holdout_fraction, spec.split_seed)
+    holdout = _holdout(frame, spec)
     bins, records = _in_memory(frame, spec, holdout)
     assert data.discretization == bins
     _assert_same_records(data.records, records)
@@ -240,7 +247,7 @@ def test_a_column_of_many_categories_streams_to_the_same_groups(tmp_path):
     spec = _spec(path, "target", "yes", ["city"], batch_rows=700, sample_rows=10**7)
     data = streamed.stream(spec, max_intervals=None)
     frame = frame.astype({"city": object, "target": object})
-    holdout = holdout_flags(row_ids(0, 0, n), spec.holdout_fraction, spec.split_seed)
+    holdout = _holdout(frame, spec)
     bins, records = _in_memory(frame, spec, holdout, max_intervals=None)
     city_bins = bins.features[bins.names.index("city")]
     assert city_bins.groups and city_bins.n_value_bins < 20
@@ -272,13 +279,13 @@ def test_rows_without_a_target_value_are_left_out_and_counted_when_asked(tmp_pat
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         data = streamed.stream(spec, max_intervals=None)
-        holdout = holdout_flags(row_ids(0, 0, len(frame)), spec.holdout_fraction, spec.split_seed)
         kept = frame.loc[~unlabeled].reset_index(drop=True).astype({target: object})
-        bins, records = _in_memory(kept, spec, holdout[~unlabeled], max_intervals=None)
+        holdout = _holdout(kept, spec)
+        bins, records = _in_memory(kept, spec, holdout, max_intervals=None)
     assert data.profile.n_unlabeled == 37 and data.profile.n_rows == len(frame) - 37
     assert data.discretization == bins
     _assert_same_records(data.records, records)
-    np.testing.assert_array_equal(data.sample_holdout, holdout[~unlabeled])
+    np.testing.assert_array_equal(data.sample_holdout, holdout)
 
 
 def test_merge_order_streams_to_the_in_memory_bins(pima_parts):
@@ -286,8 +293,7 @@ def test_merge_order_streams_to_the_in_memory_bins(pima_parts):
     spec = _spec(folder, "target", "1", None, batch_rows=128, format="csv")
     spec = spec.model_copy(update={"model": spec.model.model_copy(update={"merge_order": "sweep"})})
     data = streamed.stream(spec, max_intervals=None)
-    ids = np.concatenate([row_ids(0, 0, 100), row_ids(1, 0, 350), row_ids(2, 0, len(frame) - 450)])
-    holdout = holdout_flags(ids, spec.holdout_fraction, spec.split_seed)
+    holdout = _holdout(frame, spec)
     train = frame.loc[~holdout].reset_index(drop=True)
     X, y = train.drop(columns="target"), train["target"].astype(str)
     model = LibreClassifier(positive_class="1", merge_order="sweep")
@@ -301,8 +307,7 @@ def test_significant_cuts_stream_to_the_in_memory_bins(pima_parts):
         update={"model": spec.model.model_copy(update={"significant_cuts": True})}
     )
     data = streamed.stream(spec, max_intervals=None)
-    ids = np.concatenate([row_ids(0, 0, 100), row_ids(1, 0, 350), row_ids(2, 0, len(frame) - 450)])
-    holdout = holdout_flags(ids, spec.holdout_fraction, spec.split_seed)
+    holdout = _holdout(frame, spec)
     train = frame.loc[~holdout].reset_index(drop=True)
     X, y = train.drop(columns="target"), train["target"].astype(str)
     model = LibreClassifier(positive_class="1", significant_cuts=True)
@@ -312,3 +317,21 @@ def test_significant_cuts_stream_to_the_in_memory_bins(pima_parts):
     assert sum(len(f.cuts) for f in expected.features) < sum(
         len(f.cuts) for f in plain.discretization.features
     )
+
+
+@pytest.mark.parametrize("name", ["credit_approval", "australian", "pima"])
+def test_streamed_and_in_memory_runs_hold_out_the_same_rows(name, tmp_path):
+    """Both pipelines key a row's side by its values as read, so one file's holdout is the
+    same rows whichever way it is trained (in memory only the tiny-data guard can differ)."""
+    entry = MANIFEST[name]
+    categorical = entry.get("categorical_columns") or []
+    spec = _spec(DATASETS / entry["file"], entry["target_column"], entry["positive_class"],
+                 categorical, batch_rows=197, sample_rows=10**7)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = streamed.stream(spec)
+    in_memory = spec.model_copy(update={"data": spec.data.model_copy(update={"streamed": False})})
+    frame, _ = stages.load(in_memory, "sha")
+    flags = stages.split(in_memory, frame)[0].column("holdout").to_numpy()
+    np.testing.assert_array_equal(data.sample_holdout, flags)
+    assert 0.15 < flags.mean() < 0.25
