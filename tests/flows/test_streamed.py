@@ -12,8 +12,10 @@ import pytest
 from libre_flows.flows.train import train
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataError, DataValidationError
+from libre_lib.estimator import AUTO_FALLBACK
 from libre_lib.ops.artifacts import ArtifactStore
 from libre_lib.ops.spec import load_spec
+from libre_lib.params import AUTO
 
 DATASETS = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets"
 
@@ -55,6 +57,15 @@ def test_every_pass_is_mapped_over_the_parts_and_cached_as_parquet(streamed_run)
     assert second["cache_hits"] == second["n_stages"]
 
 
+def _capped(spec) -> dict:
+    """The estimator's parameters as a streamed run fits them: "auto" ChiMerge bins capped
+    (docs/pipeline.md: a streamed run's choice tries capped bins only)."""
+    params = spec.estimator_params()
+    if params.get("max_intervals", AUTO) == AUTO:
+        params["max_intervals"] = AUTO_FALLBACK["max_intervals"]
+    return params
+
+
 def test_the_streamed_model_equals_the_estimator_on_the_same_training_rows(streamed_run):
     spec_path, summary, _ = streamed_run
     spec = load_spec(spec_path)
@@ -64,7 +75,7 @@ def test_the_streamed_model_equals_the_estimator_on_the_same_training_rows(strea
     assert len(rows) == 768  # sample_rows exceeds the rows: the sample is every row
     train_rows = rows.loc[~holdout].reset_index(drop=True)
     X, y = train_rows.drop(columns="target"), train_rows["target"]
-    direct = LibreClassifier(**spec.estimator_params()).fit(X, y)
+    direct = LibreClassifier(**_capped(spec)).fit(X, y)
     assert direct.rules_ == model.rules_
     np.testing.assert_array_equal(direct.predict(X), model.predict(X))
 
@@ -138,7 +149,7 @@ def test_columns_counted_on_fine_bins_give_the_estimators_rules(
     train_rows = rows.loc[~holdout].reset_index(drop=True)
     X, y = train_rows.drop(columns="target"), train_rows["target"]
     spec = load_spec(_streamed_spec(spec_copy, pima_folder))
-    direct = LibreClassifier(**spec.estimator_params()).fit(X, y)
+    direct = LibreClassifier(**_capped(spec)).fit(X, y)
     model = LibreClassifier.from_json(Path(summary["model"]).read_text())
     assert direct.rules_ == model.rules_
     assert direct.discretization_ == model.discretization_
