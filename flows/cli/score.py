@@ -124,12 +124,21 @@ def score_command(
 
 
 def _print_summary(summary: dict, seconds: float) -> None:
-    from libre_lib.ops.scoring import predicted_text
+    from libre_lib.ops.scoring import NO_ROWS, predicted_text
 
     console.print(
         f"scored [bold]{summary['rows']:,}[/] rows in {summary['batches']} batch(es): "
         f"{summary['rows_per_second']:,.0f} rows/s"
     )
+    if summary["rows"] == 0:
+        console.print(
+            f"[yellow]warning:[/] {NO_ROWS[0].lower()}{NO_ROWS[1:]}: the output holds the "
+            "columns and no row; no drift was checked.",
+            highlight=False,
+        )
+        console.print(f"output: [green]{summary['output']}[/]", soft_wrap=True)
+        console.print(f"report artifact: {summary.get('artifact')}; {seconds:.1f} s in total")
+        return
     console.print(
         f"{predicted_text(summary)}: {summary['n_positive']:,} "
         f"({100.0 * summary['positive_rate']:.2f}%)",

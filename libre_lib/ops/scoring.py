@@ -1103,6 +1103,10 @@ def _cell(value) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+#: What a scoring of inputs without rows says instead of its predictions and drift.
+NO_ROWS = "The inputs hold no rows (a header alone, or empty files)"
+
+
 def render_scoring_report(summary: dict, title: str = "Scoring report", model: str = "") -> str:
     """A Markdown scoring report from ``ScoringSummary.to_dict()``: throughput, predictions,
     rules fired and drift warnings."""
@@ -1126,7 +1130,11 @@ def render_scoring_report(summary: dict, title: str = "Scoring report", model: s
         "",
     ]
     warnings = summary["warnings"]
-    if not warnings:
+    if rows == 0:
+        lines.append(
+            f"{NO_ROWS}: the output holds the columns and no row, and no drift was checked."
+        )
+    elif not warnings:
         lines.append(
             "No drift: every value was seen in training, within the training ranges, "
             "with missing rates as in training."

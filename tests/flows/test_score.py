@@ -181,3 +181,18 @@ def test_fail_on_drift_fails_the_command_when_a_tested_column_drifts(scoring, tm
     assert result.exit_code == 1 and "Drift in columns the rules test" in result.output
     assert not output.exists()
     assert CliRunner().invoke(app, args).exit_code == 0 and output.exists()  # a warning only
+
+
+def test_inputs_without_rows_are_said_to_hold_none_not_to_have_no_drift(scoring, tmp_path):
+    """A header-only extract scored 0 rows and printed "no drift", which nothing checked."""
+    X, _model, model_path, _, _ = scoring
+    X.iloc[:0].to_csv(tmp_path / "header.csv", index=False)
+    output = tmp_path / "scored.parquet"
+    result = CliRunner().invoke(
+        app, ["score", str(model_path), str(tmp_path / "header.csv"), str(output)]
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "warning: the inputs hold no rows" in text and "no drift was checked" in text
+    assert "no drift against" not in text and "predicted" not in text
+    assert len(pd.read_parquet(output)) == 0

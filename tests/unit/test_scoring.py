@@ -733,3 +733,14 @@ def test_a_parquet_file_of_the_training_datas_own_types_scores(tmp_path):
     assert scored.column("prediction").to_pylist() == list(model.predict(read))
     assert scored.column("flag").to_pylist() == read["flag"].tolist()
     assert scored.column("grade").to_pylist() == read["grade"].tolist()
+
+
+def test_the_report_of_inputs_without_rows_says_so_instead_of_no_drift(credit, tmp_path):
+    X, model, contract = credit
+    X.iloc[:0].to_csv(tmp_path / "header.csv", index=False)
+    summary = score_files(
+        model, tmp_path / "header.csv", tmp_path / "out.parquet", contract=contract
+    )
+    markdown = render_scoring_report(summary.to_dict())
+    assert summary.rows == 0 and "The inputs hold no rows" in markdown
+    assert "No drift" not in markdown
