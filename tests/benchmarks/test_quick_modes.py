@@ -623,6 +623,33 @@ def test_a_new_users_spec_for_an_external_task(monkeypatch, tmp_path):
         module.external_spec("pkg::other", tmp_path / "other")
 
 
+def test_pipeline_targets_over_holdout_draws(monkeypatch, tmp_path, capsys):
+    """``--split-seeds N``: a spec copy per ``split_seed``, and per spec the mean figures with
+    on how many draws each target held."""
+    import yaml
+
+    from libre_lib.ops.spec import load_spec
+
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("_bench_targets", BENCH / "pipeline_targets.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    base = module.write_spec("haberman", tmp_path / "haberman")
+    copy = module.with_split_seed(base, 3)
+    assert copy != base and load_spec(copy).split_seed == 3
+    assert yaml.safe_load(base.read_text()).get("split_seed", 0) == 0
+    row = dict(spec="a", rules=2, majority=0.7)
+    rows = [
+        {**row, "f1": 0.5, "dt_f1": 0.4, "accuracy": 0.8},
+        {**row, "f1": 0.3, "dt_f1": 0.4, "accuracy": 0.8},
+        {**row, "f1": 0.6, "dt_f1": 0.4, "accuracy": 0.6, "spec": "b"},
+    ]
+    module.print_over_draws(rows)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2] == "| a | 2 | 0.400 | 0.400 | 0.800 | 0.700 | 2.0 | 1/2 | 2/2 | 1/2 |"
+    assert lines[3] == "| b | 1 | 0.600 | 0.400 | 0.600 | 0.700 | 2.0 | 1/1 | 0/1 | 0/1 |"
+
+
 def test_paper_table_fixes_or_tunes_a_libre_option(monkeypatch):
     """``--libre-set``: a fixed value reaches LIBRE default and the searches; a list of values
     becomes an axis the searches tune."""
