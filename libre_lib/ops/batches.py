@@ -193,7 +193,7 @@ def row_ids(file_index: int, first_row: int, n_rows: int) -> np.ndarray:
 
 _KEY_START = np.uint64(0x243F6A8885A308D3)
 _KEY_MULTIPLIER = np.uint64(0x100000001B3)
-_MISSING_TEXT = "\x00missing"
+_MISSING_HASH = pd.util.hash_array(np.array(["\x00missing"], dtype=object))[0]
 
 
 def row_keys(frame: pd.DataFrame) -> np.ndarray:
@@ -209,9 +209,11 @@ def row_keys(frame: pd.DataFrame) -> np.ndarray:
             values = column.to_numpy(dtype=np.float64, na_value=np.nan) + 0.0
             values[np.isnan(values)] = np.nan
             hashed = unit_bits(values.view(np.uint64))
-        else:
-            text = column.astype(object).where(column.notna(), _MISSING_TEXT).astype(str)
-            hashed = pd.util.hash_array(text.to_numpy(dtype=object), categorize=True)
+        else:  # each distinct text hashed once
+            codes, uniques = pd.factorize(column.astype("string"), use_na_sentinel=True)
+            texts = np.asarray(uniques.astype(str), dtype=object)
+            hashed = pd.util.hash_array(texts, categorize=False)[codes]
+            hashed[codes < 0] = _MISSING_HASH
         with np.errstate(over="ignore"):
             keys = unit_bits((keys * _KEY_MULTIPLIER) ^ hashed)
     return keys
