@@ -209,11 +209,10 @@ def row_keys(frame: pd.DataFrame) -> np.ndarray:
             values = column.to_numpy(dtype=np.float64, na_value=np.nan) + 0.0
             values[np.isnan(values)] = np.nan
             hashed = unit_bits(values.view(np.uint64))
-        else:  # each distinct text hashed once
+        else:  # each distinct text hashed once; code -1 (missing) picks the last entry
             codes, uniques = pd.factorize(column.astype("string"), use_na_sentinel=True)
             texts = np.asarray(uniques.astype(str), dtype=object)
-            hashed = pd.util.hash_array(texts, categorize=False)[codes]
-            hashed[codes < 0] = _MISSING_HASH
+            hashed = np.append(pd.util.hash_array(texts, categorize=False), _MISSING_HASH)[codes]
         with np.errstate(over="ignore"):
             keys = unit_bits((keys * _KEY_MULTIPLIER) ^ hashed)
     return keys

@@ -106,6 +106,9 @@ def test_row_keys_read_values_not_types_or_column_order():
         }
     )
     np.testing.assert_array_equal(row_keys(frame), row_keys(same))
+    empty = frame.assign(c=pd.array([None] * 3, dtype="string"))  # every text missing
+    assert (row_keys(empty) == row_keys(frame.assign(c=[np.nan, None, pd.NA]))).all()
+    assert row_keys(empty)[1] == row_keys(frame)[1] and row_keys(empty)[0] != row_keys(frame)[0]
     changed = frame.assign(c=["a", "", "b"])  # an empty text is not a missing one
     assert (row_keys(changed) != row_keys(frame)).tolist() == [False, True, False]
     assert len(set(row_keys(frame).tolist())) == 3
