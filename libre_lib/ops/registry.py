@@ -116,6 +116,9 @@ TEMP_PREFIX = ".tmp-"
 LOCK_TIMEOUT_S = 60.0
 OTHER_FILE = "trained on the data file"  # a question change that comes with another file
 HAND = " by hand"  # ends the reason of a version that a promotion by hand retired
+SAME_DATA_OTHER_SPLIT = (
+    "another split of the same data, so some of these rows were most likely its training rows"
+)
 FLOAT_SLACK = 1e-12  # "not worse" must not fail on float noise (0.58 - 0.02 != 0.56)
 
 _PIPELINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -932,6 +935,8 @@ class ModelRegistry:
             return ""
         if champion.data_fingerprint != candidate.data_fingerprint:
             how = "other data, which may include some of these rows"
+        elif champion.split or candidate.split:  # keys differ, or one version predates them
+            how = SAME_DATA_OTHER_SPLIT
         else:
             keys = ("holdout_fraction", "split_seed")
             try:
@@ -941,10 +946,7 @@ class ModelRegistry:
                 return ""
             if all(before.get(k) == after.get(k) for k in keys):
                 return ""
-            how = (
-                "another split of the same data, so some of these rows were most likely its "
-                "training rows"
-            )
+            how = SAME_DATA_OTHER_SPLIT
         return f"; the champion was trained on {how} (that favours it)"
 
     @staticmethod

@@ -236,3 +236,34 @@ def test_rows_without_the_positive_class_are_compared_by_accuracy(tmp_path, rank
     # rows with a positive keep the metric asked for
     decision = registry.decide(PIPE, challenger.version, holdout=Holdout(X_hold, y_hold, "R"))
     assert decision.metric == "f1" and "undefined" not in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("champion_split", "challenger_split", "caution"),
+    [("", "k", SAME_DATA), ("k", "k", ""), ("k", "j", SAME_DATA), ("", "", "")],
+)
+def test_a_split_that_changed_on_the_same_data_is_said_to_favour_the_champion(
+    tmp_path, ranked, split, champion_split, challenger_split, caution
+):
+    """The first run after rows were split by their values, on unchanged data and spec: the
+    champion's holdout was drawn otherwise, so most of the new holdout rows were its training
+    rows (the fraction and seed alone did not show it). Equal split keys need no caution."""
+    weaker, stronger = ranked
+    *_, X_hold, y_hold = split
+    registry = ModelRegistry(tmp_path / "store")
+    versions = []
+    for model, key in ((weaker, champion_split), (stronger, challenger_split)):
+        versions.append(
+            registry.register(
+                PIPE, model.to_json(), spec={"name": PIPE}, metrics={"f1": 0.5},
+                validation=PASSED, data_fingerprint="d" * 64, spec_hash="s" * 64,
+                run_id="r", split=key,
+            )
+        )  # fmt: skip
+    registry.promote(PIPE, versions[0].version)
+    holdout = Holdout(X_hold, y_hold, "the holdout rows of run r")
+    decision = registry.decide(PIPE, versions[1].version, holdout=holdout)
+    assert (
+        decision.scored_on
+        == f"both scored on the same 108 rows, the holdout rows of run r{caution}"
+    )
