@@ -201,6 +201,11 @@ def test_serve_refuses_deployments_another_serve_is_serving(spec_copy, fake_serv
     ids = [d.apply() for d in build_deployments(spec, relative_to=None)]
     with get_client(sync_client=True) as client:
         client.get_scheduled_flow_runs_for_deployments(ids)  # what a serving runner asks
+        deadline = time.monotonic() + 30  # the server records the polls in the background
+        while time.monotonic() < deadline:
+            if all(client.read_deployment(i).last_polled for i in ids):
+                break
+            time.sleep(0.2)
     with pytest.raises(DeploymentConflict) as refused:
         serve(spec)
     message = str(refused.value)
