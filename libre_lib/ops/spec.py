@@ -599,6 +599,9 @@ class PipelineSpec(_Strict):
     tuning: TuningSpec = Field(default_factory=TuningSpec)
     holdout_fraction: float = Field(default=0.2, ge=0, lt=1)
     split_seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    split_by: list[str] = Field(default_factory=list)
+    """Columns whose values key each row's holdout side (an id: a customer keeps its side when
+    its other values change, and all its rows share it); empty: the target and features."""
     store: str = ".libre-store"  # relative to the spec file, as data.path is
     runner: RunnerSpec = Field(default_factory=RunnerSpec)
     schedule: ScheduleSpec = Field(default_factory=ScheduleSpec)
@@ -620,6 +623,15 @@ class PipelineSpec(_Strict):
         """The target is not a feature; class labels name classes of the target; value labels
         name feature columns."""
         report, target = self.report, self.target
+        if target.column in self.split_by:
+            _spec_error(
+                ("split_by",),
+                f"lists the target column {target.column!r}: every row of a class would share "
+                "one side of the holdout; name the columns that identify a row (an id)",
+                self.split_by,
+            )
+        if len(set(self.split_by)) != len(self.split_by):
+            _spec_error(("split_by",), "names a column twice", self.split_by)
         if self.features.include is not None and target.column in self.features.include:
             _spec_error(
                 ("features", "include"),

@@ -74,7 +74,10 @@ Stored = tuple[pa.Table | pd.DataFrame, dict]
 
 def spec_hash(spec: PipelineSpec) -> str:
     """The fingerprint of the whole spec (provenance of every stage file and model version)."""
-    return fingerprint_json(spec.model_dump(mode="json"))
+    dumped = spec.model_dump(mode="json")
+    if not dumped["split_by"]:  # unset, it leaves the hashes of earlier specs as they were
+        del dumped["split_by"]
+    return fingerprint_json(dumped)
 
 
 def positive_label(spec: PipelineSpec) -> str:
@@ -188,6 +191,7 @@ def load(spec: PipelineSpec, fingerprint: str) -> Stored:
     location = spec.data_location()
     text_columns = [spec.target.column, *(spec.features.categorical or [])]
     frame = read_source(location, spec.data.resolved_format(), spec.data.read_options, text_columns)
+    check_split_by(spec, frame.columns)
     frame = select_columns(frame, spec)
     metadata = {"source": location, "source_sha256": fingerprint}
     if spec.target.unlabeled == "drop":
@@ -254,30 +258,40 @@ def validation_report(metadata: dict) -> ValidationReport:
 
 
 #: How the holdout is drawn: per row, from a hash of its values and ``split_seed``
-#: (:func:`~libre_lib.ops.batches.row_keys`), so a row keeps its side across data versions.
+#: (:func:`~libre_lib.ops.batches.row_keys`), so a row keeps its side across data versions;
+#: with ``split_by``, from its values in those columns only (:data:`SPLIT_BY_KEY`).
 SPLIT_BY = "row values"
+SPLIT_BY_KEY = "key columns"
+
+
+def split_rule(spec: PipelineSpec) -> str:
+    """:data:`SPLIT_BY`, or :data:`SPLIT_BY_KEY` when the spec names ``split_by`` columns."""
+    return SPLIT_BY_KEY if spec.split_by else SPLIT_BY
 
 
 def split_params(spec: PipelineSpec) -> dict:
-    return {
+    params = {
         "holdout_fraction": spec.holdout_fraction,
         "split_seed": spec.split_seed,
         "positive_class": positive_label(spec),
-        "split": SPLIT_BY,
+        "split": split_rule(spec),
     }
+    if spec.split_by:  # unset, it leaves earlier cache keys as they were
+        params["split_by"] = list(spec.split_by)
+    return params
 
 
 def split_key(spec: PipelineSpec, columns: Sequence[str]) -> str:
     """What decides which rows a version held out: the rule, the fraction, the seed and the
-    columns whose values key the rows. Two versions with equal split keys hold out the same
-    rows of the data they share (see :data:`SPLIT_BY`), so neither trained on the other's
-    holdout rows."""
+    columns whose values key the rows (``split_by``, else ``columns``). Two versions with
+    equal split keys hold out the same rows of the data they share (see :data:`SPLIT_BY`), so
+    neither trained on the other's holdout rows."""
     return fingerprint_json(
         {
-            "split": SPLIT_BY,
+            "split": split_rule(spec),
             "holdout_fraction": spec.holdout_fraction,
             "split_seed": spec.split_seed,
-            "columns": sorted(map(str, columns)),
+            "columns": sorted(map(str, spec.split_by or columns)),
         }
     )
 
@@ -311,12 +325,66 @@ def holdout_mask(keys: np.ndarray, positive: np.ndarray, fraction: float, seed: 
 
 
 def split(spec: PipelineSpec, frame: pd.DataFrame) -> Stored:
-    """The ``holdout`` flag of every row (:func:`holdout_mask` of the rows' values)."""
+    """The ``holdout`` flag of every row (:func:`holdout_mask` of the rows' keys)."""
     positive = (frame[spec.target.column] == positive_label(spec)).to_numpy()
     if not positive.any():
         raise absent_positive_class(spec, frame[spec.target.column])
-    holdout = holdout_mask(row_keys(frame), positive, spec.holdout_fraction, spec.split_seed)
+    keys = split_keys(spec, frame)
+    holdout = holdout_mask(keys, positive, spec.holdout_fraction, spec.split_seed)
     return pa.table({"holdout": holdout}), {}
+
+
+def split_keys(spec: PipelineSpec, frame: pd.DataFrame) -> np.ndarray:
+    """Each loaded row's key (:func:`~libre_lib.ops.batches.row_keys`): of its values in
+    ``frame``, or with ``split_by`` of its values in those columns, read again from the source
+    (they need not be features: :func:`key_text_columns`) and aligned with the loaded rows."""
+    if not spec.split_by:
+        return row_keys(frame)
+    location, target = spec.data_location(), spec.target.column
+    text = [target, *(spec.features.categorical or []), *key_text_columns(spec, frame.columns)]
+    source = read_source(location, spec.data.resolved_format(), spec.data.read_options, text)
+    check_split_by(spec, source.columns)
+    if spec.target.unlabeled == "drop":
+        source, _ = drop_unlabeled(source, target)
+    if len(source) != len(frame):
+        raise DataError(
+            f"Data source {location!r} changed while the pipeline read it ({len(source):,} rows "
+            f"now, {len(frame):,} when loaded); run it again."
+        )
+    return key_column_keys(source[list(spec.split_by)], frame, spec)
+
+
+def key_text_columns(spec: PipelineSpec, selected: Sequence[str]) -> list[str]:
+    """The ``split_by`` columns read as text for the keys: those that are not ``selected``
+    (features or the target; an id is a name, not a number). A feature keeps the type it is
+    read with, so streamed batches and the whole file key its rows alike."""
+    return [c for c in spec.split_by if c not in selected]
+
+
+def check_split_by(spec: PipelineSpec, columns: Sequence[str]) -> None:
+    """Refuse ``split_by`` columns the data do not hold, naming them and the columns."""
+    unknown = [c for c in spec.split_by if c not in columns]
+    if unknown:
+        raise SpecError(
+            f"split_by names columns not in the data ({spec.data.path}): {unknown}. Columns "
+            f"are: {excerpt(list(columns), 600)}." + separator_hint(columns)
+        )
+
+
+def key_column_keys(keys: pd.DataFrame, frame: pd.DataFrame, spec: PipelineSpec) -> np.ndarray:
+    """Row keys of the ``split_by`` columns ``keys``; a row missing in all of them is keyed by
+    its values in ``frame`` instead (rows without an id would otherwise share one side).
+    Refused when no row has a key."""
+    absent = keys.isna().all(axis=1).to_numpy()
+    if absent.all():
+        raise DataError(
+            f"split_by columns {list(spec.split_by)} hold no value: every row would fall on "
+            "the same side of the holdout. Name columns that identify the rows."
+        )
+    result = row_keys(keys)
+    if absent.any():
+        result[absent] = row_keys(frame[absent])
+    return result
 
 
 def absent_positive_class(spec: PipelineSpec, column: pd.Series) -> DataError:

@@ -65,6 +65,8 @@ class Starter:
     features: list[str]
     categorical: list[str]
     left_out: dict[str, str] = field(default_factory=dict)
+    identifiers: list[str] = field(default_factory=list)
+    """Left-out columns that look like row ids (suggested as ``split_by``)."""
     missing_markers: dict[str, list[str]] = field(default_factory=dict)
     codes: dict[str, list] = field(default_factory=dict)
     """Numeric features that may hold codes (:data:`MAX_CODES`): column -> its values."""
@@ -114,10 +116,21 @@ class Starter:
             "  #   [min, 1) ∪ [2, 6)): plainer rules, off by default (docs/algorithm.md)",
             "# tuning is on by default: LibreSearchCV chooses the parameters inside the flow;",
             "# tuning: {enabled: false} fits LibreClassifier's defaults instead (faster).",
+            *self._split_by_lines(),
             "# a new version replaces the champion when its holdout F1 is not lower;",
             "# promotion: {beat_majority: true} also asks it to beat the majority answer.",
         ]
         return "\n".join(lines) + "\n"
+
+    def _split_by_lines(self) -> list[str]:
+        """A commented ``split_by`` naming the first column that looks like an id."""
+        if not self.identifiers:
+            return []
+        return [
+            "# if an id names the same row in every version of the data, key the holdout by it:",
+            "# a row keeps its side when its other values change (docs/pipeline.md)",
+            f"# split_by: [{_scalar(self.identifiers[0])}]",
+        ]
 
     def _code_lines(self) -> list[str]:
         """Comment lines naming the numeric features that may hold codes."""
@@ -286,6 +299,7 @@ def starter(
         for column in others
     }
     left_out = {column: reason for column, reason in reasons.items() if reason is not None}
+    identifiers = [c for c in left_out if _identifier(frame[c]) == left_out[c]]
     features = [c for c in others if c not in left_out]
     markers = {m: [c for c in marked if c in features] for m, marked in markers.items()}
     markers = {m: marked for m, marked in markers.items() if marked}
@@ -307,6 +321,7 @@ def starter(
         features=features,
         categorical=categorical,
         left_out=left_out,
+        identifiers=identifiers,
         missing_markers=markers,
         codes=codes,
         dialect=dict(read_options or {}),

@@ -56,7 +56,16 @@ from .batches import (
     source_columns,
 )
 from .spec import PipelineSpec
-from .stages import SPLIT_BY, Stored, positive_label, select_columns, validation_rules
+from .stages import (
+    Stored,
+    check_split_by,
+    key_column_keys,
+    key_text_columns,
+    positive_label,
+    select_columns,
+    split_rule,
+    validation_rules,
+)
 from .tables import records_table
 from .validation_stream import (
     batch_statistics,
@@ -91,16 +100,24 @@ class SourcePlan:
     target: str
     categorical: tuple[bool, ...]
     parts: tuple[Part, ...] = field(default=())
+    keys: tuple[str, ...] = ()
+    """The ``split_by`` columns that are not selected: read for the holdout keys only."""
 
     @property
     def columns(self) -> list[str]:
         return [*self.features, self.target]
 
     @property
+    def read_columns(self) -> list[str]:
+        """What a batch reads: :attr:`columns` and the :attr:`keys` columns."""
+        return [*self.columns, *self.keys]
+
+    @property
     def text_columns(self) -> list[str]:
         return [
             self.target,
             *(f for f, c in zip(self.features, self.categorical, strict=True) if c),
+            *self.keys,
         ]
 
     def params(self) -> dict:
@@ -118,12 +135,14 @@ def plan_source(spec: PipelineSpec) -> SourcePlan:
     of the first rows (as ``LibreClassifier`` infers them)."""
     location, file_format = spec.data_location(), spec.data.resolved_format()
     names = source_columns(location, file_format, spec.data.read_options)
+    check_split_by(spec, names)
     selected = list(select_columns(pd.DataFrame(columns=names), spec).columns)
     features, target = selected[:-1], selected[-1]
     parts = plan_parts(location, file_format, spec.data.batch_rows)
     head = _first_rows(spec, parts, file_format, selected)
     categorical = resolve_categorical(head[features], spec.features.categorical)
-    return SourcePlan(file_format, tuple(features), target, tuple(categorical), tuple(parts))
+    keys = tuple(key_text_columns(spec, selected))
+    return SourcePlan(file_format, tuple(features), target, tuple(categorical), tuple(parts), keys)
 
 
 def _first_rows(spec, parts, file_format, columns, n_rows: int = 10_000) -> pd.DataFrame:
@@ -147,7 +166,7 @@ def batches(spec: PipelineSpec, plan: SourcePlan, part: Part, unlabeled: list | 
     for first_row, frame in read_batches(
         part,
         plan.file_format,
-        plan.columns,
+        plan.read_columns,
         plan.text_columns,
         spec.data.batch_rows,
         _options(spec),
@@ -159,7 +178,12 @@ def batches(spec: PipelineSpec, plan: SourcePlan, part: Part, unlabeled: list | 
                 unlabeled.append(int((~labeled).sum()))
             if not labeled.all():
                 frame, ids = frame[labeled].reset_index(drop=True), ids[labeled]
-        yield ids, holdout_flags(row_keys(frame), spec.holdout_fraction, spec.split_seed), frame
+        if spec.split_by:
+            keys = key_column_keys(frame[list(spec.split_by)], frame[plan.columns], spec)
+            frame = frame[plan.columns]
+        else:
+            keys = row_keys(frame)
+        yield ids, holdout_flags(keys, spec.holdout_fraction, spec.split_seed), frame
 
 
 def part_params(spec: PipelineSpec, plan: SourcePlan, part: Part) -> dict:
@@ -171,9 +195,11 @@ def part_params(spec: PipelineSpec, plan: SourcePlan, part: Part) -> dict:
         "read_options": spec.data.read_options,
         "holdout_fraction": spec.holdout_fraction,
         "split_seed": spec.split_seed,
-        "split": SPLIT_BY,
+        "split": split_rule(spec),
         "positive_class": positive_label(spec),
     }
+    if spec.split_by:  # unset, it leaves earlier cache keys as they were
+        params["split_by"] = list(spec.split_by)
     if spec.target.unlabeled != "refuse":  # the default leaves earlier cache keys as they were
         params["unlabeled"] = spec.target.unlabeled
     return params

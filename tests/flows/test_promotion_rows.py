@@ -68,3 +68,34 @@ def _holdout_rows(run_dir: str) -> set:
     frame = pd.read_parquet(path["load"])
     flags = pd.read_parquet(path["split"])["holdout"].to_numpy()
     return set(map(tuple, frame.loc[flags].astype(str).to_numpy().tolist()))
+
+
+def test_rows_keyed_by_an_id_keep_their_side_when_features_and_values_change(spec_copy, tmp_path):
+    """With ``split_by: [patient]`` a patient keeps its side when the spec drops a feature and
+    the patients' ages change, so the comparison carries no caution."""
+    import pandas as pd
+
+    source = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets" / "haberman.csv"
+    rows = pd.read_csv(source)
+    rows.insert(0, "patient", [f"p{i:04d}" for i in range(len(rows))])
+    data = tmp_path / "patients.csv"
+    rows.to_csv(data, index=False)
+    keyed = {"data__path": str(data), "split_by": ["patient"]}
+    first = train(spec_copy(features__exclude=["patient"], **keyed))
+    changed = rows.assign(age=rows["age"] + 1).sample(frac=1.0, random_state=3)
+    changed.to_csv(data, index=False)
+    second = train(spec_copy(features__exclude=["patient", "year_of_operation"], **keyed))
+    decision = json.loads(Path(second["run_dir"], "run.json").read_text())["decision"]
+    assert decision["previous"] and "favours" not in decision["scored_on"]
+    held_out = _holdout_ids(first["run_dir"], rows["patient"])
+    assert held_out and held_out == _holdout_ids(second["run_dir"], changed["patient"])
+
+
+def _holdout_ids(run_dir: str, ids) -> set:
+    """The ids of a run's holdout rows (``ids``: the file's id column when the run read it)."""
+    import pandas as pd
+
+    stages = json.loads(Path(run_dir, "run.json").read_text())["stages"]
+    path = {entry["stage"]: entry["path"] for entry in stages}
+    flags = pd.read_parquet(path["split"])["holdout"].to_numpy()
+    return set(ids.to_numpy()[flags])

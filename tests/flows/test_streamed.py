@@ -204,3 +204,31 @@ def test_rows_without_a_target_value_are_left_out_and_counted(spec_copy, tmp_pat
     summary = train(in_memory)
     text = (Path(summary["run_dir"]) / "report.md").read_text()
     assert "4 rows without a target value left out (target.unlabeled: drop)" in text
+
+
+def test_rows_keyed_by_an_id_hold_out_the_same_rows_streamed_and_in_memory(spec_copy, tmp_path):
+    """``split_by`` names an id that is not a feature: the streamed batches read it for the keys
+    and drop it, and hold out the rows the in-memory split holds out (unlabeled rows left out
+    in both)."""
+    frame = pd.read_csv(DATASETS / "pima.csv", dtype={"target": "string"})
+    frame.insert(0, "visit", [f"v{i:05d}" for i in range(len(frame))])
+    frame.loc[[5, 300], "target"] = pd.NA
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for k, (start, stop) in enumerate([(0, 300), (300, len(frame))]):
+        frame.iloc[start:stop].to_csv(folder / f"part-{k}.csv", index=False)
+    frame.to_csv(tmp_path / "pima.csv", index=False)
+    keyed = {
+        "split_by": ["visit"],
+        "features": {"exclude": ["visit"]},
+        "target": {"column": "target", "positive_class": "1", "unlabeled": "drop"},
+    }
+    streamed = train(_streamed_spec(spec_copy, folder, **keyed))
+    in_memory = train(spec_copy("pima", data={"path": str(tmp_path / "pima.csv")}, **keyed))
+    flags = [
+        pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+        for summary in (streamed, in_memory)
+    ]
+    np.testing.assert_array_equal(*flags)
+    rows = pd.read_parquet(_stages(streamed, "sample")[0]["path"])
+    assert "visit" not in rows.columns and len(rows) == len(frame) - 2

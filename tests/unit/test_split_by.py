@@ -1,0 +1,157 @@
+"""``split_by``: the holdout keyed by id columns, so a row keeps its side when its other values
+change and all rows of one id share a side (docs/pipeline.md, "The holdout split")."""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from pydantic import ValidationError
+
+from libre_lib.errors import DataError, SpecError
+from libre_lib.ops import stages, streamed
+from libre_lib.ops.batches import row_keys
+from libre_lib.ops.spec import PipelineSpec
+
+HABERMAN = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets" / "haberman.csv"
+
+
+def _spec(path: Path, split_by=(), streamed_=False, **top) -> PipelineSpec:
+    return PipelineSpec.model_validate(
+        {
+            "name": "keyed",
+            "data": {
+                "path": str(path),
+                "streamed": streamed_,
+                "batch_rows": 100,
+                "sample_rows": 10**7,
+            },
+            "target": {"column": "target", "positive_class": "2"},
+            "features": {"exclude": ["patient"]},
+            "tuning": {"enabled": False},
+            "split_by": list(split_by),
+            **top,
+        }
+    )
+
+
+def _patients(folder: Path, name: str = "patients.csv", **changes) -> Path:
+    """Haberman with a patient id in front (text, e.g. "p0042"), several rows per patient."""
+    frame = pd.read_csv(HABERMAN)
+    frame.insert(0, "patient", [f"p{i // 3:04d}" for i in range(len(frame))])
+    for column, change in changes.items():
+        frame[column] = change(frame[column])
+    path = folder / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _holdout(spec: PipelineSpec) -> tuple[pd.DataFrame, np.ndarray]:
+    frame, _ = stages.load(spec, "sha")
+    return frame, stages.split(spec, frame)[0].column("holdout").to_numpy()
+
+
+def test_a_patient_keeps_its_side_when_its_values_change_and_rows_move(tmp_path):
+    spec = _spec(_patients(tmp_path), split_by=["patient"])
+    _, before = _holdout(spec)
+    ids = pd.read_csv(tmp_path / "patients.csv")["patient"]
+    assert 0.12 < before.mean() < 0.3
+    sides = pd.Series(before).groupby(ids.to_numpy()).nunique()
+    assert (sides == 1).all()  # all rows of a patient share its side
+
+    older = _patients(tmp_path, "older.csv", age=lambda a: a + 1)
+    shuffled = pd.read_csv(older).sample(frac=1.0, random_state=5).iloc[:250]
+    shuffled.to_csv(older, index=False)
+    _, after = _holdout(_spec(older, split_by=["patient"]))
+    side = dict(zip(ids, before, strict=True))
+    np.testing.assert_array_equal(after, shuffled["patient"].map(side).to_numpy())
+
+    # keyed by the rows' values, the edited ages move rows to the other side
+    _, plain_before = _holdout(_spec(tmp_path / "patients.csv"))
+    _, plain_after = _holdout(_spec(older))
+    moved = plain_after != plain_before[shuffled.index.to_numpy()]
+    assert moved.any()
+
+
+def test_rows_without_an_id_are_keyed_by_their_values(tmp_path):
+    frame = pd.read_csv(_patients(tmp_path))
+    frame.loc[::2, "patient"] = None
+    frame.to_csv(tmp_path / "gaps.csv", index=False)
+    spec = _spec(tmp_path / "gaps.csv", split_by=["patient"])
+    loaded, holdout = _holdout(spec)
+    absent = frame["patient"].isna().to_numpy()
+    keyed = stages.holdout_mask(row_keys(loaded), np.zeros(len(loaded), bool), 0.2, spec.split_seed)
+    np.testing.assert_array_equal(holdout[absent], keyed[absent])
+    assert 0 < holdout[absent].mean() < 0.5  # not all on one side
+
+    frame["patient"] = None
+    frame.to_csv(tmp_path / "none.csv", index=False)
+    with pytest.raises(DataError, match=r"split_by columns \['patient'\] hold no value"):
+        _holdout(_spec(tmp_path / "none.csv", split_by=["patient"]))
+
+
+def test_split_by_names_columns_of_the_data_and_not_the_target(tmp_path):
+    path = _patients(tmp_path)
+    with pytest.raises(SpecError, match=r"split_by names columns not in the data.*'patient_id'"):
+        stages.load(_spec(path, split_by=["patient_id"]), "sha")
+    with pytest.raises(SpecError, match=r"split_by names columns not in the data"):
+        streamed.plan_source(_spec(path, split_by=["patient_id"], streamed_=True))
+    with pytest.raises(ValidationError, match="lists the target column 'target'"):
+        _spec(path, split_by=["target"])
+    with pytest.raises(ValidationError, match="names a column twice"):
+        _spec(path, split_by=["patient", "patient"])
+
+
+@pytest.mark.parametrize(
+    ("split_by", "file_format"),
+    [(["patient"], "csv"), (["age", "patient"], "csv"), (["patient"], "parquet")],
+)
+def test_streamed_and_in_memory_runs_hold_out_the_same_rows(tmp_path, split_by, file_format):
+    """An id that is not a feature (read as text for its keys only; in the Parquet file a
+    number with gaps) and a feature among the key columns are keyed alike by the batches and by
+    the whole file."""
+    path = _patients(tmp_path)
+    if file_format == "parquet":
+        frame = pd.read_csv(path)
+        frame["patient"] = np.arange(len(frame), dtype=float) * 7
+        frame.loc[5:9, "patient"] = np.nan
+        path = tmp_path / "patients.parquet"
+        frame.to_parquet(path, row_group_size=100)
+    spec = _spec(path, split_by=split_by, streamed_=True, holdout_fraction=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = streamed.stream(spec)
+    assert "patient" not in data.plan.columns
+    in_memory = spec.model_copy(update={"data": spec.data.model_copy(update={"streamed": False})})
+    _, flags = _holdout(in_memory)
+    np.testing.assert_array_equal(data.sample_holdout, flags)
+    assert 0.2 < flags.mean() < 0.4
+
+
+def test_the_split_key_follows_the_id_not_the_features(tmp_path):
+    path = _patients(tmp_path)
+    keyed = _spec(path, split_by=["patient"])
+    plain = _spec(path)
+    columns = ["target", "age", "year_of_operation"]
+    assert stages.split_key(keyed, columns) == stages.split_key(keyed, columns[:2])
+    assert stages.split_key(plain, columns) != stages.split_key(plain, columns[:2])
+    assert stages.split_key(keyed, columns) != stages.split_key(plain, ["patient"])
+    assert stages.split_params(keyed)["split_by"] == ["patient"]
+    assert "split_by" not in stages.split_params(plain)
+
+
+def test_an_unset_split_by_leaves_spec_hashes_as_they_were():
+    """Registered versions record their spec's hash: a spec without ``split_by`` hashes as it
+    did before the field existed (the value a release without it computed), so an unchanged
+    re-run after an upgrade reuses its version."""
+    spec = PipelineSpec.model_validate(
+        {
+            "name": "hashed",
+            "data": {"path": "data.csv"},
+            "target": {"column": "y", "positive_class": "yes"},
+        }
+    )
+    expected = "92b1f995a78ff3ca8c3fe904fa707982f7792f4260f9ba7d0f2c1f3a530bfcf0"
+    assert stages.spec_hash(spec) == expected
+    assert stages.spec_hash(spec.model_copy(update={"split_by": ["x"]})) != expected
