@@ -658,16 +658,23 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         # does (its classes are False and True)
         labels = target.positive if one_vs_rest(target.positive_class, fixed) else _labels(y)
         groups = _groups(groups, frame.shape[0])
+        seed = self.seed_ = _seed(self.random_state)
+        splitter = _splitter(self.cv, seed)
+        # a cv of the caller's (index arrays, a PredefinedSplit) names rows by their positions
+        # in X: it splits all rows, and the rows of weight 0 then leave its folds
+        given = (
+            None if _own_splitter(self.cv) else list(splitter.split(frame, target.positive, groups))
+        )
         if sample_weight is not None:
             frame, target, keep = weighted_rows(frame, target, sample_weight, "LibreSearchCV")
             labels = labels[keep]
             groups = None if groups is None else groups[keep]
-        seed = self.seed_ = _seed(self.random_state)
+            given = None if given is None else _kept_splits(given, keep)
         base = self._base_params(target.positive_class)
         base["random_state"] = seed
         base["n_jobs"] = None
         candidates = self._candidates(base, int(target.positive.sum()), frame)
-        splits = list(_splitter(self.cv, seed).split(frame, target.positive, groups))
+        splits = given or list(splitter.split(frame, target.positive, groups))
         _refuse_one_class_folds(splits, target)
         self.n_splits_ = len(splits)
         scorer = _scorer(self.scoring, target.positive_class)
@@ -1215,8 +1222,31 @@ def _refuse_one_class_folds(splits, target) -> None:
         )
 
 
+def _own_splitter(cv) -> bool:
+    """Is ``cv`` a number of folds (the search's own stratified splitter)?"""
+    return isinstance(cv, numbers.Integral) and not isinstance(cv, bool)
+
+
+def _kept_splits(splits: list, keep: np.ndarray) -> list:
+    """``splits`` of all rows as positions among the ``keep`` rows, the others left out; a
+    fold left without training or validation rows is refused."""
+    position = np.cumsum(keep) - 1
+    kept = []
+    for k, (train, test) in enumerate(splits):
+        train, test = np.asarray(train), np.asarray(test)
+        train, test = position[train[keep[train]]], position[test[keep[test]]]
+        if not (train.size and test.size):
+            which = "training" if not train.size else "validation"
+            raise ParameterError(
+                f"The {which} rows of fold {k + 1} of the 'cv' parameter of LibreSearchCV all "
+                "have sample_weight 0: every fold needs rows of weight > 0 on both sides."
+            )
+        kept.append((train, test))
+    return kept
+
+
 def _splitter(cv, seed: int):
-    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+    if _own_splitter(cv):
         if cv < 2:
             raise ParameterError(f"The 'cv' parameter of LibreSearchCV must be >= 2. Got {cv}.")
         return StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=seed)

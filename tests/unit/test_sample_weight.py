@@ -155,6 +155,41 @@ def test_the_search_passes_weights_to_its_folds_and_its_refit(haberman):
         )
 
 
+def test_a_cv_of_row_positions_names_the_callers_rows_when_weights_drop_some(haberman):
+    """Index arrays and a PredefinedSplit name rows of X: the rows of weight 0 leave their
+    folds, and the other rows keep their folds (not shifted onto the rows after them)."""
+    from sklearn.model_selection import KFold, PredefinedSplit
+
+    X, y, info = haberman
+    grid = {"alpha": [0.5, 0.9], "max_rules": [1, 3]}
+    base = {"n_estimators": 5, "random_state": 0, "positive_class": info.positive_class}
+
+    def search(cv, weight=None):
+        found = LibreSearchCV(grid, estimator=LibreClassifier(**base), cv=cv, random_state=0)
+        return found.fit(X, y, sample_weight=weight).cv_results_
+
+    rows = np.arange(50, 250)  # folds over some rows only: weight 0 outside them changes nothing
+    splits = [(rows[a], rows[b]) for a, b in KFold(3, shuffle=True, random_state=0).split(rows)]
+    weight = np.ones(len(y))
+    weight[:3] = 0
+    np.testing.assert_array_equal(
+        search(splits, weight)["mean_test_score"], search(splits)["mean_test_score"]
+    )
+    everywhere = list(KFold(3, shuffle=True, random_state=0).split(X))
+    dropped = search(everywhere, weight)  # rows 0-2 leave the folds they were in
+    kept = np.flatnonzero(weight > 0)
+    by_hand = [(np.setdiff1d(a, [0, 1, 2]), np.setdiff1d(b, [0, 1, 2])) for a, b in everywhere]
+    positions = [(np.searchsorted(kept, a), np.searchsorted(kept, b)) for a, b in by_hand]
+    subset = LibreSearchCV(grid, estimator=LibreClassifier(**base), cv=positions, random_state=0)
+    subset.fit(X.iloc[kept], y[kept] if isinstance(y, np.ndarray) else y.iloc[kept])
+    np.testing.assert_array_equal(dropped["mean_test_score"], subset.cv_results_["mean_test_score"])
+    predefined = search(PredefinedSplit(np.arange(len(y)) % 3), weight)
+    assert np.isfinite(predefined["mean_test_score"]).all()
+    lonely = [(np.arange(3, len(y)), np.arange(3))]  # its validation rows all have weight 0
+    with pytest.raises(ParameterError, match="validation rows of fold 1 of the 'cv'"):
+        search(lonely, weight)
+
+
 def test_weights_normalized_to_sum_to_one_draw_a_warning(haberman):
     X, y, _ = haberman
     light = np.full(len(y), 1 / len(y))
