@@ -36,6 +36,7 @@ from .inputs import (
     label_array,
     misread_text_columns,
     one_vs_rest,
+    one_vs_rest_labels,
     pandas_frame,
     refuse_infinite,
     resolve_categorical,
@@ -1019,7 +1020,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             The rows to predict.
         y : array-like of shape (n_samples,)
             Their labels; for one class against the rest (more than two classes in training)
-            the labels of every class, compared as ``y == positive_class``.
+            the labels of every class, compared as ``y == positive_class`` (or the model's
+            own classes, True and False).
         sample_weight : array-like of shape (n_samples,), default=None
             Row weights.
 
@@ -1029,7 +1031,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "rules_")
         if one_vs_rest(self.positive_class_, self.positive_class):
-            y = np.asarray(y, dtype=object).ravel() == self.positive_class
+            y = one_vs_rest_labels(y, self.positive_class)
         return super().score(X, y, sample_weight=sample_weight)
 
     def explain(self, X) -> pd.DataFrame:

@@ -823,6 +823,15 @@ def one_vs_rest(resolved, requested) -> bool:
     return resolved is True and requested is not None and requested is not True
 
 
+def one_vs_rest_labels(y, positive_class) -> np.ndarray:
+    """``y`` in a one-vs-rest model's classes (False, True): the labels of every class compared
+    as ``y == positive_class``; labels that already are True and False are kept as they are."""
+    values = np.asarray(y, dtype=object).ravel()
+    if values.size and pd.api.types.infer_dtype(values, skipna=False) == "boolean":
+        return values.astype(bool)
+    return values == positive_class
+
+
 def _continuous(classes) -> bool:
     values = [c for c in classes if isinstance(c, float)]
     return len(values) == len(classes) and any(not float(v).is_integer() for v in values)

@@ -224,11 +224,12 @@ LIBRE_REQUIREMENTS: tuple[Requires, ...] = (
     ),
 )
 
-#: LibreSearchCV's own numeric parameters.
+#: LibreSearchCV's own parameters (besides its estimator's).
 SEARCH_PARAMETERS: dict[str, list] = {
     "score_tolerance": [Range(Real, 0, None, closed="left")],
     "standard_errors": [Range(Real, 0, None, closed="left")],
     "verbose": [Range(Integral, 0, None, closed="left")],
+    "refit": [Boolean],
 }
 
 

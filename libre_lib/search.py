@@ -82,6 +82,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.metrics import (
     average_precision_score,
     check_scoring,
@@ -556,6 +557,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight, groups=None):
         started = time.perf_counter()
+        self._forget_fit()
         X = pandas_frame(X)
         plan = self.plan(X, y, sample_weight, groups)
         logger.info(
@@ -614,6 +616,12 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
         return self
+
+    def _forget_fit(self) -> None:
+        """Drop what an earlier fit learned (attributes ending in "_"), so that a fit without
+        refit, or on unnamed columns, leaves no model or names of other data behind."""
+        for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
+            delattr(self, name)
 
     def plan(self, X, y, sample_weight=None, groups=None) -> SearchPlan:
         """The inner CV ``fit`` runs, as data: the candidates (full LibreClassifier parameters,
@@ -810,57 +818,77 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
     # -- delegation to the refitted model -----------------------------------------------------
 
+    def _refitted(self) -> LibreClassifier:
+        """``best_estimator_``; a ``NotFittedError`` that says why when there is none."""
+        if hasattr(self, "cv_results_") and not hasattr(self, "best_estimator_"):
+            raise NotFittedError(
+                "This LibreSearchCV was fitted with refit=False: it holds the search's results "
+                "(cv_results_, best_params_) but no model to predict with; fit it with "
+                "refit=True to get one (best_estimator_)."
+            )
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_
+
     @property
     def rules_(self):
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.rules_
+        return self._refitted().rules_
 
     @property
     def classes_(self):
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.classes_
+        return self._refitted().classes_
 
     @property
     def positive_class_(self):
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.positive_class_
+        return self._refitted().positive_class_
 
     def predict(self, X) -> np.ndarray:
         """The positive label where a rule of the best model fires, the negative one elsewhere."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict(X)
+        return self._refitted().predict(X)
 
     def decision_function(self, X) -> np.ndarray:
         """The best model's scores (precision of the most precise rule that fires, else 0;
         negative when the positive class is ``classes_[0]``)."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.decision_function(X)
+        return self._refitted().decision_function(X)
 
     def predict_proba(self, X) -> np.ndarray:
         """The best model's class probabilities, columns in the order of ``classes_``."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict_proba(X)
+        return self._refitted().predict_proba(X)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """The best model's :meth:`LibreClassifier.score`: mean accuracy (for one class
+        against the rest, ``y`` compared as ``y == positive_class``).
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The rows to predict.
+        y : array-like of shape (n_samples,)
+            Their labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights.
+
+        Returns
+        -------
+        float
+        """
+        return self._refitted().score(X, y, sample_weight=sample_weight)
 
     def fired_rules(self, X) -> np.ndarray:
         """The best model's :meth:`LibreClassifier.fired_rules`."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.fired_rules(X)
+        return self._refitted().fired_rules(X)
 
     def explain(self, X) -> pd.DataFrame:
         """The best model's :meth:`LibreClassifier.explain` (0-based rule positions)."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.explain(X)
+        return self._refitted().explain(X)
 
     def to_sql(self) -> str:
         """The best model's rule set as a boolean SQL expression (see
         :meth:`LibreClassifier.to_sql`)."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.to_sql()
+        return self._refitted().to_sql()
 
     def to_json(self, indent: int | None = 2) -> str:
         """The best model as JSON; ``LibreClassifier.from_json`` restores it."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.to_json(indent)
+        return self._refitted().to_json(indent)
 
 
 # -- the inner CV ---------------------------------------------------------------------------

@@ -262,6 +262,14 @@ def test_explicit_positive_class_and_one_vs_rest():
     assert clf.classes_.tolist() == [False, True]  # green against the rest
     assert clf.predict(X).tolist() == [False, False, True, True, False, False]
     assert str(clf.rules_) == "IF x ∈ [3, 5)\nTHEN y = green ELSE y = not green"
+    wrong = ["green"] * 6  # scored by y == "green": 2 of 6 right
+    assert clf.score(X, y) == 1.0 and clf.score(X, wrong) == pytest.approx(2 / 6)
+    assert clf.score(X, np.array(y) == "green") == 1.0  # the model's own classes
+    inner = LibreClassifier(chi2_threshold=0.0, max_rules=None)
+    search = LibreSearchCV(
+        {"alpha": [0.5, 0.9]}, estimator=inner, positive_class="green", cv=2, random_state=0
+    ).fit(X, y)
+    assert search.score(X, y) == 1.0 and search.score(X, wrong) == pytest.approx(2 / 6)
 
 
 def test_target_name_comes_from_the_series():

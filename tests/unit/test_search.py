@@ -172,9 +172,23 @@ def test_refit_false_keeps_only_the_search(haberman, tuned):
     search = clone(tuned).set_params(refit=False).fit(X, y)
     assert search.best_params_ == tuned.best_params_ and search.seed_ == 0
     assert not hasattr(search, "best_estimator_")
-    with pytest.raises(NotFittedError):
+    with pytest.raises(NotFittedError, match="fitted with refit=False"):
         search.predict(X)
     assert not hasattr(search, "positive_class_")
+
+
+def test_a_new_fit_leaves_nothing_of_the_last_one(haberman, tuned):
+    """A fit without refit drops the model an earlier fit made (it learned other data), and a
+    fit on unnamed columns drops the earlier column names."""
+    X, y, _ = haberman
+    search = clone(tuned).fit(X, y)
+    assert hasattr(search, "best_estimator_") and hasattr(search, "feature_names_in_")
+    search.set_params(refit=False).fit(X.iloc[:200], y[:200])
+    assert not hasattr(search, "best_estimator_") and not hasattr(search, "refit_time_")
+    with pytest.raises(NotFittedError):
+        search.predict(X)
+    search.set_params(refit=True).fit(X.to_numpy(), y)
+    assert not hasattr(search, "feature_names_in_") and search.n_features_in_ == X.shape[1]
 
 
 def test_default_grid_is_the_papers():
@@ -230,6 +244,7 @@ def test_other_scorer_scores_like_plain_fits(haberman):
         {"standard_errors": -1},
         {"verbose": -1},
         {"verbose": "loud"},
+        {"refit": "no"},
         {"estimator": object()},
     ],
 )
