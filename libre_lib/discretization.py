@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from .errors import LibreWarning
+from .errors import LibreWarning, user_stacklevel
 from .inputs import category_codes, category_values, numeric_values
 from .params import validate_params
 
@@ -474,7 +474,7 @@ def row_ids_message(name, distinct: np.ndarray, n_present: int) -> str | None:
 def _warn_if_row_ids(name, distinct: np.ndarray, n_present: int) -> None:
     message = row_ids_message(name, distinct, n_present)
     if message is not None:
-        warnings.warn(message, LibreWarning, stacklevel=4)
+        warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
 
 
 def _warn_if_rounded(series: pd.Series) -> None:
@@ -495,7 +495,7 @@ def _warn_if_rounded(series: pd.Series) -> None:
             f"points round{shared}. If they are identifiers, drop the column; if they are "
             "codes, declare it categorical.",
             LibreWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -545,7 +545,7 @@ class FeatureBins:
     def codes(self, series: pd.Series) -> np.ndarray:
         """Bin code of every value; -1 for values without a bin (see module docstring)."""
         if self.kind == NUMERIC:
-            values = numeric_values(series)
+            values = numeric_values(series, learned=True)
             missing = np.isnan(values)
             codes = np.searchsorted(np.asarray(self.cuts), values, side="right")
         else:
@@ -749,7 +749,7 @@ def discretization_from_counts(
             warnings.warn(
                 f"Column {counts.name!r} is dropped: {reason}, so no rule can use it.",
                 LibreWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
             dropped.append(counts.name)
             continue
@@ -806,7 +806,7 @@ def id_like_message(name, n_distinct: int, n_present: int) -> str | None:
 def _warn_if_id_like(name, n_distinct: int, n_present: int) -> None:
     message = id_like_message(name, n_distinct, n_present)
     if message is not None:
-        warnings.warn(message, LibreWarning, stacklevel=4)
+        warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
 
 
 def identifier_messages(

@@ -4,6 +4,9 @@
 scikit-learn's model selection does) keeps working.
 """
 
+import os
+import sys
+
 
 class LibreError(ValueError):
     """Base class of every error raised by libre_lib for bad input or configuration."""
@@ -39,6 +42,19 @@ class ArtifactError(LibreError, OSError):
 
 class LibreWarning(UserWarning):
     """The work continues, but something the user should know happened (e.g. a column dropped)."""
+
+
+#: The package's folder: frames of files under it are not the user's.
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that attributes a warning issued by the calling function to the
+    first frame outside libre_lib: the user's line, however deep the library called it from."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class SpecError(LibreError):

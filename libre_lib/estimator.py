@@ -27,7 +27,15 @@ from .discretization import (
 )
 from .encoding import DistinctRecords, distinct_records
 from .ensemble import Candidates, draw_feature_subsets, fit_ensemble, tolerance_fits
-from .errors import DataError, LibreWarning, ModelFormatError, ParameterError, SchemaError, excerpt
+from .errors import (
+    DataError,
+    LibreWarning,
+    ModelFormatError,
+    ParameterError,
+    SchemaError,
+    excerpt,
+    user_stacklevel,
+)
 from .inputs import (
     Target,
     as_frame,
@@ -474,7 +482,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             return bool(misread_text_columns(frame, self.categorical_features, columns=[name]))
 
         for message in identifier_messages(frame[names], [True] * len(names), skip=as_text):
-            warnings.warn(message, LibreWarning, stacklevel=3)
+            warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
 
     def count_classes(self, frame: pd.DataFrame, target: Target) -> list[ColumnCounts]:
         """The class counts of every column, which :meth:`discretize` merges: the same for
@@ -754,7 +762,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 "Try a higher alpha, a lower min_local_support or chi2_threshold, or more "
                 "estimators.",
                 LibreWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         self._warn_weak_rules(target)
         return self
@@ -787,7 +795,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "rule set was less accurate on its training data than answering the majority class "
             "everywhere (abstain=False keeps them all).",
             LibreWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         return Selection(
             selection.indices[:k], selection.stats[:k], selection.n_candidates,
@@ -814,7 +822,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 "of the positive class; such rules add little over guessing. Consider a higher "
                 "alpha, a smaller max_rules, or max_rules='auto'.",
                 LibreWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def _n_features(self, n_usable: int) -> int:
@@ -846,14 +854,14 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                     "X has feature names, but LibreClassifier was fitted without feature "
                     "names; columns are matched by position.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=user_stacklevel(),
                 )
             elif names != [str(i) for i in range(len(names))]:  # not a frame of an array
                 warnings.warn(
                     f"X's columns {excerpt(names)} are not the columns seen in fit "
                     f"({excerpt(self.columns_)}); they are matched by position.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=user_stacklevel(),
                 )
             return as_frame(X.set_axis(self.columns_, axis=1), allow_empty=True)
         if isinstance(X, pd.DataFrame):
@@ -881,7 +889,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 "X does not have valid feature names, but LibreClassifier was fitted with "
                 "feature names; columns are matched by position.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         return frame.set_axis(self.columns_, axis=1)
 
@@ -923,7 +931,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                     f"Column {feature.name!r} is missing in every row, but had values in fit, "
                     "so no rule that tests it matches. Check that it is read as in training."
                 )
-            warnings.warn(message, LibreWarning, stacklevel=4)
+            warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
 
     def _shown_classes(self) -> tuple:
         """The (positive, negative) labels the rules' text shows: the model's classes, or for
@@ -1367,7 +1375,7 @@ def weighted_rows(frame: pd.DataFrame, target: Target, sample_weight, owner: str
             "all and may keep no bin or rule. If the weights are relative, scale them to a "
             "mean of 1 (sample_weight / sample_weight.mean()).",
             LibreWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     weighted = Target(target.positive, target.classes, target.positive_class, weight[keep])
     return frame, weighted, keep
@@ -1393,7 +1401,7 @@ def _warn_untolerant(conflict_tolerance: float, n_bins: np.ndarray, subsets) -> 
             "test (conflict_tolerance=0). Lower max_features or max_intervals to keep the "
             "tolerance on every learner.",
             LibreWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 

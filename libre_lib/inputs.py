@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, LibreWarning, ParameterError, excerpt
+from .errors import DataError, LibreWarning, ParameterError, excerpt, user_stacklevel
 
 #: A text column is reported as numbers stored as text when at least this share of its present
 #: values parse as numbers ...
@@ -107,10 +107,11 @@ def as_frame(
 
 def decimals_as_floats(frame: pd.DataFrame, skip: Iterable = ()) -> pd.DataFrame:
     """``frame`` with its decimal columns as float64: Arrow ``decimal128``/``decimal256``
-    columns and object columns of ``decimal.Decimal`` cells (numbers and missing cells allowed
-    beside them), as SQL databases and Parquet files written by warehouses give them. Without
-    this they would be categories, one per value. The other columns, and those in ``skip``,
-    are unchanged; ``frame`` itself is not modified."""
+    columns and object columns of ``decimal.Decimal`` or float cells (numbers and missing cells
+    allowed beside them), as SQL databases, Parquet files written by warehouses and
+    ``df.replace({np.nan: None})`` give them. Without this they would be categories, one per
+    value (a numpy object array of the same values is read as numbers). The other columns, and
+    those in ``skip``, are unchanged; ``frame`` itself is not modified."""
     skipped = set(skip)
     converted = {}
     for name in frame.columns:
@@ -128,21 +129,22 @@ def decimals_as_floats(frame: pd.DataFrame, skip: Iterable = ()) -> pd.DataFrame
 
 
 def _decimal_cells(series: pd.Series) -> bool:
-    """Whether an object column holds Decimal cells and otherwise only numbers or missing
-    cells (not bools, not text), judged on the whole column when its first present cells
-    hold a Decimal (a text column is passed over after a look at those)."""
+    """Whether an object column holds Decimal or float cells and otherwise only numbers or
+    missing cells (not bools, not text), judged on the whole column when its first present
+    cells hold a Decimal or a float (a text column is passed over after a look at those)."""
     from decimal import Decimal
 
-    head = series.iloc[:_DECIMAL_PROBE].dropna()
-    if head.empty or not any(isinstance(v, Decimal) for v in head.to_numpy(dtype=object)):
+    head = series.iloc[:_DECIMAL_PROBE].dropna().to_numpy(dtype=object)
+    fractional = Decimal | float | np.floating
+    if not any(isinstance(v, fractional) for v in head):
         return False
     kind = pd.api.types.infer_dtype(series, skipna=True)
-    if kind == "decimal":
+    if kind in ("decimal", "floating", "mixed-integer-float"):
         return True
     if kind not in ("mixed", "mixed-integer"):
         return False
     types = set(series.dropna().map(type).unique())
-    return Decimal in types and all(
+    return all(
         issubclass(t, Decimal | int | float | np.integer | np.floating)
         and not issubclass(t, bool | np.bool_)
         for t in types
@@ -210,7 +212,7 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
     declared = declared_categorical(list(frame.columns), categorical_features)
     if warn:
         for message in misread_text_columns(frame, categorical_features).values():
-            warnings.warn(message, LibreWarning, stacklevel=4)
+            warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
     return [a or b for a, b in zip(flags, declared, strict=True)]
 
 
@@ -502,8 +504,10 @@ def _plain_numbers(dtype) -> bool:
     ) and not isinstance(dtype, pd.CategoricalDtype)
 
 
-def numeric_values(series: pd.Series) -> np.ndarray:
-    """A numeric column as float64 with NaN for missing; infinite values are refused."""
+def numeric_values(series: pd.Series, learned: bool = False) -> np.ndarray:
+    """A numeric column as float64 with NaN for missing; infinite values are refused.
+    ``learned``: the column of a fitted model (its error cannot advise declaring it
+    categorical, which only a new fit can do)."""
     if pd.api.types.is_complex_dtype(series.dtype):
         raise DataError(
             f"Complex data not supported: column {series.name!r} holds complex numbers. Split "
@@ -516,7 +520,13 @@ def numeric_values(series: pd.Series) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise DataError(
             f"Column {series.name!r} should be numeric but holds values that are not numbers "
-            f"({exc}). Declare it in categorical_features or fix the values."
+            f"({exc}). "
+            + (
+                "The model learned it as numbers: fix the values (empty or NaN for a missing "
+                "value), or fit again with it in categorical_features."
+                if learned
+                else "Declare it in categorical_features or fix the values."
+            )
         ) from None
     if np.isinf(values).any():
         count = int(np.isinf(values).sum())
@@ -728,7 +738,7 @@ def binary_target(
             "A column-vector y was passed when a 1d array was expected. Please change the "
             "shape of y to (n_samples,), for example using ravel().",
             DataConversionWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
         values = values.ravel()
     if values.ndim != 1:

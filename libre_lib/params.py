@@ -4,7 +4,7 @@
 values it accepts (any item of the list will do), in the manner of scikit-learn's
 ``_parameter_constraints``::
 
-    "max_intervals": [Range(Integral, 1, None, closed="left"), None]
+    "max_intervals": [Range(Integral, 2, None, closed="left"), None]
 
 :data:`LIBRE_REQUIREMENTS` holds the rules between parameters. Every place that checks a
 parameter reads these tables: the estimator's ``fit``, the pipeline spec's ``model`` section,
@@ -188,7 +188,8 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "heuristic": [Options(HEURISTICS)],
     "alpha": [Range(Real, 0, 1, closed="both"), Options((AUTO, "f1"))],
     "chi2_threshold": [Range(Real, 0, None, closed="left")],
-    "max_intervals": [_AT_LEAST_ONE, None, Options((AUTO,))],
+    # one interval puts every number of a column in one bin: no rule could test it
+    "max_intervals": [Range(Integral, 2, None, closed="left"), None, Options((AUTO,))],
     "top_k": [_AT_LEAST_ONE, None],
     "max_rules": [_AT_LEAST_ONE, None, Options((AUTO,))],
     "min_local_support": [Range(Real, 0, 1, closed="both")],

@@ -75,7 +75,7 @@ class Condition:
     def evaluate(self, column: pd.Series) -> np.ndarray:
         """Boolean mask of the values that satisfy the condition."""
         if self.kind == NUMERIC:
-            values = numeric_values(column)
+            values = numeric_values(column, learned=True)
             is_missing = np.isnan(values)
             hit = np.zeros(values.shape, dtype=bool)
             for interval in self.intervals:

@@ -95,7 +95,7 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from .ensemble import learn_subset, union_candidates
-from .errors import DataError, LibreWarning, ParameterError, excerpt
+from .errors import DataError, LibreWarning, ParameterError, excerpt, user_stacklevel
 from .estimator import (
     AUTO_FALLBACK,
     AUTO_STOPS,
@@ -1190,7 +1190,7 @@ def _usable_means(scores: np.ndarray, scoring) -> np.ndarray:
             f"with scoring={scoring!r} (undefined on some fold); they rank last and are never "
             "chosen.",
             LibreWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     return np.where(failed, -np.inf, mean)
 

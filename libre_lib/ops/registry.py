@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import DataError, LibreError, LibreWarning, ModelFormatError, shorten
+from ..errors import DataError, LibreError, LibreWarning, ModelFormatError, shorten, user_stacklevel
 from ..estimator import LibreClassifier
 from ..inputs import one_vs_rest
 from .artifacts import canonical_json, fingerprint_bytes
@@ -421,7 +421,7 @@ def verified_text(entry: ModelVersion, name: str) -> str:
             f"{name} of {label} has no recorded sha256 (registered by an older release), so "
             "it cannot be verified; retrain to register a version with checksums.",
             LibreWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     elif fingerprint_bytes(payload) != expected:
         raise RegistryError(

@@ -4,6 +4,7 @@ import json
 import pickle
 import sqlite3
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -556,13 +557,17 @@ def test_complex_values_are_refused():
 
 
 @pytest.mark.parametrize(
-    "values", [[np.int64(1), np.int64(2)], [np.float64(1.5), np.float64(2.5)]], ids=["int", "float"]
+    ("values", "condition"),
+    [([np.int64(1), np.int64(2)], "IF c ∈ {"), ([np.float64(1.5), np.float64(2.5)], "IF c ∈ [")],
+    ids=["int", "float"],
 )
-def test_object_column_of_numpy_scalars(values):
+def test_object_column_of_numpy_scalars(values, condition):
+    """Whole numbers held as objects are categories; fractional ones are numbers (as a numpy
+    object array of them is)."""
     X = pd.DataFrame({"c": pd.Series(values * 10, dtype=object), "n": np.arange(20.0)})
     y = [1, 0] * 10
     clf = LibreClassifier(random_state=0).fit(X, y)
-    assert str(clf.rules_).startswith("IF c ∈ {")
+    assert str(clf.rules_).startswith(condition)
     again = LibreClassifier.from_json(clf.to_json())
     np.testing.assert_array_equal(again.predict(X), clf.predict(X))
     with sqlite3.connect(":memory:") as con:
@@ -714,3 +719,21 @@ def test_a_batch_without_rows_predicts_nothing_instead_of_failing():
     assert model.predict(X.to_numpy()[:0]).shape == (0,)
     with pytest.raises(DataError, match="X has no rows"):
         LibreClassifier().fit(empty, [])
+
+
+def test_warnings_point_at_the_callers_line():
+    """However deep the library warns from, the warning names the user's file and line."""
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame({"a": rng.rand(300), "c": 1.0})
+    y = (X["a"] > 0.5).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LibreClassifier(alpha=0.0, random_state=0).fit(X, y)  # no rule: warned from deep inside
+        model = LibreClassifier(random_state=0).fit(X, y)
+        model.explain(X.to_numpy()[:2])  # unnamed columns: warned from a helper of a helper
+        model.predict(X.to_numpy()[:2])
+    messages = {str(w.message)[:19] for w in caught}
+    assert {"No rule was learned", "X does not have val"} <= messages
+    assert {Path(w.filename).name for w in caught} == {Path(__file__).name}
+    with pytest.raises(DataError, match="The model learned it as numbers"):
+        model.predict(X.head(3).astype(object).assign(a=["?", 0.1, 0.2]))

@@ -222,6 +222,26 @@ def test_decimal_columns_are_numbers_as_databases_and_warehouse_parquet_give_the
         LibreClassifier(random_state=0).fit(frame, y)
 
 
+def test_an_object_column_of_floats_is_numbers_as_the_same_array_is():
+    """``df.replace({np.nan: None})`` leaves float cells in object columns: they were one
+    category per value (no rule learned), while the same values as a numpy array were numbers."""
+    rng = np.random.default_rng(0)
+    plain = pd.DataFrame({"x": rng.random(400).round(4), "z": rng.random(400).round(4)})
+    y = (plain["x"] > 0.5).to_numpy()
+    plain.loc[::25, "x"] = np.nan
+    objects = plain.replace({np.nan: None})
+    assert objects["x"].dtype == object and objects["x"].iloc[1].__class__ is float
+    assert resolve_categorical(as_frame(objects), None) == [False, False]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)  # no "numbers stored as text" warning
+        model = LibreClassifier(random_state=0).fit(objects, y)
+    expected = LibreClassifier(random_state=0).fit(plain, y)
+    assert str(model.rules_) == str(expected.rules_) and "x ∈ [" in str(model.rules_)
+    np.testing.assert_array_equal(model.predict(objects), expected.predict(plain))
+    ints = pd.DataFrame({"k": pd.Series([1, 2, None, 3] * 10, dtype=object)})
+    assert as_frame(ints)["k"].dtype == object  # whole numbers as objects stay as they are
+
+
 def test_integers_beyond_float_precision_draw_a_warning_naming_the_column():
     X = pd.DataFrame({"id": np.arange(60, dtype=np.int64) + 2**60, "x": np.arange(60) % 7})
     y = np.arange(60) % 2

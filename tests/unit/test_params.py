@@ -198,6 +198,8 @@ def test_random_state_must_be_a_seed_numpy_accepts():
 def test_fit_discretization_and_the_weak_learner_read_the_table():
     with pytest.raises(ParameterError, match="'max_intervals' parameter of fit_discretization"):
         fit_discretization(X4, Y4 == 1, [False, False], max_intervals=2.5)
+    with pytest.raises(ParameterError, match=r"'max_intervals' .* an int >= 2, None"):
+        LibreClassifier(max_intervals=1).fit(X4, Y4)  # one bin: no rule could test a number
     with pytest.raises(ParameterError, match=r"one of \('H1', 'H2'\)"):
         check_heuristic("H3")
 
