@@ -182,6 +182,8 @@ def load_params(spec: PipelineSpec) -> dict:
     }
     if spec.target.unlabeled != "refuse":  # the default leaves earlier cache keys as they were
         params["unlabeled"] = spec.target.unlabeled
+    if spec.split_by:  # checked against the data's columns when loading
+        params["split_by"] = list(spec.split_by)
     return params
 
 

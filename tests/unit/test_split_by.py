@@ -139,6 +139,9 @@ def test_the_split_key_follows_the_id_not_the_features(tmp_path):
     assert stages.split_key(keyed, columns) != stages.split_key(plain, ["patient"])
     assert stages.split_params(keyed)["split_by"] == ["patient"]
     assert "split_by" not in stages.split_params(plain)
+    # the load stage checks the columns: a cached load of another split_by must not skip that
+    assert stages.load_params(keyed)["split_by"] == ["patient"]
+    assert "split_by" not in stages.load_params(plain)
 
 
 def test_an_unset_split_by_leaves_spec_hashes_as_they_were():
