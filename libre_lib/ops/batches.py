@@ -218,6 +218,24 @@ def row_keys(frame: pd.DataFrame) -> np.ndarray:
     return keys
 
 
+_COPY_SALT = np.uint64(0x6A09E667F3BCC909)
+
+
+def copy_keys(keys: np.ndarray) -> np.ndarray:
+    """``keys`` with each repeated key made distinct by its copy's rank: the first row of a
+    key keeps it, the k-th later one gets a key of (key, k). So rows that repeat the same
+    values (few distinct rows: a handful of categories) spread over both sides of the
+    holdout instead of falling all on one side, while a row's first copy keeps its side."""
+    ranks = pd.Series(keys).groupby(keys, sort=False).cumcount().to_numpy(dtype=np.uint64)
+    later = ranks > 0
+    if not later.any():
+        return keys
+    ranked = keys.copy()
+    with np.errstate(over="ignore"):
+        ranked[later] = unit_bits(keys[later] ^ unit_bits(ranks[later] * _COPY_SALT))
+    return ranked
+
+
 def unit_bits(values: np.ndarray) -> np.ndarray:
     """SplitMix64's finalizer: every bit of a uint64 mixed into every other."""
     with np.errstate(over="ignore"):

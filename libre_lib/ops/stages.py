@@ -44,7 +44,7 @@ from ..search import (
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
 from .baselines import TREND_VERSIONS, version_trend
-from .batches import HOLDOUT_SALT, row_keys, unit_hash
+from .batches import HOLDOUT_SALT, copy_keys, row_keys, unit_hash
 from .contract import DataContract
 from .diff import ChampionChanges
 from .display import value_key
@@ -260,9 +260,11 @@ def validation_report(metadata: dict) -> ValidationReport:
 
 
 #: How the holdout is drawn: per row, from a hash of its values and ``split_seed``
-#: (:func:`~libre_lib.ops.batches.row_keys`), so a row keeps its side across data versions;
-#: with ``split_by``, from its values in those columns only (:data:`SPLIT_BY_KEY`).
-SPLIT_BY = "row values"
+#: (:func:`~libre_lib.ops.batches.row_keys`), so a row keeps its side across data versions,
+#: a repeated row's copies ranked (:func:`~libre_lib.ops.batches.copy_keys`) so that they
+#: spread over both sides; with ``split_by``, from its values in those columns only
+#: (:data:`SPLIT_BY_KEY`).
+SPLIT_BY = "row values, copies ranked"
 SPLIT_BY_KEY = "key columns"
 
 
@@ -341,7 +343,7 @@ def split_keys(spec: PipelineSpec, frame: pd.DataFrame) -> np.ndarray:
     ``frame``, or with ``split_by`` of its values in those columns, read again from the source
     (they need not be features: :func:`key_text_columns`) and aligned with the loaded rows."""
     if not spec.split_by:
-        return row_keys(frame)
+        return copy_keys(row_keys(frame))
     location, target = spec.data_location(), spec.target.column
     text = [target, *(spec.features.categorical or []), *key_text_columns(spec, frame.columns)]
     source = read_source(location, spec.data.resolved_format(), spec.data.read_options, text)
@@ -385,7 +387,7 @@ def key_column_keys(keys: pd.DataFrame, frame: pd.DataFrame, spec: PipelineSpec)
         )
     result = row_keys(keys)
     if absent.any():
-        result[absent] = row_keys(frame[absent])
+        result[absent] = copy_keys(row_keys(frame[absent]))
     return result
 
 

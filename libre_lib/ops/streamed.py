@@ -47,6 +47,7 @@ from ..errors import DataError
 from ..inputs import category_values, numeric_values, resolve_categorical
 from .batches import (
     Part,
+    copy_keys,
     holdout_flags,
     plan_parts,
     read_batches,
@@ -181,8 +182,8 @@ def batches(spec: PipelineSpec, plan: SourcePlan, part: Part, unlabeled: list | 
         if spec.split_by:
             keys = key_column_keys(frame[list(spec.split_by)], frame[plan.columns], spec)
             frame = frame[plan.columns]
-        else:
-            keys = row_keys(frame)
+        else:  # a repeated row's copies ranked within the batch
+            keys = copy_keys(row_keys(frame))
         yield ids, holdout_flags(keys, spec.holdout_fraction, spec.split_seed), frame
 
 

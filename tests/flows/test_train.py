@@ -144,7 +144,7 @@ def _chosen_tolerance(summary):
     return float(choices.loc[choices["chosen"], "conflict_tolerance"].iloc[0])
 
 
-@pytest.mark.parametrize("alpha", [0.7, 0.3])
+@pytest.mark.parametrize("alpha", [0.7, 0.5])
 def test_changing_alpha_reruns_choose_and_set_cover_and_the_learners_for_a_new_tolerance(
     first_run, alpha
 ):
@@ -177,7 +177,7 @@ def test_both_branches_of_the_alpha_test_are_taken(first_run):
     chosen = {
         (_chosen_bins(summary), _chosen_tolerance(summary))
         for summary in (
-            train(_variant(spec_path, f"alpha-{a}", "model", alpha=a)) for a in (0.7, 0.3)
+            train(_variant(spec_path, f"alpha-{a}", "model", alpha=a)) for a in (0.7, 0.5)
         )
     }
     assert len(chosen) == 2 and len({bins for bins, _ in chosen}) == 1

@@ -114,6 +114,31 @@ def test_row_keys_read_values_not_types_or_column_order():
     assert len(set(row_keys(frame).tolist())) == 3
 
 
+def test_repeated_rows_spread_over_both_sides_and_earlier_rows_keep_theirs(spec):
+    """Sixteen distinct rows in 2,000: keyed by values alone, each distinct row
+    fell on one side (the holdout three whole groups, training never seeing them). Copies
+    are ranked, so each group splits about as holdout_fraction says; appended rows leave the
+    earlier rows' sides as they were."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    frame = pd.DataFrame(
+        {
+            "a": rng.choice(["x", "y"], n),
+            "b": rng.choice(["p", "q"], n),
+            "c": rng.choice([True, False], n),
+        }
+    )
+    frame["target"] = np.where((frame["a"] == "x") & (frame["b"] == "p"), "2", "1")
+    frame["d"] = rng.integers(0, 2, n)
+    holdout = stages.split(spec, frame)[0].column("holdout").to_numpy()
+    shares = pd.Series(holdout).groupby([frame[c] for c in ("a", "b", "c", "d")]).mean()
+    assert len(shares) == 16 and shares.between(0.05, 0.4).all()
+    assert abs(holdout.mean() - 0.2) < 0.03
+    grown = pd.concat([frame, frame.sample(500, random_state=1)], ignore_index=True)
+    again = stages.split(spec, grown)[0].column("holdout").to_numpy()
+    np.testing.assert_array_equal(again[:n], holdout)
+
+
 def test_tiny_data_keeps_both_classes_on_both_sides():
     for seed in range(20):
         positive = np.array([True, True] + [False] * 8)

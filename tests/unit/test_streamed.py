@@ -15,7 +15,14 @@ import pytest
 from libre_lib import LibreClassifier
 from libre_lib.inputs import binary_target
 from libre_lib.ops import stages, streamed
-from libre_lib.ops.batches import holdout_flags, plan_parts, row_ids, row_keys, unit_hash
+from libre_lib.ops.batches import (
+    copy_keys,
+    holdout_flags,
+    plan_parts,
+    row_ids,
+    row_keys,
+    unit_hash,
+)
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec
 
@@ -56,11 +63,14 @@ def _assert_same_records(a, b):
 
 
 def _holdout(frame: pd.DataFrame, spec) -> np.ndarray:
-    """The streamed run's holdout flags of ``frame``'s rows: keyed by their values, with the
-    target and the categorical columns read as text, as the run reads them."""
+    """The streamed run's holdout flags of ``frame``'s rows (one file): keyed by their values,
+    with the target and the categorical columns read as text, as the run reads them, and a
+    repeated row's copies ranked within each batch of ``batch_rows`` rows."""
     text = [spec.target.column, *(spec.features.categorical or [])]
-    keyed = frame.astype({c: "string" for c in text})
-    return holdout_flags(row_keys(keyed), spec.holdout_fraction, spec.split_seed)
+    keys = row_keys(frame.astype({c: "string" for c in text}))
+    size = spec.data.batch_rows
+    ranked = np.concatenate([copy_keys(keys[i : i + size]) for i in range(0, len(keys), size)])
+    return holdout_flags(ranked, spec.holdout_fraction, spec.split_seed)
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))
