@@ -682,6 +682,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         base["random_state"] = seed
         base["n_jobs"] = None
         candidates = self._candidates(base, int(target.positive.sum()), frame)
+        if _own_splitter(self.cv):
+            _refuse_small_classes(int(self.cv), target)
         splits = given or list(splitter.split(frame, target.positive, groups))
         _refuse_one_class_folds(splits, target)
         self.n_splits_ = len(splits)
@@ -1227,6 +1229,22 @@ def _scorer(scoring, positive_class):
         metric, response = _ONE_CLASS_SCORERS[scoring]
         return make_scorer(metric, response_method=response, pos_label=positive_class)
     return check_scoring(LibreClassifier(), scoring)
+
+
+def _refuse_small_classes(n_folds: int, target) -> None:
+    """A clear error when no class has as many rows as the stratified folds (scikit-learn's
+    splitter fails with "n_splits=5 cannot be greater than the number of members in each
+    class"); a smaller class is its warning, and one row of a class the next check's error."""
+    positives = int(target.positive.sum())
+    negatives = int(target.positive.shape[0] - positives)
+    if max(positives, negatives) < n_folds:
+        raise DataError(
+            f"The training rows hold {positives} row(s) of the positive class "
+            f"{target.positive_class!r} and {negatives} of the negative class: LibreSearchCV's "
+            f"inner cross-validation cuts them into {n_folds} stratified folds, which needs "
+            f"more rows. Give it more rows, a smaller cv (tuning.folds in a pipeline spec), "
+            "or fit LibreClassifier, which tunes nothing (tuning: {enabled: false})."
+        )
 
 
 def _refuse_one_class_folds(splits, target) -> None:

@@ -804,6 +804,12 @@ def test_a_class_too_small_for_the_inner_folds_is_named():
     y[1] = True
     with pytest.warns(UserWarning, match="least populated class"):
         LibreSearchCV(grid, random_state=0).fit(X, y)
+    # fewer rows of either class than folds: scikit-learn's splitter failed with its own words
+    tiny, labels = X.iloc[:6], np.array([False] * 4 + [True] * 2)
+    with pytest.raises(
+        DataError, match=r"hold 2 row\(s\) of the positive class True and 4 .*tuning\.folds"
+    ):
+        LibreSearchCV(grid, random_state=0).fit(tiny, labels)
 
 
 OPTION_GRIDS = {
