@@ -24,10 +24,10 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
     if spec.is_streamed():
         plan, source = streamed.plan_source(spec)
         profiles = streamed.profile_all(spec, root, source, plan)
-        validation = streamed.validate(spec, root, plan, profiles)
+        validation = streamed.validate(spec, root, plan, profiles, record_run=False)
     else:
         data = tasks.load(spec, root)
-        validation = tasks.validate(spec, root, data)
+        validation = tasks.validate(spec, root, data, record_run=False)
     return tasks.load_validation(root, validation).to_dict()
 
 

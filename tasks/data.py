@@ -47,9 +47,11 @@ def load(spec: PipelineSpec, store_root: str, force: bool = False) -> Stage:
 
 
 @task(name="validate", cache_policy=NO_CACHE)
-def validate(spec: PipelineSpec, store_root: str, data: Stage, force: bool = False) -> Stage:
+def validate(
+    spec: PipelineSpec, store_root: str, data: Stage, force: bool = False, record_run: bool = True
+) -> Stage:
     """Run the spec's expectations; the result is stored and published, and a failure fails
-    the run."""
+    the run (a training run's failure leaves a run folder: ``record_run``)."""
     rules = stages.validation_rules(spec)
 
     def compute():
@@ -57,11 +59,14 @@ def validate(spec: PipelineSpec, store_root: str, data: Stage, force: bool = Fal
 
     params = stages.validate_params(spec)
     stage = run_stage(spec, store_root, "validate", params, [data], compute, force)
-    return finish_validation(spec, store_root, stage)
+    return finish_validation(spec, store_root, stage, record_run)
 
 
-def finish_validation(spec: PipelineSpec, store_root: str, stage: Stage) -> Stage:
-    """Publish a ``validate`` stage's report and log it; raise when it failed."""
+def finish_validation(
+    spec: PipelineSpec, store_root: str, stage: Stage, record_run: bool = True
+) -> Stage:
+    """Publish a ``validate`` stage's report and log it; raise when it failed, leaving a failed
+    run's folder when ``record_run`` (a training run; ``libre validate`` only checks)."""
     report = load_validation(store_root, stage)
     _publish_validation(spec, report)
     log().info(
@@ -69,7 +74,7 @@ def finish_validation(spec: PipelineSpec, store_root: str, stage: Stage) -> Stag
         "passed" if report.success else "FAILED",
         len(report.results),
     )
-    if not report.success:
+    if not report.success and record_run:
         _record_failed_run(spec, store_root, report)
     raise_for_failures(report)
     return stage

@@ -115,8 +115,11 @@ def _merged_profile(store_root: str, plan: SourcePlan, profiles: tuple[Stage, ..
 
 
 @task(name="validate", cache_policy=NO_CACHE)
-def validate(spec, store_root: str, plan: SourcePlan, profiles: list[Stage], force=False) -> Stage:
-    """The spec's expectations on the merged statistics of every row; a failure fails the run."""
+def validate(
+    spec, store_root: str, plan: SourcePlan, profiles: list[Stage], force=False, record_run=True
+) -> Stage:
+    """The spec's expectations on the merged statistics of every row; a failure fails the run
+    (see :func:`~libre_flows.tasks.data.finish_validation` for ``record_run``)."""
     rules = stages.validation_rules(spec)
 
     def compute():
@@ -126,7 +129,7 @@ def validate(spec, store_root: str, plan: SourcePlan, profiles: list[Stage], for
 
     params = {**stages.validate_params(spec), "streamed": True}
     stage = run_stage(spec, store_root, "validate", params, profiles, compute, force)
-    return finish_validation(spec, store_root, stage)
+    return finish_validation(spec, store_root, stage, record_run)
 
 
 def _sample_params(spec, plan, part, rate) -> dict:

@@ -243,9 +243,14 @@ def test_validation_result_is_published_even_when_it_fails(spec_copy, tmp_path):
 
     from libre_flows.flows.cli import app
 
+    from libre_flows.flows.validate import validate_flow
+
     store = tmp_path / "store"
     assert train(spec_copy())["promoted"]  # a trained model, then a run that fails validation
     spec = spec_copy(expectations__min_rows=10_000)
+    with pytest.raises(DataValidationError, match="10000"):
+        validate_flow(str(spec))  # `libre validate` only checks: it leaves no run folder
+    assert len(list((store / "runs" / "haberman").iterdir())) == 1
     with pytest.raises(DataValidationError, match="10000"):
         train(spec)
     published = Artifact.get("libre-haberman-validation")
