@@ -57,6 +57,7 @@ from .registry import (
     validation_record,
 )
 from .report import RuleReport, build_report, render_html, render_markdown
+from .scoring import SCORE_COLUMNS
 from .sources import read_source, separator_hint
 from .spec import BIN_OPTIONS, PipelineSpec
 from .tables import (
@@ -117,6 +118,13 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
         )
     keep = features.include if features.include is not None else list(frame.columns)
     keep = [c for c in keep if c not in features.exclude and c != target_column]
+    taken = [c for c in keep if str(c) in SCORE_COLUMNS]
+    if taken:
+        raise SpecError(
+            f"Feature column(s) {taken} have the names of columns that libre score adds to its "
+            f"output ({', '.join(SCORE_COLUMNS)}): a model that reads them could not be scored. "
+            "Rename them in the data, or leave them out (features.exclude)."
+        )
     declared = features.categorical or []
     unknown = [c for c in declared if c not in frame.columns]
     if unknown:

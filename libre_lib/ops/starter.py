@@ -22,6 +22,7 @@ from ..inputs import (
     spelled_alike,
     yes_of_pair,
 )
+from .scoring import SCORE_COLUMNS
 from .sources import (
     csv_dialect,
     read_source,
@@ -292,7 +293,8 @@ def starter(
             values = frame[column].mask(frame[column].astype(str).isin(list(markers)))
             frame[column] = pd.to_numeric(values, errors="coerce")
     reasons = {
-        column: _empty(frame[column])
+        column: _reserved(column)
+        or _empty(frame[column])
         or _constant(frame[column])
         or _dates(frame[column])
         or _identifier(frame[column])
@@ -451,6 +453,13 @@ def _constant(series: pd.Series) -> str | None:
     if series.isna().any() or series.nunique() != 1:
         return None
     return f"the same value in every row read: {python_scalar(series.iloc[0])!r}"
+
+
+def _reserved(column) -> str | None:
+    """Why a column cannot be a feature by its name: libre score writes a column of that name."""
+    if str(column) not in SCORE_COLUMNS:
+        return None
+    return "libre score writes a column of this name: rename it in the data to use it"
 
 
 def _identifier(series: pd.Series) -> str | None:

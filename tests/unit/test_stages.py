@@ -59,6 +59,19 @@ def test_select_columns_names_a_missing_target_and_unknown_columns(spec):
         stages.select_columns(pd.DataFrame({"target": ["1"]}), _with(spec, features=features))
 
 
+def test_a_feature_named_as_a_scoring_output_column_is_refused(unlabelled):
+    """A model reading "score" trained, but libre score refused its inputs (they hold a column
+    it adds), and renaming it broke the model's contract: no way to score it."""
+    frame = pd.DataFrame({"score": [1], "b": [2], "target": ["1"]})
+    with pytest.raises(SpecError, match=r"\['score'\] have the names of columns that libre score"):
+        stages.select_columns(frame, unlabelled)
+    features = unlabelled.features.model_copy(update={"exclude": ["score"]})
+    assert list(stages.select_columns(frame, _with(unlabelled, features=features)).columns) == [
+        "b",
+        "target",
+    ]
+
+
 def _keys(n_rows: int) -> np.ndarray:
     return row_keys(pd.DataFrame({"id": np.arange(n_rows)}))
 

@@ -44,6 +44,9 @@ def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_pa
     hinted = text.replace("  # contiguous: true", "  contiguous: true")
     assert st.check(hinted, tmp_path / "visits.yaml").model.contiguous
     assert found.identifiers == ["customer id", "row"] and spec.split_by == []
+    scored = st.starter(frame.assign(score=frame["age"]), "churned", name="visits")
+    assert scored.left_out["score"].startswith("libre score writes a column of this name")
+    assert "score" not in scored.features
     hinted = text.replace("# split_by: [customer id]", "split_by: [customer id]")
     assert st.check(hinted, tmp_path / "visits.yaml").split_by == ["customer id"]
 
