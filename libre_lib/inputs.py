@@ -707,12 +707,12 @@ def check_sample_weight(sample_weight, n_rows: int, owner: str = "LibreClassifie
 
 
 def spelled_alike(values) -> list | None:
-    """The first group of text ``values`` that differ only by surrounding spaces (``" Yes"``
-    and ``"Yes "``), in their order, or None."""
+    """The first group of text ``values`` that differ only by surrounding spaces or by case
+    (``" Yes"``, ``"Yes "`` and ``"yes"``), in their order, or None."""
     groups: dict[str, list] = {}
     for value in values:
         if isinstance(value, str):
-            groups.setdefault(value.strip(), []).append(value)
+            groups.setdefault(value.strip().casefold(), []).append(value)
     return next((group for group in groups.values() if len(group) > 1), None)
 
 
@@ -781,9 +781,9 @@ def binary_target(
     alike = spelled_alike(classes)
     if alike:
         raise DataError(
-            f"y holds labels that differ only by spaces: {', '.join(map(repr, alike))}. As "
-            "separate classes, the rows of all but one would count as the other answer: strip "
-            "the spaces first (e.g. y.str.strip())."
+            f"y holds labels that differ only by spaces or case: {', '.join(map(repr, alike))}. "
+            "As separate classes, the rows of all but one would count as the other answer: "
+            "spell them alike first (e.g. y.str.strip().str.lower())."
         )
     if len(classes) < 2:
         raise DataError(f"y has one class ({classes!r}): a rule set needs examples of two classes.")

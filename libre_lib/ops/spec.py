@@ -238,9 +238,9 @@ class TargetSpec(_Strict):
         alike = spelled_alike([str(label) for label in value or ()])
         if alike:
             raise ValueError(
-                f"{' and '.join(map(repr, alike))} differ only by spaces: as two classes, the "
-                "rows of one would be counted as the other answer; strip the spaces from the "
-                "target column"
+                f"{' and '.join(map(repr, alike))} differ only by spaces or case: as separate "
+                "classes, the rows of one would be counted as the other answer; spell them "
+                "alike in the target column"
             )
         return value
 

@@ -257,10 +257,10 @@ def starter(
     spaced = _spelled_alike(counts)
     if spaced:
         raise DataError(
-            f"Target column {target!r} holds values that differ only by spaces: {spaced}. "
-            "They would be separate classes, and the rows of all but one counted as the other "
-            "answer. Strip the spaces from the column (e.g. df[col].str.strip()), then run init "
-            "again."
+            f"Target column {target!r} holds values that differ only by spaces or case: "
+            f"{spaced}. They would be separate classes, and the rows of all but one counted as "
+            "the other answer. Spell them alike in the column (pandas: .str.strip().str.lower() "
+            "on it), then run init again."
         )
     if len(counts) < 2:
         found = f"only {counts.index[0]!r}" if len(counts) else "no value"
@@ -399,7 +399,7 @@ def name_taken(store: str | Path, pipeline: str, data_path: str) -> str | None:
 
 def _spelled_alike(counts: pd.Series) -> str | None:
     """The first group of values (with their row counts) that differ only by surrounding
-    spaces, as text ("' Yes' (99 rows), 'Yes ' (1 row)"), or None."""
+    spaces or case, as text ("' Yes' (99 rows), 'Yes ' (1 row)"), or None."""
     group = spelled_alike(counts.index)
     if group is None:
         return None

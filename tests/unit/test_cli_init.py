@@ -197,8 +197,18 @@ def test_init_refuses_target_values_that_differ_only_by_spaces(tmp_path):
         terminal_width=300,
     )  # fmt: skip
     assert result.exit_code == 1, result.output
-    assert "differ only by spaces: ' Yes' (66 rows), 'Yes ' (2 rows)" in result.output
+    assert "differ only by spaces or case: ' Yes' (66 rows), 'Yes ' (2 rows)" in result.output
     assert "Traceback" not in result.output and not out.exists()
+    # a few rows spelled in other case: the rare spelling was taken as the positive class
+    cased = ["yes"] * 43 + ["Yes"] * 2 + ["no"] * 53 + ["NO"] * 2
+    frame.assign(churned=cased + cased[:20]).to_csv(tmp_path / "case.csv", index=False)
+    result = runner.invoke(
+        app, ["init", str(tmp_path / "case.csv"), "--target", "churned", "-o", str(out)],
+        terminal_width=300,
+    )  # fmt: skip
+    said = "differ only by spaces or case: 'yes' (63 rows), 'Yes' (2 rows)"
+    assert result.exit_code == 1 and said in result.output and ".str.lower() on it" in result.output
+    assert not out.exists()
 
 
 def test_init_reads_a_csv_written_in_a_windows_encoding_and_says_so(tmp_path):

@@ -159,7 +159,7 @@ def test_seeds_are_bounded_in_the_spec(section, match):
                     "classes": [" Yes", "No", "Yes "],
                 }
             },
-            r"target.classes: ' Yes' and 'Yes ' differ only by spaces: as two classes",
+            r"target.classes: ' Yes' and 'Yes ' differ only by spaces or case: as separate",
         ),
         ({"features": "bmi"}, r"features: give a list of column names \(\[bmi\]\) or a mapping"),
     ],
