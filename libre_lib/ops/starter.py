@@ -297,6 +297,7 @@ def starter(
         or _empty(frame[column])
         or _constant(frame[column])
         or _dates(frame[column])
+        or _durations(frame[column])
         or _identifier(frame[column])
         for column in others
     }
@@ -486,6 +487,21 @@ def _dates(series: pd.Series) -> str | None:
     return (
         f"{kind}, e.g. {example!r}: rules would name exact days; derive features from it "
         "(month, day of week, days since an event) to use it"
+    )
+
+
+def _durations(series: pd.Series) -> str | None:
+    """Why a column of durations (a Parquet ``duration``, pandas ``timedelta64``) is left out,
+    or None: as text its values would be categories, one per length of time."""
+    dtype = series.dtype
+    arrow = isinstance(dtype, pd.ArrowDtype) and "duration" in str(dtype.pyarrow_dtype)
+    if not (pd.api.types.is_timedelta64_dtype(dtype) or arrow):
+        return None
+    present = series.dropna()
+    example = f", e.g. {str(present.iloc[0])!r}" if len(present) else ""
+    return (
+        f"durations{example}: convert it to a number (minutes or seconds, e.g. "
+        "col.dt.total_seconds() / 60) to use it; rules then cut it into ranges"
     )
 
 

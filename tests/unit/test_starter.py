@@ -44,6 +44,11 @@ def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_pa
     hinted = text.replace("  # contiguous: true", "  contiguous: true")
     assert st.check(hinted, tmp_path / "visits.yaml").model.contiguous
     assert found.identifiers == ["customer id", "row"] and spec.split_by == []
+    lasted = st.starter(
+        frame.assign(session=pd.to_timedelta(frame["age"], unit="m")), "churned", name="visits"
+    )
+    assert lasted.left_out["session"].startswith("durations, e.g. '0 days ")
+    assert "session" not in lasted.features and "session" not in lasted.categorical
     scored = st.starter(frame.assign(score=frame["age"]), "churned", name="visits")
     assert scored.left_out["score"].startswith("libre score writes a column of this name")
     assert "score" not in scored.features
