@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..discretization import MANY_CATEGORIES, NUMERIC
 from ..estimator import AUTO_FALLBACK
+from ..rules import set_item_text
 from .display import KNOWN_LEGEND, LEGEND, RuleDisplay, natural_key, rounding_note
 from .figures import svg_class_balance, svg_trend, svg_tuning
 
@@ -243,9 +244,9 @@ def _category_list(feature: str, categories, display: RuleDisplay, limit: int | 
     else:
         rest = 0
     values = []
-    for category in ordered:
-        shown = display.value(feature, category)
-        raw = str(category)
+    for category in ordered:  # quoted as the rules quote them where a comma would split one
+        shown = set_item_text(display.value(feature, category))
+        raw = set_item_text(category)
         values.append(shown if shown == raw else f"{shown} ({raw})")
     if rest:
         values.append(f"… {rest:,} more")

@@ -852,6 +852,10 @@ def test_the_bins_table_lists_numeric_looking_categories_in_numeric_order():
     codes = FeatureBins("nodes", CATEGORICAL, categories=("0", "1", "10", "11", "2", "other"))
     table = discretization_table(Discretization((codes,)), RuleDisplay())
     assert table.iloc[0].tolist()[3] == "categories 0, 1, 2, 10, 11, other"
+    # a category holding a comma is quoted, as the rules quote it, not read as two
+    cities = FeatureBins("city", CATEGORICAL, categories=("Berlin", "Paris, France", "Rome"))
+    table = discretization_table(Discretization((cities,)), RuleDisplay())
+    assert table.iloc[0].tolist()[3] == 'categories Berlin, "Paris, France", Rome'
 
 
 def test_a_model_without_rules_reads_n_a_for_precision_everywhere():
