@@ -231,6 +231,8 @@ def init(
         if found.dialect.get("decimal") == ",":
             thousands = " (points between thousands)" if "thousands" in found.dialect else ""
             said.append(f"a decimal comma{thousands}")
+        elif "thousands" in found.dialect:
+            said.append("points between thousands (12.475 is twelve thousand)")
         if "encoding" in found.dialect:
             said.append(f"{found.dialect['encoding']} text (not UTF-8)")
         console.print(f"read with {escape(' and '.join(said))}", soft_wrap=True, highlight=False)

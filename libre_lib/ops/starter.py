@@ -164,7 +164,8 @@ class Starter:
             lines.append("  # and writes numbers with a decimal comma (3,25)")
             options.append(f"decimal: {json.dumps(self.dialect['decimal'])}")
         if "thousands" in self.dialect:
-            lines.append("  # with points between thousands (4.299,90)")
+            example = "4.299,90" if "decimal" in self.dialect else "12.475 is twelve thousand"
+            lines.append(f"  # with points between thousands ({example})")
             options.append(f"thousands: {json.dumps(self.dialect['thousands'])}")
         if "encoding" in self.dialect:
             lines.append(f"  # the file's text is {self.dialect['encoding']}, not UTF-8")

@@ -242,7 +242,6 @@ def test_validation_result_is_published_even_when_it_fails(spec_copy, tmp_path):
     from typer.testing import CliRunner
 
     from libre_flows.flows.cli import app
-
     from libre_flows.flows.validate import validate_flow
 
     store = tmp_path / "store"

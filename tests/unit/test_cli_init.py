@@ -124,6 +124,30 @@ def test_init_reads_points_between_thousands_beside_a_decimal_comma(tmp_path):
     assert read["income"].tolist() == income
 
 
+def test_init_reads_points_between_thousands_without_a_decimal_comma(tmp_path):
+    """12.475;800: read with the point as a decimal mark, 12,475 inhabitants were 12.475 and
+    sorted below 800, and the rules cut at 40 instead of 40,000."""
+    people = [500 + 997 * i for i in range(120)]
+    written = [f"{v:,}".replace(",", ".") for v in people]
+    assert "1.497" in written and "500" in written
+    frame = pd.DataFrame(
+        {"people": written, "grant": ["ja" if v < 40_000 else "nein" for v in people]}
+    )
+    frame["share"] = [f"{i % 50}" for i in range(120)]
+    frame.to_csv(tmp_path / "towns.csv", index=False, sep=";")
+    output, spec = _init_spec(tmp_path / "towns.csv", "grant", tmp_path / "towns.yaml")
+    assert "points between thousands (12.475 is twelve thousand)" in output
+    assert spec.data.read_options == {"sep": ";", "thousands": "."}
+    read = pd.read_csv(tmp_path / "towns.csv", **spec.data.read_options)
+    assert read["people"].tolist() == people
+    # a column of decimal points keeps the point a decimal mark
+    frame.assign(share=[f"{i % 50}.25" for i in range(120)]).to_csv(
+        tmp_path / "mixed.csv", index=False, sep=";"
+    )
+    _, spec = _init_spec(tmp_path / "mixed.csv", "grant", tmp_path / "mixed.yaml")
+    assert spec.data.read_options == {"sep": ";"}
+
+
 def test_init_names_columns_that_may_hold_codes(tmp_path):
     data = tmp_path / "visits.csv"
     pd.DataFrame(
