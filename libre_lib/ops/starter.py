@@ -475,7 +475,31 @@ def _identifier(series: pd.Series) -> str | None:
         return f"a different whole number in each of its {n_present:,} rows: an id?"
     if id_like_message(series.name, int(series.nunique()), n_present) is None:
         return None
+    formatted = _formatted_numbers(series)
+    if formatted is not None:
+        return formatted
     return f"{int(series.nunique()):,} distinct values in {n_present:,} rows: an id?"
+
+
+#: A number written for people: a currency sign, commas between thousands, a percent sign.
+_FORMATTED_NUMBER = r"\s*[-+]?\s*[$€£¥]?\s*[-+]?\d{1,3}(?:,\d{3})*(?:\.\d+)?\s*%?\s*"
+
+
+def _formatted_numbers(series: pd.Series) -> str | None:
+    """Why a text column of numbers written for people ($3,114.38, 31,573.10, 29.0 %) is left
+    out, naming what stands in the way, or None when its values are not such numbers."""
+    text = series.dropna().astype(str)
+    if text.empty or text.str.fullmatch(_FORMATTED_NUMBER).mean() < 0.8:
+        return None
+    marked = text[text.str.contains(r"[$€£¥%,]")]
+    if marked.empty:
+        return None
+    signs = [s for s in "$€£¥%" if marked.str.contains(s, regex=False).any()]
+    without = ", ".join(map(repr, signs)) + (" and " if signs else "") + "commas"
+    return (
+        f"numbers written as text, e.g. {marked.iloc[0]!r}: to use them, write them as plain "
+        f"numbers in the data (without {without}: 3114.38)"
+    )
 
 
 def _dates(series: pd.Series) -> str | None:

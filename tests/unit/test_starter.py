@@ -49,6 +49,15 @@ def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_pa
     )
     assert lasted.left_out["session"].startswith("durations, e.g. '0 days ")
     assert "session" not in lasted.features and "session" not in lasted.categorical
+    amounts = [f"${1000 + 37 * i:,.2f}" for i in range(len(frame))]
+    money = st.starter(frame.assign(amount=amounts), "churned", name="visits")
+    assert money.left_out["amount"] == (
+        "numbers written as text, e.g. '$1,000.00': to use them, write them without '$' and "
+        "commas in the data (3114.38)"
+    )
+    grouped = [f"{1000 + 37 * i:,.2f}" for i in range(len(frame))]
+    plain = st.starter(frame.assign(amount=grouped), "churned", name="visits")
+    assert plain.left_out["amount"].endswith("(without commas: 3114.38)")
     scored = st.starter(frame.assign(score=frame["age"]), "churned", name="visits")
     assert scored.left_out["score"].startswith("libre score writes a column of this name")
     assert "score" not in scored.features
