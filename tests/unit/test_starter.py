@@ -52,8 +52,8 @@ def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_pa
     amounts = [f"${1000 + 37 * i:,.2f}" for i in range(len(frame))]
     money = st.starter(frame.assign(amount=amounts), "churned", name="visits")
     assert money.left_out["amount"] == (
-        "numbers written as text, e.g. '$1,000.00': to use them, write them without '$' and "
-        "commas in the data (3114.38)"
+        "numbers written as text, e.g. '$1,000.00': to use them, write them as plain numbers "
+        "in the data (without '$' and commas: 3114.38)"
     )
     grouped = [f"{1000 + 37 * i:,.2f}" for i in range(len(frame))]
     plain = st.starter(frame.assign(amount=grouped), "churned", name="visits")
