@@ -897,11 +897,32 @@ REQUIRED_HINTS = {
 }
 
 
+def _close_key(loc: tuple) -> str | None:
+    """The key of the spec's section at ``loc`` nearest an unknown key's spelling, or None."""
+    import difflib
+    import typing
+
+    model: type[BaseModel] | None = PipelineSpec
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part)) if model else None
+        if field is None:
+            return None
+        kinds = [field.annotation, *typing.get_args(field.annotation)]
+        model = next((k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)), None)
+    if model is None:
+        return None
+    names = [n for n, f in model.model_fields.items() if not f.exclude]
+    found = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
 def _describe(error: dict) -> str:
     """One error of the spec's check, with at most a short excerpt of the bad key or value."""
     where = ".".join(str(p) for p in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
-        return f"unknown key {shorten(repr(where))} (check its spelling; see docs/pipeline.md)"
+        close = _close_key(error["loc"])
+        hint = f"did you mean {close!r}? See" if close else "check its spelling; see"
+        return f"unknown key {shorten(repr(where))} ({hint} docs/pipeline.md)"
     if error["type"] == "missing":
         hint = REQUIRED_HINTS.get(where)
         return f"missing required key {excerpt(where)}" + (f" ({hint})" if hint else "")

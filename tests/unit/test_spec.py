@@ -360,3 +360,21 @@ def test_a_target_listed_among_the_features_is_refused():
     with pytest.raises(SpecError, match=rf"features.include: lists the target column '{target}'"):
         parse_spec({**RAW, "features": {"include": ["a", target]}})
     parse_spec({**RAW, "features": {"include": ["a"]}})
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (
+            {"holdout_fractoin": 0.3},
+            "unknown key 'holdout_fractoin' (did you mean 'holdout_fraction'?",
+        ),
+        ({"tuning": {"fold": 3}}, "unknown key 'tuning.fold' (did you mean 'folds'?"),
+        ({"colour": "blue"}, "unknown key 'colour' (check its spelling; see docs/pipeline.md)"),
+    ],
+)
+def test_an_unknown_key_names_the_nearest_known_one(extra, said):
+    raw = {"name": "a", "data": {"path": "x.csv"}, "target": {"column": "y", "positive_class": 1}}
+    with pytest.raises(SpecError) as caught:
+        parse_spec({**raw, **extra})
+    assert said in str(caught.value)
