@@ -8,7 +8,8 @@ from libre_flows.flows import heartbeats
 from libre_flows.flows.embedded_server import guard_embedded_server, run_flow
 from libre_flows.tasks import data as tasks
 from libre_flows.tasks import streamed
-from libre_flows.tasks.common import store_root
+from libre_flows.tasks.common import read_frame, store_root
+from libre_lib.inputs import misread_text_columns
 from libre_lib.ops.spec import load_spec
 
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
@@ -17,6 +18,8 @@ heartbeats.install()  # the run's end does not wait for its heartbeat thread
 @flow(name="libre-validate")
 def validate_flow(spec_path: str, store: str | None = None) -> dict:
     """Load the data and run the spec's expectations; fails the run on a failed expectation.
+    The result's ``notes`` name columns that training would read as text although they mostly
+    hold numbers (in memory).
     A streamed spec is profiled part by part (the training pipeline's first pass, whose
     artifacts a later ``libre train`` reuses)."""
     spec = load_spec(spec_path)
@@ -25,10 +28,14 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
         plan, source = streamed.plan_source(spec)
         profiles = streamed.profile_all(spec, root, source, plan)
         validation = streamed.validate(spec, root, plan, profiles, record_run=False)
+        notes: list[str] = []
     else:
         data = tasks.load(spec, root)
         validation = tasks.validate(spec, root, data, record_run=False)
-    return tasks.load_validation(root, validation).to_dict()
+        features = read_frame(root, data).drop(columns=[spec.target.column])
+        # what training would warn of: numbers read as text (a decimal comma, a stray marker)
+        notes = list(misread_text_columns(features, spec.features.categorical).values())
+    return {**tasks.load_validation(root, validation).to_dict(), "notes": notes}
 
 
 def validate(spec_path, store: str | None = None) -> dict:

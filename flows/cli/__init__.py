@@ -141,6 +141,8 @@ def validate(spec: SpecArg, debug: Debug = False) -> None:
         fail(exc, debug)
         return
     console.print(f"[green]data valid[/]: {len(report['results'])} expectations passed")
+    for note in report.get("notes", ()):
+        console.print(f"[yellow]note[/]: {escape(note)}", soft_wrap=True)
 
 
 @app.command()

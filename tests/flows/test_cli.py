@@ -72,7 +72,22 @@ def test_validate_and_report_commands(spec_copy, tmp_path):
     spec = spec_copy()
     code, output = _run("validate", spec)
     assert code == 0, output
-    assert "data valid" in output
+    assert "data valid" in output and "note" not in output
+
+
+def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_path):
+    """A ';' file with decimal commas and a spec without decimal: "," validated silently, and
+    only training said that the column was read as text categories."""
+    import pandas as pd
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[2] / "libre_lib/datasets/haberman.csv")
+    frame["ratio"] = [f"{v / 7:.2f}".replace(".", ",") for v in frame["age"]]
+    frame.to_csv(tmp_path / "eu.csv", sep=";", index=False)
+    spec = spec_copy(data={"path": str(tmp_path / "eu.csv"), "read_options": {"sep": ";"}})
+    code, output = _run("validate", spec)
+    assert code == 0, output
+    said = "note: Column 'ratio' holds numbers written with a decimal comma (e.g. '7,43')"
+    assert "data valid" in output and said in output
 
     code, output = _run("train", spec)
     assert code == 0, output
