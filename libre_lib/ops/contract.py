@@ -258,6 +258,10 @@ class DataContract:
     """Values that stood for a missing value in one column only (a dict
     ``data.read_options.na_values``): scoring reads them as missing in that column, from CSV
     and Parquet inputs alike."""
+    thousands: str | None = None
+    """The mark between thousands of the training files (``data.read_options.thousands``):
+    scoring reads a CSV input written with another separator and no decimal comma alike, as
+    its own first rows may not show the mark (12.475 beside 800)."""
 
     def __post_init__(self):
         object.__setattr__(self, "columns", tuple(self.columns))
@@ -297,6 +301,7 @@ class DataContract:
         missing_rate_tolerance: float = DEFAULT_MISSING_RATE_TOLERANCE,
         missing_markers: Sequence[str] = (),
         column_markers: Mapping[str, Sequence[str]] | None = None,
+        thousands: str | None = None,
     ) -> DataContract:
         """The contract of ``model``, with training ranges and missing rates from ``X`` (its
         training frame). Without ``X`` only the model's own knowledge is used: categories and
@@ -304,7 +309,7 @@ class DataContract:
         missing bin (0); columns the model dropped then accept any values.
         ``missing_markers``: texts the training files used for missing values besides the
         usual ones (scoring reads CSV inputs with them); ``column_markers``: those of one
-        column only."""
+        column only; ``thousands``: the training files' mark between thousands."""
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(model, "rules_")
@@ -354,6 +359,7 @@ class DataContract:
             n_rows,
             tuple(missing_markers),
             {c: tuple(m) for c, m in (column_markers or {}).items() if c in model.columns_},
+            thousands,
         )
 
     # -- persistence ---------------------------------------------------------------------------
@@ -366,6 +372,7 @@ class DataContract:
             "n_training_rows": self.n_training_rows,
             "missing_markers": list(self.missing_markers),
             "column_missing_markers": {c: list(m) for c, m in self.column_markers.items()},
+            **({"thousands": self.thousands} if self.thousands else {}),  # absent: as before
             "columns": [c.to_dict() for c in self.columns],
         }
 
@@ -388,6 +395,7 @@ class DataContract:
                 n_training_rows=None if n_rows is None else int(n_rows),
                 missing_markers=tuple(data.get("missing_markers", ())),
                 column_markers=dict(data.get("column_missing_markers", {})),
+                thousands=data.get("thousands"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ParameterError(f"Malformed data contract: missing or bad field {exc}.") from None

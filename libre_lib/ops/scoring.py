@@ -378,6 +378,7 @@ class _Reader:
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
         self.read = {c.name for c in contract.columns}
         self.column_markers = {c: _spellings(m) for c, m in contract.column_markers.items()}
+        self.thousands = contract.thousands
         # the usual texts of a missing value, and those the training files used
         self.null_values = list(
             dict.fromkeys([*pacsv.ConvertOptions().null_values, *contract.missing_markers])
@@ -396,10 +397,13 @@ class _Reader:
             with self.errors(file):
                 encoding = text_encoding(str(file.path))
                 found = csv_dialect(str(file.path), encoding=encoding)
+            thousands = found.get("thousands")
+            if thousands is None and "sep" in found and "decimal" not in found:
+                thousands = self.thousands  # as training read files of this kind
             self.dialects[file.path] = _Dialect(
                 pacsv.ParseOptions(delimiter=found.get("sep", ",")),
                 found.get("decimal", "."),
-                found.get("thousands"),
+                thousands,
                 encoding or "utf8",
             )
         return self.dialects[file.path]

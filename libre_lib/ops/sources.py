@@ -196,7 +196,7 @@ _DECIMAL_COMMA = r"\s*[+-]?\d+,\d+\s*"
 #: A number with points between its thousands, as the same locales write them: 4.299,90.
 _GROUPED = r"\s*[+-]?\d{1,3}(?:\.\d{3})+(?:,\d+)?\s*"
 #: A whole number with points between thousands (``12.475``, ``1.250.000``).
-_GROUPED_WHOLE = r"[+-]?\d{1,3}(?:\.\d{3})+"
+_GROUPED_WHOLE = r"[+-]?[1-9]\d{0,2}(?:\.\d{3})+"  # 0.250 is no thousand
 
 
 def separator_of(columns) -> str | None:
@@ -275,19 +275,23 @@ def csv_dialect(location: str, sample_rows: int = 200, encoding: str | None = No
             options["decimal"] = ","
             if grouped.any():
                 options["thousands"] = "."
-    if "decimal" not in options and _points_between_thousands(location, options, sample_rows):
+    if "decimal" not in options and _points_between_thousands(
+        location, options, sample_rows, encoding
+    ):
         options["thousands"] = "."
     return options
 
 
-def _points_between_thousands(location: str, options: dict, sample_rows: int) -> bool:
+def _points_between_thousands(
+    location: str, options: dict, sample_rows: int, encoding: str | None = None
+) -> bool:
     """Whether a file with another separator writes whole numbers with points between
     thousands and no decimal comma anywhere (``12.475`` beside ``800``: read with the point as
     a decimal mark, the column's order would be scrambled). Only when every point in every
     column of digits sits between groups of three and some column has both such numbers and
     numbers below 1,000 without a point (a decimal column written by software writes
     ``800.0``, not ``800``)."""
-    raw = pd.read_csv(location, nrows=sample_rows, dtype=str, **options)
+    raw = pd.read_csv(location, nrows=sample_rows, dtype=str, encoding=encoding, **options)
     both = False
     for column in raw.columns:
         text = raw[column].dropna().str.strip()

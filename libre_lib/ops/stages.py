@@ -295,17 +295,19 @@ def split_params(spec: PipelineSpec) -> dict:
 
 def split_key(spec: PipelineSpec, columns: Sequence[str]) -> str:
     """What decides which rows a version held out: the rule, the fraction, the seed and the
-    columns whose values key the rows (``split_by``, else ``columns``). Two versions with
+    columns whose values key the rows (``split_by``, and which of them are read as text for
+    not being among ``columns``; else ``columns``). Two versions with
     equal split keys hold out the same rows of the data they share (see :data:`SPLIT_BY`), so
     neither trained on the other's holdout rows."""
-    return fingerprint_json(
-        {
-            "split": split_rule(spec),
-            "holdout_fraction": spec.holdout_fraction,
-            "split_seed": spec.split_seed,
-            "columns": sorted(map(str, spec.split_by or columns)),
-        }
-    )
+    key = {
+        "split": split_rule(spec),
+        "holdout_fraction": spec.holdout_fraction,
+        "split_seed": spec.split_seed,
+        "columns": sorted(map(str, spec.split_by or columns)),
+    }
+    if spec.split_by:  # an id read as text keys its rows otherwise than read as a number
+        key["as_text"] = sorted(map(str, key_text_columns(spec, columns)))
+    return fingerprint_json(key)
 
 
 def holdout_mask(keys: np.ndarray, positive: np.ndarray, fraction: float, seed: int) -> np.ndarray:
@@ -313,7 +315,8 @@ def holdout_mask(keys: np.ndarray, positive: np.ndarray, fraction: float, seed: 
     (:func:`~libre_lib.ops.batches.row_keys`) and ``seed`` alone, so a row keeps its side
     when others are added, removed or reordered. On data so small that a class with at least
     two rows got none (or all) of them in the holdout, the row of that class nearest the
-    threshold moves, so that each side holds both classes when it can."""
+    threshold moves, with every row of its key (an id's rows stay together), so that each side
+    holds both classes when it can."""
     n_rows = positive.shape[0]
     if fraction <= 0:
         return np.zeros(n_rows, dtype=bool)
@@ -330,9 +333,9 @@ def holdout_mask(keys: np.ndarray, positive: np.ndarray, fraction: float, seed: 
             continue
         chosen = holdout[members]
         if not chosen.any():
-            holdout[members[np.argmin(draw[members])]] = True
+            holdout[keys == keys[members[np.argmin(draw[members])]]] = True
         elif chosen.all():
-            holdout[members[np.argmax(draw[members])]] = False
+            holdout[keys == keys[members[np.argmax(draw[members])]]] = False
     return holdout
 
 
@@ -383,12 +386,14 @@ def check_split_by(spec: PipelineSpec, columns: Sequence[str]) -> None:
         )
 
 
-def key_column_keys(keys: pd.DataFrame, frame: pd.DataFrame, spec: PipelineSpec) -> np.ndarray:
+def key_column_keys(
+    keys: pd.DataFrame, frame: pd.DataFrame, spec: PipelineSpec, whole: bool = True
+) -> np.ndarray:
     """Row keys of the ``split_by`` columns ``keys``; a row missing in all of them is keyed by
     its values in ``frame`` instead (rows without an id would otherwise share one side).
-    Refused when no row has a key."""
+    Refused when no row has a key and ``keys`` are the whole data (not a streamed batch)."""
     absent = keys.isna().all(axis=1).to_numpy()
-    if absent.all():
+    if whole and absent.all():
         raise DataError(
             f"split_by columns {list(spec.split_by)} hold no value: every row would fall on "
             "the same side of the holdout. Name columns that identify the rows."
@@ -1009,6 +1014,7 @@ def report(
         X_train,
         missing_markers=spec.data.missing_markers(),
         column_markers=spec.data.column_missing_markers(),
+        thousands=spec.data.read_options.get("thousands"),
     )
     suite = json.dumps(contract.to_expectation_suite(f"libre-{spec.name}-contract"), indent=2)
     kind = "training" if note else "holdout"

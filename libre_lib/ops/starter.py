@@ -303,7 +303,7 @@ def starter(
         for column in others
     }
     left_out = {column: reason for column, reason in reasons.items() if reason is not None}
-    identifiers = [c for c in left_out if _identifier(frame[c]) == left_out[c]]
+    identifiers = [c for c in left_out if left_out[c].endswith("an id?")]
     features = [c for c in others if c not in left_out]
     markers = {m: [c for c in marked if c in features] for m, marked in markers.items()}
     markers = {m: marked for m, marked in markers.items() if marked}

@@ -180,7 +180,10 @@ def batches(spec: PipelineSpec, plan: SourcePlan, part: Part, unlabeled: list | 
             if not labeled.all():
                 frame, ids = frame[labeled].reset_index(drop=True), ids[labeled]
         if spec.split_by:
-            keys = key_column_keys(frame[list(spec.split_by)], frame[plan.columns], spec)
+            # a batch may lack ids (the newest rows) or rows: it is keyed as far as it can be
+            keys = key_column_keys(
+                frame[list(spec.split_by)], frame[plan.columns], spec, whole=False
+            )
             frame = frame[plan.columns]
         else:  # a repeated row's copies ranked within the batch
             keys = copy_keys(row_keys(frame))

@@ -7,6 +7,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from libre_flows.flows.cli import app
+from libre_lib.ops.sources import csv_dialect
 from libre_lib.ops.spec import load_spec
 
 runner = CliRunner()
@@ -146,6 +147,18 @@ def test_init_reads_points_between_thousands_without_a_decimal_comma(tmp_path):
     )
     _, spec = _init_spec(tmp_path / "mixed.csv", "grant", tmp_path / "mixed.yaml")
     assert spec.data.read_options == {"sep": ";"}
+    # weights with three decimals beside whole numbers: 0.250 is no thousand
+    weights = frame.assign(people=[f"{i % 3}.250" if i % 2 else str(i % 3) for i in range(120)])
+    weights.to_csv(tmp_path / "weights.csv", index=False, sep=";")
+    assert csv_dialect(str(tmp_path / "weights.csv")) == {"sep": ";"}
+    # and a file in a Windows encoding is probed in it
+    frame.assign(town="Orléans").to_csv(
+        tmp_path / "cp.csv", index=False, sep=";", encoding="cp1252"
+    )
+    assert csv_dialect(str(tmp_path / "cp.csv"), encoding="cp1252") == {
+        "sep": ";",
+        "thousands": ".",
+    }
 
 
 def test_init_names_columns_that_may_hold_codes(tmp_path):

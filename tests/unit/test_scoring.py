@@ -600,6 +600,24 @@ def test_a_csv_written_with_semicolons_and_decimal_commas_scores_as_the_plain_on
     assert pq.read_table(tmp_path / "tabs.parquet").equals(plain)
 
 
+def test_points_between_thousands_read_as_training_read_them(tmp_path):
+    """Training read 12.475 as 12475 (thousands: "."); a scoring file of amounts all above
+    1,000 does not show the mark in its own rows, and was read as 12.475, predicting "no"."""
+    amounts = np.arange(500, 20_000, 250, dtype=float)
+    X = pd.DataFrame({"amount": amounts})
+    model = LibreClassifier(random_state=0).fit(X, np.where(amounts > 5000, "yes", "no"))
+    contract = DataContract.from_model(model, X, thousands=".")
+    assert DataContract.from_json(contract.to_json()).thousands == "."
+    written = pd.DataFrame({"amount": ["7.000", "12.475", "19.000", "1.200"], "note": list("abcd")})
+    written.to_csv(tmp_path / "new.csv", index=False, sep=";")
+    score_files(model, tmp_path / "new.csv", tmp_path / "out.parquet", contract=contract)
+    scored = pq.read_table(tmp_path / "out.parquet").to_pandas()
+    assert scored["amount"].tolist() == [7000.0, 12475.0, 19000.0, 1200.0]
+    assert scored["prediction"].tolist() == ["yes", "yes", "yes", "no"]
+    plain = DataContract.from_model(model, X)  # without the mark: a contract as before
+    assert "thousands" not in plain.to_dict() and plain.thousands is None
+
+
 def test_a_csv_written_in_a_windows_encoding_scores_as_the_utf8_one(credit, tmp_path):
     """A file saved from a Western Windows spreadsheet (cp1252: "Orléans" as byte 0xe9) failed
     with "invalid UTF8"; its text now reads as written."""

@@ -130,6 +130,46 @@ def test_streamed_and_in_memory_runs_hold_out_the_same_rows(tmp_path, split_by, 
     assert 0.2 < flags.mean() < 0.4
 
 
+def test_an_ids_rows_stay_together_when_tiny_data_moves_one(tmp_path):
+    """On tiny data a class without a holdout row gets one moved there: all rows of its id
+    move, so no id sits on both sides."""
+    for seed in range(30):
+        ids = np.repeat([f"c{i}" for i in range(12)], 4)
+        frame = pd.DataFrame(
+            {
+                "patient": ids,
+                "age": np.arange(48),
+                "target": np.where(np.isin(ids, ["c0", "c1"]), "2", "1"),
+            }
+        )
+        frame.to_csv(tmp_path / "few.csv", index=False)
+        spec = _spec(tmp_path / "few.csv", split_by=["patient"], split_seed=seed)
+        _, holdout = _holdout(spec)
+        assert (pd.Series(holdout).groupby(ids).nunique() == 1).all(), seed
+        assert holdout[np.isin(ids, ["c0", "c1"])].any() and not holdout[:8].all()
+
+
+def test_streamed_batches_without_ids_or_rows_are_keyed_as_far_as_they_can_be(tmp_path):
+    """The newest rows may have no id yet, and a batch may hold only unlabeled rows: one
+    such batch refused a file the in-memory run trains on."""
+    frame = pd.read_csv(_patients(tmp_path))
+    frame.loc[250:, "patient"] = None  # the last batches have no id
+    frame["target"] = frame["target"].astype("string")
+    frame.loc[100:199, "target"] = pd.NA  # a whole batch without a target value
+    frame.to_csv(tmp_path / "late.csv", index=False)
+    spec = _spec(
+        tmp_path / "late.csv", split_by=["patient"], streamed_=True,
+        target={"column": "target", "positive_class": "2", "unlabeled": "drop"},
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = streamed.stream(spec)
+    in_memory = spec.model_copy(update={"data": spec.data.model_copy(update={"streamed": False})})
+    _, flags = _holdout(in_memory)
+    assert len(data.sample_holdout) == len(flags) == 206
+    assert 0.1 < data.sample_holdout.mean() < 0.3
+
+
 def test_the_split_key_follows_the_id_not_the_features(tmp_path):
     path = _patients(tmp_path)
     keyed = _spec(path, split_by=["patient"])
@@ -138,6 +178,8 @@ def test_the_split_key_follows_the_id_not_the_features(tmp_path):
     assert stages.split_key(keyed, columns) == stages.split_key(keyed, columns[:2])
     assert stages.split_key(plain, columns) != stages.split_key(plain, columns[:2])
     assert stages.split_key(keyed, columns) != stages.split_key(plain, ["patient"])
+    # an id read as text (not a feature) keys its rows otherwise than read as a number
+    assert stages.split_key(keyed, columns) != stages.split_key(keyed, [*columns, "patient"])
     assert stages.split_params(keyed)["split_by"] == ["patient"]
     assert "split_by" not in stages.split_params(plain)
     # the load stage checks the columns: a cached load of another split_by must not skip that

@@ -51,6 +51,7 @@ def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_pa
     assert "session" not in lasted.features and "session" not in lasted.categorical
     amounts = [f"${1000 + 37 * i:,.2f}" for i in range(len(frame))]
     money = st.starter(frame.assign(amount=amounts), "churned", name="visits")
+    assert "amount" not in money.identifiers  # never suggested as split_by
     assert money.left_out["amount"] == (
         "numbers written as text, e.g. '$1,000.00': to use them, write them as plain numbers "
         "in the data (without '$' and commas: 3114.38)"
