@@ -316,12 +316,12 @@ def _refuse_odd_cells(series: pd.Series) -> None:
         )
 
 
-def _temporal_kind(series: pd.Series) -> str | None:
+def temporal_kind(series: pd.Series) -> str | None:
     """What the column holds when no rule should test it: "dates", "durations", "times" (of
     day) or "intervals" (a category column: its categories); else None."""
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        return _temporal_kind(pd.Series(dtype.categories))
+        return temporal_kind(pd.Series(dtype.categories))
     if isinstance(dtype, pd.IntervalDtype):
         return "intervals"
     if isinstance(dtype, pd.ArrowDtype):
@@ -352,7 +352,7 @@ def _temporal_kind(series: pd.Series) -> str | None:
 def _refuse_dates(series: pd.Series) -> None:
     """Refuse a column of dates, durations, times of day or intervals: its rules would name
     exact timestamps (which carry over to no new row), or values the saved model cannot keep."""
-    what = _temporal_kind(series)
+    what = temporal_kind(series)
     if what is None:
         return
     name, dtype = series.name, series.dtype

@@ -20,6 +20,7 @@ from ..inputs import (
     numbers_as_text_message,
     python_scalar,
     spelled_alike,
+    temporal_kind,
     yes_of_pair,
 )
 from .scoring import SCORE_COLUMNS
@@ -518,9 +519,7 @@ def _dates(series: pd.Series) -> str | None:
 def _durations(series: pd.Series) -> str | None:
     """Why a column of durations (a Parquet ``duration``, pandas ``timedelta64``) is left out,
     or None: as text its values would be categories, one per length of time."""
-    dtype = series.dtype
-    arrow = isinstance(dtype, pd.ArrowDtype) and "duration" in str(dtype.pyarrow_dtype)
-    if not (pd.api.types.is_timedelta64_dtype(dtype) or arrow):
+    if temporal_kind(series) != "durations":  # as the estimator tells them
         return None
     present = series.dropna()
     example = f", e.g. {str(present.iloc[0])!r}" if len(present) else ""
