@@ -75,6 +75,12 @@ class DataValidationError(LibreError):
 EXCERPT_CHARS = 80
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` with its thousands separated and ``noun`` in the number it takes: "1 row",
+    "1,191 rows"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def shorten(text: str, limit: int = EXCERPT_CHARS) -> str:
     """``text`` cut to ``limit`` characters ("…" and the full length at the cut)."""
     if len(text) <= limit:

@@ -95,7 +95,14 @@ from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from .ensemble import learn_subset, union_candidates
-from .errors import DataError, LibreWarning, ParameterError, excerpt, user_stacklevel
+from .errors import (
+    DataError,
+    LibreWarning,
+    ParameterError,
+    counted,
+    excerpt,
+    user_stacklevel,
+)
 from .estimator import (
     AUTO_FALLBACK,
     AUTO_STOPS,
@@ -1239,7 +1246,7 @@ def _refuse_small_classes(n_folds: int, target) -> None:
     negatives = int(target.positive.shape[0] - positives)
     if max(positives, negatives) < n_folds:
         raise DataError(
-            f"The training rows hold {positives} row(s) of the positive class "
+            f"The training rows hold {counted(positives, 'row')} of the positive class "
             f"{target.positive_class!r} and {negatives} of the negative class: LibreSearchCV's "
             f"inner cross-validation cuts them into {n_folds} stratified folds, which needs "
             f"more rows. Give it more rows, a smaller cv (tuning.folds in a pipeline spec), "

@@ -124,6 +124,7 @@ def score_command(
 
 
 def _print_summary(summary: dict, seconds: float) -> None:
+    from libre_lib.errors import counted
     from libre_lib.ops.scoring import NO_ROWS, predicted_text
 
     console.print(
@@ -146,7 +147,7 @@ def _print_summary(summary: dict, seconds: float) -> None:
     )
     warnings = summary["warnings"]
     if warnings:
-        console.print(f"[yellow]{len(warnings)} drift warning(s)[/] (rows were scored):")
+        console.print(f"[yellow]{counted(len(warnings), 'drift warning')}[/] (rows were scored):")
         for warning in warnings:
             console.print(f"  [yellow]-[/] {warning['message']}", highlight=False)
     else:

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from ..errors import counted
+
 __all__ = [
     "BASELINE_COLUMNS",
     "TREND_COLUMNS",
@@ -221,7 +223,8 @@ def cautions(
             f"answering “{majority_name}”: right on {right:,} rows against {right_majority:,} "
             f"(accuracy {model['accuracy']:.3f} against {majority['accuracy']:.3f}; F1 "
             f"{model['f1']:.3f} against {majority['f1']:.3f}). The two answers differ on "
-            f"{won + lost:,} rows, {won:,} in the model's favour and {lost:,} in the majority "
+            f"{counted(won + lost, 'row')}, {won:,} in the model's favour and {lost:,} in the "
+            "majority "
             f"answer's; a split at least this uneven arises by chance with probability "
             f"{_probability(p)} (exact McNemar test), {verdict}. Weigh what a missed case "
             "and a false alarm cost before relying on it."

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import CATEGORICAL, NUMERIC
-from ..errors import LibreError, ParameterError
+from ..errors import LibreError, ParameterError, counted
 from ..inputs import category_values, numeric_values, resolve_categorical
 from .files import atomic_write_text
 
@@ -912,16 +912,18 @@ class ContractReport:
         lines = []
         if self.errors:
             lines.append(
-                f"Input data breaks the model's data contract ({len(self.errors)} problem(s) "
-                f"in {self.n_rows} row(s)):"
+                "Input data breaks the model's data contract "
+                f"({counted(len(self.errors), 'problem')} in {counted(self.n_rows, 'row')}):"
             )
             lines += [f"  - {e.message}" for e in self.errors]
         warnings = self.warnings
         if warnings:
-            lines.append(f"Drift in {self.n_rows} row(s) ({len(warnings)} warning(s)):")
+            drift = f"{counted(self.n_rows, 'row')} ({counted(len(warnings), 'warning')})"
+            lines.append(f"Drift in {drift}:")
             lines += [f"  - {w.message}" for w in warnings]
         if not lines:
-            lines.append(f"Input data meets the model's data contract ({self.n_rows} row(s)).")
+            met = counted(self.n_rows, "row")
+            lines.append(f"Input data meets the model's data contract ({met}).")
         return "\n".join(lines)
 
     def raise_for_errors(self, where: str | None = None) -> None:
@@ -931,7 +933,7 @@ class ContractReport:
         head = "Input data breaks the model's data contract"
         if where:
             head += f" in {where}"
-        lines = [f"{head} ({len(self.errors)} problem(s)):"]
+        lines = [f"{head} ({counted(len(self.errors), 'problem')}):"]
         lines += [f"  - {e.message}" for e in self.errors]
         error = ContractViolation("\n".join(lines))
         error.report = self

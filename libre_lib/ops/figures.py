@@ -386,6 +386,26 @@ def svg_trend(trend: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
+def _staircase(rules: np.ndarray, scores: np.ndarray) -> list[tuple[float, float]]:
+    """The best score with at most k rules, as the corners of a step line: flat between two
+    rule counts of the grid, up at the count where a better point appears (a straight segment
+    between them would claim scores no point reaches). Points without a score are left out."""
+    keep = np.isfinite(rules) & np.isfinite(scores)
+    rules, scores = rules[keep], scores[keep]
+    if not len(rules):
+        return []
+    order = np.argsort(rules, kind="stable")
+    counts, first = np.unique(rules[order], return_index=True)
+    best = np.maximum.accumulate(scores[order])
+    ends = np.append(first[1:], len(order)) - 1  # each count's last point in that order
+    corners = []
+    for count, value in zip(counts, best[ends], strict=True):
+        if corners and value > corners[-1][1]:
+            corners.append((float(count), corners[-1][1]))
+        corners.append((float(count), float(value)))
+    return corners
+
+
 def svg_tuning(points: pd.DataFrame, scoring: str = "f1") -> str:
     """Inner cross-validation of the search: every grid point's mean validation score (of
     ``scoring``) against its mean number of rules (on a log(1 + n) axis, so that 0 has a
@@ -435,12 +455,11 @@ def svg_tuning(points: pd.DataFrame, scoring: str = "f1") -> str:
     )
     for r, v in zip(rules, scores, strict=True):
         out.append(f'<circle cx="{_n(px(r))}" cy="{_n(py(v))}" r="2.5" fill="#9ab8d6"/>')
-    order = np.argsort(rules, kind="stable")
-    front = np.maximum.accumulate(scores[order]) if len(order) else scores
-    steps = " ".join(f"{_n(px(rules[i]))},{_n(py(v))}" for i, v in zip(order, front, strict=True))
-    if len(order) > 1:
+    steps = _staircase(rules, scores)
+    if len(steps) > 1:
+        line = " ".join(f"{_n(px(r))},{_n(py(v))}" for r, v in steps)
         out.append(
-            f'<polyline points="{steps}" fill="none" stroke="{COLOR_F1}" stroke-width="1.5"/>'
+            f'<polyline points="{line}" fill="none" stroke="{COLOR_F1}" stroke-width="1.5"/>'
         )
     chosen = np.flatnonzero(points["chosen"].to_numpy(dtype=bool))
     for i in chosen:

@@ -287,6 +287,8 @@ class RuleReport:
     best_rule: int | None = None
     best_rule_on_training: bool = False
     majority_name: str = ""
+    majority_of: str = "training"
+    """Whose majority class ``majority_name`` is: the training rows', else the scored rows'."""
     balance: Mapping[str, Mapping[str, int]] | None = None
     discretization: pd.DataFrame | None = None
     expectations: pd.DataFrame | None = None
@@ -613,6 +615,7 @@ def build_report(
         best_rule=best,
         best_rule_on_training=train_fired is not None,
         majority_name=names[0] if majority_positive else names[1],
+        majority_of="training" if train_positive is not None else evaluated_on,
         balance=balance,
         discretization=discretization_table(
             getattr(model, "discretization_", None),
@@ -717,8 +720,10 @@ GLOSSARY = (
     ("Newly caught", "correctly flagged rows that no earlier rule had flagged."),
 )
 COMBINED_NOTE = (
-    "Rules marked “combined” differ in one column only, where their ranges touch; they are "
-    "shown as one line (the table below lists them one by one). This changes no prediction."
+    "Rules marked “combined” are shown as one line that matches exactly the rows any of them "
+    "matches: two rules that differ in one column only, where their ranges touch or overlap "
+    "or their categories join, read as one, and that line can join another in the same way "
+    "(the table below lists the rules one by one). This changes no prediction."
 )
 RULE_HEADERS = (
     ("rule", "#", "int"),
@@ -823,6 +828,7 @@ def _performance_blocks(report: RuleReport, figures: bool = True) -> list:
             report.baselines,
             report.best_rule,
             majority_name=report.majority_name,
+            majority_of=report.majority_of,
             n_rules=int(report.metrics.get("n_rules", len(report.rules))),
             chosen_on_training=report.best_rule_on_training,
             evaluated_on=report.evaluated_on,

@@ -158,6 +158,7 @@ def baseline_blocks(
     best_rule: int | None,
     *,
     majority_name: str,
+    majority_of: str = "training",
     n_rules: int,
     chosen_on_training: bool,
     evaluated_on: str = "holdout",
@@ -166,7 +167,7 @@ def baseline_blocks(
     and the best single rule."""
     names = {
         "model": f"This model ({n_rules} rule{'' if n_rules == 1 else 's'})",
-        "majority": f"Majority class: always “{majority_name}”",
+        "majority": f"Majority class of the {majority_of} rows: always “{majority_name}”",
         "every_row": "Flag every row",
         "best_rule": f"Best single rule (rule {best_rule})",
     }

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import NUMERIC
-from ..errors import DataError, ParameterError, excerpt
+from ..errors import DataError, ParameterError, counted, excerpt
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly
 from .registry import registered_version, verified_text
@@ -658,7 +658,7 @@ class _Reader:
                 )
                 error = ContractViolation(
                     f"Input data breaks the model's data contract in {file.name} "
-                    f"(1 problem(s)):\n  - {issue.message}"
+                    f"(1 problem):\n  - {issue.message}"
                 )
                 error.report = ContractReport(0, (issue,))
                 return error
@@ -730,7 +730,7 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
         schemas.append(schema)
     if problems:
         raise ContractViolation(
-            f"Input data breaks the model's data contract ({len(problems)} problem(s)):\n"
+            f"Input data breaks the model's data contract ({counted(len(problems), 'problem')}):\n"
             + "\n".join(f"  - {p}" for p in problems)
         )
     fixed = _fixed_types(contract) | _integer_types(files, schemas, contract)
@@ -1145,10 +1145,10 @@ def render_scoring_report(summary: dict, title: str = "Scoring report", model: s
         )
     else:
         lines += [
-            f"{len(warnings)} drift warning(s). Drifted rows were scored: an unseen category, "
-            "or a missing value in a feature without a missing bin, satisfies only the rules "
-            "that do not test that feature; a number beyond the training range falls in the "
-            "open first / last interval.",
+            f"{counted(len(warnings), 'drift warning')}. Drifted rows were scored: an unseen "
+            "category, or a missing value in a feature without a missing bin, satisfies only "
+            "the rules that do not test that feature; a number beyond the training range falls "
+            "in the open first / last interval.",
             "",
             "| column | problem | rows | share | examples |",
             "|---|---|---:|---:|---|",

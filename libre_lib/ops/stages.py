@@ -29,7 +29,7 @@ from sklearn.model_selection import train_test_split
 from ..discretization import CATEGORICAL, Discretization, identifier_messages
 from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
-from ..errors import DataError, SpecError, excerpt
+from ..errors import DataError, SpecError, counted, excerpt
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier, auto_refit_order
 from ..inputs import Target, as_frame, binary_target, misread_text_columns, python_scalar
 from ..params import AUTO
@@ -956,9 +956,12 @@ def report(
         X, y = split_rows(spec, frame, holdout_flags)
         note = ("holdout_fraction is 0: the metrics below are on the training rows.",)
     n_train = int((~holdout_flags).sum())
-    rows = f"{n_train} training rows, {len(X)} holdout rows"
+    rows = f"{counted(n_train, 'training row')}, {counted(len(X), 'holdout row')}"
     if note:
-        rows = f"{n_train} training rows, no holdout (the figures below are on the training rows)"
+        rows = (
+            f"{counted(n_train, 'training row')}, no holdout (the figures below are on the "
+            "training rows)"
+        )
     if streamed is not None:
         n_train = int(streamed["n_train"])
         rows = (

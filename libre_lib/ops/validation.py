@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, DataValidationError, ParameterError
+from ..errors import DataError, DataValidationError, ParameterError, counted
 from ..inputs import is_categorical_dtype
 from .contract import plain_value
 
@@ -434,12 +434,12 @@ class ValidationReport:
         failed = self.failures()
         if not failed:
             return (
-                f"Data validation passed: {len(self.results)} expectation(s) met "
-                f"on {self.n_rows} row(s)."
+                f"Data validation passed: {counted(len(self.results), 'expectation')} met "
+                f"on {counted(self.n_rows, 'row')}."
             )
         lines = [
-            f"Data validation failed: {len(failed)} of {len(self.results)} expectation(s) "
-            f"not met on {self.n_rows} row(s):"
+            f"Data validation failed: {len(failed)} of {counted(len(self.results), 'expectation')} "
+            f"not met on {counted(self.n_rows, 'row')}:"
         ]
         lines += [f"  - {r.describe()}" for r in failed]
         return "\n".join(lines)

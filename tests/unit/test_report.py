@@ -844,6 +844,27 @@ def test_the_tuning_figure_marks_the_chosen_point_on_round_score_ticks():
     assert "chosen: 0.660 with 3.0 rules" in svg
 
 
+def test_the_tuning_figures_best_score_line_is_a_staircase():
+    import itertools
+    import re
+
+    from libre_lib.ops.figures import svg_tuning
+
+    # the best score with at most k rules: flat until a rule count where a better point
+    # appears, then straight up; a diagonal would claim scores that no grid point reaches
+    points = pd.DataFrame(
+        {"mean_rules": [0.6, 0.0, 0.2, 0.4, 0.2, 1.0],
+         "mean_score": [0.25, 0.0, 0.07, 0.17, 0.05, 0.2],
+         "chosen": [False, False, True, False, False, False]}
+    )  # fmt: skip
+    line = re.search(r'<polyline points="([^"]+)"', svg_tuning(points)).group(1)
+    corners = [tuple(map(float, p.split(","))) for p in line.split()]
+    assert len(corners) == 8  # 4 rule counts with a better score (3 risers) and the last flat
+    for (x0, y0), (x1, y1) in itertools.pairwise(corners):
+        assert x0 == x1 or y0 == y1  # every segment flat or vertical
+        assert x1 >= x0 and y1 <= y0  # right or up (svg's y grows downward)
+
+
 def test_the_bins_table_lists_numeric_looking_categories_in_numeric_order():
     from libre_lib.discretization import CATEGORICAL, Discretization, FeatureBins
     from libre_lib.ops.display import RuleDisplay
@@ -1210,6 +1231,16 @@ def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
     page = render_html(report)
     assert f'<p class="caution"><strong>Caution:</strong> On the {len(y)} holdout rows' in page
     assert build_report(credit_model, X, y, title="t", X_train=X, y_train=y).cautions == ()
+
+
+def test_the_majority_answer_says_whose_majority_it_is(credit_data, credit_model):
+    # the training rows' majority can be the holdout's minority: its accuracy below 0.5 must
+    # not read as "the majority class" of the rows it is scored on
+    X, y, _ = credit_data
+    md = render_markdown(build_report(credit_model, X, y, title="t", X_train=X, y_train=y))
+    assert "| Majority class of the training rows: always “" in md
+    md = render_markdown(build_report(credit_model, X, y, title="t"))  # no training rows given
+    assert "| Majority class of the holdout rows: always “" in md
 
 
 def test_a_refined_model_says_its_cut_points_may_lie_inside_the_bins(liver, report):

@@ -807,7 +807,7 @@ def test_a_class_too_small_for_the_inner_folds_is_named():
     # fewer rows of either class than folds: scikit-learn's splitter failed with its own words
     tiny, labels = X.iloc[:6], np.array([False] * 4 + [True] * 2)
     with pytest.raises(
-        DataError, match=r"hold 2 row\(s\) of the positive class True and 4 .*tuning\.folds"
+        DataError, match=r"hold 2 rows of the positive class True and 4 .*tuning\.folds"
     ):
         LibreSearchCV(grid, random_state=0).fit(tiny, labels)
 
