@@ -797,8 +797,9 @@ def id_like_message(name, n_distinct: int, n_present: int) -> str | None:
         return (
             f"Categorical column {name!r} has {n_distinct:,} distinct values in "
             f"{n_present:,} rows: it looks like an id, not a feature (each category covers "
-            "about one row, so rules on it do not generalize). Exclude it, or declare it "
-            "numeric if its values are measurements."
+            "about one row, so rules on it do not generalize). Exclude it; if its values are "
+            "measurements, give it as numbers and leave it out of categorical_features "
+            "(features.categorical in a pipeline spec)."
         )
     return None
 

@@ -124,7 +124,8 @@ def decimals_as_floats(frame: pd.DataFrame, skip: Iterable = ()) -> pd.DataFrame
             if pa.types.is_decimal(series.dtype.pyarrow_dtype):
                 converted[name] = series.astype("float64")
         elif pd.api.types.is_object_dtype(series.dtype) and _decimal_cells(series):
-            converted[name] = pd.to_numeric(series, errors="raise").astype("float64")
+            present = series.where(series.notna(), np.nan)  # NaT and None beside the numbers
+            converted[name] = pd.to_numeric(present, errors="raise").astype("float64")
     return frame.assign(**converted) if converted else frame
 
 
@@ -211,7 +212,9 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
         flags.append(is_categorical_dtype(series))
     declared = declared_categorical(list(frame.columns), categorical_features)
     if warn:
-        for message in misread_text_columns(frame, categorical_features).values():
+        messages = [*misread_text_columns(frame, categorical_features).values()]
+        messages += filter(None, map(bools_beside_numbers_message, (s for _, s in frame.items())))
+        for message in messages:
             warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
     return [a or b for a, b in zip(flags, declared, strict=True)]
 
@@ -314,6 +317,33 @@ def _refuse_odd_cells(series: pd.Series) -> None:
             f"({excerpt(value)}): a cell must be text, a number or a bool to appear in a rule "
             f"and in the saved model; {advice}."
         )
+
+
+def bools_beside_numbers_message(series: pd.Series) -> str | None:
+    """The warning about an object column holding True/False beside the numbers 1/0 (frames
+    concatenated from sources of both types), or None: Python counts True as 1, so each pair
+    is one category, named by whichever comes first, and a rule naming one matches both."""
+    if not pd.api.types.is_object_dtype(series.dtype):
+        return None
+    if pd.api.types.infer_dtype(series, skipna=True) not in ("mixed", "mixed-integer"):
+        return None
+    cells = series.dropna()  # only mixed columns get here
+    bools = cells.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
+    numbers = cells.map(lambda v: isinstance(v, int | float | np.number)).to_numpy(dtype=bool)
+    numbers = numbers & ~bools
+    if not bools.any() or not numbers.any():
+        return None
+    found = set(cells[numbers])
+    clash = sorted(b for b in {bool(v) for v in cells[bools]} if int(b) in found)
+    if not clash:
+        return None
+    pairs = " and ".join(f"{b} / {int(b)}" for b in clash)
+    return (
+        f"Column {series.name!r} holds the bools and numbers {pairs}: Python counts True as 1 "
+        "and False as 0, so each pair is one category, named by whichever comes first, and a "
+        "rule naming it matches both. Give the column one type first (e.g. "
+        f"X[{series.name!r}].astype(str) keeps them apart)."
+    )
 
 
 def temporal_kind(series: pd.Series) -> str | None:
@@ -459,41 +489,69 @@ def numbers_as_text_message(series: pd.Series) -> str | None:
 
 
 def _decimal_comma_message(name, counts: pd.Series, n_present: int) -> str | None:
-    """The warning about a text column of numbers written with a decimal comma ("33,6", as
-    European spreadsheets export them), or None: with the comma read as a point, most of its
-    values are numbers, and some of them hold a comma."""
+    """The warning about a text column of numbers written for people, or None: with a
+    thousands separator ("23,000.25", "23 000"), a decimal comma ("33,6", as European
+    spreadsheets export them) or a percent sign ("12%"), when most of its values are numbers
+    once that form is read."""
     text = pd.Series(counts.index, dtype=object)
-    comma = text.map(lambda v: isinstance(v, str) and "," in v).to_numpy(dtype=bool)
-    if not comma.any():
+    strings = text.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+    if not strings.any():
         return None
-    as_point = text.map(lambda v: v.replace(",", ".") if isinstance(v, str) else v)
-    try:
-        numeric = pd.to_numeric(as_point, errors="coerce").notna().to_numpy()
-    except (TypeError, ValueError):  # exotic values beside the texts: not numbers as text
-        return None
-    n_numeric = int(counts.to_numpy()[numeric].sum())
-    if (
-        int(numeric.sum()) < MOSTLY_NUMERIC_MIN_DISTINCT
-        or n_numeric < MOSTLY_NUMERIC_FRACTION * n_present
-    ):
-        return None
-    example = excerpt(text[comma & numeric].iloc[0], 20)
-    if text[comma].str.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?").all():
-        return (
-            f"Column {name!r} holds numbers written with a thousands separator (e.g. "
-            f"{example}), so it is treated as categorical and rules list its values one by "
-            "one. Read the file with thousands=',' (pd.read_csv(..., thousands=','), or "
+    words = text.where(strings, "").str.strip()
+    comma = words.str.contains(",", regex=False)
+    grouped = words.str.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
+    convert = f"pd.to_numeric(X[{name!r}]"
+    forms = (  # (values in this form, the form read as a number, what it is, the fix)
+        (  # only when every comma separates thousands: "1,250" could be 1.25
+            grouped if (grouped == comma).all() else comma & False,
+            words.str.replace(",", "", regex=False),
+            "with a thousands separator",
+            "Read the file with thousands=',' (pd.read_csv(..., thousands=','), or "
             "data.read_options: {thousands: ','} in a pipeline spec), or convert the column "
-            f"(pd.to_numeric(X[{name!r}].str.replace(',', ''))); if its values are "
-            "categories, declare it in categorical_features."
-        )
-    return (
-        f"Column {name!r} holds numbers written with a decimal comma (e.g. {example}), so it is "
-        "treated as categorical and rules list its values one by one. Read the file with "
-        "decimal=',' (pd.read_csv(..., decimal=','), or data.read_options: {decimal: ','} in "
-        f"a pipeline spec), or convert the column (pd.to_numeric(X[{name!r}].str.replace(',', "
-        "'.'))); if its values are categories, declare it in categorical_features."
+            f"({convert}.str.replace(',', '')))",
+        ),
+        (
+            comma,
+            words.str.replace(",", ".", regex=False),
+            "with a decimal comma",
+            "Read the file with decimal=',' (pd.read_csv(..., decimal=','), or "
+            "data.read_options: {decimal: ','} in a pipeline spec), or convert the column "
+            f"({convert}.str.replace(',', '.')))",
+        ),
+        (
+            words.str.fullmatch(r"[+-]?\d{1,3}([ \u00a0\u202f]\d{3})+([.,]\d+)?"),
+            words.str.replace(r"[ \u00a0\u202f]", "", regex=True).str.replace(",", "."),
+            "with spaces between thousands",
+            f"Convert the column ({convert}.str.replace(r'\\s', '', regex=True)))",
+        ),
+        (
+            words.str.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)\s?%"),
+            words.str.rstrip("%").str.strip(),
+            "as percentages",
+            f"Convert the column ({convert}.str.rstrip('%')) / 100)",
+        ),
     )
+    for marked, read, form, fix in forms:
+        marked = marked.to_numpy(dtype=bool) & strings
+        if not marked.any():
+            continue
+        as_read = text.where(~marked, read)
+        try:
+            numeric = pd.to_numeric(as_read, errors="coerce").notna().to_numpy()
+        except (TypeError, ValueError):  # exotic values beside the texts: not numbers as text
+            continue
+        n_numeric = int(counts.to_numpy()[numeric].sum())
+        if (
+            int(numeric.sum()) >= MOSTLY_NUMERIC_MIN_DISTINCT
+            and n_numeric >= MOSTLY_NUMERIC_FRACTION * n_present
+        ):
+            example = excerpt(text[marked & numeric].iloc[0], 20)
+            return (
+                f"Column {name!r} holds numbers written {form} (e.g. {example}), so it is "
+                f"treated as categorical and rules list its values one by one. {fix}; if its "
+                "values are categories, declare it in categorical_features."
+            )
+    return None
 
 
 def _plain_numbers(dtype) -> bool:
@@ -513,6 +571,20 @@ def numeric_values(series: pd.Series, learned: bool = False) -> np.ndarray:
             f"Complex data not supported: column {series.name!r} holds complex numbers. Split "
             "it into real and imaginary parts, or drop it."
         )
+    if not _plain_numbers(series.dtype):
+        what = temporal_kind(series)
+        if what is not None:  # to_numeric would read them as nanoseconds, without a word
+            raise DataError(
+                f"Column {series.name!r} holds {what} (dtype {series.dtype}), not numbers"
+                + (
+                    ": the model learned it as numbers. Convert it as the training rows were "
+                    f"(e.g. X[{series.name!r}].dt.days for durations)."
+                    if learned
+                    else ". Convert it to numbers first."
+                )
+            )
+        if pd.api.types.is_object_dtype(series.dtype):
+            series = series.where(series.notna(), np.nan)  # NaT, None, pd.NA: missing
     try:
         if not _plain_numbers(series.dtype):
             series = pd.to_numeric(series, errors="raise")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -222,11 +223,20 @@ def interval_text(interval: Interval) -> str:
     return f"[{low}, {number_text(interval.high)})"
 
 
+_RULE_WORDS = re.compile(r"(?:^|\s)(?:IF|AND|OR|THEN|ELSE)(?:\s|$)")
+
+
 def set_item_text(value) -> str:
-    """A category as an item of ``{a, b}``: quoted (JSON-style) when its text would read as
-    several items or none (a comma, a brace, a quote, an empty or space-padded text)."""
+    """A category as an item of ``{a, b}`` (or after ``=``): quoted (JSON-style) when its text
+    would read as several items or none (a comma, a brace, a quote, an empty or space-padded
+    text) or as part of the rule around it (a relation sign, a word such as AND)."""
     text = str(value)
-    if not text or text != text.strip() or any(ch in text for ch in ',{}"'):
+    if (
+        not text
+        or text != text.strip()
+        or any(ch in text for ch in ',{}"=≠∈∉∪')
+        or _RULE_WORDS.search(text)
+    ):
         return json.dumps(text, ensure_ascii=False)
     return text
 

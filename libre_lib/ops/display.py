@@ -462,7 +462,7 @@ class RuleDisplay:
             ordered = sorted(condition.categories, key=natural_key)
             values = [self.value(feature, c) for c in ordered]
             if len(values) == 1 and not condition.missing:
-                return f"{name} = {values[0]}"
+                return f"{name} = {set_item_text(values[0])}"
             reading = self.known_reading(condition)
             if reading == "all":
                 if condition.missing:

@@ -11,7 +11,12 @@ import pytest
 
 from libre_lib import LibreClassifier
 from libre_lib.errors import DataError, LibreWarning, ParameterError, SchemaError
-from libre_lib.inputs import as_frame, numeric_values, resolve_categorical
+from libre_lib.inputs import (
+    as_frame,
+    bools_beside_numbers_message,
+    numeric_values,
+    resolve_categorical,
+)
 from libre_lib.ops import stages
 from libre_lib.ops.spec import parse_spec
 
@@ -92,14 +97,24 @@ def test_numbers_stored_as_text_are_named(dtype):
             r"decimal comma \(e\.g\. '\d+,\d\d'\).*decimal=','",
         ),
         (lambda v: f"{v * 100:,.0f}", r"thousands separator \(e\.g\. '\d,\d{3}'\).*thousands=','"),
+        (  # a finance export's amounts: thousands and cents
+            lambda v: f"{v * 100:,.2f}",
+            r"thousands separator \(e\.g\. '\d,\d{3}\.\d\d'\).*thousands=','",
+        ),
+        (
+            lambda v: f"{v * 100:,.0f}".replace(",", " "),
+            r"spaces between thousands \(e\.g\. '\d \d{3}'\).*str\.replace\(r'\\s'",
+        ),
+        (lambda v: f"{v:.1f}%", r"as percentages \(e\.g\. '\d+\.\d%'\).*rstrip\('%'\)\) / 100"),
     ],
-    ids=["decimal-comma", "thousands"],
+    ids=["decimal-comma", "thousands", "thousands-and-decimals", "spaces", "percent"],
 )
-def test_numbers_written_with_a_comma_are_named_with_the_read_option_that_fixes_them(text, message):
-    """A European CSV's "33,60" or a US report's "2,650": parsed as text, not numbers."""
+def test_numbers_written_for_people_are_named_with_the_fix(text, message):
+    """A European CSV's "33,60", a US report's "2,650" or "2,650.25", a French "2 650", a
+    "12.5%": parsed as text, not numbers."""
     X, _ = measurements(stray_every=None)
     written = X.assign(a=X["a"].map(text))
-    assert written["a"].str.contains(",").any()
+    assert written["a"].str.contains("[, %]").any()
     with pytest.warns(LibreWarning, match=message):
         resolve_categorical(written, None)
 
@@ -240,6 +255,54 @@ def test_an_object_column_of_floats_is_numbers_as_the_same_array_is():
     np.testing.assert_array_equal(model.predict(objects), expected.predict(plain))
     ints = pd.DataFrame({"k": pd.Series([1, 2, None, 3] * 10, dtype=object)})
     assert as_frame(ints)["k"].dtype == object  # whole numbers as objects stay as they are
+
+
+def test_bools_beside_the_numbers_they_equal_draw_a_warning():
+    """True == 1 in Python: in one object column they were one category, named by whichever
+    came first, without a word, and the rule text named one spelling while matching both."""
+    rng = np.random.default_rng(3)
+    cells = np.array(["1", 1, True, "x"], dtype=object)[rng.integers(0, 4, 400)]
+    X = pd.DataFrame({"mixed": pd.Series(cells, dtype=object), "noise": rng.normal(size=400)})
+    said = r"Column 'mixed' holds the bools and numbers True / 1: .*astype\(str\)"
+    with pytest.warns(LibreWarning, match=said):
+        LibreClassifier(random_state=0).fit(X, np.arange(400) % 2)
+    apart = X.assign(mixed=X["mixed"].astype(str))  # the advice: no warning, three categories
+    with no_libre_warnings():
+        assert resolve_categorical(apart, None) == [True, False]
+    for fine in ([True, 2, "x"], [True, "1"], [False, 1]):  # no value equal to another
+        assert bools_beside_numbers_message(pd.Series(fine * 5, dtype=object)) is None
+
+
+def test_not_a_time_beside_numbers_is_a_missing_value_at_fit_and_at_predict():
+    """NaT in an object column of floats (a frame concatenated from sources with dates) was a
+    bare TypeError naming no column; it is missing, as None and pd.NA are."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"income": rng.normal(size=200), "k": rng.integers(0, 3, 200)})
+    y = (X["income"] > 0).astype(int)
+    missing = X.astype({"income": object})
+    missing.loc[::5, "income"] = None
+    for absent in (pd.NaT, np.datetime64("NaT")):
+        odd = X.astype({"income": object})
+        odd.loc[::5, "income"] = absent
+        model = LibreClassifier(random_state=0).fit(odd, y)
+        expected = LibreClassifier(random_state=0).fit(missing, y)
+        assert str(model.rules_) == str(expected.rules_)
+        np.testing.assert_array_equal(model.predict(odd), expected.predict(missing))
+
+
+def test_dates_or_durations_where_a_model_learned_numbers_are_refused_at_predict():
+    """Fit refuses them; predict read a duration as nanoseconds, every row past the last cut."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {"days": rng.integers(0, 1000, 300).astype(float), "k": rng.integers(0, 3, 300)}
+    )
+    model = LibreClassifier(random_state=0).fit(X, X["days"] > 600)
+    durations = X.assign(days=pd.to_timedelta(X["days"], unit="D"))
+    with pytest.raises(DataError, match=r"Column 'days' holds durations .*learned it as numbers"):
+        model.predict(durations)
+    dates = X.assign(days=pd.Timestamp("2020-01-01") + pd.to_timedelta(X["days"], unit="D"))
+    with pytest.raises(DataError, match=r"Column 'days' holds dates"):
+        model.predict(dates.astype({"days": object}))
 
 
 def test_integers_beyond_float_precision_draw_a_warning_naming_the_column():

@@ -276,6 +276,20 @@ def test_categories_that_would_read_as_several_are_quoted_in_a_set():
     ]
 
 
+def test_categories_that_would_read_as_part_of_the_rule_are_quoted():
+    """ "dept ∈ {R AND D, Sales} AND ..." hid where the condition ends; "x = a=b" too."""
+    from libre_lib.ops.display import RuleDisplay
+    from libre_lib.rules import set_item_text
+
+    quoted = ("R AND D", "OR", "a=b", "≠ 3", "in ∈ out", "x ∪ y")
+    assert [set_item_text(v) for v in quoted] == [f'"{v}"' for v in quoted]
+    assert [set_item_text(v) for v in ("Rand", "ORANGE", "Oregon", "D&D")] == [
+        "Rand", "ORANGE", "Oregon", "D&D"
+    ]  # fmt: skip
+    one = Condition("dept", CATEGORICAL, categories=("R AND D",))
+    assert RuleDisplay().condition_text(one) == 'dept = "R AND D"'
+
+
 def test_a_text_that_spells_as_another_category_is_quoted():
     """A column mixing the number 25 and the text "25" (two categories the model tells apart):
     the text is quoted, so the set does not seem to list a value twice."""
