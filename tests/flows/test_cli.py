@@ -75,6 +75,22 @@ def test_validate_and_report_commands(spec_copy, tmp_path):
     assert "data valid" in output and "note" not in output
 
 
+def test_validate_refuses_split_by_columns_without_a_value(spec_copy, tmp_path):
+    """Only training's split said so: validate passed a spec whose id column was empty."""
+    import pandas as pd
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[2] / "libre_lib/datasets/haberman.csv")
+    frame["patient"] = None
+    frame.to_csv(tmp_path / "ids.csv", index=False)
+    spec = spec_copy(
+        data={"path": str(tmp_path / "ids.csv")},
+        features={"exclude": ["patient"]},
+        split_by=["patient"],
+    )
+    code, output = _run("validate", spec)
+    assert code == 1 and "split_by columns ['patient'] hold no value" in output, output
+
+
 def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_path):
     """A ';' file with decimal commas and a spec without decimal: "," validated silently, and
     only training said that the column was read as text categories."""
