@@ -144,6 +144,15 @@ def run_tail(run_id: str) -> str:
     return str(run_id).replace("-", "")[-12:]
 
 
+def data_fingerprint(store_root: str, data: Stage) -> str:
+    """The sha256 of the data source (``fingerprint_source``) that ``data`` (the ``load``
+    stage, or a streamed run's ``source``) was read from: the same whatever spec or run wrote
+    the stage's file (whose own bytes hold the writing spec's hash)."""
+    if data.name == "source":
+        return data.key
+    return ArtifactStore(store_root).metadata(data.ref).get("source_sha256", data.key)
+
+
 def name_flow_run(spec: PipelineSpec, store_root: str, data: Stage) -> str | None:
     """Name this flow run (and the ``libre-train`` run around it) ``<pipeline>-<data
     fingerprint>``: the first 12 hex digits of the source's sha256, known once ``load`` ran.
@@ -153,11 +162,7 @@ def name_flow_run(spec: PipelineSpec, store_root: str, data: Stage) -> str | Non
 
     if flow_run.id is None:
         return None
-    if data.name == "source":
-        sha = data.key
-    else:
-        sha = ArtifactStore(store_root).metadata(data.ref).get("source_sha256", data.key)
-    name = f"{spec.name}-{sha[:12]}"
+    name = f"{spec.name}-{data_fingerprint(store_root, data)[:12]}"
     with get_client(sync_client=True) as client:
         for run_id in filter(None, (flow_run.id, flow_run.parent_flow_run_id)):
             client.update_flow_run(uuid.UUID(str(run_id)), name=name)

@@ -19,7 +19,15 @@ from libre_lib.ops.report import artifact_tables, render_markdown
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.stages import Registration, TrainingReport
 
-from .common import Stage, artifact_key, log, read_frame, read_stage, run_stage
+from .common import (
+    Stage,
+    artifact_key,
+    data_fingerprint,
+    log,
+    read_frame,
+    read_stage,
+    run_stage,
+)
 from .data import holdout_flags, load_validation
 from .learning import load_model
 
@@ -69,7 +77,14 @@ def register(
     holds the same model, data and spec), and decide whether it will replace the champion
     (``promote`` records the decision, last)."""
     registry = ModelRegistry(store_root)
-    registration = stages.register(registry, spec, trained, data.ref.sha256, Path(run_dir).name)
+    registration = stages.register(
+        registry,
+        spec,
+        trained,
+        data_fingerprint(store_root, data),
+        Path(run_dir).name,
+        earlier_fingerprints=(data.ref.sha256,),  # the load file's, which earlier releases kept
+    )
     log().info(
         "model %s %s; %s: %s",
         registration.version.version,

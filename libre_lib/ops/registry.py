@@ -61,7 +61,7 @@ import shutil
 import time
 import uuid
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -544,13 +544,16 @@ class ModelRegistry:
         extra_files: Mapping[str, str] | None = None,
         split: str = "",
         reuse: bool = True,
+        earlier_fingerprints: Sequence[str] = (),
     ) -> tuple[ModelVersion, bool]:
         """:meth:`register`, except that a model equal to one of the pipeline's versions (same
         ``model.json`` bytes, data fingerprint and spec hash; the latest such) reuses that
         version: nothing is written (a retraining that reproduces the champion after a
         rejected candidate keeps the champion, instead of replacing it with a copy). Returns
         ``(version, new)``; ``new`` is False for a reused version. Checked under the
-        pipeline's lock, so identical concurrent runs share one version."""
+        pipeline's lock, so identical concurrent runs share one version.
+        ``earlier_fingerprints``: what versions registered by an earlier release recorded for
+        the same data (they match too)."""
         reserved = {MODEL_FILE, SPEC_FILE, VERSION_FILE}
         for name in extra_files or {}:
             if name in reserved or "/" in name or name.startswith("."):
@@ -589,11 +592,12 @@ class ModelRegistry:
         directory = self.pipeline_dir(pipeline)
         try:
             with self._lock(pipeline):
+                data = {data_fingerprint, *earlier_fingerprints}
                 same = [
                     v
                     for v in (self.versions(pipeline) if reuse else ())
-                    if (v.model_sha256, v.data_fingerprint, v.spec_hash)
-                    == (model_sha256, data_fingerprint, spec_hash)
+                    if (v.model_sha256, v.spec_hash) == (model_sha256, spec_hash)
+                    and v.data_fingerprint in data
                 ]
                 if same:
                     logger.info(

@@ -1055,6 +1055,7 @@ def register(
     trained: TrainingReport,
     data_fingerprint: str,
     run_id: str,
+    earlier_fingerprints: Sequence[str] = (),
 ) -> Registration:
     """Register the model as the pipeline's next version, a candidate: the champion does not
     move (``promote``, the run's last step, does that), and decide whether it will be promoted
@@ -1073,6 +1074,7 @@ def register(
         run_id=run_id,
         extra_files=trained.contract_files(),
         split=split_key(spec, [spec.target.column, *trained.model.columns_]),
+        earlier_fingerprints=earlier_fingerprints,
     )
     holdout = None
     if trained.scored_rows is not None:

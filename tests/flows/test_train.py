@@ -1,5 +1,6 @@
 """End-to-end runs of the training flow on a small bundled dataset (haberman, 10 learners)."""
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -303,6 +304,50 @@ def test_a_rerun_on_unchanged_data_reuses_the_latest_version(spec_copy, tmp_path
     registry = ModelRegistry(tmp_path / "store")
     assert [v.version for v in registry.versions("haberman")] == [first["model_version"]]
     assert registry.champion("haberman").version == first["model_version"]
+
+
+def test_a_rollback_holds_whichever_spec_or_run_wrote_the_cached_data(spec_copy, tmp_path):
+    """The data fingerprint was the sha256 of the cached ``load`` file, whose metadata names
+    the spec that wrote it: a forced rerun under an edited spec (or another pipeline's run on
+    the same file) gave the same data another fingerprint, registered a copy of a version and
+    undid a rollback. It is now the source's sha256."""
+    from libre_lib.ops.registry import ModelRegistry
+    from libre_lib.ops.spec import load_spec
+
+    first = train(spec_copy(model={"alpha": 0.0, "random_state": 0, "n_estimators": 10}))
+    edited = spec_copy()  # another model; the load stage is the first spec's cached file
+    second = train(edited)
+    registry = ModelRegistry(tmp_path / "store")
+    registry.set_champion("haberman", first["model_version"], reason="rollback")
+    forced = train(edited, force=True)  # the load file is written again, under this spec
+    assert forced["new_version"] is False and forced["model_version"] == second["model_version"]
+    assert not forced["promoted"]
+    assert registry.champion("haberman").version == first["model_version"]
+    assert len(registry.versions("haberman")) == 2
+    source = Path(load_spec(edited).data_location())
+    fingerprints = {v.data_fingerprint for v in registry.versions("haberman")}
+    assert fingerprints == {sha256_of(source)}
+
+
+def test_versions_registered_with_the_load_files_hash_are_still_reused(spec_copy, tmp_path):
+    """Earlier releases recorded the ``load`` file's sha256: a plain rerun after the upgrade
+    reuses such a version instead of registering a copy."""
+    from libre_lib.ops.registry import VERSION_FILE, ModelRegistry
+
+    spec = spec_copy()
+    first = train(spec)
+    registry = ModelRegistry(tmp_path / "store")
+    version = registry.get("haberman", first["model_version"])
+    load_file = next(s for s in first["stages"] if s["stage"] == "load")["path"]
+    record = json.loads((version.path / VERSION_FILE).read_text())
+    record["data_fingerprint"] = sha256_of(Path(load_file))  # as an earlier release wrote it
+    (version.path / VERSION_FILE).write_text(json.dumps(record))
+    again = train(spec)
+    assert again["new_version"] is False and again["model_version"] == first["model_version"]
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _fail_after(function):
