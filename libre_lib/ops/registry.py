@@ -390,6 +390,10 @@ def _json_text(obj: Any) -> str:
 
 #: What a registry error tells the operator to do about a damaged champion.
 PROMOTE_HINT = "make another version the champion (`libre models promote PIPELINE VERSION`)"
+POINTER_LOST = (
+    "recorded as the champion, but the champion pointer is missing or damaged: "
+    "`libre models promote {} {}` makes it the champion again"
+)
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any]:
@@ -693,6 +697,9 @@ class ModelRegistry:
             # Promoted, but the crash came before the status update: the pointer has the reason.
             pointer = self._readable_pointer(pipeline) or {}
             version = replace(version, status=CHAMPION, reason=str(pointer.get("reason", "")))
+        elif champion_id is None and version.status == CHAMPION:
+            # The pointer is missing or damaged: the record is all there is to go by.
+            version = replace(version, reason=POINTER_LOST.format(pipeline, version.version))
         elif version.version != champion_id and version.status == CHAMPION:
             # The pointer moved on, but the crash came before this status update.
             version = replace(version, status=RETIRED, reason=f"replaced by {champion_id}")
@@ -705,11 +712,19 @@ class ModelRegistry:
             return []
         pointer = self._readable_pointer(pipeline)
         champion_id = pointer["version"] if pointer else None
+        entries = [e for e in directory.iterdir() if _VERSION.fullmatch(e.name) and e.is_dir()]
+        if champion_id is not None and not (directory / champion_id / VERSION_FILE).is_file():
+            logger.warning(
+                "The champion pointer of %r names %r, which is not a complete version folder "
+                "under %s: listing the versions without a champion. Restore the folder, or %s.",
+                pipeline,
+                champion_id,
+                directory,
+                PROMOTE_HINT,
+            )
+            champion_id = None
         found = []
-        for entry in directory.iterdir():
-            match = _VERSION.fullmatch(entry.name)
-            if not match or not entry.is_dir():
-                continue
+        for entry in entries:
             try:
                 found.append(self._load(pipeline, entry, champion_id))
             except (RegistryError, FileNotFoundError) as exc:
@@ -762,6 +777,14 @@ class ModelRegistry:
             return (
                 f"Pipeline {pipeline!r} has no registered model versions yet under "
                 f"{self.models} (another store? pass --store)."
+            )
+        recorded = [v.version for v in self.versions(pipeline) if v.status == CHAMPION]
+        if recorded:  # promoted once: its pointer was deleted
+            pointer = self.pipeline_dir(pipeline) / CHAMPION_FILE
+            return (
+                f"Pipeline {pipeline!r} has no champion pointer ({pointer} is missing), although "
+                f"version {recorded[-1]} is recorded as the champion: `libre models promote "
+                f"{pipeline} {recorded[-1]}` makes it the champion again."
             )
         return (
             f"Pipeline {pipeline!r} has no champion yet (no version was promoted). Known "

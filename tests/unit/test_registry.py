@@ -989,6 +989,37 @@ def test_a_damaged_champion_is_replaced_by_hand(registry, models):
         registry.set_champion(PIPE, failed.version)
 
 
+def test_without_a_readable_pointer_the_listing_names_the_recorded_champion(
+    registry, models, caplog
+):
+    """With the pointer damaged, deleted or naming a deleted folder, the recorded champion was
+    listed as "retired, replaced by None" (or by the missing folder), and the error of a
+    deleted pointer said that no version was ever promoted."""
+    import shutil
+
+    old = register(registry, models[0], f1=0.6)
+    registry.promote(PIPE, old.version)
+    new = register(registry, models[1], f1=0.7)
+    registry.promote(PIPE, new.version)
+    pointer = registry.pipeline_dir(PIPE) / "champion.json"
+    kept = pointer.read_text()
+    promote = f"libre models promote {PIPE} {new.version}"
+    pointer.write_text(kept[:20])  # damaged
+    listed = {v.version: v for v in registry.versions(PIPE)}
+    assert listed[new.version].status == "champion" and promote in listed[new.version].reason
+    assert listed[old.version].status == "retired"
+    pointer.unlink()  # deleted
+    assert registry.get(PIPE, new.version).status == "champion"
+    with pytest.raises(RegistryError, match=rf"no champion pointer .*{promote}"):
+        registry.get(PIPE, "champion")
+    pointer.write_text(kept)
+    shutil.rmtree(registry.pipeline_dir(PIPE) / new.version)  # the champion's folder deleted
+    with caplog.at_level("WARNING"):
+        listed = registry.versions(PIPE)
+    assert "not a complete version folder" in caplog.text
+    assert [v.status for v in listed] == ["retired"]  # the old one, retired by the promotion
+
+
 def test_a_pipeline_whose_versions_are_all_damaged_is_listed_as_such(registry, models):
     version = register(registry, models[0])
     (version.path / "version.json").unlink()
