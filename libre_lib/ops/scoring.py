@@ -607,6 +607,8 @@ class _Reader:
                 and pa.types.is_string(column.type)
                 and pa.types.is_floating(wanted)
             )
+            if numbers:  # " 93 ": pandas reads a padded number, the markers as written
+                column = pc.utf8_trim_whitespace(column)
             thousands = self.dialect(file).thousands if numbers else None
             if thousands is not None:  # 4.299,90: the points go
                 column = pc.replace_substring(column, thousands, "")

@@ -719,6 +719,22 @@ def test_a_columns_own_missing_markers_apply_to_that_column_only(credit, tmp_pat
     assert scored["prediction"].tolist() == list(model.predict(expected))
 
 
+def test_padded_numbers_in_a_column_with_its_own_markers_score(credit, tmp_path):
+    """pandas reads " 30.83 " as a number (and " 0 " is no "0" marker); the marked column's
+    Arrow cast refused the padded text, so a file written like the training data failed."""
+    X, model, contract = credit
+    marked = replace(contract, column_markers={"a2": ("0", "?")})
+    frame = X.iloc[:60].copy()
+    written = frame.astype({"a2": object})
+    written["a2"] = [f" {v} " if v == v else "?" for v in frame["a2"]]
+    written.loc[written.index[::7], "a2"] = "0"
+    written.to_csv(tmp_path / "new.csv", index=False)
+    score_files(model, tmp_path / "new.csv", tmp_path / "out.parquet", contract=marked)
+    scored = pq.read_table(tmp_path / "out.parquet").to_pandas()
+    expected = pd.read_csv(tmp_path / "new.csv", na_values={"a2": ["0", "?"]})["a2"]
+    np.testing.assert_array_equal(scored["a2"].to_numpy(), expected.to_numpy())
+
+
 def test_a_parquet_file_of_the_training_datas_own_types_scores(tmp_path):
     """The pipeline reads categorical columns as text (True → "True", 3 → "3"): a Parquet
     file that stores them as booleans, integers or pandas categories, as the training file
