@@ -650,14 +650,13 @@ class _Reader:
             header = _csv_header(file.path, known.parse.delimiter if known else ",")
             column = header[index] if index < len(header) else f"#{index}"
             if column in self.numeric:
-                issue = ContractIssue(
-                    column,
-                    "wrong_type",
-                    "error",
-                    None,
-                    (value,),
-                    f"column {column!r}: expected numbers, found {value!r} (line {line})",
-                )
+                said = f"column {column!r}: expected numbers, found {value!r} (line {line})"
+                if known is not None and known.decimal == "," and _point_decimal(value):
+                    said += (
+                        ": this file writes decimals with a comma (33,6) elsewhere, where this "
+                        "value has a point; write every number of a file alike"
+                    )
+                issue = ContractIssue(column, "wrong_type", "error", None, (value,), said)
                 error = ContractViolation(
                     f"Input data breaks the model's data contract in {file.name} "
                     f"(1 problem):\n  - {issue.message}"
@@ -695,6 +694,11 @@ def _spellings(markers) -> list[str]:
         if number.is_integer():
             out.append(str(int(number)))
     return list(dict.fromkeys(out))
+
+
+def _point_decimal(value: str) -> bool:
+    """Whether ``value`` is a number written with a decimal point ("0.627")."""
+    return re.fullmatch(r"\s*[+-]?\d*\.\d+\s*", value) is not None
 
 
 def _csv_header(path: Path, delimiter: str = ",") -> list[str]:

@@ -719,6 +719,18 @@ def test_a_columns_own_missing_markers_apply_to_that_column_only(credit, tmp_pat
     assert scored["prediction"].tolist() == list(model.predict(expected))
 
 
+def test_a_point_in_a_file_of_decimal_commas_is_named_as_such(credit, tmp_path):
+    """A ';' file with 33,6 in one column and 0.627 in another: the error quoted 0.627 as "not
+    a number" without saying why."""
+    X, model, contract = credit
+    written = X.iloc[:40].astype({"a3": str})  # points in a3, commas in the other columns
+    written.to_csv(tmp_path / "mixed.csv", index=False, sep=";", decimal=",")
+    assert "," in (tmp_path / "mixed.csv").read_text().splitlines()[1]
+    with pytest.raises(ContractViolation, match=r"column 'a3': expected numbers, found '\d+\.\d+'"
+                       r" \(line \d+\): this file writes decimals with a comma"):  # fmt: skip
+        score_files(model, tmp_path / "mixed.csv", tmp_path / "out.parquet", contract=contract)
+
+
 def test_padded_numbers_in_a_column_with_its_own_markers_score(credit, tmp_path):
     """pandas reads " 30.83 " as a number (and " 0 " is no "0" marker); the marked column's
     Arrow cast refused the padded text, so a file written like the training data failed."""
