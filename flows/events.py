@@ -22,6 +22,7 @@ __all__ = [
     "DeliveryError",
     "deliver",
     "idle_deployments",
+    "orphaned",
     "seconds_since",
     "triggered",
 ]
@@ -208,6 +209,39 @@ def idle_deployments(automations: list) -> list[str]:
                 when = "never" if polled is None else f"{polled / 60:.0f} min ago"
                 idle.append(f"{deployment.name} (no process served it; last asked for runs {when})")
     return idle
+
+
+def orphaned(automations: list) -> list[str]:
+    """The names of ``automations`` whose every action starts a deployment that no longer
+    exists (deleted, e.g. to move from ``libre serve`` to a work pool): the server accepts the
+    event and the action fails, so no run starts."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    found: dict = {}
+    names = []
+    with get_client(sync_client=True) as client:
+        for automation in automations:
+            targets = [
+                action.deployment_id
+                for action in automation.actions
+                if getattr(action, "type", None) == "run-deployment"
+                and getattr(action, "deployment_id", None) is not None
+            ]
+            for deployment_id in targets:
+                if deployment_id not in found:
+                    try:
+                        client.read_deployment(deployment_id)
+                        found[deployment_id] = True
+                    except ObjectNotFound:
+                        found[deployment_id] = False
+            if (
+                targets
+                and len(targets) == len(automation.actions)
+                and not any(found[t] for t in targets)
+            ):
+                names.append(automation.name)
+    return names
 
 
 def seconds_since(moment) -> float | None:

@@ -382,14 +382,27 @@ def _warn_without_listeners(event, spec: Path) -> None:
     starts would wait because nothing serves its deployment."""
     from prefect.settings import get_current_settings
 
-    from libre_flows.flows.events import idle_deployments, triggered
+    from libre_flows.flows.events import idle_deployments, orphaned, triggered
 
     try:
         automations = triggered(event)
-        listening = [automation.name for automation in automations]
-        idle = idle_deployments(automations) if listening else []
+        dead = orphaned(automations)
+        live = [automation for automation in automations if automation.name not in dead]
+        listening = [automation.name for automation in live]
+        idle = idle_deployments(live) if listening else []
     except Exception as exc:  # the event is delivered; only the check failed
         errors.print(f"[bold yellow]warning:[/] could not read the server's automations ({exc})")
+        return
+    if dead:
+        errors.print(
+            f"[bold yellow]warning:[/] {', '.join(dead)} start{'s' if len(dead) == 1 else ''} "
+            "a deployment that no longer exists (deleted), so no run starts from "
+            f"{'it' if len(dead) == 1 else 'them'}; `libre serve {spec}` creates the "
+            "deployments and their triggers again (or deploy them to a work pool, "
+            "docs/operations.md)",
+            highlight=False,
+        )
+    if not listening and dead:
         return
     if not listening:
         errors.print(

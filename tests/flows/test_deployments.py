@@ -350,3 +350,27 @@ def test_notify_names_a_triggered_deployment_that_nothing_serves(spec_copy):
         assert idle_deployments(triggered(event)) == []
         client.pause_deployment(target)  # the serve stopped
     assert idle_deployments(triggered(event)) == ["idle-trigger-on-new-data (paused)"]
+
+
+def test_notify_names_a_trigger_whose_deployment_was_deleted(spec_copy):
+    """Deleting the deployments (the way from `libre serve` to a work pool) can leave their
+    trigger behind: `libre notify` said "triggers: ..." and exited 0, the server's action failed
+    with a 404 and no run started."""
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+    from libre_flows.flows.events import orphaned
+
+    spec = _renamed(spec_copy(), "gone-trigger")
+    ids = {d.name: d.apply() for d in build_deployments(spec, relative_to=None)}
+    event = notify(spec)
+    assert orphaned(triggered(event)) == []
+    with get_client(sync_client=True) as client:
+        client.delete_deployment(ids["gone-trigger-on-new-data"])
+    left = triggered(event)
+    if not left:
+        pytest.skip("this server deleted the deployment's trigger with it")
+    assert orphaned(left) == [a.name for a in left]
+    result = CliRunner().invoke(app, ["notify", str(spec)])
+    said = " ".join(result.output.split())
+    assert "a deployment that no longer exists (deleted), so no run starts" in said, said
