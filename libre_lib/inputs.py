@@ -467,7 +467,7 @@ def numbers_as_text_message(series: pd.Series) -> str | None:
         int(numeric.sum()) < MOSTLY_NUMERIC_MIN_DISTINCT
         or n_present - n_stray < MOSTLY_NUMERIC_FRACTION * n_present
     ):
-        return _decimal_comma_message(name, counts, n_present)
+        return _written_numbers_message(name, counts, n_present)
     if n_stray:
         examples = ", ".join(excerpt(v, 20) for v in stray.index[:MOSTLY_NUMERIC_EXAMPLES])
         found = (
@@ -488,7 +488,7 @@ def numbers_as_text_message(series: pd.Series) -> str | None:
     )
 
 
-def _decimal_comma_message(name, counts: pd.Series, n_present: int) -> str | None:
+def _written_numbers_message(name, counts: pd.Series, n_present: int) -> str | None:
     """The warning about a text column of numbers written for people, or None: with a
     thousands separator ("23,000.25", "23 000"), a decimal comma ("33,6", as European
     spreadsheets export them) or a percent sign ("12%"), when most of its values are numbers

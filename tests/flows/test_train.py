@@ -223,7 +223,7 @@ def test_a_failed_expectation_fails_the_run_with_a_readable_message(spec_copy):
 
 
 def test_undeclared_target_classes_fail_validation(spec_copy):
-    spec = spec_copy(target__classes=["2", "3"])  # the data hold class "1" too
+    spec = spec_copy(target__classes=["2", "3"], report__class_labels={})  # the data hold "1" too
     with pytest.raises(DataValidationError, match="target"):
         train(spec)
 
