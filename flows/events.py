@@ -211,15 +211,16 @@ def idle_deployments(automations: list) -> list[str]:
     return idle
 
 
-def orphaned(automations: list) -> list[str]:
-    """The names of ``automations`` whose every action starts a deployment that no longer
-    exists (deleted, e.g. to move from ``libre serve`` to a work pool): the server accepts the
-    event and the action fails, so no run starts."""
+def orphaned(automations: list) -> list:
+    """Those of ``automations`` whose every action starts a deployment that no longer exists
+    (deleted, e.g. to move from ``libre serve`` to a work pool, which leaves the trigger
+    behind): the server accepts the event and the action fails, so no run starts from them.
+    (A trigger made again for the new deployment has the same name: tell them by id.)"""
     from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound
 
     found: dict = {}
-    names = []
+    dead = []
     with get_client(sync_client=True) as client:
         for automation in automations:
             targets = [
@@ -240,8 +241,8 @@ def orphaned(automations: list) -> list[str]:
                 and len(targets) == len(automation.actions)
                 and not any(found[t] for t in targets)
             ):
-                names.append(automation.name)
-    return names
+                dead.append(automation)
+    return dead
 
 
 def seconds_since(moment) -> float | None:

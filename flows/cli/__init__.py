@@ -387,22 +387,22 @@ def _warn_without_listeners(event, spec: Path) -> None:
     try:
         automations = triggered(event)
         dead = orphaned(automations)
-        live = [automation for automation in automations if automation.name not in dead]
+        gone = {automation.id for automation in dead}
+        live = [automation for automation in automations if automation.id not in gone]
         listening = [automation.name for automation in live]
         idle = idle_deployments(live) if listening else []
     except Exception as exc:  # the event is delivered; only the check failed
         errors.print(f"[bold yellow]warning:[/] could not read the server's automations ({exc})")
         return
-    if dead:
+    if dead and not listening:
+        names = ", ".join(dict.fromkeys(automation.name for automation in dead))
         errors.print(
-            f"[bold yellow]warning:[/] {', '.join(dead)} start{'s' if len(dead) == 1 else ''} "
-            "a deployment that no longer exists (deleted), so no run starts from "
-            f"{'it' if len(dead) == 1 else 'them'}; `libre serve {spec}` creates the "
-            "deployments and their triggers again (or deploy them to a work pool, "
-            "docs/operations.md)",
+            f"[bold yellow]warning:[/] {names} start{'s' if len(dead) == 1 else ''} a "
+            "deployment that no longer exists (deleted), so no run starts; `libre serve "
+            f"{spec}` creates the deployments and their triggers again (or deploy them to a "
+            "work pool, docs/operations.md)",
             highlight=False,
         )
-    if not listening and dead:
         return
     if not listening:
         errors.print(

@@ -370,7 +370,15 @@ def test_notify_names_a_trigger_whose_deployment_was_deleted(spec_copy):
     left = triggered(event)
     if not left:
         pytest.skip("this server deleted the deployment's trigger with it")
-    assert orphaned(left) == [a.name for a in left]
+    assert orphaned(left) == left
     result = CliRunner().invoke(app, ["notify", str(spec)])
     said = " ".join(result.output.split())
     assert "a deployment that no longer exists (deleted), so no run starts" in said, said
+    # deployed again: a live trigger of the same name beside the orphan; the run starts
+    ids = {d.name: d.apply() for d in build_deployments(spec, relative_to=None)}
+    both = triggered(event)
+    assert len(both) == 2 and len({a.name for a in both}) == 1
+    assert orphaned(both) == left
+    result = CliRunner().invoke(app, ["notify", str(spec)])
+    said = " ".join(result.output.split())
+    assert "triggers: gone-trigger-dataset-updated" in said and "no longer exists" not in said
