@@ -327,14 +327,13 @@ def bools_beside_numbers_message(series: pd.Series) -> str | None:
         return None
     if pd.api.types.infer_dtype(series, skipna=True) not in ("mixed", "mixed-integer"):
         return None
-    cells = series.dropna()  # only mixed columns get here
-    bools = cells.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
-    numbers = cells.map(lambda v: isinstance(v, int | float | np.number)).to_numpy(dtype=bool)
-    numbers = numbers & ~bools
-    if not bools.any() or not numbers.any():
-        return None
-    found = set(cells[numbers])
-    clash = sorted(b for b in {bool(v) for v in cells[bools]} if int(b) in found)
+    cells = series.dropna()
+    clash = []
+    for flag in (False, True):
+        equal = cells[cells.eq(flag).to_numpy(dtype=bool)]  # the bool, and numbers equal to it
+        spelled = set(equal.astype(str).unique())  # "True" beside "1" or "1.0"
+        if str(flag) in spelled and len(spelled) > 1:
+            clash.append(flag)
     if not clash:
         return None
     pairs = " and ".join(f"{b} / {int(b)}" for b in clash)
@@ -492,50 +491,53 @@ def _written_numbers_message(name, counts: pd.Series, n_present: int) -> str | N
     """The warning about a text column of numbers written for people, or None: with a
     thousands separator ("23,000.25", "23 000"), a decimal comma ("33,6", as European
     spreadsheets export them) or a percent sign ("12%"), when most of its values are numbers
-    once that form is read."""
+    once that form is read. Only values with a comma, a space or a percent sign are looked at
+    closely (a column of names or ids costs one pass)."""
     text = pd.Series(counts.index, dtype=object)
-    strings = text.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
-    if not strings.any():
+    maybe = text.map(_written_marks).to_numpy(dtype=bool)
+    if not maybe.any():
         return None
-    words = text.where(strings, "").str.strip()
+    words = text[maybe].str.strip()
     comma = words.str.contains(",", regex=False)
-    grouped = words.str.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
     convert = f"pd.to_numeric(X[{name!r}]"
+    decimal_point = ".str.replace(',', '.')"
     forms = (  # (values in this form, the form read as a number, what it is, the fix)
-        (  # only when every comma separates thousands: "1,250" could be 1.25
-            grouped if (grouped == comma).all() else comma & False,
-            words.str.replace(",", "", regex=False),
+        (
+            lambda: _all_thousands(words, comma),
+            lambda w: w.str.replace(",", "", regex=False),
             "with a thousands separator",
             "Read the file with thousands=',' (pd.read_csv(..., thousands=','), or "
             "data.read_options: {thousands: ','} in a pipeline spec), or convert the column "
             f"({convert}.str.replace(',', '')))",
         ),
         (
-            comma,
-            words.str.replace(",", ".", regex=False),
+            lambda: comma,
+            lambda w: w.str.replace(",", ".", regex=False),
             "with a decimal comma",
             "Read the file with decimal=',' (pd.read_csv(..., decimal=','), or "
             "data.read_options: {decimal: ','} in a pipeline spec), or convert the column "
-            f"({convert}.str.replace(',', '.')))",
+            f"({convert}{decimal_point}))",
         ),
         (
-            words.str.fullmatch(r"[+-]?\d{1,3}([ \u00a0\u202f]\d{3})+([.,]\d+)?"),
-            words.str.replace(r"[ \u00a0\u202f]", "", regex=True).str.replace(",", "."),
+            lambda: words.str.fullmatch(r"[+-]?\d{1,3}([ \u00a0\u202f]\d{3})+([.,]\d+)?"),
+            lambda w: w.str.replace(r"\s", "", regex=True).str.replace(",", ".", regex=False),
             "with spaces between thousands",
-            f"Convert the column ({convert}.str.replace(r'\\s', '', regex=True)))",
+            f"Convert the column ({convert}.str.replace(r'\\s', '', regex=True){{point}}))",
         ),
         (
-            words.str.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)\s?%"),
-            words.str.rstrip("%").str.strip(),
+            lambda: words.str.fullmatch(r"[+-]?(\d+([.,]\d*)?|[.,]\d+)\s?%"),
+            lambda w: w.str.rstrip("%").str.strip().str.replace(",", ".", regex=False),
             "as percentages",
-            f"Convert the column ({convert}.str.rstrip('%')) / 100)",
+            f"Convert the column ({convert}.str.rstrip('%'){{point}}) / 100)",
         ),
     )
-    for marked, read, form, fix in forms:
-        marked = marked.to_numpy(dtype=bool) & strings
+    positions = np.flatnonzero(maybe)
+    for marks, read, form, fix in forms:
+        marked = marks().to_numpy(dtype=bool)
         if not marked.any():
             continue
-        as_read = text.where(~marked, read)
+        as_read = text.copy()
+        as_read.iloc[positions[marked]] = read(words[marked]).to_numpy(dtype=object)
         try:
             numeric = pd.to_numeric(as_read, errors="coerce").notna().to_numpy()
         except (TypeError, ValueError):  # exotic values beside the texts: not numbers as text
@@ -545,13 +547,30 @@ def _written_numbers_message(name, counts: pd.Series, n_present: int) -> str | N
             int(numeric.sum()) >= MOSTLY_NUMERIC_MIN_DISTINCT
             and n_numeric >= MOSTLY_NUMERIC_FRACTION * n_present
         ):
-            example = excerpt(text[marked & numeric].iloc[0], 20)
+            shown = positions[marked][numeric[positions[marked]]]
+            example = excerpt(text.iloc[shown[0]], 20)
+            fix = fix.replace("{point}", decimal_point if comma[marked].any() else "")
             return (
                 f"Column {name!r} holds numbers written {form} (e.g. {example}), so it is "
                 f"treated as categorical and rules list its values one by one. {fix}; if its "
                 "values are categories, declare it in categorical_features."
             )
     return None
+
+
+def _written_marks(value) -> bool:
+    """Whether ``value`` is a text holding a comma, a space or a percent sign (a number
+    written for people may: a cheap test, before the exact ones)."""
+    return isinstance(value, str) and (
+        "," in value or "%" in value or " " in value or "\u00a0" in value or "\u202f" in value
+    )
+
+
+def _all_thousands(words: pd.Series, comma: pd.Series) -> pd.Series:
+    """The values written with commas between thousands ("23,000.25"), when every value
+    with a comma is so written ("1,250" beside "3,5" is a decimal comma), else none."""
+    grouped = words.str.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
+    return grouped if bool((grouped == comma).all()) else comma & False
 
 
 def _plain_numbers(dtype) -> bool:
@@ -571,6 +590,8 @@ def numeric_values(series: pd.Series, learned: bool = False) -> np.ndarray:
             f"Complex data not supported: column {series.name!r} holds complex numbers. Split "
             "it into real and imaginary parts, or drop it."
         )
+    if not _plain_numbers(series.dtype) and not series.notna().any():
+        return np.full(len(series), np.nan)  # all missing: NaT, None, pd.NA alike
     if not _plain_numbers(series.dtype):
         what = temporal_kind(series)
         if what is not None:  # to_numeric would read them as nanoseconds, without a word

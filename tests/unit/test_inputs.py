@@ -106,8 +106,24 @@ def test_numbers_stored_as_text_are_named(dtype):
             r"spaces between thousands \(e\.g\. '\d \d{3}'\).*str\.replace\(r'\\s'",
         ),
         (lambda v: f"{v:.1f}%", r"as percentages \(e\.g\. '\d+\.\d%'\).*rstrip\('%'\)\) / 100"),
+        (  # the advice turns the decimal comma into a point too
+            lambda v: f"{v * 100:,.1f}".replace(",", " ").replace(".", ","),
+            r"spaces between thousands .*regex=True\)\.str\.replace\(',', '\.'\)\)\)",
+        ),
+        (
+            lambda v: f"{v:.1f}%".replace(".", ","),
+            r"as percentages \(e\.g\. '\d+,\d%'\).*rstrip\('%'\)\.str\.replace\(',', '\.'\)\)",
+        ),
     ],
-    ids=["decimal-comma", "thousands", "thousands-and-decimals", "spaces", "percent"],
+    ids=[
+        "decimal-comma",
+        "thousands",
+        "thousands-and-decimals",
+        "spaces",
+        "percent",
+        "spaces-and-decimal-comma",
+        "percent-with-decimal-comma",
+    ],
 )
 def test_numbers_written_for_people_are_named_with_the_fix(text, message):
     """A European CSV's "33,60", a US report's "2,650" or "2,650.25", a French "2 650", a
@@ -300,6 +316,8 @@ def test_dates_or_durations_where_a_model_learned_numbers_are_refused_at_predict
     durations = X.assign(days=pd.to_timedelta(X["days"], unit="D"))
     with pytest.raises(DataError, match=r"Column 'days' holds durations .*learned it as numbers"):
         model.predict(durations)
+    gone = X.assign(days=pd.Series([pd.NaT, None] * 150, dtype=object))  # all missing: no dates
+    assert (model.predict(gone) == model.predict(X.assign(days=np.nan))).all()
     dates = X.assign(days=pd.Timestamp("2020-01-01") + pd.to_timedelta(X["days"], unit="D"))
     with pytest.raises(DataError, match=r"Column 'days' holds dates"):
         model.predict(dates.astype({"days": object}))
