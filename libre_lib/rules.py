@@ -223,18 +223,19 @@ def interval_text(interval: Interval) -> str:
     return f"[{low}, {number_text(interval.high)})"
 
 
-_RULE_WORDS = re.compile(r"(?:^|\s)(?:IF|AND|OR|THEN|ELSE)(?:\s|$)")
+_RULE_WORDS = re.compile(r"(?:^|\s)(?:IF|AND|OR|THEN|ELSE)(?:\s|$)|^missing$")
 
 
 def set_item_text(value) -> str:
     """A category as an item of ``{a, b}`` (or after ``=``): quoted (JSON-style) when its text
     would read as several items or none (a comma, a brace, a quote, an empty or space-padded
-    text) or as part of the rule around it (a relation sign, a word such as AND)."""
+    text) or as part of the rule around it (a relation sign, a word such as AND, the word
+    missing)."""
     text = str(value)
     if (
         not text
         or text != text.strip()
-        or any(ch in text for ch in ',{}"=≠∈∉∪')
+        or any(ch in text for ch in ',{}"=≠<>≤≥∈∉∪')
         or _RULE_WORDS.search(text)
     ):
         return json.dumps(text, ensure_ascii=False)

@@ -281,10 +281,10 @@ def test_categories_that_would_read_as_part_of_the_rule_are_quoted():
     from libre_lib.ops.display import RuleDisplay
     from libre_lib.rules import set_item_text
 
-    quoted = ("R AND D", "OR", "a=b", "≠ 3", "in ∈ out", "x ∪ y")
+    quoted = ("R AND D", "OR", "a=b", "≠ 3", "in ∈ out", "x ∪ y", "≥ 65", "<30", "missing")
     assert [set_item_text(v) for v in quoted] == [f'"{v}"' for v in quoted]
-    assert [set_item_text(v) for v in ("Rand", "ORANGE", "Oregon", "D&D")] == [
-        "Rand", "ORANGE", "Oregon", "D&D"
+    assert [set_item_text(v) for v in ("Rand", "ORANGE", "Oregon", "D&D", "missing data")] == [
+        "Rand", "ORANGE", "Oregon", "D&D", "missing data"
     ]  # fmt: skip
     one = Condition("dept", CATEGORICAL, categories=("R AND D",))
     assert RuleDisplay().condition_text(one) == 'dept = "R AND D"'
