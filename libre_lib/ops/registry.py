@@ -154,6 +154,14 @@ class ModelVersion:
     files_sha256: dict[str, str] = field(default_factory=dict)
     #: What decided its holdout rows (``stages.split_key``); "" when unknown (older versions).
     split: str = ""
+    #: Other fingerprints of the same data: what earlier releases recorded for it (the cached
+    #: ``load`` file's sha256), so that versions of either release compare as the same data.
+    data_aliases: tuple[str, ...] = ()
+
+    @property
+    def data_fingerprints(self) -> set[str]:
+        """``data_fingerprint`` and its ``data_aliases``."""
+        return {self.data_fingerprint, *self.data_aliases}
 
     @property
     def retired_by_hand(self) -> bool:
@@ -204,6 +212,7 @@ class ModelVersion:
                 library_version=str(record.get("library_version", "")),
                 files_sha256=dict(record.get("files_sha256") or {}),
                 split=str(record.get("split") or ""),
+                data_aliases=tuple(map(str, record.get("data_aliases") or ())),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RegistryError(
@@ -391,8 +400,8 @@ def _json_text(obj: Any) -> str:
 #: What a registry error tells the operator to do about a damaged champion.
 PROMOTE_HINT = "make another version the champion (`libre models promote PIPELINE VERSION`)"
 POINTER_LOST = (
-    "recorded as the champion, but the champion pointer is missing or damaged: "
-    "`libre models promote {} {}` makes it the champion again"
+    "recorded as the champion, but the champion pointer is missing, damaged or names a "
+    "missing folder: `libre models promote {} {}` makes it the champion again"
 )
 
 
@@ -557,7 +566,7 @@ class ModelRegistry:
         ``(version, new)``; ``new`` is False for a reused version. Checked under the
         pipeline's lock, so identical concurrent runs share one version.
         ``earlier_fingerprints``: what versions registered by an earlier release recorded for
-        the same data (they match too)."""
+        the same data (they match too, and are kept as the version's ``data_aliases``)."""
         reserved = {MODEL_FILE, SPEC_FILE, VERSION_FILE}
         for name in extra_files or {}:
             if name in reserved or "/" in name or name.startswith("."):
@@ -596,12 +605,15 @@ class ModelRegistry:
         directory = self.pipeline_dir(pipeline)
         try:
             with self._lock(pipeline):
-                data = {data_fingerprint, *earlier_fingerprints}
+                aliases = tuple(
+                    f for f in dict.fromkeys(earlier_fingerprints) if f != data_fingerprint
+                )
+                data = {data_fingerprint, *aliases}
                 same = [
                     v
                     for v in (self.versions(pipeline) if reuse else ())
                     if (v.model_sha256, v.spec_hash) == (model_sha256, spec_hash)
-                    and v.data_fingerprint in data
+                    and v.data_fingerprints & data
                 ]
                 if same:
                     logger.info(
@@ -627,6 +639,7 @@ class ModelRegistry:
                     validation=validation_copy,
                     files_sha256=files_sha256,
                     split=str(split),
+                    data_aliases=aliases,
                 )
                 temp = directory / f"{TEMP_PREFIX}{version_id}-{os.getpid()}-{uuid.uuid4().hex}"
                 temp.mkdir()
@@ -683,8 +696,29 @@ class ModelRegistry:
         try:
             return self._pointer(pipeline)
         except RegistryError as exc:
-            logger.warning("%s Listing the versions without a champion.", exc)
+            logger.warning("%s Listing the versions by their own records.", exc)
             return None
+
+    def _champion_id(self, pipeline: str) -> str | None:
+        """The version the champion pointer names, or None (with a warning) when the pointer
+        is missing, cannot be read, or names a folder that is not a complete version: then
+        each version's own record says whether it is the champion."""
+        pointer = self._readable_pointer(pipeline)
+        if pointer is None:
+            return None
+        champion_id = pointer["version"]
+        if not (self.pipeline_dir(pipeline) / champion_id / VERSION_FILE).is_file():
+            logger.warning(
+                "The champion pointer of %r names %r, which is not a complete version folder "
+                "under %s: listing the versions by their own records. Restore the folder, or "
+                "%s.",
+                pipeline,
+                champion_id,
+                self.pipeline_dir(pipeline),
+                PROMOTE_HINT,
+            )
+            return None
+        return champion_id
 
     def _load(self, pipeline: str, path: Path, champion_id: str | None) -> ModelVersion:
         version = ModelVersion._from_record(_read_json(path / VERSION_FILE, "version record"), path)
@@ -710,19 +744,8 @@ class ModelRegistry:
         directory = self.pipeline_dir(pipeline)
         if not directory.is_dir():
             return []
-        pointer = self._readable_pointer(pipeline)
-        champion_id = pointer["version"] if pointer else None
+        champion_id = self._champion_id(pipeline)
         entries = [e for e in directory.iterdir() if _VERSION.fullmatch(e.name) and e.is_dir()]
-        if champion_id is not None and not (directory / champion_id / VERSION_FILE).is_file():
-            logger.warning(
-                "The champion pointer of %r names %r, which is not a complete version folder "
-                "under %s: listing the versions without a champion. Restore the folder, or %s.",
-                pipeline,
-                champion_id,
-                directory,
-                PROMOTE_HINT,
-            )
-            champion_id = None
         found = []
         for entry in entries:
             try:
@@ -742,8 +765,7 @@ class ModelRegistry:
         if isinstance(version, str) and _VERSION.fullmatch(version):
             path = directory / version
             if (path / VERSION_FILE).is_file():
-                pointer = self._readable_pointer(pipeline)
-                return self._load(pipeline, path, pointer["version"] if pointer else None)
+                return self._load(pipeline, path, self._champion_id(pipeline))
         known = [v.version for v in self.versions(pipeline)]
         listing = ", ".join(known) if known else "none yet"
         raise RegistryError(
@@ -960,7 +982,7 @@ class ModelRegistry:
         side in both."""
         if champion.split and champion.split == candidate.split:
             return ""
-        if champion.data_fingerprint != candidate.data_fingerprint:
+        if not champion.data_fingerprints & candidate.data_fingerprints:
             how = "other data, which may include some of these rows"
         elif champion.split or candidate.split:  # keys differ, or one version predates them
             how = SAME_DATA_OTHER_SPLIT

@@ -99,6 +99,35 @@ def test_the_champion_is_rescored_on_the_challengers_holdout(registry, ranked, s
     assert registry.champion(PIPE).version == challenger.version
 
 
+def test_a_champion_of_the_previous_release_trained_on_the_same_data_is_named_so(
+    tmp_path, ranked, split
+):
+    """The previous release recorded the load file's sha256 as the data fingerprint: a version
+    registered after the upgrade (the source's sha256, the load file's as its alias) on the
+    same data was said to compare with a champion "trained on other data"."""
+    weaker, stronger = ranked
+    *_, X_hold, y_hold = split
+    registry = ModelRegistry(tmp_path / "store")
+    old = _register(registry, weaker, {"f1": 0.99, "n_rows": 154}, "L")  # "LLL...": the file's
+    registry.promote(PIPE, old.version)
+    new, _ = registry.register_unless_unchanged(
+        PIPE,
+        stronger.to_json(),
+        spec={"name": PIPE, "split_seed": 1},
+        metrics=metrics(stronger, X_hold, y_hold),
+        validation=PASSED,
+        data_fingerprint="S" * 64,  # the source's
+        spec_hash="t" * 64,
+        run_id="n",
+        earlier_fingerprints=("L" * 64,),
+    )
+    assert new.data_aliases == ("L" * 64,)
+    assert registry.get(PIPE, new.version).data_aliases == ("L" * 64,)  # kept in version.json
+    holdout = Holdout(X_hold, y_hold, "the holdout rows of run n")
+    decision = registry.decide(PIPE, new.version, holdout=holdout)
+    assert decision.scored_on.endswith(SAME_DATA), decision.scored_on
+
+
 def test_without_a_holdout_the_decision_says_the_figures_are_in_sample(registry, split):
     registry, _champion, challenger = registry
     *_, X_hold, y_hold = split

@@ -1018,6 +1018,12 @@ def test_without_a_readable_pointer_the_listing_names_the_recorded_champion(
         listed = registry.versions(PIPE)
     assert "not a complete version folder" in caplog.text
     assert [v.status for v in listed] == ["retired"]  # the old one, retired by the promotion
+    record = old.path / "version.json"  # a pointer restored from a backup, say: the listing
+    record.write_text(record.read_text().replace('"retired"', '"champion"'))  # and get() agree
+    (listed,) = registry.versions(PIPE)
+    shown = registry.get(PIPE, old.version)
+    assert listed.status == shown.status == "champion" and listed.reason == shown.reason
+    assert f"libre models promote {PIPE} {old.version}" in shown.reason
 
 
 def test_a_pipeline_whose_versions_are_all_damaged_is_listed_as_such(registry, models):
