@@ -79,7 +79,7 @@ def sample_report_html() -> str:
         column_labels={"plasma_glucose": "glucose", "diabetes_pedigree_function": "pedigree"},
         class_labels={info.positive_class: "diabetic"},
         target_label="diabetes",
-        validation_summary="Data validation passed: 2 expectation(s) met on 768 row(s).",
+        validation_summary="Data validation passed: 2 expectations met on 768 rows.",
         validation_success=True,
         expectations=checks,
         X_train=X_train,

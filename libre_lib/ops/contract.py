@@ -637,8 +637,8 @@ def _observe_numeric(column: ColumnContract, series: pd.Series):
             return None, [
                 _type_issue(
                     name,
-                    f"expected numbers, found dtype {dtype} with {count} value(s) that are "
-                    f"not numbers, e.g. {list(examples)!r}",
+                    f"expected numbers, found dtype {dtype} with {counted(count, 'value')} that "
+                    f"are not numbers, e.g. {list(examples)!r}",
                     count,
                     examples,
                 )
@@ -654,7 +654,7 @@ def _observe_numeric(column: ColumnContract, series: pd.Series):
                 ERROR,
                 count,
                 _examples(values[infinite]),
-                f"column {name!r}: {count} infinite value(s); use NaN for a missing value",
+                f"column {name!r}: {counted(count, 'infinite value')}; use NaN for a missing value",
             )
         ]
     missing = np.isnan(values)
@@ -806,7 +806,7 @@ class ColumnObservation:
                     WARNING,
                     self.n_unseen,
                     self.unseen_examples,
-                    f"column {name!r}: {self.n_unseen} value(s) "
+                    f"column {name!r}: {counted(self.n_unseen, 'value')} "
                     f"({_percent(self.n_unseen, self.n_rows)}) are categories not seen in "
                     f"training, e.g. {list(self.unseen_examples)!r}; {effect}",
                 )
@@ -826,7 +826,8 @@ class ColumnObservation:
                     WARNING,
                     n_out,
                     examples,
-                    f"column {name!r}: {n_out} value(s) ({_percent(n_out, self.n_rows)}) outside "
+                    f"column {name!r}: {counted(n_out, 'value')} "
+                    f"({_percent(n_out, self.n_rows)}) outside "
                     f"the training range [{low}, {high}] ({self.n_below} below, {self.n_above} "
                     f"above; observed {_fmt(self.observed_min)} to {_fmt(self.observed_max)}); "
                     "they fall in the open first / last interval",
@@ -855,7 +856,7 @@ class ColumnObservation:
                     WARNING,
                     self.n_missing,
                     (),
-                    f"column {name!r}: {self.n_missing} missing value(s) "
+                    f"column {name!r}: {counted(self.n_missing, 'missing value')} "
                     f"({_percent(self.n_missing, self.n_rows)}) but none in training; {effect}",
                 )
             )

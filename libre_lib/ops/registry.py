@@ -68,7 +68,15 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import DataError, LibreError, LibreWarning, ModelFormatError, shorten, user_stacklevel
+from ..errors import (
+    DataError,
+    LibreError,
+    LibreWarning,
+    ModelFormatError,
+    counted,
+    shorten,
+    user_stacklevel,
+)
 from ..estimator import LibreClassifier
 from ..inputs import one_vs_rest
 from .artifacts import canonical_json, fingerprint_bytes
@@ -1043,7 +1051,7 @@ class ModelRegistry:
             )
         if not candidate.validation_passed:
             failed = candidate.validation.get("n_failed")
-            detail = f" ({failed} expectation(s) failed)" if failed else ""
+            detail = f" ({counted(failed, 'expectation')} failed)" if failed else ""
             return decision(
                 False, f"data validation failed{detail}; a model is never promoted on bad data"
             )

@@ -970,7 +970,9 @@ def report(
             f"{len(X):,} holdout rows"
         )
         if len(frame) >= streamed["n_rows"]:
-            rows = f"{n_train} training rows, {len(X)} holdout rows (streamed)"
+            rows = (
+                f"{counted(n_train, 'training row')}, {counted(len(X), 'holdout row')} (streamed)"
+            )
         n_unlabeled = int(streamed.get("n_unlabeled", 0))
     if n_unlabeled:
         rows += (

@@ -573,7 +573,7 @@ def _dtype_result(
             n_bad,
             examples,
             f"expected a numeric column, found dtype {dtype} "
-            f"({n_bad} non-missing value(s) are not numbers)",
+            f"({counted(n_bad, 'non-missing value')} {'is' if n_bad == 1 else 'are'} not numbers)",
         )
     if categorical:
         return ExpectationResult(item["type"], column, True, 0, (), f"dtype {dtype} is categorical")
@@ -605,13 +605,13 @@ def _non_numeric_range_result(
         examples,
         f"column has dtype {dtype}, not numeric, so the range "
         f"[{kwargs.get('min_value')}, {kwargs.get('max_value')}] cannot be checked "
-        f"({n_bad} non-missing value(s) are not numbers)",
+        f"({counted(n_bad, 'non-missing value')} {'is' if n_bad == 1 else 'are'} not numbers)",
     )
 
 
 def _skipped_note(column: str, skipped: Mapping[str, int]) -> str:
     n = skipped.get(column, 0)
-    return f"; {n} expectation(s) on it were skipped" if n else ""
+    return f"; {counted(n, 'expectation')} on it {'was' if n == 1 else 'were'} skipped" if n else ""
 
 
 def _exception_messages(info) -> list[str]:
@@ -643,15 +643,16 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
         mostly = kwargs.get("mostly", 1.0)
         if mostly <= NOT_EMPTY:
             if success:
-                return f"{count} missing value(s) of {total}{_percent(count, total)}; not all"
+                missing = counted(count, "missing value")
+                return f"{missing} of {total:,}{_percent(count, total)}; not all"
             return (
                 f"all {total} values are missing: no rule can use the column; check where it "
                 "comes from, or leave it out of features"
             )
         if mostly >= 1.0:
-            return f"{count} missing value(s) of {total}; none allowed"
+            return f"{counted(count, 'missing value')} of {total:,}; none allowed"
         return (
-            f"{count} missing value(s) of {total}{_percent(count, total)}; "
+            f"{counted(count, 'missing value')} of {total:,}{_percent(count, total)}; "
             f"at most {100.0 * (1.0 - mostly):.3g}% allowed"
         )
     if type_ == "expect_column_distinct_values_to_contain_set":
@@ -666,7 +667,8 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
     if type_ == "expect_column_values_to_be_in_set" and count is not None:
         allowed = list(kwargs.get("value_set", []))
         shown = allowed[:10] + (["..."] if len(allowed) > 10 else [])
-        return f"{count} of {total} value(s){_percent(count, total)} not in {shown}{unchecked}"
+        of = f"{count:,} of {counted(total, 'value')}{_percent(count, total)}"
+        return f"{of} not in {shown}{unchecked}"
     if type_ == "expect_column_values_to_be_between" and count is not None:
         low, high = kwargs.get("min_value"), kwargs.get("max_value")
         bounds = (
@@ -677,7 +679,7 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
             else f"≤ {high}"
         )
         where = "outside " + bounds if low is not None and high is not None else "not " + bounds
-        return f"{count} of {total} value(s){_percent(count, total)} {where}{unchecked}"
+        return f"{count:,} of {counted(total, 'value')}{_percent(count, total)} {where}{unchecked}"
     if type_ == "expect_column_unique_value_count_to_be_between" and item["source"] == "rules":
         return f"{info.get('observed_value')} distinct class(es); expected at least 2"
     shown = {k: v for k, v in kwargs.items() if k not in _COLUMN_KWARGS}

@@ -353,7 +353,7 @@ def test_zero_tolerance_rejects_any_drop(registry, models):
 def test_failed_validation_is_never_promoted(registry, models):
     first = register(registry, models[0], f1=0.99, validation=FAILED)
     decision = registry.promote(PIPE, first.version)
-    assert not decision.promoted and "data validation failed (2 expectation(s)" in decision.reason
+    assert not decision.promoted and "data validation failed (2 expectations" in decision.reason
     assert registry.champion(PIPE) is None
     assert registry.get(PIPE, first.version).status == REJECTED
     champion = register(registry, models[1], f1=0.3)

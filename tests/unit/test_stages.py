@@ -683,7 +683,7 @@ def test_rows_without_a_target_value_are_refused_or_left_out_and_counted(unlabel
     report = stages.validation_report(stages.validate(loaded, stages.validation_rules(refuse))[1])
     assert not report.success
     failed = next(r for r in report.results if not r.success)
-    assert "3 missing value(s)" in failed.details and "target.unlabeled: drop" in failed.details
+    assert "3 missing values" in failed.details and "target.unlabeled: drop" in failed.details
 
     drop = _with(refuse, target=refuse.target.model_copy(update={"unlabeled": "drop"}))
     loaded, metadata = stages.load(drop, "sha")
