@@ -91,6 +91,7 @@ def guard_embedded_server() -> subprocess.Popen | None:
     # the temporary server stops with this process, by Ctrl-C too; its services' cancelled
     # work is not the user's error (it printed some 150 lines of tracebacks after Ctrl-C)
     os.environ.setdefault(SERVER_LOG_LEVEL, "CRITICAL")
+    _detach_from_terminal()
     _guarded[pid] = subprocess.Popen(
         [sys.executable, "-m", __name__, str(pid), token],
         stdin=subprocess.DEVNULL,
@@ -98,6 +99,28 @@ def guard_embedded_server() -> subprocess.Popen | None:
         stderr=subprocess.DEVNULL,
     )
     return _guarded[pid]
+
+
+def _detach_from_terminal() -> None:
+    """Start Prefect's temporary server in a session of its own, so that the terminal's Ctrl-C
+    (sent to the whole foreground process group) reaches only this process. The server had
+    stopped at once while the interrupted flow went on reporting to it: Prefect's client
+    retried for about 4 minutes and the command ended with a ConnectError, exit code 1,
+    instead of the "interrupted" line and 130. This process stops the server at exit, and
+    the watchdog when it is killed. Prefect starts the server with the ``subprocess`` module
+    its server module imported: that module alone gets a ``Popen`` that opens a new session."""
+    import functools
+    import types
+
+    from prefect.server.api import server
+
+    if getattr(server.subprocess, "libre_detached", False):
+        return
+    detached = types.ModuleType("subprocess")
+    detached.__dict__.update(vars(subprocess))
+    detached.Popen = functools.partial(subprocess.Popen, start_new_session=True)
+    detached.libre_detached = True
+    server.subprocess = detached
 
 
 def run_flow(flow, *args, **kwargs):

@@ -60,3 +60,42 @@ def test_let_record_waits_until_every_task_run_is_recorded_in_an_end_state():
         recorded = client.read_task_runs(flow_run_filter=runs)
     assert len(recorded) == 20
     assert {run.state_type.value for run in recorded} == {"COMPLETED"}
+
+
+_SURVIVES_CTRL_C = """
+import os, signal, sys, time
+import httpx
+from libre_flows.flows.embedded_server import guard_embedded_server
+guard_embedded_server()
+from prefect.server.api.server import SubprocessASGIServer
+server = SubprocessASGIServer()
+server.start()
+print("server", os.getsid(server.server_process.pid) != os.getsid(0), flush=True)
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # this process lives on to look
+os.killpg(os.getpgid(0), signal.SIGINT)  # a terminal's Ctrl-C: its whole foreground group
+time.sleep(2)
+alive = server.server_process.poll() is None
+answers = httpx.get(server.api_url + "/health", timeout=10).status_code == 200 if alive else False
+print("after Ctrl-C", alive, answers, flush=True)
+server.stop()
+"""
+
+
+def test_ctrl_c_reaches_the_command_not_its_temporary_server(tmp_path):
+    """The terminal's Ctrl-C reached Prefect's temporary server too: it stopped at once while
+    the interrupted flow went on reporting to it, and after some 4 minutes of retries the
+    command ended with a ConnectError (exit 1) instead of "interrupted" (130). The server now
+    runs in a session of its own; the command stops it at exit (the watchdog, if killed)."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env |= {"PREFECT_HOME": str(tmp_path / "prefect-home"), "LIBRE_HOME": str(tmp_path / "lh")}
+    env |= {"LIBRE_SERVER": "embedded"}
+    done = subprocess.run(
+        [sys.executable, "-c", _SURVIVES_CTRL_C],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        start_new_session=True,  # its own process group, as a shell gives a command
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "server True" in done.stdout and "after Ctrl-C True True" in done.stdout, done.stdout
