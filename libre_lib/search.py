@@ -80,7 +80,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import (
@@ -581,9 +581,12 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         everything = list(range(len(plan.candidates)))
         jobs = (delayed(plan.evaluate)(k, everything) for k in range(plan.n_splits))
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
+        workers = max(1, min(effective_n_jobs(self.n_jobs), plan.n_splits))
+        fold_seconds = []
         for k, result in enumerate(parallel(jobs)):
             scores[:, k], n_rules[:, k], n_atoms[:, k] = np.asarray(result["results"]).T
             elapsed = time.perf_counter() - started
+            fold_seconds.append(result["seconds"])
             logger.info(
                 "LibreSearchCV: task %d/%d (fold %d, %d candidates) done in %.1f s; "
                 "best fold score %.3f; %.0f s elapsed, about %.0f s left",
@@ -594,7 +597,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 result["seconds"],
                 np.max(scores[:, k], initial=-np.inf, where=~np.isnan(scores[:, k])),
                 elapsed,
-                elapsed / (k + 1) * (plan.n_splits - k - 1),
+                time_left(fold_seconds, plan.n_splits - k - 1, workers),
             )
         self.search_time_ = time.perf_counter() - started
         best = self.choose(plan, scores, n_rules, n_atoms)
@@ -1278,6 +1281,13 @@ def _refuse_one_class_folds(splits, target) -> None:
 def _own_splitter(cv) -> bool:
     """Is ``cv`` a number of folds (the search's own stratified splitter)?"""
     return isinstance(cv, numbers.Integral) and not isinstance(cv, bool)
+
+
+def time_left(fold_seconds: Sequence[float], folds_left: int, workers: int) -> float:
+    """Seconds the ``folds_left`` inner folds should take, ``workers`` at a time, at the mean
+    time of the folds done (``fold_seconds``); the folds running are counted whole. (Elapsed
+    time per fold done overstated it by the number of workers: two folds end together.)"""
+    return float(np.mean(fold_seconds)) * folds_left / max(1, workers) if fold_seconds else 0.0
 
 
 def _kept_splits(splits: list, keep: np.ndarray) -> list:
