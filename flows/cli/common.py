@@ -79,6 +79,7 @@ class StageProgress(logging.Handler):
         super().__init__(level=logging.INFO)
         self.status = status
         self.counts = dict.fromkeys(self.MAPPED, 0)
+        self.totals: dict[str, int] = {}  # a mapped stage's tasks, said as it is submitted
         self.parts: int | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -87,14 +88,20 @@ class StageProgress(logging.Handler):
             self.parts = int(words[2])  # "streamed source: 20 part(s), ..."
             self.status.update(" ".join(words))
         elif len(words) >= 3 and words[0] == "stage":
-            if words[1] in self.counts:  # mapped tasks: count them
-                self.counts[words[1]] += 1
-                done = f"{self.counts[words[1]]}"
-                if words[1] in self.PER_PART and self.parts:
-                    done += f" of {self.parts}"
-                self.status.update(f"{self.MAPPED[words[1]]}: {done}")
-            else:
-                self.status.update(f"{words[1]}: {' '.join(words[2:4])}")
+            stage, hit = words[1], words[2:4] == ["cache", "hit"]
+            if stage in self.counts:  # mapped tasks: count them
+                # "stage learn cache hit 3 of 50 tasks": the cached ones and the total
+                if hit and len(words) >= 7 and words[5] == "of" and words[4].isdigit():
+                    self.counts[stage], self.totals[stage] = int(words[4]), int(words[6])
+                else:
+                    self.counts[stage] += 1
+                done = f"{self.counts[stage]}"
+                total = self.parts if stage in self.PER_PART else self.totals.get(stage)
+                if total:
+                    done += f" of {total}"
+                self.status.update(f"{self.MAPPED[stage]}: {done}")
+            else:  # the result, not the file's path (it wrapped the line)
+                self.status.update(f"{stage}: {'cache hit' if hit else words[2]}")
 
 
 @contextlib.contextmanager

@@ -24,6 +24,8 @@ def test_the_status_line_counts_tuning_tasks_and_learners_and_names_other_stages
         "stage tune         computed   /s/tune/a.parquet",
         "stage tune         cache hit  /s/tune/b.parquet",
         "stage pick         computed   /s/pick/c.parquet",
+        "stage split        cache hit  /s/split/e.parquet",
+        "stage learn        cache hit  3 of 50 tasks",  # said as the mapped stage starts
         "stage learn        computed   /s/learn/d.parquet",
         "not a stage line",
     ]:
@@ -31,8 +33,10 @@ def test_the_status_line_counts_tuning_tasks_and_learners_and_names_other_stages
     assert status.lines == [
         "tuning tasks finished: 1",
         "tuning tasks finished: 2",
-        "pick: computed /s/pick/c.parquet",
-        "weak learners finished: 1",
+        "pick: computed",  # not the file's path, which wrapped the line
+        "split: cache hit",
+        "weak learners finished: 3 of 50",
+        "weak learners finished: 4 of 50",
     ]
 
 
