@@ -116,6 +116,9 @@ LIGHT_WEIGHTS = 0.1
 #: A rule whose training precision is below this multiple of the base rate (or below halfway
 #: from the base rate to 1, when that is lower: a majority positive class) draws a warning.
 WEAK_LIFT = 1.2
+#: A fit whose training F1 is this far below its "auto" choice's mean inner validation F1
+#: draws a warning (training F1 is normally the higher of the two).
+BELOW_INNER = 0.1
 
 
 def libre_tags(tags):
@@ -392,6 +395,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 said = self._auto_refit_check(frame, target, stages, said)
             _said(self, said)
             self.refine_boundaries(frame, target)
+            self._warn_below_inner(target)
             return self
 
     def _auto_refit_check(self, frame, target: Target, stages: dict, said: list) -> list:
@@ -801,6 +805,32 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             selection.indices[:k], selection.stats[:k], selection.n_candidates,
             selection.n_filtered,
         )  # fmt: skip
+
+    def _warn_below_inner(self, target: Target) -> None:
+        """Warn when the rule set scores a training F1 more than :data:`BELOW_INNER` below the
+        mean validation F1 its "auto" choice scored on the inner folds. The learners' columns
+        are drawn at random: with 20 columns and 50 learners, a given pair of columns is in
+        no learner's subset about a third of the time, and a concept joining them is lost in
+        this fit while the inner folds' learners found it."""
+        order = auto_refit_order(self.auto_scores_)
+        if not len(order) or not len(self.rules_) or not self.rules_.stats:
+            return
+        index = int(order[min(self.auto_fallbacks_, len(order) - 1)])
+        inner = float(self.auto_scores_["mean_f1"][index])
+        n_positive, _ = target.totals()
+        caught = sum(s.new_positives for s in self.rules_.stats)
+        flagged = caught + sum(s.new_negatives for s in self.rules_.stats)
+        f1 = 2 * caught / (flagged + n_positive) if flagged + n_positive else 0.0
+        if np.isfinite(inner) and f1 < inner - BELOW_INNER:
+            warnings.warn(
+                f"The rule set scores F1 {f1:.3f} on its training rows, far below the {inner:.3f} "
+                "its settings averaged on the inner folds' validation rows: this fit's learners, "
+                "whose columns are drawn at random, most likely missed a combination of columns "
+                "that the inner folds' learners used. Another random_state, or more learners "
+                "(n_estimators), may find it.",
+                LibreWarning,
+                stacklevel=user_stacklevel(),
+            )
 
     def _warn_weak_rules(self, target: Target) -> None:
         n_positive, n_negative = target.totals()
