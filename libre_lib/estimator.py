@@ -813,24 +813,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         no learner's subset about a third of the time, and a concept joining them is lost in
         this fit while the inner folds' learners found it."""
         order = auto_refit_order(self.auto_scores_)
-        if not len(order) or not len(self.rules_) or not self.rules_.stats:
+        if not len(order):
             return
         index = int(order[min(self.auto_fallbacks_, len(order) - 1)])
         inner = float(self.auto_scores_["mean_f1"][index])
-        n_positive, _ = target.totals()
-        caught = sum(s.new_positives for s in self.rules_.stats)
-        flagged = caught + sum(s.new_negatives for s in self.rules_.stats)
-        f1 = 2 * caught / (flagged + n_positive) if flagged + n_positive else 0.0
-        if np.isfinite(inner) and f1 < inner - BELOW_INNER:
-            warnings.warn(
-                f"The rule set scores F1 {f1:.3f} on its training rows, far below the {inner:.3f} "
-                "its settings averaged on the inner folds' validation rows: this fit's learners, "
-                "whose columns are drawn at random, most likely missed a combination of columns "
-                "that the inner folds' learners used. Another random_state, or more learners "
-                "(n_estimators), may find it.",
-                LibreWarning,
-                stacklevel=user_stacklevel(),
-            )
+        message = below_inner_message(self.rules_, target.totals()[0], inner)
+        if message:
+            warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
 
     def _warn_weak_rules(self, target: Target) -> None:
         n_positive, n_negative = target.totals()
@@ -1320,6 +1309,27 @@ def refit_order(order, mean_scores, mean_rules, ruled_share, pool=None) -> np.nd
     rules = np.asarray(mean_rules, dtype=float)[rest]
     ranked = rest[np.lexsort((rest, rules, -np.where(np.isnan(mean), -np.inf, mean)))]
     return np.concatenate([order, ranked[:BEYOND_TOLERANCE]])
+
+
+def below_inner_message(ruleset: RuleSet, n_positive: float, inner: float) -> str | None:
+    """The warning about a fitted rule set whose training F1 (from its rules' weighted
+    training counts; ``n_positive``: the positive rows' weight) is more than
+    :data:`BELOW_INNER` below ``inner``, the mean validation F1 its settings scored on inner
+    folds; None otherwise (or without rules)."""
+    if not len(ruleset) or not ruleset.stats or not np.isfinite(inner):
+        return None
+    caught = sum(s.new_positives for s in ruleset.stats)
+    flagged = caught + sum(s.new_negatives for s in ruleset.stats)
+    f1 = 2 * caught / (flagged + n_positive) if flagged + n_positive else 0.0
+    if f1 >= inner - BELOW_INNER:
+        return None
+    return (
+        f"The rule set scores F1 {f1:.3f} on its training rows, far below the {inner:.3f} its "
+        "settings averaged on the inner folds' validation rows: this fit's learners, whose "
+        "columns are drawn at random, most likely missed a combination of columns that the "
+        "inner folds' learners used. Another random_state, or more learners (n_estimators), "
+        "may find it."
+    )
 
 
 def auto_refit_order(scores: dict | None) -> np.ndarray:

@@ -110,6 +110,7 @@ from .estimator import (
     LibreClassifier,
     _gain,
     _seed,
+    below_inner_message,
     choice_order,
     choose_candidate,
     f1_score,
@@ -622,6 +623,12 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             self.refit_time_,
             len(self.best_estimator_.rules_),
         )
+        if plan.scorer is None:  # the inner score is F1: compare the refit's training F1
+            weight = np.ones(len(plan.positive)) if plan.weight is None else plan.weight
+            n_positive = float(weight[np.asarray(plan.positive, dtype=bool)].sum())
+            said = below_inner_message(self.best_estimator_.rules_, n_positive, self.best_score_)
+            if said:
+                warnings.warn(said, LibreWarning, stacklevel=user_stacklevel())
         self.n_features_in_ = self.best_estimator_.n_features_in_
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_

@@ -863,3 +863,21 @@ def test_an_option_the_grid_leaves_out_keeps_the_estimators_value(haberman):
     assert np.array_equal(
         tuned.cv_results_["mean_test_score"][1:], fixed.cv_results_["mean_test_score"]
     )
+
+
+def test_a_refit_far_below_the_inner_score_draws_a_warning(credit_data):
+    """The search's refit is checked as LibreClassifier()'s fit is: its training F1 far below
+    the chosen point's mean inner F1 means its learners missed what the folds' learners had."""
+    from libre_lib.estimator import below_inner_message
+
+    X, y, info = credit_data
+    search = LibreSearchCV(SMALL_GRID, positive_class=info.positive_class, cv=3, random_state=0)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    assert not any("far below" in str(w.message) for w in said)
+    rules = search.best_estimator_.rules_
+    n_positive = float((np.asarray(y) == info.positive_class).sum())
+    assert len(rules)
+    assert below_inner_message(rules, n_positive, search.best_score_) is None
+    assert "far below the 1.000" in below_inner_message(rules, n_positive, 1.0)
