@@ -812,14 +812,28 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         are drawn at random: with 20 columns and 50 learners, a given pair of columns is in
         no learner's subset about a third of the time, and a concept joining them is lost in
         this fit while the inner folds' learners found it."""
-        order = auto_refit_order(self.auto_scores_)
-        if not len(order):
-            return
-        index = int(order[min(self.auto_fallbacks_, len(order) - 1)])
-        inner = float(self.auto_scores_["mean_f1"][index])
-        message = below_inner_message(self.rules_, target.totals()[0], inner)
+        inner = self.auto_inner_score()
+        message = (
+            None if inner is None else below_inner_message(self.rules_, target.totals()[0], inner)
+        )
         if message:
             warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
+
+    def auto_inner_score(self) -> float | None:
+        """The mean validation F1 that the "auto" combination this model was fitted with
+        scored on the inner folds (the choice, or the refit check's fallback).
+
+        Returns
+        -------
+        float or None
+            None when nothing was "auto", the rows were too few for folds, or the model is
+            not fitted.
+        """
+        order = auto_refit_order(getattr(self, "auto_scores_", None))
+        if not len(order):
+            return None
+        index = int(order[min(getattr(self, "auto_fallbacks_", 0), len(order) - 1)])
+        return float(self.auto_scores_["mean_f1"][index])
 
     def _warn_weak_rules(self, target: Target) -> None:
         n_positive, n_negative = target.totals()

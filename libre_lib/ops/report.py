@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..discretization import NUMERIC
 from ..errors import ParameterError
-from ..estimator import AUTO_CHOSEN, LibreClassifier
+from ..estimator import AUTO_CHOSEN, BELOW_INNER, LibreClassifier
 from ..inputs import numeric_values
 from ..params import AUTO
 from ..rules import RuleSet
@@ -312,12 +312,15 @@ class RuleReport:
     inside the bins."""
     significant_cuts: bool = False
     """Whether ChiMerge's cut points were thinned to those Fisher's test finds significant."""
+    fit_cautions: tuple[str, ...] = ()
+    """Cautions about the fit itself (see :func:`below_inner_caution`), shown with the others."""
 
     @property
     def cautions(self) -> tuple[str, ...]:
-        """What a reader should know before trusting the model (see ``baselines.cautions``);
-        shown under the report's header."""
+        """What a reader should know before trusting the model (see ``baselines.cautions``
+        and ``fit_cautions``); shown under the report's header."""
         empty = (no_rules_caution(self.parameters, self.majority_name),) if self.empty else ()
+        empty += tuple(self.fit_cautions)
         if self.baselines is None:
             return empty
         return empty + cautions(
@@ -448,6 +451,42 @@ def auto_fallback_notes(model: LibreClassifier) -> tuple[str, ...]:
         "next combinations in the choice's "
         f"order were fitted until one kept a rule ({fallbacks} passed over). The values shown "
         "are the ones used.",
+    )
+
+
+def below_inner_caution(
+    model: LibreClassifier,
+    train_fired: np.ndarray | None,
+    train_positive: np.ndarray | None,
+    tuning_summary: Mapping | None = None,
+) -> tuple[str, ...]:
+    """A caution when the rule set scores a training F1 more than
+    :data:`~libre_lib.estimator.BELOW_INNER` below the mean validation F1 that chose its
+    settings: the search's (``tuning_summary["best_score"]``, when it scored F1) or the "auto"
+    choice's (:meth:`~libre_lib.estimator.LibreClassifier.auto_inner_score`). The learners'
+    columns are drawn at random (paper, section 3.2), so a fit on all the training rows can
+    miss a combination of columns that the folds' learners found; the estimators warn of it,
+    and the report says it where a reader sees it. Empty without training rows or rules."""
+    if train_fired is None or train_positive is None or not len(model.rules_):
+        return ()
+    if tuning_summary is not None and "best_score" in tuning_summary:
+        if tuning_summary.get("scoring", "f1") != "f1":  # an inner score of another metric
+            return ()
+        inner, chooser = float(tuning_summary["best_score"]), "the search"
+    else:
+        inner, chooser = model.auto_inner_score(), 'the "auto" choice'
+    if inner is None or not np.isfinite(inner):
+        return ()
+    f1 = _scores(np.asarray(train_fired).any(axis=1), train_positive)["f1"]
+    if f1 >= inner - BELOW_INNER:
+        return ()
+    return (
+        f"On its own training rows the model scores F1 {f1:.3f}, far below the {inner:.3f} "
+        f"with which {chooser} picked its settings on the inner folds' validation rows. "
+        "Fitted on all the training rows, its learners, whose columns are drawn at random, "
+        "most likely missed a combination of columns that the folds' learners used, so these "
+        "rules are probably weaker than the settings can give. Train again with another "
+        "random_state, or more learners (n_estimators), and compare.",
     )
 
 
@@ -609,6 +648,7 @@ def build_report(
         changes=changes,
         description=description,
         display=display,
+        fit_cautions=below_inner_caution(model, train_fired, train_positive, tuning_summary),
         class_names=names,
         confusion=confusion_matrix(fired.any(axis=1), positive),
         baselines=table,

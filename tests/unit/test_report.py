@@ -1221,6 +1221,7 @@ def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
         positive_class=credit_model.rules_.positive_class,
         negative_class=credit_model.rules_.negative_class,
     )
+    flags_all.auto_scores_ = None  # no choice made this rule set: no inner score to fall short of
     report = build_report(flags_all, X, y, title="t", X_train=X, y_train=y)
     caution, everyone = report.cautions  # flagging every row is all this model does
     assert everyone.startswith(f"The model flags every one of the {len(y)} holdout rows")
@@ -1479,3 +1480,47 @@ def test_the_simple_answers_text_describes_only_the_rows_the_table_shows():
     without = text_of(["model", "majority", "best_rule"])
     assert "flagging every row" not in without
     assert "accuracy) and the rule with the highest F1" in without
+
+
+def test_a_fit_far_below_the_score_that_chose_it_is_a_caution(liver):
+    """The estimators warn when a fit scores a training F1 more than 0.1 below the inner score
+    that chose its settings (its random column subsets missed a combination the folds' learners
+    used); a pipeline's reader sees no warning, so the report's cautions say it too, naming
+    which choice it was: the search's or the "auto" one's."""
+    from libre_lib.datasets import load_dataset
+
+    model, X_test, y_test, info = liver
+    X, y, _ = load_dataset("liver")
+    X_train, _, y_train, _ = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    f1 = f1_score(y_train == info.positive_class, model.predict(X_train) == info.positive_class)
+    rows = dict(X_train=X_train, y_train=y_train, title="t")
+
+    def below(report):
+        return [c for c in report.cautions if "far below" in c]
+
+    assert model.auto_inner_score() is not None
+    assert not below(build_report(model, X_test, y_test, **rows))  # as fitted: no caution
+    assert not below(
+        build_report(model, X_test, y_test, tuning_summary={"best_score": f1 + 0.09}, **rows)
+    )
+    (caution,) = below(
+        build_report(model, X_test, y_test, tuning_summary={"best_score": f1 + 0.2}, **rows)
+    )
+    assert f"F1 {f1:.3f}, far below the {f1 + 0.2:.3f} with which the search" in caution
+    assert not below(
+        build_report(model, X_test, y_test, tuning_summary={"best_score": 1.0}, title="t")
+    )
+    accuracy = {"best_score": 1.0, "scoring": "accuracy"}  # not comparable with an F1
+    assert not below(build_report(model, X_test, y_test, tuning_summary=accuracy, **rows))
+
+    lucky = copy.deepcopy(model)  # the "auto" choice's inner score, without a search
+    scores = lucky.auto_scores_
+    lucky.auto_scores_ = {**scores, "mean_f1": np.ones_like(scores["mean_f1"])}
+    assert lucky.auto_inner_score() == 1.0
+    report = build_report(lucky, X_test, y_test, **rows)
+    (caution,) = below(report)
+    assert 'far below the 1.000 with which the "auto" choice' in caution
+    assert "another random_state" in caution
+    assert "far below the 1.000" in render_markdown(report)
+    assert "far below the 1.000" in render_html(report)
+    assert not below(build_report(empty_model(lucky), X_test, y_test, **rows))
