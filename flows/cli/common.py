@@ -131,12 +131,15 @@ def pipeline_console(debug: bool, message: str):
         if not debug:
             warnings.filterwarnings("ignore", category=LibreWarning)
         progress = StageProgress(status)
-        task_logger = logging.getLogger("prefect.task_runs")
-        task_logger.addHandler(progress)
+        # the tasks' stage lines, and the flow's (a mapped stage's total is said by the flow)
+        loggers = [logging.getLogger(f"prefect.{runs}") for runs in ("task_runs", "flow_runs")]
+        for logger in loggers:
+            logger.addHandler(progress)
         try:
             yield
         finally:
-            task_logger.removeHandler(progress)
+            for logger in loggers:
+                logger.removeHandler(progress)
             for handler in handlers:
                 handler.removeFilter(quiet)
 

@@ -119,3 +119,29 @@ def test_library_warnings_are_not_printed_raw_during_a_run_unless_debugging():
         "shown when debugging",
         "after the run",
     ]
+
+
+def test_the_status_line_hears_the_total_that_the_flow_says(monkeypatch):
+    """A mapped stage's total ("cache hit 0 of 50 tasks") is said by the flow, its tasks'
+    lines by the tasks: the status line listens to both loggers."""
+    from libre_flows.flows.cli import common
+
+    lines = []
+
+    class Status:
+        def update(self, line):
+            lines.append(line)
+
+    class Console:
+        @staticmethod
+        def status(message):
+            import contextlib
+
+            return contextlib.nullcontext(Status())
+
+    monkeypatch.setattr(common, "console", Console())
+    with common.pipeline_console(debug=False, message="training"):
+        logging.getLogger("prefect.flow_runs").info("stage learn        cache hit  0 of 50 tasks")
+        logging.getLogger("prefect.task_runs").info("stage learn        computed   /s/l.parquet")
+    logging.getLogger("prefect.flow_runs").info("stage learn        computed   /s/m.parquet")
+    assert lines == ["weak learners finished: 0 of 50", "weak learners finished: 1 of 50"]
