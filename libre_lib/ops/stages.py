@@ -132,26 +132,36 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
             f"features.categorical names columns not in the data: {unknown}. Columns are: "
             f"{list(frame.columns)}."
         )
-    unlabelled = [c for c in spec.report.column_labels if c not in frame.columns]
-    if unlabelled:
-        raise SpecError(
-            f"report.column_labels names columns not in the data: {unlabelled}. Columns are: "
-            f"{list(frame.columns)}."
-        )
     unused = [c for c in declared if c not in keep]
     if unused:
         raise SpecError(
             f"features.categorical names columns that are not features (the target, or left "
             f"out by features.include/exclude): {unused}."
         )
-    _check_report_labels(frame, spec, declared)
-    return frame[[*keep, target_column]]
+    selected = frame[[*keep, target_column]]
+    _check_report_labels(selected, spec, declared, data_columns=frame.columns)
+    return selected
 
 
-def _check_report_labels(frame: pd.DataFrame, spec: PipelineSpec, categorical: list) -> None:
-    """Labels must not pass for other names: a column label is not another column's name, a
-    value label not another value of its column; value labels need a categorical column."""
+def _check_report_labels(
+    frame: pd.DataFrame, spec: PipelineSpec, categorical: list, data_columns=None
+) -> None:
+    """Labels name the loaded columns (``frame``: the features and the target; checked at
+    ``load`` and again at ``report``, since a cached ``load`` does not run) and must not pass
+    for other names: a column label is not another column's name, a value label not another
+    value of its column; value labels need a categorical column. ``data_columns``: every
+    column of the data, for the error's advice."""
     labels = spec.report.column_labels
+    for section, named in (("column_labels", labels), ("value_labels", spec.report.value_labels)):
+        unknown = [c for c in named if c not in frame.columns]
+        if unknown:
+            elsewhere = [c for c in unknown if data_columns is not None and c in data_columns]
+            raise SpecError(
+                f"report.{section} names columns that are not features or the target of this "
+                f"pipeline: {unknown}"
+                + (f" ({elsewhere} left out by features.include/exclude)" if elsewhere else "")
+                + f". Its columns are: {excerpt(list(frame.columns), 600)}."
+            )
     for column, label in labels.items():
         if label != column and label in frame.columns and label not in labels:
             raise SpecError(
@@ -160,8 +170,6 @@ def _check_report_labels(frame: pd.DataFrame, spec: PipelineSpec, categorical: l
                 "another label, or label that column too."
             )
     for column, value_labels in spec.report.value_labels.items():
-        if column not in frame.columns:
-            continue  # the spec's own check names features that are not in the data
         series = frame[column]
         numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
         if numeric and column not in categorical:

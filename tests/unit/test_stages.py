@@ -479,11 +479,26 @@ def test_select_columns_names_categorical_columns_that_are_not_features(unlabell
     ]
 
 
-def test_select_columns_names_labelled_columns_not_in_the_data(spec):
-    frame = pd.DataFrame({"a": [1], "target": ["1"]})
-    report = spec.report.model_copy(update={"column_labels": {"no_such_column": "typo"}})
-    with pytest.raises(SpecError, match=r"report.column_labels names columns not in the data"):
-        stages.select_columns(frame, _with(spec, report=report))
+def test_labels_of_columns_that_are_not_loaded_are_refused_at_load_and_at_report(unlabelled):
+    """A typo in report.column_labels or value_labels, or a label of a column left out, is
+    refused when loading, and again when reporting: a cached ``load`` does not run, and the
+    same spec passed once its ``load`` was in the store."""
+    spec = unlabelled
+    frame = pd.DataFrame({"a": [1], "b": ["x"], "target": ["1"]})
+    features = spec.features.model_copy(update={"include": None, "exclude": ["b"]})
+    for section, labels, message in [
+        ("column_labels", {"no_such_column": "typo"}, r"\['no_such_column'\]\. Its columns"),
+        ("value_labels", {"b": {"x": "ex"}}, r"\['b'\] \(\['b'\] left out by features"),
+    ]:
+        report = spec.report.model_copy(update={section: labels})
+        changed = _with(spec, report=report, features=features)
+        with pytest.raises(SpecError, match=rf"report.{section} names columns that are not "):
+            stages.select_columns(frame, changed)
+        with pytest.raises(SpecError, match=message):
+            stages.select_columns(frame, changed)
+        loaded = frame[["a", "target"]]  # as a cached load holds it
+        with pytest.raises(SpecError, match=rf"report.{section} names columns that are not "):
+            stages._check_report_labels(loaded, changed, [])
 
 
 @pytest.mark.parametrize(
