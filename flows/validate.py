@@ -19,8 +19,9 @@ heartbeats.install()  # the run's end does not wait for its heartbeat thread
 def validate_flow(spec_path: str, store: str | None = None) -> dict:
     """Load the data and run the spec's expectations; fails the run on a failed expectation.
     The result's ``notes`` name columns that training would read as text although they mostly
-    hold numbers (in memory). With ``split_by``, the split is computed (training reuses it):
-    key columns without a value fail here, not first in training.
+    hold numbers (in memory). The split is computed (training reuses it): a positive class
+    the target never holds, or ``split_by`` key columns without a value, fail here, not first
+    in training.
     A streamed spec is profiled part by part (the training pipeline's first pass, whose
     artifacts a later ``libre train`` reuses)."""
     spec = load_spec(spec_path)
@@ -33,8 +34,9 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
     else:
         data = tasks.load(spec, root)
         validation = tasks.validate(spec, root, data, record_run=False)
-        if spec.split_by:  # what the split refuses (key columns without a value); cached
-            tasks.split(spec, root, data)  # as training's, which reuses it
+        # what the split refuses (a positive class the target never holds, key columns
+        # without a value), cached as training's, which reuses it
+        tasks.split(spec, root, data)
         features = read_frame(root, data).drop(columns=[spec.target.column])
         # what training would warn of: numbers read as text (a decimal comma, a stray marker)
         notes = list(misread_text_columns(features, spec.features.categorical).values())

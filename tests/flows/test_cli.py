@@ -91,6 +91,14 @@ def test_validate_refuses_split_by_columns_without_a_value(spec_copy, tmp_path):
     assert code == 1 and "split_by columns ['patient'] hold no value" in output, output
 
 
+def test_validate_refuses_a_positive_class_the_target_never_holds(spec_copy, tmp_path):
+    """Without target.classes only training's split said so: validate passed the spec."""
+    spec = spec_copy(target={"column": "target", "positive_class": "Y"})
+    code, output = _run("validate", spec)
+    assert code == 1, output
+    assert "target.positive_class 'Y' is not a value of the target column" in output, output
+
+
 def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_path):
     """A ';' file with decimal commas and a spec without decimal: "," validated silently, and
     only training said that the column was read as text categories."""
