@@ -916,10 +916,24 @@ def _close_key(loc: tuple) -> str | None:
     return found[0] if found else None
 
 
+#: Estimator parameters that a spec sets elsewhere, and where (``model.<name>`` is refused).
+ELSEWHERE = {
+    "model.positive_class": "a pipeline's positive class is target.positive_class",
+    "model.categorical_features": "a pipeline declares its text columns in features.categorical",
+    "model.n_jobs": "a pipeline's parallelism is runner.max_workers (its learners run as "
+    "mapped tasks)",
+    "model.verbose": "a pipeline reports its progress in its flow run's log and in the "
+    "status line of libre train",
+}
+
+
 def _describe(error: dict) -> str:
     """One error of the spec's check, with at most a short excerpt of the bad key or value."""
     where = ".".join(str(p) for p in error["loc"]) or "(top level)"
     if error["type"] == "extra_forbidden":
+        moved = ELSEWHERE.get(where)
+        if moved:
+            return f"unknown key {shorten(repr(where))}: {moved} (docs/pipeline.md)"
         close = _close_key(error["loc"])
         hint = f"did you mean {close!r}? See" if close else "check its spelling; see"
         return f"unknown key {shorten(repr(where))} ({hint} docs/pipeline.md)"

@@ -371,6 +371,11 @@ def test_a_target_listed_among_the_features_is_refused():
         ),
         ({"tuning": {"fold": 3}}, "unknown key 'tuning.fold' (did you mean 'folds'?"),
         ({"colour": "blue"}, "unknown key 'colour' (check its spelling; see docs/pipeline.md)"),
+        # estimator parameters a spec sets elsewhere: where, not a lookalike ("max_features")
+        ({"model": {"n_jobs": 2}}, "'model.n_jobs': a pipeline's parallelism is runner.max"),
+        ({"model": {"verbose": 1}}, "'model.verbose': a pipeline reports its progress"),
+        ({"model": {"positive_class": 1}}, "positive class is target.positive_class"),
+        ({"model": {"categorical_features": ["a"]}}, "its text columns in features.categorical"),
     ],
 )
 def test_an_unknown_key_names_the_nearest_known_one(extra, said):
