@@ -39,6 +39,7 @@ from ..inputs import spelled_alike
 from ..params import MAX_SEED, broken_requirement, broken_rule
 from ..search import PAPER_GRID
 from .sources import DATA_SUFFIXES, skipped_entry
+from .validation import referenced_columns
 
 Label = str | int | float | bool
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -655,6 +656,22 @@ class PipelineSpec(_Strict):
                     "must be a class of the target, one of "
                     + ", ".join(repr(str(c)) for c in target.classes),
                     value,
+                )
+        expected = [(("expectations", "columns", c), c) for c in self.expectations.columns]
+        for i, user in enumerate(self.expectations.extra):
+            expected += [
+                (("expectations", "extra", str(i)), c) for c in referenced_columns(user.kwargs)
+            ]
+        for where, column in expected:
+            if column != target.column and (
+                column in self.features.exclude
+                or (self.features.include is not None and column not in self.features.include)
+            ):
+                _spec_error(
+                    where,
+                    f"checks {column!r}, which is not a feature or the target: the pipeline "
+                    "loads, and validates, only those (see features.include / exclude)",
+                    column,
                 )
         for column in report.value_labels:
             if column == target.column:

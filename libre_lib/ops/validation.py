@@ -287,7 +287,7 @@ def build_expectations(rules: ValidationRules, columns: Sequence[str] | None = N
     The target-class expectations hold the classes' string keys (see ``label_key``).
     """
     target = rules.target_column
-    referenced = (c for user in rules.expectations for c in _referenced_columns(user["kwargs"]))
+    referenced = (c for user in rules.expectations for c in referenced_columns(user["kwargs"]))
     named = _unique((*rules.required_columns, target, *rules.columns, *referenced))
     if columns is None:
         features = [c for c in named if c != target]
@@ -516,7 +516,8 @@ def _import_gx():
     )
 
 
-def _referenced_columns(kwargs: Mapping) -> list[str]:
+def referenced_columns(kwargs: Mapping) -> list[str]:
+    """The columns an expectation's keyword arguments name."""
     names = [kwargs[k] for k in _COLUMN_KWARGS if isinstance(kwargs.get(k), str)]
     column_list = kwargs.get("column_list")
     if isinstance(column_list, list | tuple):
@@ -527,7 +528,7 @@ def _referenced_columns(kwargs: Mapping) -> list[str]:
 def _result_column(kwargs: Mapping) -> str | None:
     if isinstance(kwargs.get("column"), str):
         return kwargs["column"]
-    names = _referenced_columns(kwargs)
+    names = referenced_columns(kwargs)
     return ", ".join(names) if names else None
 
 
@@ -768,7 +769,7 @@ def _runnable(plan: list[dict], present) -> tuple[list[int], dict[str, int]]:
     skipped: dict[str, int] = {}
     runnable = []
     for index, item in enumerate(plan):
-        missing = [c for c in _referenced_columns(item["kwargs"]) if c not in present]
+        missing = [c for c in referenced_columns(item["kwargs"]) if c not in present]
         if item["type"] == "expect_column_to_exist" or not missing:
             runnable.append(index)
         for column in missing if item["type"] != "expect_column_to_exist" else ():

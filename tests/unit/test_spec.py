@@ -383,3 +383,23 @@ def test_an_unknown_key_names_the_nearest_known_one(extra, said):
     with pytest.raises(SpecError) as caught:
         parse_spec({**raw, **extra})
     assert said in str(caught.value)
+
+
+def test_an_expectation_on_a_column_the_pipeline_does_not_load_is_refused():
+    """An expectation on a column left out of the features failed as "column is missing from
+    the frame" although the data held it: the pipeline validates only what it loads."""
+    excluded = {**RAW, "features": {"exclude": ["patient_id"]}}
+    for expectations, where in [
+        ({"columns": {"patient_id": {"max_missing_fraction": 0}}}, "expectations.columns.patient_id"),
+        (
+            {"extra": [{"type": "expect_column_values_to_be_unique",
+                        "kwargs": {"column": "patient_id"}}]},
+            "expectations.extra.0",
+        ),
+    ]:  # fmt: skip
+        with pytest.raises(SpecError, match=rf"{where}: checks 'patient_id', which is not a"):
+            parse_spec({**excluded, "expectations": expectations})
+    included = {**RAW, "features": {"include": ["age"]}}
+    with pytest.raises(SpecError, match=r"checks 'glucose', which is not a feature"):
+        parse_spec({**included, "expectations": {"columns": {"glucose": {"min": 0}}}})
+    parse_spec({**included, "expectations": {"columns": {"age": {"min": 0}, "target": {}}}})
