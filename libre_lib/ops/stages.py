@@ -962,7 +962,7 @@ def report(
     note = ()
     if len(X) == 0:
         X, y = split_rows(spec, frame, holdout_flags)
-        note = ("holdout_fraction is 0: the metrics below are on the training rows.",)
+        note = ("holdout_fraction is 0: every score in this report is on the training rows.",)
     n_train = int((~holdout_flags).sum())
     rows = f"{counted(n_train, 'training row')}, {counted(len(X), 'holdout row')}"
     if note:
