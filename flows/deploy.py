@@ -18,7 +18,7 @@ from prefect.events import DeploymentEventTrigger, Event
 from prefect.schedules import Cron
 from prefect.types.entrypoint import EntrypointType
 
-from libre_lib.errors import LibreError, SpecError
+from libre_lib.errors import LibreError, SpecError, counted
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
@@ -150,19 +150,23 @@ def refuse_declared(deployments: list) -> None:
     from prefect.exceptions import ObjectNotFound
 
     with get_client(sync_client=True) as client:
+        existing_ones = {}
         for deployment in deployments:
             name = f"{deployment.flow_name}/{deployment.name}"
             try:
-                existing = client.read_deployment_by_name(name)
+                existing_ones[name] = client.read_deployment_by_name(name)
             except ObjectNotFound:
                 continue
-            if existing.work_pool_name:
-                raise DeploymentConflict(
-                    f"Deployment {name!r} exists on work pool {existing.work_pool_name!r} "
-                    "(from prefect deploy); libre serve will not replace it: run those "
-                    f"deployments with a worker, or delete them first (prefect deployment "
-                    f"delete {name!r}) to serve instead."
-                )
+        pooled = {n: d.work_pool_name for n, d in existing_ones.items() if d.work_pool_name}
+        if pooled:  # every one of them, so that deleting the named ones is enough
+            names = ", ".join(f"{n!r} (work pool {pool!r})" for n, pool in pooled.items())
+            deletes = "; ".join(f"prefect deployment delete {n!r}" for n in pooled)
+            raise DeploymentConflict(
+                f"{counted(len(pooled), 'deployment')} of this pipeline exist on a work pool "
+                f"(from prefect deploy): {names}; libre serve will not replace them: run them "
+                f"with a worker, or delete them first ({deletes}) to serve instead."
+            )
+        for name, existing in existing_ones.items():
             polled = seconds_since(existing.last_polled)
             if not existing.paused and polled is not None and polled < SERVED_WITHIN_S:
                 raise DeploymentConflict(

@@ -156,15 +156,19 @@ def test_serve_refuses_to_replace_a_deployment_a_worker_runs(spec_copy, fake_ser
     absolute spec path, and paused, so the nightly run stopped and the next worker run crashed."""
     _work_pool()
     spec = _renamed(spec_copy(), "worker-owned")
-    nightly = build_deployments(spec)[0]
-    nightly.apply(work_pool_name="libre-process")  # as `prefect deploy` registers it
+    nightly, on_demand, *_ = build_deployments(spec)
+    nightly.apply(work_pool_name="libre-process")  # as `prefect deploy` registers them
+    on_demand.apply(work_pool_name="libre-process")
 
     with pytest.raises(DeploymentConflict) as refused:
         serve(spec)
     message = str(refused.value)
     assert "\n" not in message
-    assert "'libre-train/worker-owned-nightly' exists on work pool 'libre-process'" in message
-    assert "prefect deployment delete 'libre-train/worker-owned-nightly'" in message
+    assert "2 deployments of this pipeline exist on a work pool" in message
+    # every one is named: deleting the first alone left the next to refuse again
+    for name in (nightly.name, on_demand.name):
+        assert f"'libre-train/{name}' (work pool 'libre-process')" in message
+        assert f"prefect deployment delete 'libre-train/{name}'" in message
     assert fake_serve == []
     with get_client(sync_client=True) as client:
         stored = client.read_deployment_by_name("libre-train/worker-owned-nightly")
