@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, SpecError
-from .sources import _refuse_duplicate_names, is_url, read_types, source_files
+from .sources import _refuse_duplicate_names, integer_fields, is_url, read_types, source_files
 
 #: Batches per part of a Parquet file (a part is what one task reads).
 PART_BATCHES = 4
@@ -142,7 +142,8 @@ def read_batches(
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise DataError(f"Data file {part.path!r} has no column(s) {missing}.")
-        yield row, read_types(frame[columns], string_columns)
+        integers = frame.attrs.get("integers", ())
+        yield row, read_types(frame[columns], string_columns, integers)
         row += len(frame)
 
 
@@ -157,10 +158,13 @@ def _parquet_batches(part: Part, columns: list[str], batch_rows: int) -> Iterato
             raise DataError(f"Data file {part.path!r} has no column(s) {missing}.")
         if not part.row_groups:
             return
+        integers = integer_fields(handle.schema_arrow)
         for batch in handle.iter_batches(
             batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns
         ):
-            yield batch.to_pandas()
+            frame = batch.to_pandas()
+            frame.attrs["integers"] = integers  # for read_types
+            yield frame
 
 
 def _csv_batches(

@@ -53,7 +53,7 @@ from ..errors import DataError, ParameterError, counted, excerpt
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly
 from .registry import registered_version, verified_text
-from .sources import csv_dialect, read_types, skipped_entry, text_encoding
+from .sources import csv_dialect, integer_fields, read_types, skipped_entry, text_encoding
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -567,7 +567,10 @@ class _Reader:
             index = table.schema.get_field_index(name)
             if index < 0 or pa.types.is_string(table.schema.field(index).type):
                 continue
-            frame = read_types(table.select([name]).to_pandas(), [name])
+            column_table = table.select([name])
+            frame = read_types(
+                column_table.to_pandas(), [name], integer_fields(column_table.schema)
+            )
             column = pa.array(frame[name], type=pa.string(), from_pandas=True)
             # without pandas' record of the file's dtypes, which would turn the text back
             table = table.set_column(index, name, column).replace_schema_metadata(None)

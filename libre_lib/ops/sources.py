@@ -165,8 +165,13 @@ def read_source(
     if local:
         _open(location).close()  # clear error for a missing file
     try:
+        integers: set[str] = set()
         if file_format == "parquet":
             frame = pd.read_parquet(location, **options)
+            if local and string_columns:
+                import pyarrow.parquet as pq
+
+                integers = integer_fields(pq.read_schema(location.removeprefix("file://")))
         else:
             options.setdefault("na_values", [""])
             dtypes = {c: "string" for c in string_columns}
@@ -186,7 +191,7 @@ def read_source(
         index_columns = 0 if index_col is None or index_col is False else frame.index.nlevels
         names = _csv_header(location, options, len(names) + index_columns) or names
     _refuse_duplicate_names(location, names)
-    return read_types(frame, string_columns)
+    return read_types(frame, string_columns, integers)
 
 
 #: Field separators a CSV may use besides the comma, as spreadsheets in many locales write them.
@@ -308,16 +313,27 @@ def _points_between_thousands(
     return both
 
 
-def read_types(frame: pd.DataFrame, string_columns) -> pd.DataFrame:
+def read_types(frame: pd.DataFrame, string_columns, integers=()) -> pd.DataFrame:
     """``frame`` as the pipeline reads it: its ``string_columns`` as text (Python str, None for
     missing), its other decimal columns (Parquet ``decimal128``, ``Decimal`` cells) as float64
-    numbers (:func:`~libre_lib.inputs.decimals_as_floats`)."""
+    numbers (:func:`~libre_lib.inputs.decimals_as_floats`). ``integers``: the columns a Parquet
+    file stores as integers (:func:`integer_fields`); with a missing value pandas reads them as
+    floats, and their text must be "62", as a CSV writes it, not "62.0"."""
     frame = decimals_as_floats(frame, skip=string_columns)
     for column in string_columns:
         if column in frame.columns:
             series = frame[column]
+            if column in integers and pd.api.types.is_float_dtype(series.dtype):
+                series = series.astype("Int64")
             frame[column] = series.astype("string").astype(object).where(series.notna(), None)
     return frame
+
+
+def integer_fields(schema) -> set[str]:
+    """The names of an Arrow schema's integer columns (see :func:`read_types`)."""
+    import pyarrow as pa
+
+    return {field.name for field in schema if pa.types.is_integer(field.type)}
 
 
 def _csv_header(location: str, options: dict, width: int) -> list[str] | None:
