@@ -8,6 +8,7 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from libre_lib.errors import DataError
 from libre_lib.ops import stages
 from libre_lib.ops.cleanup import RUN_FILE
 from libre_lib.ops.files import atomic_write_text
@@ -35,7 +36,18 @@ def load(spec: PipelineSpec, store_root: str, force: bool = False) -> Stage:
     fingerprint = fingerprint_source(spec.data_location(), spec.data.resolved_format())
 
     def compute():
-        return stages.load(spec, fingerprint)
+        loaded = stages.load(spec, fingerprint)
+        # the store keeps this content under the fingerprint hashed before reading: a file
+        # replaced in between (an export landing mid-run) would be cached as the other's
+        if not spec.data.is_url():
+            after = fingerprint_source(spec.data_location(), spec.data.resolved_format())
+            if after != fingerprint:
+                raise DataError(
+                    f"Data source {spec.data_location()!r} changed while the pipeline read it "
+                    f"(sha256 {fingerprint[:12]}… when the run started, {after[:12]}… after "
+                    "reading); nothing was stored. Run again once the file is written."
+                )
+        return loaded
 
     source = source_stage(fingerprint)
     stage = run_stage(spec, store_root, "load", params, [source], compute, force)

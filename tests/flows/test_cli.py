@@ -178,3 +178,28 @@ def test_init_writes_a_spec_that_trains(tmp_path, monkeypatch):
     # the trained pipeline's own data again: its name is not taken from it
     assert "already holds a pipeline" not in output
     assert (tmp_path / "haberman-survival.yaml").read_text() == before
+
+
+def test_a_data_file_replaced_while_it_is_read_is_not_cached(
+    spec_copy, data_copy, tmp_path, monkeypatch
+):
+    """The store keeps the loaded rows under the file's sha256 taken before reading: a file
+    replaced in between (an export landing mid-run) was cached as the old file's content, and
+    every later run of the old file reused the other's rows."""
+    from libre_flows.tasks import data as data_tasks
+
+    data = data_copy()
+    spec = spec_copy(data__path=str(data))
+    original = data.read_bytes()
+    real_load = data_tasks.stages.load
+
+    def load_then_replace(spec, fingerprint):
+        loaded = real_load(spec, fingerprint)
+        data.write_bytes(original.replace(b",1\n", b",2\n"))  # the classes flipped
+        return loaded
+
+    monkeypatch.setattr(data_tasks.stages, "load", load_then_replace)
+    code, output = _run("train", spec)
+    assert code == 1 and "changed while the pipeline read it" in output, output
+    assert not list((tmp_path / "store").rglob("load/*.parquet"))
+    assert _store_is_clean(tmp_path / "store")
