@@ -390,7 +390,10 @@ def test_an_expectation_on_a_column_the_pipeline_does_not_load_is_refused():
     the frame" although the data held it: the pipeline validates only what it loads."""
     excluded = {**RAW, "features": {"exclude": ["patient_id"]}}
     for expectations, where in [
-        ({"columns": {"patient_id": {"max_missing_fraction": 0}}}, "expectations.columns.patient_id"),
+        (
+            {"columns": {"patient_id": {"max_missing_fraction": 0}}},
+            "expectations.columns.patient_id",
+        ),
         (
             {"extra": [{"type": "expect_column_values_to_be_unique",
                         "kwargs": {"column": "patient_id"}}]},
