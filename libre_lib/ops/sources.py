@@ -168,10 +168,8 @@ def read_source(
         integers: set[str] = set()
         if file_format == "parquet":
             frame = pd.read_parquet(location, **options)
-            if local and string_columns:
-                import pyarrow.parquet as pq
-
-                integers = integer_fields(pq.read_schema(location.removeprefix("file://")))
+            if string_columns:
+                integers = integer_fields(_parquet_schema(location, local))
         else:
             options.setdefault("na_values", [""])
             dtypes = {c: "string" for c in string_columns}
@@ -327,6 +325,18 @@ def read_types(frame: pd.DataFrame, string_columns, integers=()) -> pd.DataFrame
                 series = series.astype("Int64")
             frame[column] = series.astype("string").astype(object).where(series.notna(), None)
     return frame
+
+
+def _parquet_schema(location: str, local: bool):
+    """The Arrow schema of a Parquet file, local or at an fsspec URL (its footer only)."""
+    import pyarrow.parquet as pq
+
+    if local:
+        return pq.read_schema(location.removeprefix("file://"))
+    import fsspec
+
+    with fsspec.open(location, "rb") as handle:
+        return pq.read_schema(handle)
 
 
 def integer_fields(schema) -> set[str]:

@@ -98,6 +98,11 @@ def test_whole_numbers_with_blanks_read_as_text_alike_from_csv_and_parquet(tmp_p
     assert from_parquet["year"].tolist() == from_csv["year"].tolist()
     assert from_parquet["ratio"].tolist() == ["0.5", "1.0", None, "2.0"]  # floats: as read
     assert pd.isna(from_csv["year"][1])
+    import fsspec  # a file at a URL, read in memory: alike
+
+    fsspec.filesystem("memory").pipe("/whole.parquet", (tmp_path / "data.parquet").read_bytes())
+    remote = read_source("memory://whole.parquet", "parquet", {}, text)
+    assert remote["year"].tolist() == ["62", None, "65", "70"]
     # a streamed run reads the file in batches: alike
     from libre_lib.ops.batches import plan_parts, read_batches
 
