@@ -19,9 +19,9 @@ heartbeats.install()  # the run's end does not wait for its heartbeat thread
 def validate_flow(spec_path: str, store: str | None = None) -> dict:
     """Load the data and run the spec's expectations; fails the run on a failed expectation.
     The result's ``notes`` name columns that training would read as text although they mostly
-    hold numbers (in memory). The split is computed (training reuses it): a positive class
-    the target never holds, or ``split_by`` key columns without a value, fail here, not first
-    in training.
+    hold numbers (in memory). In memory, the split is computed (training reuses it): a
+    positive class the target never holds, or ``split_by`` key columns without a value, fail
+    here, not first in training.
     A streamed spec is profiled part by part (the training pipeline's first pass, whose
     artifacts a later ``libre train`` reuses)."""
     spec = load_spec(spec_path)
