@@ -44,7 +44,7 @@ from ..search import (
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_json
 from .baselines import TREND_VERSIONS, version_trend
-from .batches import HOLDOUT_SALT, copy_keys, row_keys, unit_hash
+from .batches import HOLDOUT_SALT, copy_keys, row_keys, source_columns, unit_hash
 from .contract import DataContract
 from .diff import ChampionChanges
 from .display import value_key
@@ -152,16 +152,25 @@ def _check_report_labels(
     value of its column; value labels need a categorical column. ``data_columns``: every
     column of the data, for the error's advice."""
     labels = spec.report.column_labels
-    for section, named in (("column_labels", labels), ("value_labels", spec.report.value_labels)):
-        unknown = [c for c in named if c not in frame.columns]
-        if unknown:
-            elsewhere = [c for c in unknown if data_columns is not None and c in data_columns]
-            raise SpecError(
-                f"report.{section} names columns that are not features or the target of this "
-                f"pipeline: {unknown}"
-                + (f" ({elsewhere} left out by features.include/exclude)" if elsewhere else "")
-                + f". Its columns are: {excerpt(list(frame.columns), 600)}."
+    unknown = [c for c in labels if c not in frame.columns]
+    if unknown:  # a column left out may keep its label (nothing shows it); a typo may not
+        if data_columns is None:  # a cached load: the file's header, read again
+            data_columns = source_columns(
+                spec.data_location(), spec.data.resolved_format(), spec.data.read_options
             )
+        unknown = [c for c in unknown if c not in data_columns]
+        if unknown:
+            raise SpecError(
+                f"report.column_labels names columns not in the data: {unknown}. Columns are: "
+                f"{excerpt(list(data_columns), 600)}."
+            )
+    unknown = [c for c in spec.report.value_labels if c not in frame.columns]
+    if unknown:
+        raise SpecError(
+            f"report.value_labels names columns that are not features of this pipeline: "
+            f"{unknown}. Its features are: "
+            f"{excerpt([c for c in frame.columns if c != spec.target.column], 600)}."
+        )
     for column, label in labels.items():
         if label != column and label in frame.columns and label not in labels:
             raise SpecError(
