@@ -138,14 +138,14 @@ class WideProbe(LibreClassifier):
             )
         return LibreClassifier.encode(frame, target, discretization)
 
-    def draw_subsets(self, discretization):
+    def draw_subsets(self, discretization, learner_factor=1):
         pool = [j for j, b in enumerate(discretization.n_bins) if b >= 2]
         kept = getattr(self, "_kept", None)
         if self.column_test and kept is not None and kept[0] is discretization:
             pool = [j for j in pool if j in kept[1]] or pool
         if not pool:
             return []
-        n = self.n_estimators
+        n = self.n_estimators * learner_factor
         larger = getattr(self, "_larger", True) if self.size_choice else True
         if self.learners_per_column and larger:
             n = min(MAX_LEARNERS, max(n, math.ceil(self.learners_per_column * len(pool))))

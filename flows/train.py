@@ -50,8 +50,10 @@ from libre_flows.tasks.learning import (
 from libre_flows.tasks.report import outcome, promote, publish, register, report, summarize
 from libre_flows.tasks.tuning import (
     auto_refit_check,
+    more_learners_check,
     pick,
     refit_check,
+    shipped_choice,
     tune_all,
     tuned_spec,
 )
@@ -100,9 +102,10 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         tuning = tune_all(spec, root, data, holdout, force)
         tuning.append(pick(spec, root, data, holdout, tuning, force))
 
-    def fit(spec: PipelineSpec, choice: Stage | None = None) -> dict:
-        """choose → set_cover for ``spec``'s model (from ``choice``, if given): its stages by
-        name (``rules`` is the ``set_cover`` stage) and the streamed passes it made."""
+    def fit(spec: PipelineSpec, choice: Stage | None = None, learner_factor: int = 1) -> dict:
+        """choose → set_cover for ``spec``'s model (from ``choice``, if given; with
+        ``learner_factor`` times ``n_estimators`` learners): its stages by name (``rules`` is
+        the ``set_cover`` stage) and the streamed passes it made."""
         if choice is None:
             choice = choose(spec, root, data, holdout, force)
         if streaming:
@@ -111,12 +114,13 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         else:
             bins = discretize(spec, root, data, holdout, choice, force)
             records, encoded = encode(spec, root, data, holdout, bins, force), []
-        subsets = feature_subsets(spec, root, bins)
+        subsets = feature_subsets(spec, root, bins, learner_factor)
         learners = learn_all(spec, root, records, bins, choice, subsets, force)
         candidates = union_filter(spec, root, learners, records, bins, force)
         rules = set_cover(
-            spec, root, candidates, records, bins, data, holdout, choice, subsets, force
-        )
+            spec, root, candidates, records, bins, data, holdout, choice, subsets, force,
+            learner_factor,
+        )  # fmt: skip
         fitted = dict(passes=encoded, choice=choice, bins=bins, records=records)
         return dict(fitted, learners=learners, candidates=candidates, rules=rules)
 
@@ -125,13 +129,19 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         spec, fitted, fallbacks, passed_over = refit_check(spec, root, tuning[-1], fitted, fit)
     else:  # the "auto" choice's refit check, as LibreClassifier.fit's
         fitted, passed_over = auto_refit_check(spec, root, fit(spec), fit)
+    # then, as the estimators do, a fit far below its inner score is fitted with more learners
+    shipped = shipped_choice(spec, root, tuning[-1], fallbacks) if tuning else None
+    fitted, more = more_learners_check(spec, root, fitted, fit, shipped)
+    passed_over += more
     if not streaming:
         passes = []
     passes += fitted["passes"]
     rules = fitted["rules"]
     run_dir = run_folder(root, spec)
     picked = tuning[-1] if tuning else None
-    trained = report(spec, root, rules, data, holdout, validation, force, picked, fallbacks)
+    trained = report(
+        spec, root, rules, data, holdout, validation, force, picked, fallbacks, fitted["choice"]
+    )
     registration = register(spec, root, trained, data, str(run_dir))
     publish(spec, trained, registration, str(run_dir))
     outputs = [*passes, data, validation, holdout, *tuning, *passed_over]

@@ -119,6 +119,10 @@ WEAK_LIFT = 1.2
 #: A fit whose training F1 is this far below its "auto" choice's mean inner validation F1
 #: draws a warning (training F1 is normally the higher of the two).
 BELOW_INNER = 0.1
+#: The multiples of ``n_estimators`` a fit that far below is fitted again with, in turn
+#: (the thirty-fifth study round): the first subsets drawn are the same, so a larger
+#: ensemble only adds learners.
+LEARNER_FACTORS = (2, 4)
 
 
 def libre_tags(tags):
@@ -280,6 +284,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         keeps no rule although the choice kept rules in most inner folds, the next ones in
         the choice's order are fitted until one keeps a rule (:func:`auto_refit_order`).
         Usually 0.
+    learner_factor_ : int
+        The learners drawn, as a multiple of ``n_estimators``: 1, or a value of
+        :data:`LEARNER_FACTORS` when the fit with ``n_estimators`` scored a training F1 more
+        than :data:`BELOW_INNER` below the inner score that chose its settings (its random
+        column subsets most likely missed a combination the inner folds' learners used) and
+        the fit with more learners did not. Usually 1.
     """
 
     def __init__(
@@ -349,7 +359,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         :func:`union_candidates` → :meth:`select` → :meth:`assemble` →
         :meth:`refine_boundaries` (call :meth:`set_chosen` and set ``auto_scores_`` from the
         choice first; without them it records the parameters, "auto" as
-        :data:`AUTO_FALLBACK`).
+        :data:`AUTO_FALLBACK`). Then, when the rule set's training F1 is more than
+        :data:`BELOW_INNER` below the "auto" choice's inner score, the stages from
+        :meth:`draw_subsets` on run again with its ``learner_factor`` in
+        :data:`LEARNER_FACTORS` (see ``learner_factor_``).
 
         Parameters
         ----------
@@ -369,8 +382,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self : LibreClassifier
             The fitted classifier.
         """
+        return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight=None, learner_factor: int = 1):
+        """:meth:`fit`, with ``learner_factor`` times ``n_estimators`` learners (the search's
+        refit, when the point's fit falls short of its inner score)."""
         self._check_params()
-        with progress_on_stderr(logger, self.verbose):  # in fit's frame: warnings' stacklevel
+        with progress_on_stderr(logger, self.verbose):
             X = pandas_frame(X)
             frame = as_frame(X)
             refuse_infinite(frame)
@@ -389,14 +407,57 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 with warnings.catch_warnings():  # said above, before the choice
                     warnings.filterwarnings("ignore", "Categorical column ", LibreWarning)
                     stages = {("bins", self.max_intervals_): self.discretize(frame, target)}
+                binned = list(said)  # the columns' warnings: refits sharing the bins repeat none
+                self.learner_factor_ = learner_factor
                 self._fit_chosen(frame, target, chosen, stages, target_name, named)
             self.auto_fallbacks_ = 0
             if not len(self.rules_):
-                said = self._auto_refit_check(frame, target, stages, said)
-            _said(self, said)
+                said = _with_said(binned, self._auto_refit_check(frame, target, stages, said))
             self.refine_boundaries(frame, target)
+            said = _with_said(binned, self._more_learners_check(frame, target, stages, said))
+            _said(self, said)
             self._warn_below_inner(target)
             return self
+
+    def _more_learners_check(self, frame, target: Target, stages: dict, said: list) -> list:
+        """The "auto" fit's check against its inner score (the thirty-fifth round): when the
+        rule set scores a training F1 more than :data:`BELOW_INNER` below the inner score of
+        the combination fitted (:meth:`auto_inner_score`), the same combination is fitted
+        with each multiple of ``n_estimators`` in :data:`LEARNER_FACTORS` in turn, and the
+        first within :data:`BELOW_INNER` is kept (``learner_factor_``); if none is, the fit
+        stays (and :meth:`fit` warns). Returns the warnings to give: the kept fit's."""
+        inner = self.auto_inner_score()
+        n_positive = target.totals()[0]
+        if inner is None or not falls_short(self.rules_, n_positive, inner):
+            return said
+        chosen = {name: getattr(self, name + "_") for name in AUTO_CHOSEN}
+        bins = {key: value for key, value in stages.items() if key[0] == "bins"}
+        target_name, feature_names = self.target_name_, hasattr(self, "feature_names_in_")
+
+        def fit_more(factor: int) -> LibreClassifier:
+            model = copy.copy(self)  # the same parameters, its own fitted state
+            model.learner_factor_ = factor
+            model._fit_chosen(frame, target, chosen, dict(bins), target_name, feature_names)
+            return model.refine_boundaries(frame, target)
+
+        drawn = len(self.feature_subsets_)
+        for factor in LEARNER_FACTORS:
+            grown = len(self.draw_subsets(self.discretization_, factor))
+            if grown <= drawn:  # few columns: no new subset to draw, the same fit again
+                continue
+            drawn = grown
+            model, model_said = _fit_saying(fit_more, factor)
+            if reaches(model.rules_, n_positive, inner):
+                logger.info(
+                    "the fit scored a training F1 far below its inner score %.3f; refitted "
+                    "with %d x n_estimators learners, which is within %.1f of it",
+                    inner,
+                    factor,
+                    BELOW_INNER,
+                )
+                vars(self).update(vars(model))
+                return model_said
+        return said
 
     def _auto_refit_check(self, frame, target: Target, stages: dict, said: list) -> list:
         """The "auto" choice's refit check (the twenty-fourth round, as the search's): when the
@@ -452,7 +513,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 len(discretization.dropped),
                 records.n_rows,
             )
-            subsets = self.draw_subsets(discretization)
+            subsets = self.draw_subsets(discretization, self.learner_factor_)
             n_bins = discretization.n_bins
             _warn_untolerant(self.conflict_tolerance_, n_bins, subsets)
             candidates = fit_ensemble(
@@ -529,14 +590,22 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         codes = discretization.transform(frame)
         return distinct_records(codes, discretization.n_bins, *target.class_weights())
 
-    def draw_subsets(self, discretization: Discretization) -> list[tuple[int, ...]]:
-        """The learners' feature subsets, fixed up front from ``random_state``."""
+    def draw_subsets(
+        self, discretization: Discretization, learner_factor: int = 1
+    ) -> list[tuple[int, ...]]:
+        """The learners' feature subsets, fixed up front from ``random_state``:
+        ``learner_factor`` times ``n_estimators`` of them (see ``learner_factor_``), the
+        first ``n_estimators`` the same whatever the factor."""
         pool = [j for j, b in enumerate(discretization.n_bins) if b >= 2]
         if not pool:
             return []
         rng = check_random_state(self.random_state)
         return draw_feature_subsets(
-            pool, self.n_estimators, self._n_features(len(pool)), rng, self.subset_sizes
+            pool,
+            self.n_estimators * learner_factor,
+            self._n_features(len(pool)),
+            rng,
+            self.subset_sizes,
         )
 
     def ordered_bins(self, discretization: Discretization) -> np.ndarray | None:
@@ -748,6 +817,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             self.set_chosen({name: self._used(name) for name in AUTO_CHOSEN})
         if not hasattr(self, "auto_fallbacks_"):
             self.auto_fallbacks_ = 0
+        if not hasattr(self, "learner_factor_"):
+            self.learner_factor_ = 1
         chosen = selection.indices.size
         if self.abstain:
             selection = self._no_worse_than_majority(selection, target)
@@ -1137,6 +1208,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "feature_subsets": [list(s) for s in self.feature_subsets_],
             "n_candidates": self.n_candidates_,
             **({"auto_fallbacks": n} if (n := getattr(self, "auto_fallbacks_", 0)) else {}),
+            **({"learner_factor": k} if (k := getattr(self, "learner_factor_", 1)) != 1 else {}),
             "chosen": {name: _jsonable(getattr(self, name + "_"), name) for name in AUTO_CHOSEN},
             "rules": [
                 rule_to_dict(r, s) for r, s in zip(self.rules_, self.rules_.stats, strict=True)
@@ -1173,6 +1245,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             model.feature_subsets_ = [tuple(s) for s in data["feature_subsets"]]
             model.n_candidates_ = int(data["n_candidates"])
             model.auto_fallbacks_ = int(data.get("auto_fallbacks", 0))
+            model.learner_factor_ = data.get("learner_factor", 1)
+            if model.learner_factor_ not in (1, *LEARNER_FACTORS) or isinstance(
+                model.learner_factor_, bool
+            ):
+                raise ValueError(
+                    f"learner_factor {model.learner_factor_!r} is not 1 or one of {LEARNER_FACTORS}"
+                )
             chosen = data.get("chosen") or {}
             model.auto_scores_ = None
             model.set_chosen(
@@ -1325,24 +1404,43 @@ def refit_order(order, mean_scores, mean_rules, ruled_share, pool=None) -> np.nd
     return np.concatenate([order, ranked[:BEYOND_TOLERANCE]])
 
 
-def below_inner_message(ruleset: RuleSet, n_positive: float, inner: float) -> str | None:
-    """The warning about a fitted rule set whose training F1 (from its rules' weighted
-    training counts; ``n_positive``: the positive rows' weight) is more than
-    :data:`BELOW_INNER` below ``inner``, the mean validation F1 its settings scored on inner
-    folds; None otherwise (or without rules)."""
-    if not len(ruleset) or not ruleset.stats or not np.isfinite(inner):
-        return None
+def training_f1(ruleset: RuleSet, n_positive: float) -> float:
+    """The rule set's F1 on its training rows, from its rules' weighted training counts
+    (``n_positive``: the positive rows' weight)."""
     caught = sum(s.new_positives for s in ruleset.stats)
     flagged = caught + sum(s.new_negatives for s in ruleset.stats)
-    f1 = 2 * caught / (flagged + n_positive) if flagged + n_positive else 0.0
-    if f1 >= inner - BELOW_INNER:
+    return 2 * caught / (flagged + n_positive) if flagged + n_positive else 0.0
+
+
+def falls_short(ruleset: RuleSet, n_positive: float, inner: float) -> bool:
+    """Whether a fitted rule set's training F1 (:func:`training_f1`) is more than
+    :data:`BELOW_INNER` below ``inner``, the mean validation F1 its settings scored on inner
+    folds (False without rules or without a finite ``inner``)."""
+    if not len(ruleset) or not ruleset.stats or inner is None or not np.isfinite(inner):
+        return False
+    return training_f1(ruleset, n_positive) < inner - BELOW_INNER
+
+
+def reaches(ruleset: RuleSet, n_positive: float, inner: float) -> bool:
+    """Whether a fitted rule set keeps a rule and its training F1 is within
+    :data:`BELOW_INNER` of ``inner`` (what a fit with more learners must reach to ship)."""
+    return bool(len(ruleset)) and training_f1(ruleset, n_positive) >= inner - BELOW_INNER
+
+
+def below_inner_message(ruleset: RuleSet, n_positive: float, inner: float) -> str | None:
+    """The warning about a fitted rule set that :func:`falls_short` of ``inner``; None
+    otherwise."""
+    if not falls_short(ruleset, n_positive, inner):
         return None
+    f1 = training_f1(ruleset, n_positive)
     return (
         f"The rule set scores F1 {f1:.3f} on its training rows, far below the {inner:.3f} its "
         "settings averaged on the inner folds' validation rows: this fit's learners, whose "
         "columns are drawn at random, most likely missed a combination of columns that the "
-        "inner folds' learners used. Another random_state, or more learners (n_estimators), "
-        "may find it."
+        "inner folds' learners used, and fits with "
+        + " and ".join(str(k) for k in LEARNER_FACTORS)
+        + " times n_estimators learners fell as short. Another random_state, or more "
+        "learners (n_estimators), may find it."
     )
 
 
@@ -1381,6 +1479,12 @@ def _fit_saying(fit_point, index: int) -> tuple:
         warnings.simplefilter("always")
         model = fit_point(index)
     return model, said
+
+
+def _with_said(first: list, then: list) -> list:
+    """``first``'s warnings, then those of ``then`` not among them (by category and text)."""
+    seen = {(w.category, str(w.message)) for w in first}
+    return [*first, *(w for w in then if (w.category, str(w.message)) not in seen)]
 
 
 def _said(model, said):

@@ -107,14 +107,19 @@ from .estimator import (
     AUTO_FALLBACK,
     AUTO_STOPS,
     AUTO_UNCAPPED_ROWS,
+    LEARNER_FACTORS,
     LibreClassifier,
+    _fit_saying,
     _gain,
+    _said,
     _seed,
     below_inner_message,
     choice_order,
     choose_candidate,
     f1_score,
+    falls_short,
     libre_tags,
+    reaches,
     refit_in_choice_order,
     refit_order,
     resolve_tolerance,
@@ -613,9 +618,22 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if not self.refit:
             return self
         refit_started = time.perf_counter()
-        self.best_estimator_ = self.checked_refit(
-            lambda index: self._refit_point(plan, index, X, y, sample_weight)
-        )
+        with warnings.catch_warnings(record=True) as said:  # the shipped refit's, given below
+            warnings.simplefilter("always")
+            self.best_estimator_ = self.checked_refit(
+                lambda index: self._refit_point(plan, index, X, y, sample_weight)
+            )
+        n_positive = None
+        if plan.scorer is None:  # the inner score is F1: compare the refit's training F1
+            weight = np.ones(len(plan.positive)) if plan.weight is None else plan.weight
+            n_positive = float(weight[np.asarray(plan.positive, dtype=bool)].sum())
+            self.best_estimator_, said = self.more_learners_check(
+                self.best_estimator_,
+                said,
+                lambda k: self._refit_point(plan, self.best_index_, X, y, sample_weight, k),
+                n_positive,
+            )
+        _said(self.best_estimator_, said)
         self.refit_time_ = time.perf_counter() - refit_started
         logger.info(
             "LibreSearchCV: refitted on %d rows in %.1f s: %d rules",
@@ -623,12 +641,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             self.refit_time_,
             len(self.best_estimator_.rules_),
         )
-        if plan.scorer is None:  # the inner score is F1: compare the refit's training F1
-            weight = np.ones(len(plan.positive)) if plan.weight is None else plan.weight
-            n_positive = float(weight[np.asarray(plan.positive, dtype=bool)].sum())
-            said = below_inner_message(self.best_estimator_.rules_, n_positive, self.best_score_)
-            if said:
-                warnings.warn(said, LibreWarning, stacklevel=user_stacklevel())
+        if n_positive is not None:
+            short = below_inner_message(self.best_estimator_.rules_, n_positive, self.best_score_)
+            if short:
+                warnings.warn(short, LibreWarning, stacklevel=user_stacklevel())
         self.n_features_in_ = self.best_estimator_.n_features_in_
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
@@ -767,13 +783,62 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         """
         return checked_order(self.choice_order(), self.cv_results_)
 
-    def _refit_point(self, plan: SearchPlan, index: int, X, y, sample_weight=None):
-        """Candidate ``index`` of ``plan`` fitted on ``X, y`` as the refit fits it."""
+    def _refit_point(
+        self, plan: SearchPlan, index: int, X, y, sample_weight=None, learner_factor: int = 1
+    ):
+        """Candidate ``index`` of ``plan`` fitted on ``X, y`` as the refit fits it (with
+        ``learner_factor`` times its learners: :meth:`more_learners_check`)."""
         refit = {**plan.candidates[index], "n_jobs": self.n_jobs}
         fixed = self._fixed_positive_class()
         if fixed is not None:  # the user's label, also when the folds saw the class mask
             refit["positive_class"] = fixed
-        return LibreClassifier(**refit).fit(X, y, sample_weight=sample_weight)
+        return LibreClassifier(**refit)._fit(X, y, sample_weight, learner_factor)
+
+    def more_learners_check(
+        self, model: LibreClassifier, said: list, fit_more, n_positive: float
+    ) -> tuple:
+        """The refit checked against the chosen point's mean inner F1 (the thirty-fifth
+        round): when its training F1 is more than :data:`~libre_lib.estimator.BELOW_INNER`
+        below ``best_score_``, the point is fitted again with each multiple of its
+        ``n_estimators`` in :data:`~libre_lib.estimator.LEARNER_FACTORS` in turn, and the
+        first within it is kept (its ``learner_factor_`` says which); otherwise ``model``
+        stays.
+
+        Parameters
+        ----------
+        model : LibreClassifier
+            The refit (after :meth:`checked_refit`).
+        said : list
+            The warnings its fit gave, held back.
+        fit_more : callable
+            ``fit_more(factor)`` returns the chosen point fitted with ``factor`` times its
+            learners.
+        n_positive : float
+            The refit rows' positive weight (their number, without sample weights).
+
+        Returns
+        -------
+        tuple
+            The model kept and the warnings its fit gave, held back.
+        """
+        if not falls_short(model.rules_, n_positive, self.best_score_):
+            return model, said
+        drawn = len(model.feature_subsets_)
+        for factor in LEARNER_FACTORS:
+            grown = len(model.draw_subsets(model.discretization_, factor))
+            if grown <= drawn:  # few columns: no new subset to draw, the same fit again
+                continue
+            drawn = grown
+            more, more_said = _fit_saying(fit_more, factor)
+            if reaches(more.rules_, n_positive, self.best_score_):
+                logger.info(
+                    "LibreSearchCV: the refit scored a training F1 far below the chosen "
+                    "point's mean inner F1 %.3f; refitted with %d x its learners",
+                    self.best_score_,
+                    factor,
+                )
+                return more, more_said
+        return model, said
 
     def checked_refit(self, fit_point) -> LibreClassifier:
         """The chosen candidate refitted, checked against the inner CV that chose it.

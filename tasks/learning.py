@@ -86,9 +86,12 @@ def load_candidates(store_root: str, stage: Stage) -> Candidates:
     return candidates_from_table(*read_stage(store_root, stage))
 
 
-def feature_subsets(spec: PipelineSpec, store_root: str, bins: Stage) -> list[list[int]]:
-    """The learners' subsets, fixed up front from the seed (independent of scheduling)."""
-    return stages.feature_subsets(spec, load_discretization(store_root, bins))
+def feature_subsets(
+    spec: PipelineSpec, store_root: str, bins: Stage, learner_factor: int = 1
+) -> list[list[int]]:
+    """The learners' subsets, fixed up front from the seed (independent of scheduling):
+    ``learner_factor`` times ``n_estimators`` of them."""
+    return stages.feature_subsets(spec, load_discretization(store_root, bins), learner_factor)
 
 
 def learn_run_name() -> str:
@@ -162,9 +165,11 @@ def set_cover(
     choice: Stage,
     subsets: list[list[int]],
     force=False,
+    learner_factor: int = 1,
 ) -> Stage:
     """Greedy weighted set cover with the chosen max_rules; stores the selected rules and the
-    fitted model (JSON, with the choice)."""
+    fitted model (JSON, with the choice; ``learner_factor``: its learners as a multiple of
+    ``n_estimators``)."""
     chosen = load_choice(store_root, choice)
 
     def compute():
@@ -179,12 +184,13 @@ def set_cover(
             subsets,
             chosen,
             n_candidates=n_union,
+            learner_factor=learner_factor,
         )
         if metadata["refinement_skipped"]:
             log().warning(metadata["refinement_skipped"])
         return table, metadata
 
-    params = stages.set_cover_params(spec, subsets, chosen)
+    params = stages.set_cover_params(spec, subsets, chosen, learner_factor)
     inputs = [candidates, records, bins, data, split, choice]
     return run_stage(spec, store_root, "set_cover", params, inputs, compute, force)
 

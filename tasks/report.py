@@ -29,7 +29,7 @@ from .common import (
     run_stage,
 )
 from .data import holdout_flags, load_validation
-from .learning import load_model
+from .learning import load_choice, load_model
 
 
 @task(name="report", cache_policy=NO_CACHE)
@@ -43,14 +43,19 @@ def report(
     force: bool = False,
     picked: Stage | None = None,
     refit_fallbacks: int = 0,
+    choice: Stage | None = None,
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows, and the model's data contract; the
     per-rule table is stored. ``picked``: the tuning's ``pick`` stage, shown in the report, and
-    the points the refit check passed over (``refit_fallbacks``)."""
+    the points the refit check passed over (``refit_fallbacks``). ``choice``: the ``choose``
+    stage the model was fitted from, whose inner scores the report compares the fit with."""
     read = read_stage(store_root, data)[1]
+    model = load_model(store_root, rules)
+    if choice is not None:  # the model's JSON does not keep its inner scores
+        model.auto_scores_ = load_choice(store_root, choice).scores
     trained = stages.report(
         spec,
-        load_model(store_root, rules),
+        model,
         read_frame(store_root, data),
         holdout_flags(store_root, split),
         load_validation(store_root, validation),

@@ -3,13 +3,14 @@ and ChiMerge caps (each scores its candidates and writes the scores as Parquet);
 ``pick`` applies the choice rule. A re-run recomputes nothing; changing only the choice rule
 (``score_tolerance``, ``standard_errors``) recomputes only ``pick``. ``refit_check`` is the
 search's refit check on the flow's fit, ``auto_refit_check`` the "auto" choice's (without
-tuning)."""
+tuning), ``more_learners_check`` the check of either against its inner score."""
 
 from __future__ import annotations
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from libre_lib.estimator import BELOW_INNER, LEARNER_FACTORS, falls_short, reaches
 from libre_lib.ops import stages
 from libre_lib.ops.spec import PipelineSpec
 
@@ -71,6 +72,12 @@ def tuned_spec(spec: PipelineSpec, store_root: str, picked: Stage) -> PipelineSp
     return stages.tuned_spec(spec, read_stage(store_root, picked)[1])
 
 
+def shipped_choice(spec: PipelineSpec, store_root: str, picked: Stage, fallbacks: int):
+    """``pick``'s table and metadata as the refit check shipped them (``fallbacks`` points
+    passed over)."""
+    return stages.shipped_choice(read_stage(store_root, picked), fallbacks)
+
+
 def refit_check(spec: PipelineSpec, store_root: str, picked: Stage, fitted: dict, fit) -> tuple:
     """``LibreSearchCV.checked_refit`` on the flow's fit of the picked point: when its rule set
     (``fitted["rules"]``, the ``set_cover`` stage) is empty and ``pick`` listed fallbacks
@@ -123,6 +130,59 @@ def auto_refit_check(spec: PipelineSpec, store_root: str, fitted: dict, fit) -> 
             return tried, [*_stages(fitted), *passed]
         passed += _stages(tried)
     return fitted, passed
+
+
+def more_learners_check(
+    spec: PipelineSpec, store_root: str, fitted: dict, fit, picked: stages.Stored | None
+) -> tuple:
+    """The estimators' check of a fit against the inner score that chose its settings (the
+    thirty-fifth round; ``LibreSearchCV.more_learners_check`` after ``refit_check``,
+    ``LibreClassifier.fit``'s after ``auto_refit_check``): when the shipped fit's training F1
+    is more than ``BELOW_INNER`` below that score (``picked``: the ``pick`` stage's table and
+    metadata as shipped, when the pipeline tuned; else the ``choose`` stage's "auto" choice),
+    ``fit(spec, choice, factor)`` runs the stages from ``discretize`` to ``set_cover`` with
+    each multiple of ``n_estimators`` in ``LEARNER_FACTORS`` in turn, until one is within it.
+    ``spec`` is the spec of the point shipped. Returns (the stages shipped, the stages of the
+    fits not shipped)."""
+    model = load_model(store_root, fitted["rules"])
+    if picked is not None:
+        inner = picked[1]["best_score"] if spec.tuning.scoring == "f1" else None
+    else:
+        model.auto_scores_ = learning.load_choice(store_root, fitted["choice"]).scores
+        inner = model.auto_inner_score()
+    n_positive = float(learning.load_records(store_root, fitted["records"]).positive_weight.sum())
+    if inner is None or not falls_short(model.rules_, n_positive, inner):
+        return fitted, []
+    attempts, drawn = [fitted], len(model.feature_subsets_)
+    for factor in LEARNER_FACTORS:
+        grown = len(learning.feature_subsets(spec, store_root, fitted["bins"], factor))
+        if grown <= drawn:  # few columns: no new subset to draw, the same fit again
+            continue
+        drawn = grown
+        tried = fit(spec, fitted["choice"], factor)
+        attempts.append(tried)
+        if reaches(load_model(store_root, tried["rules"]).rules_, n_positive, inner):
+            log().info(
+                "the fit scored a training F1 far below the inner score %.3f that chose its "
+                "settings; refitted with %d x n_estimators learners, which is within %.1f of it",
+                inner,
+                factor,
+                BELOW_INNER,
+            )
+            return tried, _passed_stages(attempts[:-1], tried)
+    return fitted, _passed_stages(attempts[1:], fitted)
+
+
+def _passed_stages(attempts: list[dict], shipped: dict) -> list[Stage]:
+    """The stages of the fits not shipped, each once and none of the shipped fit's (fits with
+    more learners share the choice, the bins, the records and their first learners)."""
+    seen = {s.key for s in _stages(shipped)}
+    passed = []
+    for stage in (s for attempt in attempts for s in _stages(attempt)):
+        if stage.key not in seen:
+            seen.add(stage.key)
+            passed.append(stage)
+    return passed
 
 
 def _stages(fitted: dict) -> list[Stage]:

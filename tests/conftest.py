@@ -5,6 +5,8 @@ Module-scoped, so each test file gets its own copies and no test can change anot
 
 import os
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from libre_lib import LibreClassifier
@@ -55,3 +57,14 @@ def no_local_server(tmp_path_factory):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture(scope="session")
+def pair_data():
+    """(X, y): 1,500 rows whose class joins two of twelve columns (x0 ≥ 60 and x1 < 40, 3 %
+    of the labels flipped): a learner finds the concept only if its subset holds both."""
+    rng = np.random.default_rng(0)
+    values = rng.uniform(0, 100, (1500, 12)).round(0)
+    X = pd.DataFrame(values, columns=[f"x{i}" for i in range(12)])
+    y = np.where(((X.x0 >= 60) & (X.x1 < 40)) ^ (rng.random(len(X)) < 0.03), "yes", "no")
+    return X, y

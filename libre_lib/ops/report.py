@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..discretization import NUMERIC
 from ..errors import ParameterError
-from ..estimator import AUTO_CHOSEN, BELOW_INNER, LibreClassifier
+from ..estimator import AUTO_CHOSEN, BELOW_INNER, LEARNER_FACTORS, LibreClassifier
 from ..inputs import numeric_values
 from ..params import AUTO
 from ..rules import RuleSet
@@ -454,6 +454,24 @@ def auto_fallback_notes(model: LibreClassifier) -> tuple[str, ...]:
     )
 
 
+def more_learners_notes(model: LibreClassifier) -> tuple[str, ...]:
+    """A note when the model's learners are a multiple of ``n_estimators``
+    (``learner_factor_``): the fit with ``n_estimators`` fell far below the inner score that
+    chose its settings, and the fit with more learners did not."""
+    factor = getattr(model, "learner_factor_", 1)
+    if factor == 1:
+        return ()
+    drawn = len(model.feature_subsets_)  # repeated subsets are drawn once
+    return (
+        f"The rules come from {drawn} learners, drawn for {factor} × n_estimators: with "
+        f"n_estimators = {model.n_estimators}, the fit on all the training rows scored a "
+        f"training F1 more than {BELOW_INNER} below the inner score that chose its settings "
+        "(its learners' random columns most likely missed a combination the inner folds' "
+        f"learners used), so it was fitted again with {factor} times as many learners, the "
+        "first of them the same, which came within it.",
+    )
+
+
 def below_inner_caution(
     model: LibreClassifier,
     train_fired: np.ndarray | None,
@@ -485,8 +503,10 @@ def below_inner_caution(
         f"with which {chooser} picked its settings on the inner folds' validation rows. "
         "Fitted on all the training rows, its learners, whose columns are drawn at random, "
         "most likely missed a combination of columns that the folds' learners used, so these "
-        "rules are probably weaker than the settings can give. Train again with another "
-        "random_state, or more learners (n_estimators), and compare.",
+        "rules are probably weaker than the settings can give (fits with "
+        + " and ".join(map(str, LEARNER_FACTORS))
+        + " times as many learners, tried in that case, fell as short). Train again with "
+        "another random_state, and compare.",
     )
 
 
@@ -636,6 +656,7 @@ def build_report(
         notes=_with_notes(
             tuple(str(n) for n in notes),
             auto_fallback_notes(model)
+            + more_learners_notes(model)
             + scattered_ranges_notes(
                 model,
                 display,

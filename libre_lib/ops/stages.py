@@ -763,10 +763,13 @@ def encode(
 # --- learn, union_filter, set_cover -----------------------------------------------------------
 
 
-def feature_subsets(spec: PipelineSpec, discretization: Discretization) -> list[list[int]]:
+def feature_subsets(
+    spec: PipelineSpec, discretization: Discretization, learner_factor: int = 1
+) -> list[list[int]]:
     """The learners' feature subsets, fixed up front from the seed (independent of which
-    learner finishes first)."""
-    return [list(s) for s in estimator(spec).draw_subsets(discretization)]
+    learner finishes first): ``learner_factor`` times ``n_estimators`` of them."""
+    subsets = estimator(spec).draw_subsets(discretization, learner_factor)
+    return [list(s) for s in subsets]
 
 
 def learn_params(spec: PipelineSpec, subset: list[int], conflict_tolerance: float) -> dict:
@@ -830,13 +833,18 @@ def union_filter(
     return table, {**metadata, "n_union": len(union)}
 
 
-def set_cover_params(spec: PipelineSpec, subsets: list[list[int]], choice: Choice) -> dict:
-    return {
+def set_cover_params(
+    spec: PipelineSpec, subsets: list[list[int]], choice: Choice, learner_factor: int = 1
+) -> dict:
+    params = {
         "alpha": choice.alpha,
         "max_rules": choice.max_rules,
         "estimator": spec.estimator_params(),
         "subsets": subsets,
     }
+    if learner_factor != 1:  # absent at 1, so earlier cached models stay valid
+        params["learner_factor"] = learner_factor
+    return params
 
 
 def set_cover(
@@ -849,13 +857,15 @@ def set_cover(
     subsets: list[list[int]],
     choice: Choice,
     n_candidates: int | None = None,
+    learner_factor: int = 1,
 ) -> Stored:
     """Greedy weighted set cover capped at the chosen ``max_rules``: the rules in order (and
     ``model_rule``, each as the model ships it: after the majority guard and the boundary
     refinement the model's ``refine`` asks for, on the training rows ``X, y``), and the fitted
     model (JSON, with the choice) in the metadata. ``n_candidates`` is the size of the union
-    before filtering. A streamed run holds only a sample of its rows: it is not refined, and
-    ``refinement_skipped`` says so."""
+    before filtering; ``learner_factor`` the learners drawn, as a multiple of
+    ``n_estimators`` (the model's ``learner_factor_``). A streamed run holds only a sample of
+    its rows: it is not refined, and ``refinement_skipped`` says so."""
     selection = cover_candidates(
         candidates, records, discretization.n_bins, choice.alpha, choice.max_rules
     )
@@ -872,6 +882,7 @@ def set_cover(
     )
     model.n_candidates_ = len(candidates) if n_candidates is None else int(n_candidates)
     model.auto_fallbacks_ = choice.fallbacks
+    model.learner_factor_ = learner_factor
     skipped = None
     if model.refine is not None and spec.is_streamed():
         skipped = (
@@ -1031,6 +1042,8 @@ def report(
         tuning_summary=None if tuning is None else tuning[1],
         evaluated_on="training" if note else "holdout",
     )
+    if streamed is not None:  # its training F1 would be the sample's: the flow's check, on
+        rule_report = replace(rule_report, fit_cautions=())  # every row, acted
     contract = DataContract.from_model(
         model,
         X_train,

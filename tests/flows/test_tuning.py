@@ -358,3 +358,99 @@ def test_without_tuning_the_flow_falls_back_as_libreclassifier_does(tmp_path):
     again = train(spec_path)
     assert _recomputed(again) == set()
     assert Path(again["model"]).read_text() == Path(summary["model"]).read_text()
+
+
+def _pair_spec(tmp_path: Path, pair_data, **changes) -> Path:
+    """A spec for the table whose class joins two of its twelve columns, eight learners."""
+    import yaml
+
+    X, y = pair_data
+    X.assign(y=y).to_csv(tmp_path / "pairs.csv", index=False)
+    spec = {
+        "name": "pairs",
+        "data": {"path": str(tmp_path / "pairs.csv")},
+        "store": str(tmp_path / "store"),
+        "target": {"column": "y", "positive_class": "yes", "classes": ["no", "yes"]},
+        "features": {"include": list(X.columns)},
+        **changes,
+    }
+    (tmp_path / "pairs.yaml").write_text(yaml.safe_dump(spec))
+    return tmp_path / "pairs.yaml"
+
+
+def test_without_tuning_a_fit_far_below_its_inner_score_gets_more_learners_as_in_the_library(
+    tmp_path, pair_data
+):
+    """Tuning off, eight learners, seed 15: on the run's training rows the fit of the "auto"
+    choice falls far below its inner score. The flow fits the stages again with twice the
+    learners as ``LibreClassifier.fit`` does (the thirty-fifth round), ships the same model,
+    and the report says so; a re-run recomputes nothing."""
+    model_params = {"random_state": 15, "n_estimators": 8}
+    spec_path = _pair_spec(tmp_path, pair_data, model=model_params, tuning={"enabled": False})
+    summary = train(spec_path)
+    spec = load_spec(spec_path)
+    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    X, y = stages.split_rows(spec, data, holdout)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        library = stages.estimator(spec).fit(X, y)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    assert library.learner_factor_ == 2 and model.learner_factor_ == 2
+    assert model.rules_ == library.rules_
+    assert model.feature_subsets_ == library.feature_subsets_
+    # the first fit's stages and the shipped one's, each once
+    covers = {s["path"] for s in _stages(summary, "set_cover")}
+    assert len(covers) == len(_stages(summary, "set_cover")) == 2
+    learned = {s["path"] for s in _stages(summary, "learn")}  # the first fit's are shared
+    assert len(learned) == len(_stages(summary, "learn")) == len(model.feature_subsets_)
+    assert (
+        f"The rules come from {len(model.feature_subsets_)} learners, drawn for 2 × n_estimators"
+        in Path(summary["report"]).read_text()
+    )
+    assert not summary["cautions"]
+    again = train(spec_path)
+    assert _recomputed(again) == set()
+    assert Path(again["model"]).read_text() == Path(summary["model"]).read_text()
+
+
+def test_a_tuned_refit_far_below_its_inner_score_gets_more_learners_as_in_the_search(
+    tmp_path, pair_data
+):
+    """Tuning on (one point, eight learners, seed 1, every row for training): the picked
+    point's refit falls far below its mean inner F1; the flow fits it again with twice the
+    learners as ``LibreSearchCV`` does (the thirty-fifth round) and ships the same model."""
+    grid = {"n_estimators": [8], "alpha": [0.7], "max_intervals": [3],
+            "conflict_tolerance": [0.5], "max_rules": [3]}  # fmt: skip
+    spec_path = _pair_spec(
+        tmp_path,
+        pair_data,
+        model={"random_state": 1, "n_estimators": 8},
+        tuning={"grid": grid, "folds": 3},
+        holdout_fraction=0,
+    )
+    summary = train(spec_path)
+    *_, search, model = _search_beside_the_run(spec_path, summary)
+    assert search.best_estimator_.learner_factor_ == 2 and model.learner_factor_ == 2
+    assert model.rules_ == search.best_estimator_.rules_
+    assert len({s["path"] for s in _stages(summary, "set_cover")}) == 2
+    assert not summary["cautions"]
+
+
+def test_without_tuning_a_fit_still_far_below_its_inner_score_is_a_caution(
+    tmp_path, pair_data, monkeypatch
+):
+    """When no fit with more learners reaches the inner score (here none is tried), the
+    shipped fit stays and the report's cautions say so: the model's JSON does not keep the
+    "auto" choice's inner scores, so the report reads them from the ``choose`` stage."""
+    from libre_flows.tasks import tuning
+
+    monkeypatch.setattr(tuning, "LEARNER_FACTORS", ())
+    model_params = {"random_state": 15, "n_estimators": 8}
+    spec_path = _pair_spec(tmp_path, pair_data, model=model_params, tuning={"enabled": False})
+    summary = train(spec_path)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    assert model.learner_factor_ == 1
+    (caution,) = [c for c in summary["cautions"] if "far below" in c]
+    assert 'with which the "auto" choice picked its settings' in caution
+    assert "Train again with another random_state" in caution

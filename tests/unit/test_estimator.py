@@ -1,5 +1,6 @@
 """LibreClassifier: fitting on the bundled data, the input contract, scikit-learn integration."""
 
+import dataclasses
 import json
 import pickle
 import sqlite3
@@ -763,3 +764,59 @@ def test_a_fit_far_below_its_inner_score_draws_a_warning(credit_data):
     model.auto_scores_ = {**scores, "mean_f1": np.ones_like(scores["mean_f1"])}
     with pytest.warns(LibreWarning, match=r"far below the 1\.000 its settings averaged"):
         model._warn_below_inner(target)
+
+
+def test_a_fit_far_below_its_inner_score_is_fitted_again_with_more_learners(monkeypatch, pair_data):
+    """Eight learners on twelve columns: with random_state=19 the inner folds' learners held
+    x0 and x1 together and the fit's did not, so its training F1 fell far below the inner
+    score (the thirty-fifth round). The fit with twice the learners, the first eight
+    subsets the same, finds the concept and ships, without a warning; the model says so."""
+    from libre_lib import estimator as module
+    from libre_lib.estimator import BELOW_INNER, training_f1
+    from libre_lib.inputs import binary_target
+
+    X, y = pair_data
+    X = X.assign(const=1.0)  # a column warning: the first fit's bins, which the refit shares
+    n_positive = binary_target(y, "yes", n_rows=len(X)).totals()[0]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model = LibreClassifier(random_state=19, n_estimators=8).fit(X, y)
+    assert [str(w.message)[:22] for w in said] == ["Column 'const' is drop"]
+    inner = model.auto_inner_score()
+    assert model.learner_factor_ == 2 and len(model.feature_subsets_) > 8
+    assert training_f1(model.rules_, n_positive) >= inner - BELOW_INNER
+    assert {c.feature for rule in model.rules_ for c in rule.conditions} >= {"x0", "x1"}
+    loaded = LibreClassifier.from_json(model.to_json())
+    assert loaded.learner_factor_ == 2 and loaded.rules_ == model.rules_
+    with pytest.raises(ModelFormatError, match=r"learner_factor 3 is not 1 or one of"):
+        LibreClassifier.from_dict({**model.to_dict(), "learner_factor": 3})
+
+    monkeypatch.setattr(module, "LEARNER_FACTORS", ())  # the fit as it was before the check
+    with pytest.warns(LibreWarning, match="far below"):
+        short = LibreClassifier(random_state=19, n_estimators=8).fit(X, y)
+    assert short.learner_factor_ == 1 and short.auto_inner_score() == inner
+    assert training_f1(short.rules_, n_positive) < inner - BELOW_INNER
+    assert model.feature_subsets_[: len(short.feature_subsets_)] == short.feature_subsets_
+    assert "learner_factor" not in short.to_dict()
+
+
+def test_more_learners_ship_only_when_they_reach_the_inner_score(monkeypatch, pair_data):
+    """A fit with more learners that keeps no rule does not ship: the first fit stays (and
+    the warning says more learners fell as short)."""
+    from libre_lib import estimator as module
+
+    X, y = pair_data
+    calls = []
+    fit_chosen = LibreClassifier._fit_chosen
+
+    def no_rule(self, *args):
+        fit_chosen(self, *args)
+        if self.learner_factor_ > 1:
+            calls.append(self.learner_factor_)
+            self.rules_ = dataclasses.replace(self.rules_, rules=(), stats=())
+
+    monkeypatch.setattr(LibreClassifier, "_fit_chosen", no_rule)
+    with pytest.warns(LibreWarning, match="fits with 2 and 4 times n_estimators learners fell"):
+        model = LibreClassifier(random_state=19, n_estimators=8).fit(X, y)
+    assert calls == list(module.LEARNER_FACTORS) and model.learner_factor_ == 1
+    assert len(model.rules_) >= 1

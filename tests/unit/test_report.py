@@ -1524,3 +1524,18 @@ def test_a_fit_far_below_the_score_that_chose_it_is_a_caution(liver):
     assert "far below the 1.000" in render_markdown(report)
     assert "far below the 1.000" in render_html(report)
     assert not below(build_report(empty_model(lucky), X_test, y_test, **rows))
+
+
+def test_a_model_fitted_with_more_learners_says_so(liver):
+    """A fit far below its inner score is fitted again with more learners (the thirty-fifth
+    round); the report says how many learners its rules come from, and why."""
+    model, X, y, _ = liver
+    assert not any("learners" in n for n in build_report(model, X, y, title="t").notes)
+    more = copy.deepcopy(model)
+    more.learner_factor_ = 2
+    report = build_report(more, X, y, title="t")
+    (note,) = [n for n in report.notes if "learners" in n]
+    drawn = len(model.feature_subsets_)  # the note counts the subsets the model holds
+    assert note.startswith(f"The rules come from {drawn} learners, drawn for 2 × n_estimators")
+    assert "more than 0.1 below the inner score" in note
+    assert "fitted again with 2 times as many learners" in render_markdown(report)

@@ -881,3 +881,32 @@ def test_a_refit_far_below_the_inner_score_draws_a_warning(credit_data):
     assert len(rules)
     assert below_inner_message(rules, n_positive, search.best_score_) is None
     assert "far below the 1.000" in below_inner_message(rules, n_positive, 1.0)
+
+
+def test_a_refit_far_below_the_inner_score_is_fitted_again_with_more_learners(
+    monkeypatch, pair_data
+):
+    """One point, eight learners on twelve columns, random_state=1: the inner folds' learners
+    held the two columns of the concept and the refit's did not. As ``LibreClassifier()``
+    does, the refit is fitted again with twice its learners (the thirty-fifth round); the
+    point's parameters stay what the search chose."""
+    from libre_lib import search as module
+    from libre_lib.estimator import BELOW_INNER, training_f1
+
+    X, y = pair_data
+    grid = {"n_estimators": [8], "alpha": [0.7], "max_intervals": [3],
+            "conflict_tolerance": [0.5], "max_rules": [3]}  # fmt: skip
+    n_positive = float((y == "yes").sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)
+        search = LibreSearchCV(grid, cv=3, random_state=1).fit(X, y)
+    model = search.best_estimator_
+    assert model.learner_factor_ == 2 and model.n_estimators == 8
+    assert search.best_params_["n_estimators"] == 8
+    assert training_f1(model.rules_, n_positive) >= search.best_score_ - BELOW_INNER
+
+    monkeypatch.setattr(module, "LEARNER_FACTORS", ())
+    with pytest.warns(LibreWarning, match="far below"):
+        short = LibreSearchCV(grid, cv=3, random_state=1).fit(X, y).best_estimator_
+    assert short.learner_factor_ == 1 and short.rules_ != model.rules_
+    assert model.feature_subsets_[: len(short.feature_subsets_)] == short.feature_subsets_
