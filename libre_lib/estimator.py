@@ -440,12 +440,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             model._fit_chosen(frame, target, chosen, dict(bins), target_name, feature_names)
             return model.refine_boundaries(frame, target)
 
-        drawn = len(self.feature_subsets_)
-        for factor in LEARNER_FACTORS:
-            grown = len(self.draw_subsets(self.discretization_, factor))
-            if grown <= drawn:  # few columns: no new subset to draw, the same fit again
-                continue
-            drawn = grown
+        for factor in growing_factors(self):
             model, model_said = _fit_saying(fit_more, factor)
             if reaches(model.rules_, n_positive, inner):
                 logger.info(
@@ -1419,6 +1414,19 @@ def falls_short(ruleset: RuleSet, n_positive: float, inner: float) -> bool:
     if not len(ruleset) or not ruleset.stats or inner is None or not np.isfinite(inner):
         return False
     return training_f1(ruleset, n_positive) < inner - BELOW_INNER
+
+
+def growing_factors(model: LibreClassifier) -> list[int]:
+    """The multiples in :data:`LEARNER_FACTORS`, in turn, that draw more feature subsets than
+    the fitted ``model`` holds (on few columns a larger ensemble draws no new subset, and its
+    fit would be the same)."""
+    drawn, factors = len(model.feature_subsets_), []
+    for factor in LEARNER_FACTORS:
+        grown = len(model.draw_subsets(model.discretization_, factor))
+        if grown > drawn:
+            drawn = grown
+            factors.append(factor)
+    return factors
 
 
 def reaches(ruleset: RuleSet, n_positive: float, inner: float) -> bool:

@@ -107,7 +107,6 @@ from .estimator import (
     AUTO_FALLBACK,
     AUTO_STOPS,
     AUTO_UNCAPPED_ROWS,
-    LEARNER_FACTORS,
     LibreClassifier,
     _fit_saying,
     _gain,
@@ -118,6 +117,7 @@ from .estimator import (
     choose_candidate,
     f1_score,
     falls_short,
+    growing_factors,
     libre_tags,
     reaches,
     refit_in_choice_order,
@@ -823,12 +823,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         """
         if not falls_short(model.rules_, n_positive, self.best_score_):
             return model, said
-        drawn = len(model.feature_subsets_)
-        for factor in LEARNER_FACTORS:
-            grown = len(model.draw_subsets(model.discretization_, factor))
-            if grown <= drawn:  # few columns: no new subset to draw, the same fit again
-                continue
-            drawn = grown
+        for factor in growing_factors(model):
             more, more_said = _fit_saying(fit_more, factor)
             if reaches(more.rules_, n_positive, self.best_score_):
                 logger.info(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from libre_lib.estimator import BELOW_INNER, LEARNER_FACTORS, falls_short, reaches
+from libre_lib.estimator import BELOW_INNER, falls_short, growing_factors, reaches
 from libre_lib.ops import stages
 from libre_lib.ops.spec import PipelineSpec
 
@@ -141,7 +141,8 @@ def more_learners_check(
     is more than ``BELOW_INNER`` below that score (``picked``: the ``pick`` stage's table and
     metadata as shipped, when the pipeline tuned; else the ``choose`` stage's "auto" choice),
     ``fit(spec, choice, factor)`` runs the stages from ``discretize`` to ``set_cover`` with
-    each multiple of ``n_estimators`` in ``LEARNER_FACTORS`` in turn, until one is within it.
+    each multiple of ``n_estimators`` in ``LEARNER_FACTORS`` in turn (``growing_factors``),
+    until one is within it.
     ``spec`` is the spec of the point shipped. Returns (the stages shipped, the stages of the
     fits not shipped)."""
     model = load_model(store_root, fitted["rules"])
@@ -153,12 +154,8 @@ def more_learners_check(
     n_positive = float(learning.load_records(store_root, fitted["records"]).positive_weight.sum())
     if inner is None or not falls_short(model.rules_, n_positive, inner):
         return fitted, []
-    attempts, drawn = [fitted], len(model.feature_subsets_)
-    for factor in LEARNER_FACTORS:
-        grown = len(learning.feature_subsets(spec, store_root, fitted["bins"], factor))
-        if grown <= drawn:  # few columns: no new subset to draw, the same fit again
-            continue
-        drawn = grown
+    attempts = [fitted]
+    for factor in growing_factors(model):
         tried = fit(spec, fitted["choice"], factor)
         attempts.append(tried)
         if reaches(load_model(store_root, tried["rules"]).rules_, n_positive, inner):

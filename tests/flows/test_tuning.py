@@ -34,6 +34,19 @@ def _search_beside_the_run(spec_path, summary):
     return spec, X, y, search, model
 
 
+def _library_beside_the_run(spec_path, summary):
+    """The spec's ``LibreClassifier`` fitted on the run's training rows, and the model the run
+    shipped."""
+    spec = load_spec(spec_path)
+    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    X, y = stages.split_rows(spec, data, holdout)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        library = stages.estimator(spec).fit(X, y)
+    return library, LibreClassifier.from_json(Path(summary["model"]).read_text())
+
+
 @pytest.fixture(scope="module")
 def tuned_run(tmp_path_factory, write_spec):
     spec = write_spec(tmp_path_factory.mktemp("tuning"), tuning__enabled=True, tuning__refine="f1")
@@ -335,14 +348,7 @@ def test_without_tuning_the_flow_falls_back_as_libreclassifier_does(tmp_path):
     the same model and says so in the report; a re-run recomputes nothing."""
     spec_path = _churn_spec(tmp_path, tuning={"enabled": False})
     summary = train(spec_path)
-    spec = load_spec(spec_path)
-    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
-    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
-    X, y = stages.split_rows(spec, data, holdout)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        library = stages.estimator(spec).fit(X, y)
-    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    library, model = _library_beside_the_run(spec_path, summary)
     fallbacks = library.auto_fallbacks_
     assert fallbacks >= 1 and len(model.rules_) >= 1
     assert model.rules_ == library.rules_ and model.auto_fallbacks_ == fallbacks
@@ -388,14 +394,7 @@ def test_without_tuning_a_fit_far_below_its_inner_score_gets_more_learners_as_in
     model_params = {"random_state": 15, "n_estimators": 8}
     spec_path = _pair_spec(tmp_path, pair_data, model=model_params, tuning={"enabled": False})
     summary = train(spec_path)
-    spec = load_spec(spec_path)
-    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
-    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
-    X, y = stages.split_rows(spec, data, holdout)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        library = stages.estimator(spec).fit(X, y)
-    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    library, model = _library_beside_the_run(spec_path, summary)
     assert library.learner_factor_ == 2 and model.learner_factor_ == 2
     assert model.rules_ == library.rules_
     assert model.feature_subsets_ == library.feature_subsets_
@@ -443,9 +442,9 @@ def test_without_tuning_a_fit_still_far_below_its_inner_score_is_a_caution(
     """When no fit with more learners reaches the inner score (here none is tried), the
     shipped fit stays and the report's cautions say so: the model's JSON does not keep the
     "auto" choice's inner scores, so the report reads them from the ``choose`` stage."""
-    from libre_flows.tasks import tuning
+    from libre_lib import estimator
 
-    monkeypatch.setattr(tuning, "LEARNER_FACTORS", ())
+    monkeypatch.setattr(estimator, "LEARNER_FACTORS", ())
     model_params = {"random_state": 15, "n_estimators": 8}
     spec_path = _pair_spec(tmp_path, pair_data, model=model_params, tuning={"enabled": False})
     summary = train(spec_path)

@@ -890,7 +890,7 @@ def test_a_refit_far_below_the_inner_score_is_fitted_again_with_more_learners(
     held the two columns of the concept and the refit's did not. As ``LibreClassifier()``
     does, the refit is fitted again with twice its learners (the thirty-fifth round); the
     point's parameters stay what the search chose."""
-    from libre_lib import search as module
+    from libre_lib import estimator as module
     from libre_lib.estimator import BELOW_INNER, training_f1
 
     X, y = pair_data
