@@ -28,7 +28,14 @@ import pandas as pd
 
 from ..discretization import NUMERIC
 from ..errors import ParameterError
-from ..estimator import AUTO_CHOSEN, BELOW_INNER, LEARNER_FACTORS, LibreClassifier
+from ..estimator import (
+    AUTO_CHOSEN,
+    BELOW_INNER,
+    LEARNER_FACTORS,
+    LibreClassifier,
+    falls_short,
+    training_f1,
+)
 from ..inputs import numeric_values
 from ..params import AUTO
 from ..rules import RuleSet
@@ -474,7 +481,6 @@ def more_learners_notes(model: LibreClassifier) -> tuple[str, ...]:
 
 def below_inner_caution(
     model: LibreClassifier,
-    train_fired: np.ndarray | None,
     train_positive: np.ndarray | None,
     tuning_summary: Mapping | None = None,
 ) -> tuple[str, ...]:
@@ -484,8 +490,10 @@ def below_inner_caution(
     choice's (:meth:`~libre_lib.estimator.LibreClassifier.auto_inner_score`). The learners'
     columns are drawn at random (paper, section 3.2), so a fit on all the training rows can
     miss a combination of columns that the folds' learners found; the estimators warn of it,
-    and the report says it where a reader sees it. Empty without training rows or rules."""
-    if train_fired is None or train_positive is None or not len(model.rules_):
+    and the report says it where a reader sees it. ``train_positive``: the training rows'
+    positive mask (the F1 is :func:`~libre_lib.estimator.training_f1`, from the rules'
+    training counts). Empty without training rows or rules."""
+    if train_positive is None or not len(model.rules_):
         return ()
     if tuning_summary is not None and "best_score" in tuning_summary:
         if tuning_summary.get("scoring", "f1") != "f1":  # an inner score of another metric
@@ -493,11 +501,10 @@ def below_inner_caution(
         inner, chooser = float(tuning_summary["best_score"]), "the search"
     else:
         inner, chooser = model.auto_inner_score(), 'the "auto" choice'
-    if inner is None or not np.isfinite(inner):
+    n_positive = float(np.sum(train_positive))
+    if not falls_short(model.rules_, n_positive, inner):  # the estimators' own test
         return ()
-    f1 = _scores(np.asarray(train_fired).any(axis=1), train_positive)["f1"]
-    if f1 >= inner - BELOW_INNER:
-        return ()
+    f1 = training_f1(model.rules_, n_positive)
     return (
         f"On its own training rows the model scores F1 {f1:.3f}, far below the {inner:.3f} "
         f"with which {chooser} picked its settings on the inner folds' validation rows. "
@@ -669,7 +676,7 @@ def build_report(
         changes=changes,
         description=description,
         display=display,
-        fit_cautions=below_inner_caution(model, train_fired, train_positive, tuning_summary),
+        fit_cautions=below_inner_caution(model, train_positive, tuning_summary),
         class_names=names,
         confusion=confusion_matrix(fired.any(axis=1), positive),
         baselines=table,
