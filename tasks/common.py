@@ -153,6 +153,17 @@ def data_fingerprint(store_root: str, data: Stage) -> str:
     return ArtifactStore(store_root).metadata(data.ref).get("source_sha256", data.key)
 
 
+def data_aliases(store_root: str, data: Stage) -> tuple[str, ...]:
+    """Other fingerprints of the data ``data`` was read from, which the registry matches too:
+    the ``load`` file's sha256 (what earlier releases recorded) and its content's
+    (``fingerprint_frame``: the same rows in other bytes, e.g. rewritten with CRLF line
+    endings, are the same data). None for a streamed run's ``source``."""
+    if data.name == "source":
+        return ()
+    content = ArtifactStore(store_root).metadata(data.ref).get("content_sha256")
+    return tuple(filter(None, (data.ref.sha256, content)))
+
+
 def name_flow_run(spec: PipelineSpec, store_root: str, data: Stage) -> str | None:
     """Name this flow run (and the ``libre-train`` run around it) ``<pipeline>-<data
     fingerprint>``: the first 12 hex digits of the source's sha256, known once ``load`` ran.

@@ -22,6 +22,7 @@ from libre_lib.ops.stages import Registration, TrainingReport
 from .common import (
     Stage,
     artifact_key,
+    data_aliases,
     data_fingerprint,
     log,
     read_frame,
@@ -88,7 +89,7 @@ def register(
         trained,
         data_fingerprint(store_root, data),
         Path(run_dir).name,
-        earlier_fingerprints=(data.ref.sha256,),  # the load file's, which earlier releases kept
+        data_aliases=data_aliases(store_root, data),
     )
     log().info(
         "model %s %s; %s: %s",

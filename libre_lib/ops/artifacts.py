@@ -94,6 +94,15 @@ def fingerprint_file(path: str | os.PathLike[str]) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
+def fingerprint_frame(frame: pd.DataFrame) -> str:
+    """Return the sha256 hex digest of a frame's content: its column names, dtypes and values
+    in row order (pandas' row hashes), whatever bytes the file it was read from held (line
+    endings, quoting, number formatting, CSV or Parquet)."""
+    header = canonical_json([[str(name), str(dtype)] for name, dtype in frame.dtypes.items()])
+    rows = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return fingerprint_bytes(header.encode("utf-8") + rows.tobytes())
+
+
 def _json_default(value: Any) -> Any:
     """Convert numpy scalars and arrays for ``json``; reject everything else by name."""
     if isinstance(value, np.generic):

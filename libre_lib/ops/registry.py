@@ -565,7 +565,7 @@ class ModelRegistry:
         extra_files: Mapping[str, str] | None = None,
         split: str = "",
         reuse: bool = True,
-        earlier_fingerprints: Sequence[str] = (),
+        data_aliases: Sequence[str] = (),
     ) -> tuple[ModelVersion, bool]:
         """:meth:`register`, except that a model equal to one of the pipeline's versions (same
         ``model.json`` bytes, data fingerprint and spec hash; the latest such) reuses that
@@ -573,8 +573,9 @@ class ModelRegistry:
         rejected candidate keeps the champion, instead of replacing it with a copy). Returns
         ``(version, new)``; ``new`` is False for a reused version. Checked under the
         pipeline's lock, so identical concurrent runs share one version.
-        ``earlier_fingerprints``: what versions registered by an earlier release recorded for
-        the same data (they match too, and are kept as the version's ``data_aliases``)."""
+        ``data_aliases``: other fingerprints of the same data (what an earlier release
+        recorded, the content's hash: a copy of the rows in other bytes); they match too, and
+        are kept as the version's ``data_aliases``."""
         reserved = {MODEL_FILE, SPEC_FILE, VERSION_FILE}
         for name in extra_files or {}:
             if name in reserved or "/" in name or name.startswith("."):
@@ -613,9 +614,7 @@ class ModelRegistry:
         directory = self.pipeline_dir(pipeline)
         try:
             with self._lock(pipeline):
-                aliases = tuple(
-                    f for f in dict.fromkeys(earlier_fingerprints) if f != data_fingerprint
-                )
+                aliases = tuple(f for f in dict.fromkeys(data_aliases) if f != data_fingerprint)
                 data = {data_fingerprint, *aliases}
                 same = [
                     v

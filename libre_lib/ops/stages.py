@@ -14,6 +14,7 @@ its result; nothing here knows Prefect.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Sequence
@@ -42,7 +43,7 @@ from ..search import (
     wide_columns,
 )
 from ..selection import cover_candidates, filter_candidates
-from .artifacts import fingerprint_json
+from .artifacts import fingerprint_frame, fingerprint_json
 from .baselines import TREND_VERSIONS, version_trend
 from .batches import HOLDOUT_SALT, copy_keys, row_keys, source_columns, unit_hash
 from .contract import DataContract
@@ -214,7 +215,9 @@ def load_params(spec: PipelineSpec) -> dict:
 
 def load(spec: PipelineSpec, fingerprint: str) -> Stored:
     """The source file's selected columns; the target and categoricals are read as text. With
-    ``target.unlabeled: drop`` the rows without a target value are left out, and counted."""
+    ``target.unlabeled: drop`` the rows without a target value are left out, and counted. The
+    metadata keep the file's sha256 and the selected content's (``fingerprint_frame``): a
+    copy of the same rows in other bytes is the same data to the registry."""
     location = spec.data_location()
     text_columns = [spec.target.column, *(spec.features.categorical or [])]
     frame = read_source(location, spec.data.resolved_format(), spec.data.read_options, text_columns)
@@ -223,6 +226,8 @@ def load(spec: PipelineSpec, fingerprint: str) -> Stored:
     metadata = {"source": location, "source_sha256": fingerprint}
     if spec.target.unlabeled == "drop":
         frame, metadata["n_unlabeled"] = drop_unlabeled(frame, spec.target.column)
+    with contextlib.suppress(TypeError, ValueError):  # a value pandas cannot hash: no alias
+        metadata["content_sha256"] = fingerprint_frame(frame)
     return frame, metadata
 
 
@@ -1087,7 +1092,7 @@ def register(
     trained: TrainingReport,
     data_fingerprint: str,
     run_id: str,
-    earlier_fingerprints: Sequence[str] = (),
+    data_aliases: Sequence[str] = (),
 ) -> Registration:
     """Register the model as the pipeline's next version, a candidate: the champion does not
     move (``promote``, the run's last step, does that), and decide whether it will be promoted
@@ -1106,7 +1111,7 @@ def register(
         run_id=run_id,
         extra_files=trained.contract_files(),
         split=split_key(spec, [spec.target.column, *trained.model.columns_]),
-        earlier_fingerprints=earlier_fingerprints,
+        data_aliases=data_aliases,
     )
     holdout = None
     if trained.scored_rows is not None:

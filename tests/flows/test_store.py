@@ -26,3 +26,23 @@ def test_runs_started_from_different_folders_share_the_spec_s_store(
     assert [v.version for v in registry.versions("haberman")] == [first["model_version"]]
     assert registry.champion("haberman").version == first["model_version"]
     assert list(first_cwd.iterdir()) == [] and list(cron_cwd.iterdir()) == []
+
+
+def test_the_same_rows_in_other_bytes_reuse_the_version(tmp_path, write_spec, data_copy):
+    """An export job that rewrites the file with CRLF line endings and quoted fields changes
+    its sha256, not its rows: the retraining reproduces the model and reuses its version
+    instead of registering a copy beside it (which could replace a champion rolled back to)."""
+    data = data_copy()
+    spec = write_spec(tmp_path, data__path=str(data))
+    first = train(spec)
+
+    header, *rows = data.read_text().splitlines()
+    quoted = ",".join(f'"{name}"' for name in header.split(","))
+    data.write_bytes("\r\n".join([quoted, *rows, ""]).encode())
+    again = train(spec)
+
+    assert again["cache_hits"] < again["n_stages"]  # another file: every stage read it anew
+    assert again["model_version"] == first["model_version"] and not again["new_version"]
+    assert [v.version for v in ModelRegistry(tmp_path / "store").versions("haberman")] == [
+        first["model_version"]
+    ]

@@ -1,6 +1,7 @@
 """The content-addressed Parquet store: keys, round trips, corruption, crashes, concurrency."""
 
 import hashlib
+import io
 import json
 import logging
 import multiprocessing
@@ -23,6 +24,7 @@ from libre_lib.ops.artifacts import (
     ArtifactStore,
     fingerprint_bytes,
     fingerprint_file,
+    fingerprint_frame,
     fingerprint_json,
     stage_key,
 )
@@ -464,3 +466,17 @@ def test_a_key_committed_by_a_concurrent_run_while_computing_is_kept(tmp_path):
 
     forced, _ = store.get_or_compute(STAGE, PARAMS, INPUTS, compute, version="1.0", force=True)
     pd.testing.assert_frame_equal(store.read_frame(forced), make_frame(50))
+
+
+def test_fingerprint_frame_follows_the_rows_not_the_bytes():
+    text = "a,b,label\n1,x,yes\n2.5,,no\n"
+    lf = pd.read_csv(io.StringIO(text))
+    crlf = pd.read_csv(io.BytesIO(text.replace("\n", "\r\n").encode()))
+    quoted = pd.read_csv(io.StringIO('"a","b","label"\n1.0,"x","yes"\n2.50,,"no"\n'))
+    assert fingerprint_frame(lf) == fingerprint_frame(crlf) == fingerprint_frame(quoted)
+
+    assert fingerprint_frame(lf.iloc[::-1]) != fingerprint_frame(lf)  # row order
+    assert fingerprint_frame(lf.rename(columns={"b": "c"})) != fingerprint_frame(lf)
+    assert fingerprint_frame(lf.assign(a=[1.0, 2.6])) != fingerprint_frame(lf)
+    assert fingerprint_frame(lf.assign(b=["x", "y"])) != fingerprint_frame(lf)  # a filled blank
+    assert fingerprint_frame(lf.astype({"a": "float32"})) != fingerprint_frame(lf)  # dtype

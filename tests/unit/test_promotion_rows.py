@@ -119,7 +119,7 @@ def test_a_champion_of_the_previous_release_trained_on_the_same_data_is_named_so
         data_fingerprint="S" * 64,  # the source's
         spec_hash="t" * 64,
         run_id="n",
-        earlier_fingerprints=("L" * 64,),
+        data_aliases=("L" * 64,),
     )
     assert new.data_aliases == ("L" * 64,)
     assert registry.get(PIPE, new.version).data_aliases == ("L" * 64,)  # kept in version.json

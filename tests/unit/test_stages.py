@@ -14,7 +14,7 @@ from libre_lib import LibreClassifier
 from libre_lib.errors import DataError, LibreWarning, SpecError
 from libre_lib.estimator import AUTO_CHOSEN
 from libre_lib.ops import stages
-from libre_lib.ops.artifacts import ArtifactStore
+from libre_lib.ops.artifacts import ArtifactStore, fingerprint_frame
 from libre_lib.ops.batches import row_keys
 from libre_lib.ops.spec import KEYED_WHEN_SET, load_spec
 from libre_lib.ops.tables import (
@@ -275,7 +275,11 @@ def test_the_stages_chained_by_hand_give_the_estimators_model(tmp_path, name, co
         assert "contiguous" not in stages.learn_params(spec, [0], 0.0)  # earlier keys unchanged
         assert "contiguous" not in spec.estimator_params()
     frame, metadata = stages.load(spec, "sha")
-    assert metadata == {"source": spec.data_location(), "source_sha256": "sha"}
+    assert metadata == {
+        "source": spec.data_location(),
+        "source_sha256": "sha",
+        "content_sha256": fingerprint_frame(frame),
+    }
     _, checked = stages.validate(frame, stages.validation_rules(spec))
     assert stages.validation_report(checked).success
     holdout, X, y = _split_frame(spec, frame)
