@@ -75,10 +75,10 @@ class DataValidationError(LibreError):
 EXCERPT_CHARS = 80
 
 
-def counted(n: int, noun: str) -> str:
+def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` with its thousands separated and ``noun`` in the number it takes: "1 row",
-    "1,191 rows"."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+    "1,191 rows" (``plural``: the plural when it is not ``noun`` + "s")."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def shorten(text: str, limit: int = EXCERPT_CHARS) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, LibreWarning, ParameterError, excerpt, user_stacklevel
+from .errors import DataError, LibreWarning, ParameterError, counted, excerpt, user_stacklevel
 
 #: A text column is reported as numbers stored as text when at least this share of its present
 #: values parse as numbers ...
@@ -624,8 +624,8 @@ def numeric_values(series: pd.Series, learned: bool = False) -> np.ndarray:
     if np.isinf(values).any():
         count = int(np.isinf(values).sum())
         raise DataError(
-            f"Column {series.name!r} holds {count} infinite value(s). Replace them with a finite "
-            "number, or with NaN to treat them as missing."
+            f"Column {series.name!r} holds {counted(count, 'infinite value')}. Replace them with "
+            "a finite number, or with NaN to treat them as missing."
         )
     return values
 
@@ -639,9 +639,9 @@ def refuse_infinite(frame: pd.DataFrame) -> None:
         infinite = np.isinf(series.to_numpy(dtype=np.float64, na_value=np.nan))
         if infinite.any():
             raise DataError(
-                f"Column {name!r} holds {int(infinite.sum())} infinite value(s) (first at row "
-                f"{frame.index[infinite.argmax()]!r}). Replace them with a finite number, or "
-                "with NaN to treat them as missing."
+                f"Column {name!r} holds {counted(int(infinite.sum()), 'infinite value')} (first "
+                f"at row {frame.index[infinite.argmax()]!r}). Replace them with a finite number, "
+                "or with NaN to treat them as missing."
             )
 
 
@@ -792,7 +792,7 @@ def check_sample_weight(sample_weight, n_rows: int, owner: str = "LibreClassifie
         first = int(np.flatnonzero(bad)[0])
         raise ParameterError(
             f"{where} must be finite and >= 0. Got {float(weight[first])!r} at row {first} "
-            f"({int(bad.sum())} such weight(s)) instead."
+            f"({counted(int(bad.sum()), 'such weight')}) instead."
         )
     if not (weight > 0).any():
         raise ParameterError(f"{where} must have a weight > 0: all {n_rows} weights are zero.")
@@ -844,7 +844,7 @@ def binary_target(
     missing = pd.isna(pd.Series(values, dtype=object)).to_numpy()
     if missing.any():
         raise DataError(
-            f"y has {int(missing.sum())} missing label(s) "
+            f"y has {counted(int(missing.sum()), 'missing label')} "
             f"(first at row {int(np.argmax(missing))}). "
             "Drop those rows or give them a label; LibreClassifier does not guess labels."
         )

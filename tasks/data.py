@@ -8,7 +8,7 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from libre_lib.errors import DataError
+from libre_lib.errors import DataError, counted
 from libre_lib.ops import stages
 from libre_lib.ops.cleanup import RUN_FILE
 from libre_lib.ops.files import atomic_write_text
@@ -53,8 +53,8 @@ def load(spec: PipelineSpec, store_root: str, force: bool = False) -> Stage:
     stage = run_stage(spec, store_root, "load", params, [source], compute, force)
     n_unlabeled = read_stage(store_root, stage)[1].get("n_unlabeled", 0)
     if n_unlabeled:
-        log().info("load: left out %d row(s) without a target value (target.unlabeled: drop)",
-                   n_unlabeled)  # fmt: skip
+        log().info("load: left out %s without a target value (target.unlabeled: drop)",
+                   counted(n_unlabeled, "row"))  # fmt: skip
     return stage
 
 
@@ -105,8 +105,8 @@ def _record_failed_run(spec: PipelineSpec, store_root: str, report: ValidationRe
         "failed_stage": "validate",
         "report": str(run_dir / "validation.md"),
         "message": (
-            f"Data validation failed: {len(report.failures())} of {len(report.results)} "
-            "expectation(s) not met; no model was trained."
+            f"Data validation failed: {len(report.failures())} of "
+            f"{counted(len(report.results), 'expectation')} not met; no model was trained."
         ),
     }
     atomic_write_text(run_dir / RUN_FILE, json.dumps(summary, indent=2))

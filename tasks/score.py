@@ -12,7 +12,7 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from libre_lib.errors import ParameterError
+from libre_lib.errors import ParameterError, counted
 from libre_lib.ops import scoring
 from libre_lib.ops.contract import DataContract
 from libre_lib.ops.files import remove_stale_temps
@@ -77,10 +77,10 @@ def check_inputs(model, contract, inputs: str, output: str) -> dict:
     result = scoring.check_inputs(model, inputs, contract, exclude=[output])
     warnings = result.sample.warnings
     log().info(
-        "stage check_inputs %d file(s), %d sample rows, %d drift warning(s) (%.2f s)",
-        len(result.files),
+        "stage check_inputs %s, %d sample rows, %s (%.2f s)",
+        counted(len(result.files), "file"),
         result.sample.n_rows,
-        len(warnings),
+        counted(len(warnings), "drift warning"),
         time.perf_counter() - started,
     )
     for warning in warnings:
@@ -97,7 +97,9 @@ def score_inputs(
     removed = remove_stale_temps(output)
     if removed:
         log().info(
-            "removed %d temp file(s) a killed scoring run left next to %s", len(removed), output
+            "removed %s a killed scoring run left next to %s",
+            counted(len(removed), "temp file"),
+            output,
         )
     last = [0.0]
 

@@ -98,7 +98,7 @@ def refit_check(spec: PipelineSpec, store_root: str, picked: Stage, fitted: dict
         if len(load_model(store_root, tried["rules"]).rules_):
             log().info(
                 "the picked point's refit kept no rule, although it kept rules in most inner "
-                "folds; point %d of the grid (mean score %.3f, %d fallback(s) on) ships instead",
+                "folds; point %d of the grid (mean score %.3f; fallback %d) ships instead",
                 point["index"],
                 point["best_score"],
                 fallbacks,

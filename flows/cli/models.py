@@ -147,7 +147,11 @@ def show_version(
         checked = validation.get("n_expectations")
         valid = "passed" + (f" ({checked} expectations)" if checked is not None else "")
     else:
-        valid = f"failed ({validation.get('n_failed', '?')} expectation(s) not met)"
+        from libre_lib.errors import counted
+
+        n_failed = validation.get("n_failed")
+        failed = counted(n_failed, "expectation") if isinstance(n_failed, int) else "expectations"
+        valid = f"failed ({failed} not met)"
     rows = [
         ("status", entry.status),
         ("reason", entry.reason or "–"),

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import counted
 from .artifacts import ArtifactStore
 from .files import STALE_AFTER_S
 from .registry import ModelRegistry
@@ -57,8 +58,9 @@ class Cleanup:
 
     def __str__(self) -> str:
         return (
-            f"{len(self.temp_files)} temp file(s), {len(self.temp_versions)} temp version "
-            f"folder(s), {len(self.incomplete_runs)} run folder(s) without {RUN_FILE}"
+            f"{counted(len(self.temp_files), 'temp file')}, "
+            f"{counted(len(self.temp_versions), 'temp version folder')}, "
+            f"{counted(len(self.incomplete_runs), 'run folder')} without {RUN_FILE}"
         )
 
 

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from ..errors import counted
+
 __all__ = ["svg_class_balance", "svg_curve", "svg_rule_bars", "svg_trend"]
 
 COLOR_NEW = "#0b5cad"  # true positives no earlier rule caught
@@ -222,9 +224,10 @@ def svg_curve(curve: pd.DataFrame, evaluated_on: str = "holdout") -> str:
             f'stroke-width="{stroke_width}"{dash_attr}/>'
         )
         for k, v in zip(ks_c, values, strict=True):
+            title = f"{name} with {counted(round(k), 'rule')}: {v:.3f}"
             out.append(
                 f'<circle cx="{_n(px(k))}" cy="{_n(py(v))}" r="3.5" fill="{color}">'
-                f"<title>{_h(f'{name} with {round(k)} rule(s): {v:.3f}')}</title></circle>"
+                f"<title>{_h(title)}</title></circle>"
             )
         legend.append(
             (

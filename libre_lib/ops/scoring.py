@@ -1132,7 +1132,7 @@ def render_scoring_report(summary: dict, title: str = "Scoring report", model: s
         f" and {len(files) - 5} more" if len(files) > 5 else ""
     )
     lines += [
-        f"- **inputs:** {len(files)} file(s): {shown}",
+        f"- **inputs:** {counted(len(files), 'file')}: {shown}",
         f"- **output:** `{summary['output']}`",
         f"- **rows scored:** {rows:,} in {summary['batches']} batch(es), "
         f"{summary['seconds']:.2f} s ({summary['rows_per_second']:,.0f} rows/s)",

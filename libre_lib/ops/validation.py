@@ -639,7 +639,9 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
         bounds = f"at least {kwargs.get('min_value')}"
         if kwargs.get("max_value") is not None:
             bounds += f" and at most {kwargs['max_value']}"
-        return f"{info.get('observed_value')} row(s); expected {bounds}"
+        observed = info.get("observed_value")
+        rows = counted(observed, "row") if isinstance(observed, int) else f"{observed} rows"
+        return f"{rows}; expected {bounds}"
     if type_ == "expect_column_values_to_not_be_null" and count is not None:
         mostly = kwargs.get("mostly", 1.0)
         if mostly <= NOT_EMPTY:
@@ -686,7 +688,7 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
     shown = {k: v for k, v in kwargs.items() if k not in _COLUMN_KWARGS}
     parts = [f"kwargs {shown}"] if shown else []
     if count is not None:
-        parts.append(f"{count} of {total} value(s){_percent(count, total)} unexpected")
+        parts.append(f"{count:,} of {counted(total, 'value')}{_percent(count, total)} unexpected")
     if "observed_value" in info:
         parts.append(f"observed {_plain_observed(info['observed_value'])}")
     return "; ".join(parts) or ("met" if success else "not met")

@@ -46,7 +46,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
+from ..errors import ParameterError, counted
 from ..inputs import is_categorical_dtype
 from .validation import (
     _PARTIAL_UNEXPECTED,
@@ -589,7 +589,8 @@ def _row_wise_result(item: dict, parts: list[dict], n_batches: int) -> Expectati
             ),
         ),
     )
-    details = f"{whole.details}; checked batch by batch ({n_batches} batch(es)), exact"
+    batches = counted(n_batches, "batch", "batches")
+    details = f"{whole.details}; checked batch by batch ({batches}), exact"
     return ExpectationResult(
         whole.expectation, whole.column, success, unexpected, whole.unexpected_examples, details
     )
@@ -606,13 +607,13 @@ def _per_batch_result(item: dict, parts: list[dict], n_batches: int) -> Expectat
     examples = _examples(chain.from_iterable(p["examples"] for _, p in numbered))
     skipped = sum(1 for p in parts if not p["ran"])
     verdict = (
-        f"not met in {len(failed)} of {len(numbered)} batch(es)"
+        f"not met in {len(failed)} of {counted(len(numbered), 'batch', 'batches')}"
         if failed
-        else f"met in each of {len(numbered)} batch(es)"
+        else f"met in each of {counted(len(numbered), 'batch', 'batches')}"
     )
     details = f"checked batch by batch, not on the whole table: {verdict}"
     if skipped:
-        details += f"; skipped in {skipped} batch(es) without its column(s)"
+        details += f"; skipped in {counted(skipped, 'batch', 'batches')} without its column"
     if numbered:
         number, shown = (failed or numbered)[0]
         details += f"; batch {number}: {shown['details']}"

@@ -306,7 +306,7 @@ def test_row_wise_user_results_have_the_whole_frames_details_and_examples():
     ours, theirs = streamed.results[-3], whole.results[-3]
     assert not ours.success
     assert ours.unexpected_examples == theirs.unexpected_examples == (99.0,)
-    assert ours.details == f"{theirs.details}; checked batch by batch (3 batch(es)), exact"
+    assert ours.details == f"{theirs.details}; checked batch by batch (3 batches), exact"
     mean = streamed.results[-1]
     assert mean.success
     assert mean.details.startswith("checked batch by batch, not on the whole table")
@@ -333,7 +333,7 @@ def test_mostly_is_judged_on_the_summed_counts_and_aggregates_per_batch():
     between, mean = streamed.results[-2:]
     assert between.success and between.unexpected_count == 10
     assert not mean.success  # a per-batch check is stricter than the whole table's
-    assert "not met in 1 of 2 batch(es); batch 2:" in mean.details
+    assert "not met in 1 of 2 batches; batch 2:" in mean.details
 
 
 # --------------------------------------------------------------------------- batches that differ
@@ -478,4 +478,4 @@ def test_a_user_expectation_is_skipped_in_batches_without_its_column():
     result = _streamed(batches, rules).results[-1]
     assert (result.success, result.unexpected_count) == (False, 1)
     assert result.unexpected_examples == (40.0,)
-    assert "skipped in 1 batch(es) without its column(s); batch 1:" in result.details
+    assert "skipped in 1 batch without its column; batch 1:" in result.details

@@ -91,9 +91,7 @@ def test_clean_store_removes_stale_leftovers_and_keeps_the_rest(store):
     }
     for name, path in paths.items():
         assert path.exists() == (name not in removed), name
-    assert str(done) == (
-        "3 temp file(s), 1 temp version folder(s), 2 run folder(s) without run.json"
-    )
+    assert str(done) == ("3 temp files, 1 temp version folder, 2 run folders without run.json")
     assert clean_store(root).paths == ()  # nothing left to do
 
 

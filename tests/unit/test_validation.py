@@ -272,7 +272,7 @@ def _expected_failures(frame):
     return [
         # (expectation, column, unexpected count, an example, words in the details)
         ("expect_column_to_exist", "a5", None, None, "2 expectations on it were skipped"),
-        ("expect_table_row_count_to_be_between", None, None, None, "690 row(s)"),
+        ("expect_table_row_count_to_be_between", None, None, None, "690 rows"),
         ("expect_column_values_to_not_be_null", "target", 1, None,
          "none allowed; a row without a target value cannot be learned from: drop those rows"),
         ("expect_column_values_to_be_in_set", "target", 1, "?", "not in ['+', '-', 'maybe']"),
