@@ -245,7 +245,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     positive_class : label or None, default=None
         The class the rules describe. Default: 1 or True if present, else the yes of a pair of
         names such as no/yes, n/y, false/true, "0"/"1" or negative/positive, else the minority
-        class.
+        class. Two labels written as numbers that are not 0/1 or -1/1 (1/2, "1"/"2") say
+        nothing of which is positive: ``fit`` warns which one it chose.
         With more than two classes it is required and the rest form the negative class.
     categorical_features : list of names/indices, bool mask or None, default=None
         Columns to treat as categorical on top of those with non-numeric dtypes.
@@ -253,7 +254,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Seeds the feature subsets; the same seed and data give identical rules.
     n_jobs : int or None, default=None
         Learners run in this many threads (-1: all cores).
-    verbose : int >= 0, default=0
+    verbose : int >= 0 or bool, default=0
         0: the progress goes to the ``libre_lib.estimator`` logger only (silent unless logging
         is set up). 1 or more: during ``fit`` that logger also writes it on standard error:
         each inner fold of the "auto" choice as it ends with the time left, the choice, the

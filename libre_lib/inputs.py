@@ -23,6 +23,10 @@ MOSTLY_NUMERIC_FRACTION = 0.8
 #: ... and the numbers take at least this many distinct values (a few codes such as "0"/"1"
 #: are harmless as categories; many numbers as categories make rules list exact values).
 MOSTLY_NUMERIC_MIN_DISTINCT = 10
+#: A text column whose values are at least this share numbers (of at least
+#: MOSTLY_NUMERIC_MIN_DISTINCT distinct ones), short of "mostly", is said to mix them with text
+#: when that text takes at most MOSTLY_NUMERIC_EXAMPLES values (marks such as "unk").
+MIXED_NUMERIC_FRACTION = 0.25
 #: How many of the values that are not numbers such a warning shows.
 MOSTLY_NUMERIC_EXAMPLES = 3
 #: Pairs of class names (lower case) whose second says "the outcome happened": the default
@@ -66,7 +70,15 @@ def as_frame(
             "columns. Convert with X.toarray() or pass a DataFrame."
         )
     else:
-        if hasattr(X, "__array__") or isinstance(X, list | tuple):
+        if isinstance(X, list | tuple):  # each column keeps its own type (numbers stay numbers)
+            array = np.asarray(X, dtype=object)
+            if array.ndim == 1 and any(isinstance(row, list | tuple) for row in array):
+                lengths = sorted({len(row) for row in array if isinstance(row, list | tuple)})
+                raise DataError(
+                    f"X's rows have different lengths ({lengths}): every row needs one value "
+                    "per feature (None or NaN for a missing one)."
+                )
+        elif hasattr(X, "__array__"):
             array = np.asarray(X)
         else:
             raise DataError(
@@ -466,7 +478,24 @@ def numbers_as_text_message(series: pd.Series) -> str | None:
         int(numeric.sum()) < MOSTLY_NUMERIC_MIN_DISTINCT
         or n_present - n_stray < MOSTLY_NUMERIC_FRACTION * n_present
     ):
-        return _written_numbers_message(name, counts, n_present)
+        written = _written_numbers_message(name, counts, n_present)
+        if written is not None or int(numeric.sum()) < MOSTLY_NUMERIC_MIN_DISTINCT:
+            return written
+        if (
+            n_present - n_stray < MIXED_NUMERIC_FRACTION * n_present
+            or stray.size > MOSTLY_NUMERIC_EXAMPLES
+        ):  # texts of their own (many distinct ones): categories, not missing-value marks
+            return None
+        examples = ", ".join(excerpt(v, 20) for v in stray.index[:MOSTLY_NUMERIC_EXAMPLES])
+        return (
+            f"Column {name!r} mixes numbers ({int(numeric.sum()):,} distinct, "
+            f"{(n_present - n_stray) / n_present:.0%} of its values) with text (e.g. "
+            f"{examples}), so it is treated as categorical and rules list its values one by "
+            "one. If the text marks missing values, replace it by missing ones "
+            f"(pd.to_numeric(X[{name!r}], errors='coerce'), or data.read_options.na_values in "
+            "a pipeline spec); if its values are categories, declare it in "
+            "categorical_features (features.categorical in a pipeline spec)."
+        )
     if n_stray:
         examples = ", ".join(excerpt(v, 20) for v in stray.index[:MOSTLY_NUMERIC_EXAMPLES])
         found = (
@@ -477,8 +506,11 @@ def numbers_as_text_message(series: pd.Series) -> str | None:
             f"replace those values by missing ones (pd.to_numeric(X[{name!r}], "
             "errors='coerce'), or data.read_options.na_values in a pipeline spec)"
         )
-    else:
+    elif any(isinstance(v, str) for v in counts.index):
         found = f"holds numbers stored as text (dtype {series.dtype})"
+        fix = f"convert it (pd.to_numeric(X[{name!r}]))"
+    else:  # numbers (and maybe booleans) in an object column
+        found = f"holds numbers in a column of dtype {series.dtype}, not a numeric one"
         fix = f"convert it (pd.to_numeric(X[{name!r}]))"
     return (
         f"Column {name!r} {found}, so it is treated as categorical and rules list its values "
@@ -915,6 +947,17 @@ def binary_target(
         )
     chosen = _default_positive(classes, counts)
     negative = classes[0] if classes[1] == chosen else classes[1]
+    if _coded_numbers(classes):
+        warnings.warn(
+            f"y's labels are {classes[0]!r} and {classes[1]!r}: numbers that do not say which "
+            f"class is positive (as 0/1 would), so the rules describe {chosen!r} ("
+            + ("the label 1" if chosen in (1, "1") and not _is_text(chosen) else "the rarer class")
+            + f"; {counts[chosen]:,} of {counts[chosen] + counts[negative]:,} rows). Pass "
+            f"positive_class={negative!r} to describe the other one, or "
+            f"positive_class={chosen!r} to keep this choice without this warning.",
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
     positive = (labels == chosen).to_numpy()
     return Target(positive, label_array([negative, chosen]), chosen)
 
@@ -948,6 +991,20 @@ def yes_of_pair(names) -> str | None:
     lowered = {n.strip().lower(): n for n in names}
     yes = YES_NO.get(frozenset(lowered))
     return None if yes is None else lowered[yes]
+
+
+def _is_text(value) -> bool:
+    return isinstance(value, str)
+
+
+def _coded_numbers(classes) -> bool:
+    """Are two labels numbers, or numbers written as text, other than 0/1 or -1/1 (1/2,
+    "1"/"2", 3/7)? Such codes do not say which class is the positive one."""
+    try:
+        values = {float(c) for c in classes if not isinstance(c, bool | np.bool_)}
+    except (TypeError, ValueError):
+        return False
+    return len(values) == 2 == len(classes) and values not in ({0.0, 1.0}, {-1.0, 1.0})
 
 
 def _default_positive(classes, counts):

@@ -212,7 +212,7 @@ LIBRE_PARAMETERS: dict[str, list] = {
         Range(Integral, None, -1, closed="right"),
         None,
     ],
-    "verbose": [Range(Integral, 0, None, closed="left")],
+    "verbose": [Range(Integral, 0, None, closed="left"), Boolean],
 }
 
 #: Rules between LibreClassifier parameters, checked once the single parameters are valid.
@@ -229,7 +229,7 @@ LIBRE_REQUIREMENTS: tuple[Requires, ...] = (
 SEARCH_PARAMETERS: dict[str, list] = {
     "score_tolerance": [Range(Real, 0, None, closed="left")],
     "standard_errors": [Range(Real, 0, None, closed="left")],
-    "verbose": [Range(Integral, 0, None, closed="left")],
+    "verbose": [Range(Integral, 0, None, closed="left"), Boolean],
     "refit": [Boolean],
 }
 

@@ -360,10 +360,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Seeds the inner folds and the learners' feature subsets. Every candidate and the final
         refit use the same seed, so ``best_estimator_`` equals
-        ``LibreClassifier(random_state=seed, **best_params_)`` (with the estimator's other
-        parameters and ``refine``) fitted on the same data (an int ``random_state`` is used
-        as that seed directly).
-    verbose : int >= 0, default=0
+        ``LibreClassifier(random_state=seed, **fixed_params_, **best_params_)`` (with the
+        estimator's other parameters and ``refine``) fitted on the same data (an int
+        ``random_state`` is used as that seed directly).
+    verbose : int >= 0 or bool, default=0
         0: the progress goes to the ``libre_lib.search`` logger only (silent unless logging is
         set up). 1 or more: during ``fit`` that logger also writes it on standard error: the
         search's size, each inner fold as it ends with the time left, the choice and the
@@ -373,6 +373,11 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     ----------
     best_params_ : dict
         The tuned parameters of the chosen combination (keys of the grid).
+    fixed_params_ : dict
+        The paper's values the chosen combination used for the parameters the estimator
+        leaves at "auto" and its part of the grid does not tune (e.g. the default grid's H2
+        half: ``max_intervals=3, conflict_tolerance=0.0``); a ``param_grid`` of the user's
+        that leaves such parameters is warned about.
     best_score_ : float
         Its mean validation score (at most ``tolerance_`` below the best mean score, which is
         ``cv_results_["mean_test_score"].max()``).
@@ -530,15 +535,27 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                     "the values for the search to try instead."
                 )
         # a parameter the grid leaves at "auto" takes the paper's value (the search tunes it)
-        paper = AUTO_FALLBACK
-        candidates = [
-            {**base, **{k: v for k, v in paper.items() if base.get(k) == AUTO}, **point}
+        fixed = [
+            {k: v for k, v in AUTO_FALLBACK.items() if base.get(k) == AUTO and k not in point}
             for point in points
         ]
+        candidates = [{**base, **f, **point} for f, point in zip(fixed, points, strict=True)]
         for params in candidates:
             validate_params(params)
+        named = {k: v for f in fixed for k, v in f.items()}
+        if self.param_grid is not None and named:
+            warnings.warn(
+                "LibreSearchCV: param_grid does not tune "
+                + ", ".join(f"{k} (fitted as {v!r}, the paper's value)" for k, v in named.items())
+                + ", which the estimator leaves at 'auto'. List values for them in param_grid "
+                "to tune them, or set them on the estimator; fixed_params_ keeps what the "
+                "chosen candidate used.",
+                LibreWarning,
+                stacklevel=user_stacklevel(),
+            )
         self._tuned_names = sorted({k for point in points for k in point})
         self._grid_points = points
+        self._fixed_points = fixed
         self.param_grid_ = grid
         return candidates
 
@@ -870,6 +887,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def _set_choice(self, index: int) -> None:
         self.best_index_ = index
         self.best_params_ = dict(self._grid_points[index])
+        self.fixed_params_ = dict(self._fixed_points[index])
         self.best_score_ = float(self.cv_results_["mean_test_score"][index])
 
     def _results(self, scores, n_rules, n_atoms) -> dict:
@@ -1300,6 +1318,13 @@ _ONE_CLASS_SCORERS = {
 def _scorer(scoring, positive_class):
     """The validation scorer: None for the built-in F1 of the positive class, else a
     scikit-learn scorer; the one-class scorers named as strings score ``positive_class``."""
+    if isinstance(scoring, list | tuple | set | dict):
+        raise ParameterError(
+            f"The 'scoring' parameter of LibreSearchCV is a {type(scoring).__name__}: the search "
+            "chooses by one score, so it takes one metric (a str, a callable or None), not "
+            "GridSearchCV's multi-metric scoring. To compare other metrics, score "
+            "best_estimator_ on held-out rows with sklearn.metrics."
+        )
     if isinstance(scoring, str) and scoring == "f1":
         return None
     if isinstance(scoring, str) and scoring in _ONE_CLASS_SCORERS:

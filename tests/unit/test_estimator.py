@@ -346,7 +346,7 @@ Y4 = [0, 1, 0, 1]
     [
         (X4, [1, 1, 1, 1], DataError, r"y has one class \(\[1\]\)"),
         (X4, [0, 1, 2, 1], DataError, "y has 3 classes .* Pass positive_class"),
-        (X4, [0, 1, None, 1], DataError, r"y has 1 missing label\(s\) \(first at row 2\)"),
+        (X4, [0, 1, None, 1], DataError, r"y has 1 missing label \(first at row 2\)"),
         (X4, [0, 1, np.nan, 1], DataError, "y has 1 missing label"),
         (
             X4,
@@ -672,7 +672,7 @@ def test_infinite_values_are_counted_over_all_training_rows_before_any_inner_fol
     X.loc[3, "load"] = 1.0
     y = (X["age"] > 50).astype(int)
     with pytest.raises(
-        DataError, match=r"Column 'load' holds 99 infinite value\(s\) \(first at row 0\)"
+        DataError, match=r"Column 'load' holds 99 infinite values \(first at row 0\)"
     ):
         make(random_state=0).fit(X, y)
 
@@ -820,3 +820,41 @@ def test_more_learners_ship_only_when_they_reach_the_inner_score(monkeypatch, pa
         model = LibreClassifier(random_state=19, n_estimators=8).fit(X, y)
     assert calls == list(module.LEARNER_FACTORS) and model.learner_factor_ == 1
     assert len(model.rules_) >= 1
+
+
+def test_rows_given_as_lists_keep_each_column_s_type():
+    """np.asarray turned a list of rows mixing numbers and text into all text: the numbers
+    became categories (a warning, and other rules than the same rows as a DataFrame)."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=120).round(3)
+    b = rng.choice(["x", "y", "z"], size=120)
+    y = ((a > 0.3) | (b == "z")).astype(int)
+    frame = pd.DataFrame({"x0": a, "x1": b})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)
+        listed = LibreClassifier(random_state=0).fit(frame.to_numpy().tolist(), y)
+    assert str(listed.rules_) == str(LibreClassifier(random_state=0).fit(frame, y).rules_)
+    with pytest.raises(DataError, match=r"X's rows have different lengths \(\[1, 2\]\)"):
+        LibreClassifier().fit([[1.0, 2.0], [3.0]], [0, 1])
+
+
+def test_verbose_takes_a_bool():
+    X = pd.DataFrame({"x": np.arange(40.0)})
+    clf = LibreClassifier(verbose=True, random_state=0).fit(X, np.arange(40) % 2)
+    assert clf.get_params()["verbose"] is True
+
+
+@pytest.mark.parametrize(
+    ("labels", "chosen", "other"),
+    [([1, 2], 1, 2), (["1", "2"], "2", "1"), ([3, 7], 7, 3)],
+)
+def test_labels_coded_as_numbers_say_which_class_the_rules_describe(labels, chosen, other):
+    """1/2 as numbers picked 1 (even the majority), as text the rarer '2', silently."""
+    X = pd.DataFrame({"x": np.arange(40.0)})
+    y = [labels[0]] * 30 + [labels[1]] * 10
+    with pytest.warns(LibreWarning, match=rf"rules describe {chosen!r}.*positive_class={other!r}"):
+        assert LibreClassifier(random_state=0).fit(X, y).positive_class_ == chosen
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)
+        LibreClassifier(chi2_threshold=0.0, positive_class=chosen, random_state=0).fit(X, y)
+        LibreClassifier(chi2_threshold=0.0, random_state=0).fit(X, [0] * 30 + [1] * 10)

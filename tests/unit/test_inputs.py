@@ -547,3 +547,23 @@ def test_a_text_column_of_dates_draws_one_warning_that_says_what_to_derive():
         warnings.simplefilter("error", LibreWarning)  # declared categorical: the user chose
         resolve_categorical(X, ["joined"])
         resolve_categorical(X.assign(joined="on " + X["joined"]), None)  # not only a date
+
+
+def test_a_column_of_numbers_and_one_mark_says_it_mixes_them():
+    """Half numbers, half "unk": categorical without a word, and a rule then listed 55 numbers
+    one by one."""
+    X, _ = measurements(stray_every=None)
+    X["a"] = X["a"].astype(object)
+    X.loc[::2, "a"] = "unk"
+    with pytest.warns(LibreWarning, match=r"'a' mixes numbers \(\d+ distinct, 50% of its values\) "
+                      r"with text \(e\.g\. 'unk'\).*errors='coerce'"):  # fmt: skip
+        resolve_categorical(X, None)
+
+
+def test_numbers_in_an_object_column_are_not_called_text():
+    X, _ = measurements(stray_every=None)
+    X["a"] = X["a"].astype(object)
+    X.loc[::9, "a"] = True
+    with pytest.warns(LibreWarning, match="holds numbers in a column of dtype object") as said:
+        resolve_categorical(X, None)
+    assert not any("as text" in str(w.message) for w in said)

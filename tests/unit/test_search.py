@@ -707,6 +707,7 @@ def _decided(split_rules, means, rules_of_refits):
     split_rules = np.asarray(split_rules, dtype=float)
     scores = np.tile(np.asarray(means, dtype=float)[:, None], (1, split_rules.shape[1]))
     search._grid_points = [{"alpha": i} for i in range(len(means))]
+    search._fixed_points = [{} for _ in means]
     search._tuned_names = ["alpha"]
     search.cv_results_ = search._results(scores, split_rules, np.ones_like(scores))
     search.tolerance_ = 0.05
@@ -910,3 +911,24 @@ def test_a_refit_far_below_the_inner_score_is_fitted_again_with_more_learners(
         short = LibreSearchCV(grid, cv=3, random_state=1).fit(X, y).best_estimator_
     assert short.learner_factor_ == 1 and short.rules_ != model.rules_
     assert model.feature_subsets_[: len(short.feature_subsets_)] == short.feature_subsets_
+
+
+def test_a_grid_that_leaves_auto_parameters_says_what_it_fits_them_as():
+    """param_grid={"alpha": ...} fitted max_rules=None (uncapped) in silence, and
+    LibreClassifier(**best_params_) did not give best_estimator_ as the docstring said."""
+    X, y, _ = load_dataset("credit_approval")
+    with pytest.warns(LibreWarning, match=r"does not tune max_intervals \(fitted as 3.*max_rules "
+                      r"\(fitted as None"):  # fmt: skip
+        search = LibreSearchCV({"alpha": [0.5, 0.7]}, cv=3, random_state=0).fit(X, y)
+    assert search.fixed_params_ == {k: v for k, v in AUTO_FALLBACK.items() if k != "alpha"}
+    again = LibreClassifier(
+        random_state=search.seed_, **search.fixed_params_, **search.best_params_
+    ).fit(X, y)
+    assert str(again.rules_) == str(search.best_estimator_.rules_)
+
+
+def test_multi_metric_scoring_is_refused_by_name():
+    X, y, _ = load_dataset("haberman")
+    for scoring in (["f1", "accuracy"], {"a": "accuracy"}):
+        with pytest.raises(ParameterError, match="takes one metric"):
+            LibreSearchCV({"alpha": [0.5]}, scoring=scoring, cv=3).fit(X, y)
