@@ -67,6 +67,7 @@ __all__ = [
     "render_scoring_report",
     "score_files",
     "score_frame",
+    "unmarked",
 ]
 
 SCORE_COLUMNS = ("prediction", "score", "fired_rules", "explanation")
@@ -129,7 +130,11 @@ def _as_model(model):
     return model
 
 
-def _as_contract(model, contract) -> DataContract:
+def _as_contract(model, contract, model_path=None) -> DataContract:
+    """``contract`` as a DataContract; when None, the one saved beside ``model_path`` (as
+    ``libre score`` finds it: :func:`find_contract`), else ``DataContract.from_model``."""
+    if contract is None and isinstance(model_path, str | os.PathLike):
+        contract = find_contract(model_path)
     if contract is None:
         return DataContract.from_model(model)
     if isinstance(contract, dict):
@@ -152,8 +157,8 @@ def _check_covers(contract: DataContract, model) -> None:
     if missing:
         raise ParameterError(
             f"The data contract does not cover the model's column {excerpt(missing[0])} "
-            f"({len(missing)} column(s) missing): it belongs to another model or was edited; "
-            "use the contract saved with the model."
+            f"({counted(len(missing), 'column')} missing): it belongs to another model or was "
+            "edited; use the contract saved with the model."
         )
 
 
@@ -237,15 +242,20 @@ def score_frame(
     """Score ``frame``; returns (a copy with the four score columns, the contract report).
 
     ``model`` is a fitted ``LibreClassifier`` or the path of its ``model.json``; ``contract``
-    defaults to ``DataContract.from_model(model)`` (no training ranges: pass the contract saved
-    with the model to get every drift warning). Raises ``ContractViolation`` on errors.
+    defaults to the one saved with that file (:func:`find_contract`, as ``libre score``), else
+    ``DataContract.from_model(model)`` (no training ranges or missing-value markers: pass the
+    contract saved with the model to get every drift warning). The contract's markers of a
+    missing value (pima's 0 of a glucose reading) are read as missing, as the training read
+    them; the returned copy keeps the values as given. Raises ``ContractViolation`` on errors.
     """
+    given = model
     model = _as_model(model)
-    contract = _as_contract(model, contract)
+    contract = _as_contract(model, contract, given)
     if not isinstance(frame, pd.DataFrame):
         raise ParameterError(f"score_frame needs a pandas DataFrame; got {type(frame).__name__}.")
     _check_no_clash(frame.columns)
-    report = contract.check(frame)
+    read = unmarked(frame, contract)
+    report = contract.check(read)
     n_rows = len(frame)
     if n_rows == 0:
         empty = {
@@ -255,7 +265,7 @@ def score_frame(
             "explanation": pd.Series([], dtype=object),
         }
         return frame.assign(**{k: v.set_axis(frame.index) for k, v in empty.items()}), report
-    scores = _score(model, frame, _rule_texts(model))
+    scores = _score(model, read, _rule_texts(model))
     patterns = np.empty(len(scores.patterns), dtype=object)
     patterns[:] = scores.patterns
     texts = np.asarray(scores.texts, dtype=object)
@@ -266,6 +276,56 @@ def score_frame(
         explanation=texts[scores.inverse],
     )
     return scored, report
+
+
+def unmarked(frame: pd.DataFrame, contract: DataContract) -> pd.DataFrame:
+    """``frame`` with the contract's missing-value markers of the columns the model reads as
+    missing (the training files' own, ``missing_markers``, and each column's,
+    ``column_markers``): a number matches in any spelling (``0``, ``0.0``, ``-0.0``), as
+    pandas' ``na_values`` match when the training read its file, a text as written; a text
+    column of numbers left then (a ``?`` beside numbers) is read as numbers where the contract
+    reads numbers. ``frame`` itself when no marker applies."""
+    out = None
+    numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
+    for name in contract.names:
+        markers = (*contract.missing_markers, *contract.column_markers.get(name, ()))
+        if not markers or name not in frame.columns:
+            continue
+        series = frame[name]
+        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            values = series.to_numpy(dtype=float, na_value=np.nan)
+            mask = np.zeros(len(series), dtype=bool)
+            for number in _numbers(markers):
+                mask |= values == number
+        else:
+            present = series.notna().to_numpy()
+            text = series.astype(str).where(present)
+            mask = present & text.isin(_spellings(markers)).to_numpy()
+            if name in numeric:
+                numbers = _numbers(markers)
+                parsed = pd.to_numeric(text.where(present & ~mask), errors="coerce").to_numpy()
+                for number in numbers:
+                    mask |= parsed == number
+        if not mask.any():
+            continue
+        out = frame.copy() if out is None else out
+        column = series.mask(mask)
+        if name in numeric and not pd.api.types.is_numeric_dtype(column):
+            with contextlib.suppress(TypeError, ValueError):  # else the contract names it
+                column = pd.to_numeric(column)
+        out[name] = column
+    return frame if out is None else out
+
+
+def _numbers(markers) -> list[float]:
+    """The markers that are numbers, as floats."""
+    out = []
+    for marker in markers:
+        try:
+            out.append(float(marker))
+        except ValueError:
+            continue
+    return [n for n in out if not math.isnan(n)]
 
 
 # --------------------------------------------------------------------------- the inputs
@@ -627,6 +687,10 @@ class _Reader:
                         "Its values other than the markers of a missing value "
                         f"{list(markers)} must be of one type."
                     ) from None
+            if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+                for number in _numbers(markers):  # -0.0, 0.00 or 0e0 for 0, as pandas reads
+                    equal = pc.fill_null(pc.equal(pc.cast(column, pa.float64()), number), False)
+                    column = pc.if_else(equal, pa.scalar(None, column.type), column)
             table = table.set_column(index, name, column)
         return table
 
@@ -1009,15 +1073,18 @@ def score_files(
     file at ``output_path``, atomically: a hidden temp file in the same folder is written and
     renamed on success, and removed on any failure, so ``output_path`` is either the old file
     or the complete new one. ``progress(rows_done, total_rows or None)`` is called after each
-    batch. Raises ``ContractViolation`` (nothing written) when a batch breaks the contract, or
-    with ``fail_on_drift`` when a column the rules test drifts (a drift warning otherwise).
+    batch. ``contract``: by default the one saved with a model file (:func:`find_contract`,
+    as ``libre score``). Raises ``ContractViolation`` (nothing written) when a batch breaks the
+    contract, or with ``fail_on_drift`` when a column the rules test drifts (a drift warning
+    otherwise).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     started = time.perf_counter()
+    given = model
     model = _as_model(model)
-    contract = _as_contract(model, contract)
+    contract = _as_contract(model, contract, given)
     _check_rows(batch_rows, "batch_rows")
     output = check_output(output_path)
     files = list_inputs(inputs, exclude=[output])
