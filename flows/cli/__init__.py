@@ -60,7 +60,10 @@ def train(
     try:
         parsed = load_spec(spec)
         name = parsed.name
-        console.print(f"[bold]libre[/] training [cyan]{parsed.name}[/] from {spec}", soft_wrap=True)
+        console.print(
+            f"[bold]libre[/] training [cyan]{parsed.name}[/] from {escape(str(spec))}",
+            soft_wrap=True,
+        )
         started = time.perf_counter()
         from libre_flows.flows.train import preflight
         from libre_flows.flows.train import train as run_train
@@ -114,14 +117,14 @@ def _print_summary(summary: dict, seconds: float) -> None:
     reused = "" if summary.get("new_version", True) else " (unchanged: reused, not registered)"
     console.print(
         f"model version {summary.get('model_version')}{reused}: {verdict} "
-        f"({summary.get('promotion')})"
+        f"({escape(str(summary.get('promotion')))})"
     )
     for note in summary.get("notes", ()):
         console.print(f"[yellow]note[/]: {escape(note)}")
     for caution in summary.get("cautions", ()):
         console.print(f"[bold yellow]caution[/]: {escape(caution)}")
-    console.print(f"report: [green]{summary['report']}[/]", soft_wrap=True)
-    console.print(f"model:  {summary['model']}", soft_wrap=True)
+    console.print(f"report: [green]{escape(str(summary['report']))}[/]", soft_wrap=True)
+    console.print(f"model:  {escape(str(summary['model']))}", soft_wrap=True)
     console.print(
         f"{summary['cache_hits']}/{summary['n_stages']} stages cached; {seconds:.1f} s in total"
     )

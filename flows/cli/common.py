@@ -13,6 +13,7 @@ from typing import Annotated, ClassVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)
@@ -86,7 +87,7 @@ class StageProgress(logging.Handler):
         words = record.getMessage().split()
         if words[:2] == ["streamed", "source:"] and len(words) > 2 and words[2].isdigit():
             self.parts = int(words[2])  # "streamed source: 20 part(s), ..."
-            self.status.update(" ".join(words))
+            self.status.update(escape(" ".join(words)))
         elif len(words) >= 3 and words[0] == "stage":
             stage, hit = words[1], words[2:4] == ["cache", "hit"]
             if stage in self.counts:  # mapped tasks: count them
@@ -101,7 +102,7 @@ class StageProgress(logging.Handler):
                     done += f" of {total}"
                 self.status.update(f"{self.MAPPED[stage]}: {done}")
             else:  # the result, not the file's path (it wrapped the line)
-                self.status.update(f"{stage}: {'cache hit' if hit else words[2]}")
+                self.status.update(escape(f"{stage}: {'cache hit' if hit else words[2]}"))
 
 
 @contextlib.contextmanager
@@ -171,16 +172,16 @@ def fail(exc: BaseException, debug: bool) -> None:
     message = str(exc).strip().splitlines() or [type(exc).__name__]
     if not isinstance(exc, LibreError | OSError):
         message[0] = f"{type(exc).__name__}: {message[0]} (run with --debug for the traceback)"
-    errors.print(f"[bold red]error:[/] {message[0]}", highlight=False)
+    errors.print(f"[bold red]error:[/] {escape(message[0])}", highlight=False)
     for line in message[1:]:
-        errors.print(f"  {line}", highlight=False)
+        errors.print(f"  {line}", highlight=False, markup=False)
     raise typer.Exit(code=1)
 
 
 def interrupted(what: str) -> None:
     """Ctrl-C during a command: say what state it leaves (``what``), exit 130 as a shell
     expects of an interrupted command, without a traceback."""
-    errors.print(f"[bold yellow]interrupted:[/] {what}", highlight=False)
+    errors.print(f"[bold yellow]interrupted:[/] {escape(what)}", highlight=False)
     raise typer.Exit(code=130)
 
 
@@ -242,8 +243,8 @@ def ensure_crash_detection(api_url: str | None = None) -> None:
         reason = (str(exc).strip().splitlines() or [""])[0]
         errors.print(
             f"[bold yellow]warning:[/] could not create the automation {crash_detection.NAME!r} "
-            f"on {api_url} ({type(exc).__name__}: {reason}), so the runs of killed commands "
-            "stay Running: check that the server answers, then start this command again.",
+            f"on {api_url} ({type(exc).__name__}: {escape(reason)}), so the runs of killed "
+            "commands stay Running: check that the server answers, then start this command again.",
             highlight=False,
         )
         return

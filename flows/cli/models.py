@@ -16,7 +16,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from libre_flows.flows.cli.common import known_pipelines
 
@@ -44,7 +46,7 @@ STATUS_STYLE = {
 def _fail(exc: BaseException) -> None:
     """One clear line on stderr, exit code 1."""
     message = str(exc).strip().splitlines() or [type(exc).__name__]
-    errors.print(f"[bold red]error:[/] {message[0]}", highlight=False, markup=True)
+    errors.print(f"[bold red]error:[/] {escape(message[0])}", highlight=False)
     raise typer.Exit(code=1)
 
 
@@ -114,7 +116,7 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = DEFAULT_STORE) -> Non
             f"[{style}]{version.status}[/]" if style else version.status,
             _rate(version.metrics.get("f1")),
             _count(version.metrics.get("n_rules")),
-            version.reason,
+            Text(version.reason),
         )
     console.print(table)
 
@@ -165,7 +167,7 @@ def show_version(
         ("path", str(entry.path)),
     ]
     for key, value in rows:
-        meta.add_row(key, str(value))
+        meta.add_row(key, Text(str(value)))
     console.print(meta, highlight=False)
     if entry.metrics:
         metrics = Table(title="holdout metrics", show_edge=False)
@@ -173,7 +175,7 @@ def show_version(
         metrics.add_column("value", justify="right")
         for name, value in entry.metrics.items():
             shown = _rate(value) if isinstance(value, float) else str(value)
-            metrics.add_row(str(name), shown)
+            metrics.add_row(Text(str(name)), Text(shown))
         console.print(metrics)
     console.print("[bold]rules[/]")
     console.print(str(model.rules_), markup=False, highlight=False)

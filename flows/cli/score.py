@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from libre_flows.flows.cli.common import (
     Debug,
@@ -105,7 +106,10 @@ def score_command(
 
         model = resolve_model(model, store)
         preflight(model, inputs, output)
-        console.print(f"[bold]libre[/] scoring {inputs} with {model}", soft_wrap=True)
+        console.print(
+            f"[bold]libre[/] scoring {escape(str(inputs))} with {escape(str(model))}",
+            soft_wrap=True,
+        )
         started = time.perf_counter()
         with pipeline_console(debug, f"scoring ({server_note()})"):
             summary = run_score(
@@ -128,7 +132,8 @@ def _print_summary(summary: dict, seconds: float) -> None:
     from libre_lib.ops.scoring import NO_ROWS, predicted_text
 
     console.print(
-        f"scored [bold]{summary['rows']:,}[/] rows in {summary['batches']} batch(es): "
+        f"scored [bold]{summary['rows']:,}[/] rows in "
+        f"{counted(summary['batches'], 'batch', 'batches')}: "
         f"{summary['rows_per_second']:,.0f} rows/s"
     )
     if summary["rows"] == 0:
@@ -137,11 +142,13 @@ def _print_summary(summary: dict, seconds: float) -> None:
             "columns and no row; no drift was checked.",
             highlight=False,
         )
-        console.print(f"output: [green]{summary['output']}[/]", soft_wrap=True)
-        console.print(f"report artifact: {summary.get('artifact')}; {seconds:.1f} s in total")
+        console.print(f"output: [green]{escape(str(summary['output']))}[/]", soft_wrap=True)
+        console.print(
+            f"report artifact: {escape(str(summary.get('artifact')))}; {seconds:.1f} s in total"
+        )
         return
     console.print(
-        f"{predicted_text(summary)}: {summary['n_positive']:,} "
+        f"{escape(predicted_text(summary))}: {summary['n_positive']:,} "
         f"({100.0 * summary['positive_rate']:.2f}%)",
         highlight=False,
     )
@@ -149,11 +156,13 @@ def _print_summary(summary: dict, seconds: float) -> None:
     if warnings:
         console.print(f"[yellow]{counted(len(warnings), 'drift warning')}[/] (rows were scored):")
         for warning in warnings:
-            console.print(f"  [yellow]-[/] {warning['message']}", highlight=False)
+            console.print(f"  [yellow]-[/] {escape(warning['message'])}", highlight=False)
     else:
         console.print("[green]no drift[/] against the model's data contract")
-    console.print(f"output: [green]{summary['output']}[/]", soft_wrap=True)
-    console.print(f"report artifact: {summary.get('artifact')}; {seconds:.1f} s in total")
+    console.print(f"output: [green]{escape(str(summary['output']))}[/]", soft_wrap=True)
+    console.print(
+        f"report artifact: {escape(str(summary.get('artifact')))}; {seconds:.1f} s in total"
+    )
 
 
 app = typer.Typer(

@@ -107,3 +107,37 @@ def test_a_spec_file_given_for_a_pipeline_name_is_named_as_such(tmp_path):
         assert result.exit_code == 1, result.output
         assert f"{spec} is a pipeline spec: {wanted}" in result.output
         assert "the spec's name ('pima')" in result.output and "Traceback" not in result.output
+
+
+def test_values_in_square_brackets_reach_the_terminal_as_written():
+    """Rich read "[b]" and "^[a]$" as markup tags: an unseen category [b] printed as '' and a
+    validation regex ^[a]$ as ^$."""
+    import pytest
+    import typer
+
+    from libre_flows.flows.cli.common import console, errors, fail
+    from libre_flows.flows.cli.score import _print_summary
+    from libre_lib.errors import DataError, DataValidationError
+
+    failure = DataValidationError(
+        "Data validation failed: 1 of 3 expectations not met:\n"
+        "  - expect_column_values_to_match_regex on column 'a1': kwargs {'regex': '^[a]$'}"
+    )
+    with errors.capture() as captured, pytest.raises(typer.Exit):
+        fail(failure, debug=False)
+    assert "{'regex': '^[a]$'}" in captured.get()
+    with errors.capture() as captured, pytest.raises(typer.Exit):
+        fail(DataError("column [t] of file [x].csv"), debug=False)
+    assert "error: column [t] of file [x].csv" in captured.get()
+
+    summary = {
+        "rows": 10, "batches": 1, "rows_per_second": 100.0, "n_positive": 2,
+        "positive_rate": 0.2, "positive_class": "[yes]", "described_class": None,
+        "output": "out/[2026].parquet", "artifact": "scoring-[x]",
+        "warnings": [{"message": "column 'a9': 2 values are categories not seen in training, "
+                      "e.g. ['[b]', '[t]']"}],
+    }  # fmt: skip
+    with console.capture() as captured:
+        _print_summary(summary, 1.0)
+    out = " ".join(captured.get().split())  # as the terminal's width wraps it
+    assert "e.g. ['[b]', '[t]']" in out and "out/[2026].parquet" in out and "[yes]" in out
