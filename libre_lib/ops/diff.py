@@ -156,6 +156,9 @@ class ChampionChanges:
     column_labels: Mapping[str, str] | None = None
     scored_on: str | None = None
     """Which rows the scores in ``deltas`` are on, in words (None: not known)."""
+    columns: str | None = None
+    """The columns the new version reads that the champion did not, and the other way round,
+    in words (None: the same columns)."""
 
     def to_dict(self) -> dict:
         return {
@@ -165,7 +168,36 @@ class ChampionChanges:
             "deltas": {k: dict(v) for k, v in self.deltas.items()},
             "decision": self.decision,
             "scored_on": self.scored_on,
+            "columns": self.columns,
         }
+
+
+def column_changes(old_columns, new_columns, new_rules) -> str | None:
+    """The columns a new version reads that the old one did not (a column the data gained,
+    which a spec without ``features.include`` takes as a feature: a caution when a rule tests
+    it) and those it no longer reads, in words; None when they are the same."""
+    old, new = list(map(str, old_columns)), list(map(str, new_columns))
+    gained = [c for c in new if c not in old]
+    lost = [c for c in old if c not in new]
+    said = []
+    if gained:
+        tested = {name for rule in new_rules for name in rule.features}
+        used = [c for c in gained if c in tested]
+        sentence = f"It reads {_columns(gained)} that the champion did not read"
+        if used:
+            sentence += (
+                f"; its rules test {', '.join(map(repr, used))}: check that "
+                f"{'this column belongs' if len(used) == 1 else 'these columns belong'} among "
+                "the features (a spec's features.include lists them)"
+            )
+        said.append(sentence + ".")
+    if lost:
+        said.append(f"It no longer reads {_columns(lost)}.")
+    return " ".join(said) or None
+
+
+def _columns(names: list[str]) -> str:
+    return ("column " if len(names) == 1 else "columns ") + ", ".join(map(repr, names))
 
 
 # --- diffing ------------------------------------------------------------------------------------

@@ -67,6 +67,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from .._version import __version__
 from ..errors import (
     DataError,
@@ -81,7 +83,7 @@ from ..estimator import LibreClassifier
 from ..inputs import one_vs_rest
 from .artifacts import canonical_json, fingerprint_bytes
 from .contract import DataContract
-from .diff import ChampionChanges, diff_rules, metric_deltas, metric_value
+from .diff import ChampionChanges, column_changes, diff_rules, metric_deltas, metric_value
 from .files import STALE_AFTER_S, atomic_write_text, fsync_dir, remove_stale, write_new_file
 
 try:  # POSIX only; see the module docstring.
@@ -301,10 +303,29 @@ class Holdout:
         return len(self.X)
 
     def scores(self, model: LibreClassifier) -> dict[str, Any]:
-        """The model's metrics on these rows (:func:`libre_lib.ops.report.metrics`)."""
+        """The model's metrics on these rows (:func:`libre_lib.ops.report.metrics`), in its
+        own columns (:meth:`rows_for`)."""
         from .report import metrics
 
-        return metrics(model, self.X, self.y)
+        return metrics(model, self.rows_for(model), self.y)
+
+    def rows_for(self, model: LibreClassifier) -> Any:
+        """These rows in ``model``'s columns, as ``libre score`` gives them to it: columns it
+        was not fitted on left out (a column the data gained since), and a column it was
+        fitted on that these rows lack missing in every row when no rule of it tests that
+        column; a ``DataError`` naming the columns when one does."""
+        if not isinstance(self.X, pd.DataFrame):
+            return self.X
+        columns = [str(c) for c in model.columns_]
+        absent = [c for c in columns if c not in self.X.columns]
+        tested = {name for rule in model.rules_ for name in rule.features}
+        needed = [c for c in absent if c in tested]
+        if needed:
+            raise DataError(
+                f"these rows lack the column{'s' if len(needed) > 1 else ''} "
+                f"{', '.join(map(repr, needed))} that its rules test"
+            )
+        return self.X.reindex(columns=columns)
 
 
 @dataclass(frozen=True)
@@ -955,6 +976,7 @@ class ModelRegistry:
         champion_model = self.load_model(pipeline, champion.version)
         try:
             champion_scores = holdout.scores(champion_model)
+            challenger_scores = holdout.scores(challenger_model)
         except DataError as exc:  # e.g. the champion tests a column these rows lack
             reason = shorten(" ".join(str(exc).split()) or type(exc).__name__, 160)
             return replace(
@@ -966,7 +988,6 @@ class ModelRegistry:
             if holdout.kind == "training"
             else ""
         )
-        challenger_scores = holdout.scores(challenger_model)
         compared, why = _fallback(metric, challenger_scores)
         seen = "" if in_sample else self._seen_by_champion(candidate, champion)
         return _Compared(
@@ -1279,8 +1300,9 @@ class ModelRegistry:
         new_v = new if isinstance(new, ModelVersion) else self.get(pipeline, new)
         if old_v.version == new_v.version:  # a re-run that reused the champion: nothing changed
             return None
-        old_rules = self.load_model(pipeline, old_v.version).rules_
-        new_rules = self.load_model(pipeline, new_v.version).rules_
+        old_model = self.load_model(pipeline, old_v.version)
+        new_model = self.load_model(pipeline, new_v.version)
+        old_rules, new_rules = old_model.rules_, new_model.rules_
         sentence = None
         before, scored_on = old_v.metrics, None
         if decision is not None:
@@ -1296,6 +1318,7 @@ class ModelRegistry:
             deltas=metric_deltas(before, new_v.metrics),
             decision=sentence,
             scored_on=scored_on,
+            columns=column_changes(old_model.columns_, new_model.columns_, new_rules),
         )
 
     # ------------------------------------------------------------------ housekeeping

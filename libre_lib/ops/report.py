@@ -916,6 +916,8 @@ def _changes_intro(changes: ChampionChanges) -> list[str]:
     ]
     if changes.decision:
         intro.append(changes.decision)
+    if changes.columns:
+        intro.append(changes.columns)
     return intro
 
 

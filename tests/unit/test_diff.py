@@ -197,3 +197,23 @@ def test_champion_changes_to_dict():
     assert data["diff"]["added_rules"] == [str(SEX)]
     assert data["deltas"]["f1"]["after"] == 0.6 and data["decision"] == "ok"
     assert isinstance(RuleDiff().is_empty, bool) and RuleDiff().is_empty
+
+
+def test_columns_a_new_version_gained_or_lost_are_named():
+    """A row-number column appended upstream became a feature of a spec without
+    features.include, and a model whose rule tests it became champion without a word."""
+    from libre_lib.ops.diff import column_changes
+
+    class Rule:
+        features = ("new_col", "a15")
+
+    assert column_changes(["a1", "a2"], ["a1", "a2"], [Rule()]) is None
+    said = column_changes(["a1", "a14", "a15"], ["a1", "a15", "new_col", "tag"], [Rule()])
+    assert said == (
+        "It reads columns 'new_col', 'tag' that the champion did not read; its rules test "
+        "'new_col': check that this column belongs among the features (a spec's "
+        "features.include lists them). It no longer reads column 'a14'."
+    )
+    assert column_changes(["a1"], ["a1", "tag"], []) == (
+        "It reads column 'tag' that the champion did not read."
+    )

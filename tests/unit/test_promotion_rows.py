@@ -296,3 +296,28 @@ def test_a_split_that_changed_on_the_same_data_is_said_to_favour_the_champion(
         decision.scored_on
         == f"both scored on the same 108 rows, the holdout rows of run r{caution}"
     )
+
+
+def test_the_champion_is_rescored_when_the_data_gained_or_lost_a_column_it_does_not_test(
+    tmp_path, ranked, split
+):
+    """A constant column added upstream (or a column no rule tests dropped) made the champion
+    unable to score the new holdout ("X's columns differ"): a version with the champion's very
+    rules was rejected on F1 measured on other rows (-0.064)."""
+    weaker, stronger = ranked
+    *_, X_hold, y_hold = split
+    registry = ModelRegistry(tmp_path / "store")
+    champion = _register(registry, stronger, {"f1": 0.99, "n_rows": 154}, "a")
+    registry.promote(PIPE, champion.version)
+    challenger = _register(registry, weaker, metrics(weaker, X_hold, y_hold), "b")
+    expected = metrics(stronger, X_hold, y_hold)["f1"]
+    tested = {name for rule in stronger.rules_ for name in rule.features}
+    untested = [c for c in X_hold.columns if c not in tested]
+    assert untested and tested
+    for rows in (X_hold.assign(batch_tag="2026-11"), X_hold.drop(columns=untested[:1])):
+        decision = registry.decide(PIPE, challenger.version, holdout=Holdout(rows, y_hold, "b"))
+        assert decision.same_rows and decision.champion_value == expected
+    lacking = Holdout(X_hold.drop(columns=sorted(tested)[:1]), y_hold, "b")
+    decision = registry.decide(PIPE, challenger.version, holdout=lacking)
+    assert not decision.same_rows
+    assert f"lack the column {sorted(tested)[0]!r} that its rules test" in decision.scored_on
