@@ -51,6 +51,7 @@ from libre_flows.tasks.report import outcome, promote, publish, register, report
 from libre_flows.tasks.tuning import (
     auto_refit_check,
     more_learners_check,
+    overridden_notes,
     pick,
     refit_check,
     shipped_choice,
@@ -124,6 +125,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         fitted = dict(passes=encoded, choice=choice, bins=bins, records=records)
         return dict(fitted, learners=learners, candidates=candidates, rules=rules)
 
+    notes = overridden_notes(spec, root, tuning[-1]) if tuning else ()
     if tuning:  # the search's refit check: a fallback when the picked point keeps no rule
         fitted = fit(tuned_spec(spec, root, tuning[-1]))
         spec, fitted, fallbacks, passed_over = refit_check(spec, root, tuning[-1], fitted, fit)
@@ -140,8 +142,9 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     run_dir = run_folder(root, spec)
     picked = tuning[-1] if tuning else None
     trained = report(
-        spec, root, rules, data, holdout, validation, force, picked, fallbacks, fitted["choice"]
-    )
+        spec, root, rules, data, holdout, validation, force, picked, fallbacks, fitted["choice"],
+        notes,
+    )  # fmt: skip
     registration = register(spec, root, trained, data, str(run_dir))
     publish(spec, trained, registration, str(run_dir))
     outputs = [*passes, data, validation, holdout, *tuning, *passed_over]

@@ -45,6 +45,7 @@ def report(
     picked: Stage | None = None,
     refit_fallbacks: int = 0,
     choice: Stage | None = None,
+    notes: tuple[str, ...] = (),
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows, and the model's data contract; the
     per-rule table is stored. ``picked``: the tuning's ``pick`` stage, shown in the report, and
@@ -65,6 +66,7 @@ def report(
         else stages.shipped_choice(read_stage(store_root, picked), refit_fallbacks),
         read.get("streamed"),
         read.get("n_unlabeled", 0),
+        notes,
     )
 
     def compute():

@@ -67,6 +67,11 @@ def pick(spec, store_root: str, data: Stage, split: Stage, scores: list[Stage], 
     return run_stage(spec, store_root, "pick", params, [data, split, *scores], compute, force)
 
 
+def overridden_notes(spec: PipelineSpec, store_root: str, picked: Stage) -> tuple[str, ...]:
+    """The report's notes on the spec's model values the search replaced."""
+    return stages.overridden_notes(spec, read_stage(store_root, picked)[1])
+
+
 def tuned_spec(spec: PipelineSpec, store_root: str, picked: Stage) -> PipelineSpec:
     """The spec with the picked parameters in its model section."""
     return stages.tuned_spec(spec, read_stage(store_root, picked)[1])

@@ -264,6 +264,15 @@ def cautions(
                 "hold little signal for this outcome, and accuracy and the cost of a false "
                 "alarm say more."
             )
+    if everyone is not None and not model["flagged"] and everyone["f1"] > 0:
+        n_positives = round(everyone["precision"] * n_rows)
+        out.append(
+            f"The model flags none of the {n_rows:,} {evaluated_on} rows, {n_positives:,} of "
+            f"which {'has' if n_positives == 1 else 'have'} the outcome: its F1 is 0, below "
+            f"flagging every row's ({everyone['f1']:.3f}). Its rules match no row here; rules "
+            "learned from few rows with the outcome rarely match new ones, and more data or a "
+            "larger holdout would tell what they are worth."
+        )
     single = by_answer.get("best_rule")
     if (
         single is not None

@@ -89,8 +89,9 @@ def rounding_note(rows: str = "training and holdout") -> str:
             "text."
         )
     return (
-        "Each cut point is printed as the roundest number between it and the closest value "
-        f"below it in the rows of this report ({rows} rows), so every printed rule sorts "
+        "Each cut point is printed with the fewest digits (at least three significant ones) "
+        "that keep it above the closest value below it in the rows of this report "
+        f"({rows} rows), so every printed rule sorts "
         "those rows exactly as the model does. The exact cut points are in model.json; a new "
         "value between a printed and an exact cut point can be sorted differently from the "
         "text."

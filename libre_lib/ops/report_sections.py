@@ -145,9 +145,9 @@ def confusion_blocks(
         ("h", f"Confusion matrix ({evaluated_on} rows)"),
         (
             "p",
-            f"Of the {tp + fn:,} {evaluated_on} rows whose outcome is “{positive}”, the model "
+            f"Of the {_rows(tp + fn, evaluated_on)} whose outcome is “{positive}”, the model "
             f"flags {tp:,} ({_share(tp, tp + fn)}) and misses {fn:,}; it also flags {fp:,} of the "
-            f"{fp + tn:,} rows whose outcome is “{negative}”.",
+            f"{_rows(fp + tn)} whose outcome is “{negative}”.",
         ),
         ("table", (headers, rows, (False, True, True, True))),
     ]
@@ -204,6 +204,11 @@ def baseline_blocks(
     ]
 
 
+def _rows(n: int, kind: str = "") -> str:
+    """The count of rows in words: "1 holdout row", "27 holdout rows"."""
+    return f"{n:,} {kind + ' ' if kind else ''}row{'' if n == 1 else 's'}"
+
+
 def balance_blocks(
     balance: Mapping[str, Mapping[str, int]], names: tuple[str, str], figure: bool = True
 ) -> list[Block]:
@@ -220,7 +225,8 @@ def balance_blocks(
     ]
     if figure:
         caption = (
-            f"Share of {positive} rows in the {' and '.join(n.lower() for n in balance)} rows."
+            f"Share of the rows whose outcome is “{positive}” in the "
+            f"{' and '.join(n.lower() for n in balance)} rows."
         )
         blocks.append(("figure", (svg_class_balance(balance, names), caption)))
     return blocks
@@ -440,7 +446,12 @@ def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]
     numeric = (False, False, False, True, True, True, True, True)
     blocks.append(("table", ((*headers, "Rules"), rows, numeric)))
     if figure and len(trend) >= 2:
-        caption = "Holdout F1 score and accuracy of each registered version (diamonds: champions)."
+        caption = (
+            "F1 score and accuracy of each registered version, each on the holdout rows of its "
+            "own run: versions trained on other data are scored on other rows, so a step "
+            "between two points mixes the models' change with the rows' (the changes section "
+            "compares the champion on this run's rows; diamonds: champions)."
+        )
         if in_sample.any():
             named = ", ".join(str(v).split("-")[0] for v in trend["version"][in_sample])
             caption = (
@@ -488,7 +499,10 @@ def tuning_blocks(
             f"{len(tuning):,} combinations of parameters were scored by {summary['n_splits']}-fold "
             f"cross-validation on {rows} ({score}); the choice is the one with the "
             f"fewest rules among those within {fmt(summary['tolerance'], 'rate')} of the best "
-            f"mean score ({fmt(float(tuning['mean_score'].max()), 'rate')}). Chosen: mean score "
+            f"mean score ({fmt(float(tuning['mean_score'].max()), 'rate')}; the margin is the "
+            "larger of tuning.score_tolerance and tuning.standard_errors standard errors of the "
+            "best point: the standard deviation of its fold scores, taken over the folds as they "
+            f"are (not as a sample), divided by √{summary['n_splits']}). Chosen: mean score "
             f"{fmt(summary['best_score'], 'rate')} with "
             f"{float(tuning.loc[tuning['chosen'], 'mean_rules'].iloc[0]):.1f} rules on average.",
         ),

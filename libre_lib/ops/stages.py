@@ -650,6 +650,22 @@ def tuned_spec(spec: PipelineSpec, metadata: dict) -> PipelineSpec:
     return spec.with_model(metadata["tuned"])
 
 
+def overridden_notes(spec: PipelineSpec, metadata: dict) -> tuple[str, ...]:
+    """A note for each value the spec's ``model`` section sets that the search tunes and
+    chose otherwise (``pick``'s metadata): with tuning on, the model uses the search's."""
+    point = metadata.get("best_params", {})
+    out = []
+    for name in sorted(spec.model.model_fields_set & set(point)):
+        value, chosen = getattr(spec.model, name), point[name]
+        if value != chosen:
+            out.append(
+                f"The spec's model section sets {name}: {value!r}, but tuning is on and the "
+                f"search tunes {name}: the model uses its choice, {chosen!r}. Set "
+                f"tuning.enabled: false to fit the spec's values, or leave {name} out of model:."
+            )
+    return tuple(out)
+
+
 # --- choose -----------------------------------------------------------------------------------
 
 
@@ -974,12 +990,14 @@ def report(
     tuning: Stored | None = None,
     streamed: dict | None = None,
     n_unlabeled: int = 0,
+    notes: Sequence[str] = (),
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows (on the training rows when there is
     no holdout, with a note saying so) and the data contract of the training rows; ``tuning``
     is the ``pick`` stage's (table, metadata) when the pipeline tuned. ``streamed``: the row
     counts of a streamed run (``frame`` is then its sample). ``n_unlabeled``: the rows left out
-    for want of a target value (``target.unlabeled: drop``; a streamed run counts its own)."""
+    for want of a target value (``target.unlabeled: drop``; a streamed run counts its own).
+    ``notes``: the flow's own, first in the report's notes."""
     # checked here too: ``load`` may be a cache hit (its key holds no labels), and a streamed
     # run's columns are first known without their values
     _check_report_labels(frame, spec, spec.features.categorical or [])
@@ -1040,7 +1058,7 @@ def report(
         ),
         description=spec.description,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        notes=(*dropped, *as_text.values(), *identifiers, *note),
+        notes=(*notes, *dropped, *as_text.values(), *identifiers, *note),
         X_train=X_train,
         y_train=y_train,
         tuning=None if tuning is None else pa.table(tuning[0]).to_pandas(),

@@ -1211,6 +1211,24 @@ def test_holdout_rows_without_the_outcome_get_a_caution_and_no_f1():
     assert not undefined_metric({**metrics, "n_positive": 2}, "recall")
 
 
+def test_a_model_that_flags_no_holdout_row_gets_a_caution_when_flagging_all_scores_more():
+    """A rule learned from one positive training row matched no holdout row: F1 0 against
+    flagging every row's 0.027, and the report opened with no caution at all."""
+    from libre_lib.ops.baselines import baselines, cautions
+
+    positive = np.zeros(72, dtype=bool)
+    positive[5] = True
+    fired = np.zeros((72, 1), dtype=bool)
+    table, best = baselines(fired, positive, majority_positive=False)
+    (found,) = cautions(
+        table, 72, majority_name="no", best_rule=best, best_rule_chosen_elsewhere=True
+    )
+    assert found.startswith(
+        "The model flags none of the 72 holdout rows, 1 of which has the outcome: its F1 is 0, "
+        "below flagging every row's (0.027)."
+    )
+
+
 def test_a_report_puts_its_cautions_under_the_header(credit_data, credit_model):
     X, y, info = credit_data  # 44.5 % approved: the majority answer is "rejected"
     flags_all = copy.deepcopy(credit_model)  # one rule matching every row

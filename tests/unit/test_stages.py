@@ -765,3 +765,17 @@ def test_the_report_header_names_the_positive_class_by_its_label():
     assert stages._class_shown("1", {1: "diabetic", 0: "healthy"}) == "'diabetic' (1)"
     assert stages._class_shown("+", {"+": "approved"}) == "'approved' (+)"
     assert stages._class_shown("1", {}) == "'1'"
+
+
+def test_spec_values_the_search_replaced_are_noted():
+    """The bundled haberman spec's n_estimators: 10 was replaced by the search's 5 without a
+    word in the report or the log."""
+    spec = load_spec(SPECS / "haberman.yaml")
+    assert spec.model.n_estimators == 10
+    picked = {"best_params": {"n_estimators": 5, "alpha": 0.7, "random_state": 0}}
+    (note,) = stages.overridden_notes(spec, picked)
+    assert note.startswith(
+        "The spec's model section sets n_estimators: 10, but tuning is on and the search tunes "
+        "n_estimators: the model uses its choice, 5."
+    )
+    assert stages.overridden_notes(spec, {"best_params": {"n_estimators": 10}}) == ()
