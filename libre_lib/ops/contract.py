@@ -830,7 +830,11 @@ class ColumnObservation:
                     f"({_percent(n_out, self.n_rows)}) outside "
                     f"the training range [{low}, {high}] ({self.n_below} below, {self.n_above} "
                     f"above; observed {_fmt(self.observed_min)} to {_fmt(self.observed_max)}); "
-                    "they fall in the open first / last interval",
+                    + (
+                        f"rules that test {name!r} read them as its lowest / highest interval"
+                        if self.in_rules
+                        else f"no rule tests {name!r}, so predictions are unaffected"
+                    ),
                 )
             )
         rate, train = self.missing_rate, self.training_missing_rate
@@ -845,7 +849,11 @@ class ColumnObservation:
                     f"column {name!r}: {_percent(self.n_missing, self.n_rows)} missing "
                     f"({self.n_missing} of {self.n_rows}) against {100.0 * train:.3g}% in "
                     f"training (tolerance +{100.0 * tolerance:.3g} points)"
-                    + ("" if self.has_missing_bin else f"; {effect}"),
+                    + (
+                        f"; {effect}"
+                        if not self.has_missing_bin or not self.in_rules
+                        else f"; rules that test {name!r} read them as its missing bin"
+                    ),
                 )
             )
         elif self.n_missing and not self.has_missing_bin and train == 0.0:

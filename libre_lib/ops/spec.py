@@ -272,6 +272,14 @@ class ColumnExpectation(_Strict):
     max_missing_fraction: float | None = Field(default=None, ge=0, le=1)
     dtype: Literal["numeric", "categorical"] | None = None
 
+    @model_validator(mode="after")
+    def _ordered(self) -> ColumnExpectation:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(
+                f"min ({self.min:g}) is greater than max ({self.max:g}): no value would pass"
+            )
+        return self
+
 
 class UserExpectation(_Strict):
     """A Great Expectations expectation by its snake_case name, e.g.

@@ -369,7 +369,10 @@ def build_expectations(rules: ValidationRules, columns: Sequence[str] | None = N
 
 
 def _reported_value(value):
-    """A JSON-friendly Python scalar (:func:`plain_value`), timestamps in ISO 8601."""
+    """A JSON-friendly Python scalar (:func:`plain_value`), timestamps in ISO 8601; a pair of
+    values (a column-pair expectation's) as a tuple of such scalars."""
+    if isinstance(value, tuple | list):
+        return tuple(_reported_value(v) for v in value)
     return value.isoformat() if isinstance(value, pd.Timestamp) else plain_value(value)
 
 

@@ -216,7 +216,15 @@ def test_values_outside_the_training_range_are_counted(credit):
     assert warning.examples == (low - 5, high + 1000)
     observation = contract.check(frame).observations["a15"]
     assert (observation.n_below, observation.n_above) == (1, 4)
-    assert "open first / last interval" in warning.message
+    _, model, _ = credit
+    tested = "a15" in _tested(model)
+    assert ("read them as its lowest / highest interval" in warning.message) == tested
+    assert ("no rule tests 'a15', so predictions are unaffected" in warning.message) != tested
+    untested = next(c for c in contract.names if c not in _tested(model) and contract[c].max)
+    frame = X.copy()
+    frame.loc[:1, untested] = contract[untested].max + 1
+    warning = _warnings(contract.check(frame), "out_of_range")[untested]
+    assert f"no rule tests {untested!r}, so predictions are unaffected" in warning.message
 
 
 def test_a_missing_rate_jump_warns_above_the_tolerance_only(credit):

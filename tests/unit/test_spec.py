@@ -406,3 +406,13 @@ def test_an_expectation_on_a_column_the_pipeline_does_not_load_is_refused():
     with pytest.raises(SpecError, match=r"checks 'glucose', which is not a feature"):
         parse_spec({**included, "expectations": {"columns": {"glucose": {"min": 0}}}})
     parse_spec({**included, "expectations": {"columns": {"age": {"min": 0}, "target": {}}}})
+
+
+def test_a_range_expectation_upside_down_names_its_column(tmp_path):
+    """It said "ColumnRule.min (90.0) is greater than ColumnRule.max (10.0)." at validation,
+    naming neither the column nor the key."""
+    text = BASE + "expectations:\n  columns:\n    glucose: {min: 90, max: 10}\n"
+    with pytest.raises(
+        SpecError, match=r"expectations\.columns\.glucose: min \(90\) is greater than max \(10\)"
+    ):
+        load_spec(write(tmp_path, text))

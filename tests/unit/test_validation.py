@@ -517,3 +517,25 @@ def test_a_feature_that_arrives_entirely_missing_fails_validation():
         columns={"plan": ColumnRule(max_missing_fraction=1.0)},
     )
     assert validate_frame(frame, allowed).success
+
+
+@gx
+def test_a_column_pair_expectation_shows_its_examples_as_plain_pairs():
+    """They read '(np.float64(nan), np.float64(3.5))'."""
+    frame = pd.DataFrame(
+        {"a": [5.0, np.nan, 1.0, 4.0], "b": [1.0, 3.5, 2.0, 1.0], "y": list("npnp")}
+    )
+    rules = ValidationRules(
+        required_columns=("a", "b"),
+        target_column="y",
+        expectations=(
+            {
+                "type": "expect_column_pair_values_a_to_be_greater_than_b",
+                "kwargs": {"column_A": "a", "column_B": "b"},
+            },
+        ),
+    )
+    (failure,) = [r for r in validate_frame(frame, rules).failures() if "pair" in r.expectation]
+    assert "np." not in str(failure) and "np." not in repr(failure.unexpected_examples)
+    assert (1.0, 2.0) in failure.unexpected_examples
+    json.dumps(failure.to_dict())
