@@ -308,3 +308,20 @@ def test_rows_without_a_target_value_get_unlabeled_drop_with_their_count(tmp_pat
     assert "  # 3 of the rows read have no target value;" in text
     spec = st.check(text, tmp_path / "visits.yaml")
     assert spec.target.unlabeled == "drop"
+
+
+def test_a_marker_in_almost_half_of_a_column_of_numbers_is_read_as_missing():
+    """hepatitis' protime writes "?" in 67 of 155 rows (43 %): the column became 43
+    categories, and a rule `protime ∉ {56.0, 57.0, 58.0}` (a "?" in 10 % of the rows was read
+    as missing)."""
+    n = 150
+    protime = [str(30 + i % 60) for i in range(n)]
+    for i in range(0, n, 7):
+        protime[i] = "?"
+    for i in range(3, n, 3):
+        protime[i] = "?"
+    frame = pd.DataFrame({"protime": protime, "y": ["no", "yes"] * (n // 2)})
+    assert 0.4 < (frame["protime"] == "?").mean() < 0.5
+    found = st.starter(frame, "y", name="hepa")
+    assert found.missing_markers == {"?": ["protime"]}
+    assert found.categorical == []
