@@ -9,6 +9,7 @@ libre report pima [--store DIR]          (its latest run; or a run folder)
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -56,10 +57,13 @@ def train(
     """Train the rule set SPEC declares; prints where the report is."""
     from libre_lib.ops.spec import load_spec
 
-    name = "PIPELINE"
+    name, where = "PIPELINE", ""
     try:
         parsed = load_spec(spec)
         name = parsed.name
+        root = Path(store).resolve() if store else Path(parsed.store_location())
+        if root != Path(".libre-store").resolve():  # the commands' default store
+            where = f" --store {shlex.quote(str(root))}"
         console.print(
             f"[bold]libre[/] training [cyan]{parsed.name}[/] from {escape(str(spec))}",
             soft_wrap=True,
@@ -77,8 +81,8 @@ def train(
     except KeyboardInterrupt:
         interrupted(
             "the stages finished before it are cached (a re-run reuses them). If the run "
-            f"reached promotion, its model is the champion: `libre models list {name}` "
-            f"shows the versions, `libre report {name}` the last run's report."
+            f"reached promotion, its model is the champion: `libre models list {name}{where}` "
+            f"shows the versions, `libre report {name}{where}` the last run's report."
         )
     work_committed()
     _print_summary(summary, time.perf_counter() - started)

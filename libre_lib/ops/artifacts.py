@@ -456,8 +456,10 @@ class ArtifactStore:
     def _corrupt(self, path: Path, problem: str) -> ArtifactError:
         """Return the error raised when a referenced artifact fails verification."""
         return ArtifactError(
-            f"Artifact {path} cannot be trusted: {problem}. Delete it and "
-            f"{_sidecar_path(path).name}, or re-run with --force to recompute it."
+            f"Artifact {path} cannot be trusted: {problem}. If another run with --force was "
+            "computing the same stage, it rewrote the file meanwhile: re-run without --force "
+            f"once it has ended. Otherwise delete it and {_sidecar_path(path).name}, or re-run "
+            "with --force to recompute it."
         )
 
     def read(self, ref: ArtifactRef) -> pa.Table:

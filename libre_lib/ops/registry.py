@@ -57,6 +57,7 @@ import logging
 import math
 import os
 import re
+import shlex
 import shutil
 import time
 import uuid
@@ -426,8 +427,16 @@ def _json_text(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-#: What a registry error tells the operator to do about a damaged champion.
-PROMOTE_HINT = "make another version the champion (`libre models promote PIPELINE VERSION`)"
+def promote_hint(pipeline: str, store: str | os.PathLike[str]) -> str:
+    """What a registry error tells the operator to do about a damaged champion: the command,
+    with this pipeline and store."""
+    where = f" --store {shlex.quote(str(store))}"
+    return (
+        f"make another version the champion (`libre models promote {pipeline} <version>{where}`;"
+        f" `libre models list {pipeline}{where}` lists them)"
+    )
+
+
 POINTER_LOST = (
     "recorded as the champion, but the champion pointer is missing, damaged or names a "
     "missing folder: `libre models promote {} {}` makes it the champion again"
@@ -468,7 +477,8 @@ def verified_text(entry: ModelVersion, name: str) -> str:
     elif fingerprint_bytes(payload) != expected:
         raise RegistryError(
             f"{name} of {label} does not match the sha256 recorded at registration: it was "
-            f"changed or corrupted ({path}); restore it or {PROMOTE_HINT}."
+            f"changed or corrupted ({path}); restore it or "
+            f"{promote_hint(entry.pipeline, entry.path.parents[2])}."
         )
     try:
         return payload.decode("utf-8")
@@ -711,10 +721,12 @@ class ModelRegistry:
         except FileNotFoundError:
             return None
         except RegistryError as exc:
-            raise RegistryError(f"{str(exc).rstrip('.')}. Restore it, or {PROMOTE_HINT}.") from None
+            hint = promote_hint(pipeline, self.root)
+            raise RegistryError(f"{str(exc).rstrip('.')}. Restore it, or {hint}.") from None
         if not isinstance(pointer.get("version"), str):
             raise RegistryError(
-                f"Champion pointer {path} does not name a version. Restore it, or {PROMOTE_HINT}."
+                f"Champion pointer {path} does not name a version. Restore it, or "
+                f"{promote_hint(pipeline, self.root)}."
             )
         return pointer
 
@@ -743,7 +755,7 @@ class ModelRegistry:
                 pipeline,
                 champion_id,
                 self.pipeline_dir(pipeline),
-                PROMOTE_HINT,
+                promote_hint(pipeline, self.root),
             )
             return None
         return champion_id
@@ -810,14 +822,15 @@ class ModelRegistry:
         if not _VERSION.fullmatch(name) or not (path / VERSION_FILE).is_file():
             raise RegistryError(
                 f"The champion pointer of {pipeline!r} names {name!r}, which is not a complete "
-                f"version folder under {path.parent}; restore the folder or {PROMOTE_HINT}."
+                f"version folder under {path.parent}; restore the folder or "
+                f"{promote_hint(pipeline, self.root)}."
             )
         champion = self._load(pipeline, path, name)
         if pointer.get("model_sha256", champion.model_sha256) != champion.model_sha256:
             raise RegistryError(
                 f"The champion {pipeline}/{name}'s version.json records another model sha256 "
                 "than the champion pointer: the version was changed after its promotion; "
-                f"restore it or {PROMOTE_HINT}."
+                f"restore it or {promote_hint(pipeline, self.root)}."
             )
         return champion
 
@@ -863,7 +876,8 @@ class ModelRegistry:
                 raise RegistryError(
                     f"{CONTRACT_FILE} of {entry.pipeline}/{entry.version} was registered but is "
                     f"missing ({entry.path / CONTRACT_FILE}): scoring without it would skip the "
-                    f"training ranges and missing rates. Restore it, or {PROMOTE_HINT}."
+                    f"training ranges and missing rates. Restore it, or "
+                    f"{promote_hint(entry.pipeline, self.root)}."
                 )
             return None
         return DataContract.from_json(verified_text(entry, CONTRACT_FILE))

@@ -41,6 +41,9 @@ def test_ctrl_c_during_train_or_score_says_what_it_leaves_and_exits_130(monkeypa
     assert result.exit_code == 130
     assert "interrupted:" in result.output and "libre models list pima" in result.output
     assert "Traceback" not in result.output
+    # the spec's store, not the commands' default one in the working directory
+    assert f"libre models list pima --store {tmp_path / '.libre-store'}" in result.output
+    assert f"libre report pima --store {tmp_path / '.libre-store'}" in result.output
 
     monkeypatch.setattr(score_flow, "preflight", lambda *args: None)
     monkeypatch.setattr(score_flow, "score", stop)

@@ -967,7 +967,8 @@ def test_a_damaged_champion_is_replaced_by_hand(registry, models):
     registry.promote(PIPE, new.version)
     pointer = registry.pipeline_dir(PIPE) / "champion.json"
     pointer.write_text(pointer.read_text()[:40])  # a half-restored backup
-    with pytest.raises(RegistryError, match=r"libre models promote PIPELINE VERSION"):
+    hint = rf"libre models promote {PIPE} <version> --store {re.escape(str(registry.root))}"
+    with pytest.raises(RegistryError, match=hint):
         registry.champion(PIPE)
     store = ["--store", str(registry.root)]
     listed = runner.invoke(models_app, ["list", PIPE, *store], env={"COLUMNS": "250"})
