@@ -355,6 +355,40 @@ def serve_processes(api_url: str) -> list[int]:
     return pids
 
 
+def running_flow_runs(api_url: str, timeout: float = 10.0) -> list[str]:
+    """The flow runs the server at ``api_url`` holds as running or pending, each as "name
+    (deployment or flow)": what stopping it cancels. Empty when the server does not answer."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    states = FlowRunFilterStateType(any_=[StateType.RUNNING, StateType.PENDING])
+    try:
+        with (
+            temporary_settings({PREFECT_API_URL: api_url}),
+            get_client(sync_client=True, httpx_settings={"timeout": timeout}) as client,
+        ):
+            runs = client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=states)), limit=50
+            )
+            names = {}
+            for run in runs:
+                if run.deployment_id is not None and run.deployment_id not in names:
+                    names[run.deployment_id] = client.read_deployment(run.deployment_id).name
+            return [
+                f"{run.name} ({names.get(run.deployment_id, 'no deployment')})"
+                for run in runs
+                if run.parent_task_run_id is None  # the top-level runs, not their subflows
+            ]
+    except Exception:  # a server that does not answer: nothing to say about its runs
+        return []
+
+
 def stop_serving(api_url: str, grace: float = STOP_GRACE_S) -> list[int]:
     """Stop the ``libre serve`` processes of ``api_url`` (SIGTERM: they pause their
     deployments; SIGKILL after ``grace`` seconds) and return their pids."""

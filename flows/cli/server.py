@@ -17,6 +17,7 @@ import time
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from libre_flows.flows.cli.common import Debug, console, ensure_crash_detection, errors, fail
 
@@ -133,13 +134,24 @@ def stop(debug: Debug = False) -> None:
     from libre_flows.flows import local_server, warm
 
     try:
-        runner = warm.stop()
         current = local_server.running()
+        in_progress = local_server.running_flow_runs(current.api_url) if current else []
+        runner = warm.stop()
         served = local_server.serve_processes(current.api_url) if current else []
         state = local_server.stop()
     except Exception as exc:
         fail(exc, debug)
         return
+    if in_progress:
+        errors.print(
+            f"[bold yellow]warning:[/] {len(in_progress)} flow run"
+            f"{'s were' if len(in_progress) > 1 else ' was'} in progress and stopped with the "
+            f"server: {escape(', '.join(in_progress))}. Nothing runs them again: after the next "
+            "`libre server start`, start them anew (`libre notify SPEC` for a retraining an "
+            "event started, `libre train SPEC` otherwise; the stages they finished are cached).",
+            highlight=False,
+            soft_wrap=True,
+        )
     for pid in served:
         console.print(
             f"stopped libre serve (pid {pid}): its deployments are paused; serve them again "

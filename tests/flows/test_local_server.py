@@ -61,3 +61,43 @@ def test_commands_start_reuse_and_stop_the_local_server(spec_copy, tmp_path, mon
     assert local_server.running() is None
     code, output = _libre("server", "status")
     assert code == 1 and "not running" in output
+
+
+def test_stopping_the_server_names_the_flow_runs_it_cancels(monkeypatch):
+    """`libre server stop` cancelled a retraining `libre notify` had started and said nothing:
+    the event was lost without a word."""
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL
+    from prefect.states import Completed, Running
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli.server import server_app
+
+    @flow(name="libre-train-probe")
+    def probe():
+        return None
+
+    with get_client(sync_client=True) as client:
+        run = client.create_flow_run(probe, name="pima-on-new-data-probe")
+        client.set_flow_run_state(run.id, Running(), force=True)
+        try:
+            listed = local_server.running_flow_runs(PREFECT_API_URL.value())
+            assert "pima-on-new-data-probe (no deployment)" in listed
+        finally:
+            client.set_flow_run_state(run.id, Completed(), force=True)
+    assert local_server.running_flow_runs("http://127.0.0.1:9/api", timeout=1) == []
+
+    class Stopped:
+        url, pid, api_url = "http://127.0.0.1:4367", 1, "http://127.0.0.1:4367/api"
+
+    monkeypatch.setattr(local_server, "running", lambda: Stopped())
+    monkeypatch.setattr(local_server, "running_flow_runs", lambda url: ["a-run (pima-on-new-data)"])
+    monkeypatch.setattr(local_server, "serve_processes", lambda url: [])
+    monkeypatch.setattr(local_server, "stop", lambda: Stopped())
+    monkeypatch.setattr("libre_flows.flows.warm.stop", lambda: None)
+    result = CliRunner().invoke(server_app, ["stop"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0
+    out = " ".join(result.output.split())
+    assert "warning: 1 flow run was in progress and stopped with the server: a-run " in out
+    assert "(pima-on-new-data). Nothing runs them again" in out
