@@ -844,7 +844,9 @@ def _metric_rows(
         text = rate_or_na(value, flagged) if key == "precision" and flagged == 0 else None
         if key in ("recall", "f1") and undefined_metric(values, key):
             text = NOT_AVAILABLE
-        rows.append((label, text if text is not None else _fmt(value, kind)))
+        text = text if text is not None else _fmt(value, kind)
+        count = metric_count(values, key) if text != NOT_AVAILABLE else ""
+        rows.append((label, f"{text} ({count})" if count else text))
     return rows
 
 
@@ -1143,6 +1145,7 @@ p.meta { color: #5b6272; margin: 0 0 18px; }
   background: #fafbfc; }
 .card .value { font-size: 24px; font-weight: 600; }
 .card .name { color: #5b6272; font-size: 13px; }
+.card .count { color: #5b6272; font-size: 12px; margin-top: 2px; }
 dl.glossary { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px;
   margin: 8px 0 0; color: #3a4150; }
 dl.glossary dt { font-weight: 600; }
@@ -1256,11 +1259,32 @@ def _cards(values: Mapping[str, object], flagged: int | None = None) -> str:
                 text = rate_or_na(values[key], flagged) if flagged is not None else text
             elif key in ("recall", "f1") and undefined_metric(values, key):
                 text = NOT_AVAILABLE
+            count = metric_count(values, key)
             cards.append(
                 f'<div class="card"><div class="value">{_h(text)}</div>'
-                f'<div class="name">{_h(name)}</div></div>'
+                f'<div class="name">{_h(name)}</div>'
+                + (f'<div class="count">{_h(count)}</div>' if count else "")
+                + "</div>"
             )
     return f'<div class="cards">{"".join(cards)}</div>' if cards else ""
+
+
+def metric_count(values: Mapping[str, object], key: str) -> str:
+    """The rows behind a rate, in words ("2 of 7 with the outcome"), so that a reader sees how
+    few rows a figure rests on; empty where the metric dict lacks the counts."""
+    n_rows, n_positive, n_flagged = (values.get(k) for k in ("n_rows", "n_positive", "n_flagged"))
+    try:
+        if key == "precision" and n_flagged:
+            hits = round(float(values["precision"]) * int(n_flagged))
+            return f"{hits:,} of {int(n_flagged):,} flagged rows"
+        if key == "recall" and n_positive:
+            hits = round(float(values["recall"]) * int(n_positive))
+            return f"{hits:,} of {int(n_positive):,} rows with the outcome"
+        if key == "accuracy" and n_rows:
+            return f"right on {round(float(values['accuracy']) * int(n_rows)):,} of {int(n_rows):,}"
+    except (KeyError, TypeError, ValueError):
+        return ""
+    return ""
 
 
 def _rules(report: RuleReport) -> int | None:

@@ -1557,3 +1557,20 @@ def test_a_model_fitted_with_more_learners_says_so(liver):
     assert note.startswith(f"The rules come from {drawn} learners, drawn for 2 × n_estimators")
     assert "more than 0.1 below the inner score" in note
     assert "fitted again with 2 times as many learners" in render_markdown(report)
+
+
+def test_headline_rates_say_how_many_rows_they_rest_on():
+    """hepatitis' holdout: recall 0.286 on 7 rows with the outcome, printed to three decimals
+    with nothing to say it rests on 2 of 7 rows."""
+    from libre_lib.ops.report import _cards, _metric_rows, metric_count
+
+    values = {"f1": 0.4, "precision": 2 / 3, "recall": 2 / 7, "accuracy": 16 / 21,
+              "n_rows": 21, "n_positive": 7, "n_flagged": 3, "n_rules": 2}  # fmt: skip
+    assert metric_count(values, "precision") == "2 of 3 flagged rows"
+    assert metric_count(values, "recall") == "2 of 7 rows with the outcome"
+    assert metric_count(values, "accuracy") == "right on 16 of 21"
+    assert metric_count(values, "f1") == "" and metric_count({"recall": 0.5}, "recall") == ""
+    html = _cards(values, flagged=3)
+    assert '<div class="count">2 of 7 rows with the outcome</div>' in html
+    rows = dict(_metric_rows(values, 3))
+    assert any(v == "0.286 (2 of 7 rows with the outcome)" for v in rows.values())
