@@ -33,6 +33,7 @@ from ..estimator import (
     BELOW_INNER,
     LEARNER_FACTORS,
     LibreClassifier,
+    auto_refit_order,
     falls_short,
     training_f1,
 )
@@ -451,13 +452,22 @@ def auto_fallback_notes(model: LibreClassifier) -> tuple[str, ...]:
     fallbacks = getattr(model, "auto_fallbacks_", 0)
     if not fallbacks:
         return ()
+    scores = ""
+    order = auto_refit_order(getattr(model, "auto_scores_", None))
+    if len(order):
+        mean = model.auto_scores_["mean_f1"]
+        shipped = mean[int(order[min(fallbacks, len(order) - 1)])]
+        scores = (
+            f" Their mean inner F1 is {shipped:.3f}, against {mean[int(order[0])]:.3f} for the "
+            f"first choice and {float(np.max(mean)):.3f} for the best combination."
+        )
     return (
         'The "auto" parameters are not the inner cross-validation\'s first choice: fitted on '
         "all the training rows, that choice kept no rule although it had kept rules in most "
         "inner folds (the majority guard cut its rules, or none passed the set cover), so the "
         "next combinations in the choice's "
         f"order were fitted until one kept a rule ({fallbacks} passed over). The values shown "
-        "are the ones used.",
+        f"are the ones used.{scores}",
     )
 
 
