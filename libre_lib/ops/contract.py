@@ -69,6 +69,11 @@ UNSEEN_CATEGORY = "unseen_category"
 OUT_OF_RANGE = "out_of_range"
 MISSING_RATE = "missing_rate"
 NEW_MISSING = "missing_not_in_training"
+EMPTY_COLUMN = "empty_column"
+#: A column the rules test that is missing in every one of at least this many rows (and in
+#: less than half of the training rows) is an error, not drift: most likely an upstream
+#: failure, and every row would be scored by the column's missing bin.
+EMPTY_MIN_ROWS = 20
 
 
 class ContractViolation(LibreError):
@@ -541,10 +546,34 @@ class DataContract:
             errors += issues
             if observation is not None:
                 observations[column.name] = observation
+                errors += _empty_tested(column, observation)
         report = ContractReport(n_rows, tuple(errors), observations, self.missing_rate_tolerance)
         if raise_errors:
             report.raise_for_errors()
         return report
+
+
+def _empty_tested(column: ColumnContract, observation: ColumnObservation) -> list:
+    """An error when a column the rules test is missing in every row (:data:`EMPTY_MIN_ROWS`
+    or more) though the training rows mostly held it."""
+    n_rows, trained = observation.n_rows, column.missing_rate or 0.0
+    if not column.in_rules or n_rows < EMPTY_MIN_ROWS or observation.n_missing < n_rows:
+        return []
+    if trained >= 0.5:
+        return []
+    return [
+        ContractIssue(
+            column.name,
+            EMPTY_COLUMN,
+            ERROR,
+            n_rows,
+            (),
+            f"column {column.name!r}: missing in every one of the {n_rows:,} rows "
+            f"({100.0 * trained:.3g}% in training), and rules test it: most likely an upstream "
+            "failure, and every row would be scored as if the value were unknown. Fill the "
+            "column, or retrain the model on data like these rows.",
+        )
+    ]
 
 
 def _column_contract(name, kind, feature, series, in_rules) -> ColumnContract:

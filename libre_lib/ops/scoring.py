@@ -905,8 +905,9 @@ def check_inputs(
     """Check every input file's columns and the first ``sample_rows`` rows of each against the
     contract before scoring anything; raises ``ContractViolation`` naming file, column and
     problem. Cheap: Parquet footers, the first CSV block, one small batch per file."""
+    given = model
     model = _as_model(model)
-    contract = _as_contract(model, contract)
+    contract = _as_contract(model, contract, given)
     _check_rows(sample_rows, "sample_rows")
     files = list_inputs(inputs, exclude)
     reader = _Reader(contract)

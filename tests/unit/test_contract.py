@@ -322,3 +322,22 @@ def test_great_expectations_runs_the_suite_and_agrees_with_check(credit):
     assert in_set.result["unexpected_count"] == ours["a6"].count == 10
     between = failed[("expect_column_values_to_be_between", "a2")]
     assert between.result["unexpected_count"] == ours["a2"].count == 4
+
+
+def test_a_tested_column_empty_in_every_row_is_an_error(credit):
+    """An all-blank glucose column scored every pima row positive (its "∪ missing" bin), the
+    run ended with exit 0 and one drift warning."""
+    X, model, contract = credit
+    tested = sorted(c for c in _tested(model) if contract[c].missing_rate < 0.5)
+    untested = sorted(c for c in contract.names if c not in _tested(model))
+    frame = X.iloc[:40].copy()
+    frame[tested[0]] = np.nan if contract[tested[0]].kind == "numeric" else None
+    with pytest.raises(ContractViolation, match=rf"column {tested[0]!r}: missing in every one "
+                       r"of the 40 rows .* and rules test it"):  # fmt: skip
+        contract.check(frame)
+    few = X.iloc[:5].copy()
+    few[tested[0]] = frame[tested[0]].iloc[:5]
+    assert not contract.check(few, raise_errors=False).errors  # 5 rows tell little
+    blank = X.iloc[:40].copy()
+    blank[untested[0]] = np.nan if contract[untested[0]].kind == "numeric" else None
+    assert not contract.check(blank, raise_errors=False).errors  # no rule reads it
