@@ -682,17 +682,45 @@ class _Reader:
                 try:
                     column = column.cast(wanted)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                    raise DataError(
-                        f"Could not read column {name!r} of {file.name} as {wanted}: {exc}. "
-                        "Its values other than the markers of a missing value "
-                        f"{list(markers)} must be of one type."
-                    ) from None
+                    raise self._unread(file, name, column, wanted, exc) from None
             if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
                 for number in _numbers(markers):  # -0.0, 0.00 or 0e0 for 0, as pandas reads
                     equal = pc.fill_null(pc.equal(pc.cast(column, pa.float64()), number), False)
                     column = pc.if_else(equal, pa.scalar(None, column.type), column)
             table = table.set_column(index, name, column)
         return table
+
+    def _unread(self, file: InputFile, name: str, column, wanted, exc: BaseException):
+        """The error for a marked column whose values do not read as ``wanted``: the first
+        such value, and the fix when it is a number written for people ("33,6", "1,120")."""
+        import pyarrow as pa
+
+        if not pa.types.is_string(column.type) or not (
+            pa.types.is_floating(wanted) or pa.types.is_integer(wanted)
+        ):
+            return DataError(f"Could not read column {name!r} of {file.name} as {wanted}: {exc}.")
+        values = column.to_pandas()
+        parsed = pd.to_numeric(values, errors="coerce")
+        bad = values[values.notna() & parsed.isna()]
+        value = str(bad.iloc[0]) if len(bad) else ""
+        said = f"column {name!r}: expected numbers, found {value!r}"
+        if re.fullmatch(r"\s*[+-]?\d{1,3}(,\d{3})+(\.\d+)?\s*", value):
+            said += (
+                ": a number with a thousands separator; the file's other numbers decide how it "
+                "reads, so write every number of a file alike, or without separators"
+            )
+        elif re.fullmatch(r"\s*[+-]?\d*,\d+\s*", value):
+            said += (
+                ": a number with a decimal comma, in a file read with decimal points (write "
+                "its numbers with points, or every one with a comma and ';' between fields)"
+            )
+        issue = ContractIssue(name, "wrong_type", "error", None, (value,), said)
+        error = ContractViolation(
+            f"Input data breaks the model's data contract in {file.name} (1 problem):\n"
+            f"  - {issue.message}"
+        )
+        error.report = ContractReport(0, (issue,))
+        return error
 
     @contextlib.contextmanager
     def errors(self, file: InputFile):

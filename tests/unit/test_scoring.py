@@ -850,3 +850,18 @@ def test_score_frame_reads_the_contract_s_markers_as_missing(credit, tmp_path):
     frame.to_parquet(tmp_path / "in.parquet")
     score_files(tmp_path / "model.json", tmp_path / "in.parquet", tmp_path / "out.parquet")
     assert pq.read_table(tmp_path / "out.parquet").column("prediction").to_pylist() == expected
+
+
+def test_a_number_written_for_people_in_a_marked_column_is_named_with_the_fix(credit, tmp_path):
+    """A column with missing-value markers of its own gave pyarrow's text ("Failed to parse
+    string: '30,4' as a scalar of type double"), naming the markers and not the fix."""
+    X, model, contract = credit
+    marked = replace(contract, column_markers={"a2": ("0",)})
+    for value, fix in (("30,4", "decimal comma"), ("1,120", "thousands separator")):
+        written = X.iloc[:30].astype({"a2": object})
+        written.loc[written.index[3], "a2"] = value
+        written.to_csv(tmp_path / "in.csv", index=False)
+        with pytest.raises(ContractViolation, match=rf"column 'a2': expected numbers, found "
+                           rf"'{value}': a number with a {fix}"):  # fmt: skip
+            score_files(model, tmp_path / "in.csv", tmp_path / "out.parquet", contract=marked)
+        assert not (tmp_path / "out.parquet").exists()
