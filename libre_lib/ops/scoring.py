@@ -287,6 +287,17 @@ def unmarked(frame: pd.DataFrame, contract: DataContract) -> pd.DataFrame:
     reads numbers. ``frame`` itself when no marker applies."""
     out = None
     numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
+    for name in blank_is_missing(contract):  # "" is missing, as a CSV reader reads it
+        series = frame.get(name)
+        if series is None or not (
+            pd.api.types.is_string_dtype(series) or pd.api.types.is_object_dtype(series)
+        ):
+            continue
+        blank = series.eq("").fillna(False).to_numpy(dtype=bool)
+        if blank.any():
+            out = frame.copy() if out is None else out
+            out[name] = series.mask(blank)
+    frame = frame if out is None else out
     for name in contract.names:
         markers = (*contract.missing_markers, *contract.column_markers.get(name, ()))
         if not markers or name not in frame.columns:
@@ -315,6 +326,17 @@ def unmarked(frame: pd.DataFrame, contract: DataContract) -> pd.DataFrame:
                 column = pd.to_numeric(column)
         out[name] = column
     return frame if out is None else out
+
+
+def blank_is_missing(contract: DataContract) -> list[str]:
+    """The categorical columns whose training categories hold no empty text: there an empty
+    text is a missing value (CSV readers, the training's included, read an empty field so),
+    in a Parquet file or a frame alike."""
+    return [
+        c.name
+        for c in contract.columns
+        if c.kind != NUMERIC and (c.domain is None or "" not in c.domain)
+    ]
 
 
 def _numbers(markers) -> list[float]:
@@ -435,6 +457,7 @@ class _Reader:
 
         self.fixed = _fixed_types(contract)
         self.text = [name for name, type_ in self.fixed.items() if type_ == pa.string()]
+        self.blank_missing = blank_is_missing(contract)
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
         self.read = {c.name for c in contract.columns}
         self.column_markers = {c: _spellings(m) for c, m in contract.column_markers.items()}
@@ -623,6 +646,16 @@ class _Reader:
 
         if file.format != "parquet":
             return table
+        import pyarrow.compute as pc
+
+        for name in self.blank_missing:  # "" is missing, as the CSV reader reads an empty field
+            index = table.schema.get_field_index(name)
+            if index >= 0 and pa.types.is_string(table.schema.field(index).type):
+                column = table.column(index)
+                blank = pc.fill_null(pc.equal(column, ""), False)
+                table = table.set_column(
+                    index, name, pc.if_else(blank, pa.scalar(None, pa.string()), column)
+                )
         for name in self.text:
             index = table.schema.get_field_index(name)
             if index < 0 or pa.types.is_string(table.schema.field(index).type):

@@ -865,3 +865,25 @@ def test_a_number_written_for_people_in_a_marked_column_is_named_with_the_fix(cr
                            rf"'{value}': a number with a {fix}"):  # fmt: skip
             score_files(model, tmp_path / "in.csv", tmp_path / "out.parquet", contract=marked)
         assert not (tmp_path / "out.parquet").exists()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_an_empty_text_in_a_category_column_is_missing_in_csv_and_parquet_alike(
+    credit, tmp_path, suffix
+):
+    """A Parquet file's "" counted as an unseen category where the same rows in CSV were
+    missing."""
+    X, model, contract = credit
+    frame = X.iloc[:60].copy()
+    frame.loc[frame.index[::6], "a4"] = ""
+    path = tmp_path / f"in{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    summary = score_files(model, path, tmp_path / "out.parquet", contract=contract)
+    problems = {w["problem"] for w in summary.to_dict()["warnings"] if w["column"] == "a4"}
+    assert "unseen_category" not in problems
+    scored = pq.read_table(tmp_path / "out.parquet").to_pandas()
+    expected = frame.assign(a4=frame["a4"].mask(frame["a4"] == ""))
+    assert scored["prediction"].tolist() == list(model.predict(expected))
+    framed, report = score_frame(model, frame, contract)
+    assert not [w for w in report.warnings if w.problem == "unseen_category"]
+    assert framed["prediction"].tolist() == list(model.predict(expected))
