@@ -58,21 +58,40 @@ from libre_flows.tasks.tuning import (
     tune_all,
     tuned_spec,
 )
-from libre_lib.errors import DataError, SpecError
+from libre_lib.errors import DataError, LibreError, SpecError
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
 
 @flow(name="libre-train")
-def train_flow(spec_path: str, force: bool = False, store: str | None = None) -> dict:
+def train_flow(spec_path: str, force: bool = False, store: str | None = None):
     """Train the rule set a spec file declares, on the spec's task runner; returns a summary
-    (run folder, metrics, hits)."""
-    spec = preflight(spec_path)
-    if spec.runner.kind == "dask":
-        _share_api_with_workers()
-    pipeline = train_pipeline.with_options(task_runner=task_runner(spec))
-    return pipeline(spec_path, force=force, store=store)
+    (run folder, metrics, hits). A deployment's run that meets bad data or a bad spec (data
+    validation failed, a column missing) ends Failed with the one-line reason, without the
+    traceback an unexpected error earns in ``libre serve``'s output."""
+    try:
+        spec = preflight(spec_path)
+        if spec.runner.kind == "dask":
+            _share_api_with_workers()
+        pipeline = train_pipeline.with_options(task_runner=task_runner(spec))
+        return pipeline(spec_path, force=force, store=store)
+    except LibreError as exc:
+        if not served():
+            raise
+        from prefect import get_run_logger
+        from prefect.states import Failed
+
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        get_run_logger().error("%s: %s", type(exc).__name__, message)
+        return Failed(message=f"{type(exc).__name__}: {message}")
+
+
+def served() -> bool:
+    """Whether this flow run belongs to a deployment (``libre serve``, a worker)."""
+    from prefect.runtime import deployment
+
+    return deployment.id is not None
 
 
 @flow(name="libre-train-pipeline")

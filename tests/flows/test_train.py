@@ -222,6 +222,19 @@ def test_a_failed_expectation_fails_the_run_with_a_readable_message(spec_copy):
         state.result()
 
 
+def test_a_served_run_that_fails_validation_ends_failed_with_one_line(spec_copy, monkeypatch):
+    """In `libre serve`, a run of new data that failed validation (an expected outcome in
+    production) printed about 60 lines of Prefect traceback after its one-line reason."""
+    from libre_flows.flows import train as train_module
+
+    monkeypatch.setattr(train_module, "served", lambda: True)
+    spec = spec_copy(expectations__columns={"age": {"min": 50, "max": 60}})
+    state = train_flow(str(spec), return_state=True)
+    assert state.is_failed()
+    assert state.message.startswith("DataValidationError: Data validation failed:")
+    assert "age" in state.message and "\n" not in state.message
+
+
 def test_undeclared_target_classes_fail_validation(spec_copy):
     spec = spec_copy(target__classes=["2", "3"], report__class_labels={})  # the data hold "1" too
     with pytest.raises(DataValidationError, match="target"):
