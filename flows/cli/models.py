@@ -43,6 +43,11 @@ STATUS_STYLE = {
 }
 
 
+def _minute(stamp: str) -> str:
+    """An ISO 8601 UTC timestamp to the minute, as a table cell: "2026-11-30 05:21"."""
+    return stamp[:16].replace("T", " ") if len(stamp) >= 16 and stamp[10:11] == "T" else stamp
+
+
 def _fail(exc: BaseException) -> None:
     """One clear line on stderr, exit code 1."""
     message = str(exc).strip().splitlines() or [type(exc).__name__]
@@ -96,7 +101,14 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = DEFAULT_STORE) -> Non
         hint = known_pipelines(pipeline, known, str(store / "models"))
         _fail(LookupError(f"No model versions of {pipeline!r}.{hint}"))
         return
-    table = Table(title=f"models of {pipeline}", show_edge=False)
+    wide = console.width >= 100  # room for the reason, cut to one line
+    table = Table(
+        title=f"models of {pipeline}",
+        show_edge=False,
+        caption="f1: each version on its own run's holdout rows; "
+        + ("reason: the promotion decision, in full" if wide else "the promotion decisions")
+        + f" with `libre models show {pipeline} VERSION`",
+    )
     for column, justify in (
         ("", "left"),
         ("version", "left"),
@@ -104,19 +116,25 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = DEFAULT_STORE) -> Non
         ("status", "left"),
         ("f1", "right"),
         ("rules", "right"),
-        ("reason", "left"),
-    ):  # a narrow terminal folds the other columns, never a version id (it is copied)
-        table.add_column(column, justify=justify, overflow="fold", no_wrap=column == "version")
+        *((("reason", "left"),) if wide else ()),
+    ):  # a narrow terminal folds the timestamps, never a version id (it is copied)
+        table.add_column(
+            column,
+            justify=justify,
+            overflow="ellipsis" if column == "reason" else "fold",
+            no_wrap=column not in ("created",),
+            max_width=console.width - 80 if column == "reason" else None,
+        )
     for version in versions:
         style = STATUS_STYLE.get(version.status, "")
         table.add_row(
             "★" if version.is_champion else "",
             version.version,
-            version.created_at,
+            _minute(version.created_at),
             f"[{style}]{version.status}[/]" if style else version.status,
             _rate(version.metrics.get("f1")),
             _count(version.metrics.get("n_rules")),
-            Text(version.reason),
+            *((Text(version.reason),) if wide else ()),
         )
     console.print(table)
 

@@ -719,7 +719,7 @@ def test_cli_list(populated, monkeypatch):
     assert "challenger-rejected" in row[b.version] and "0.500" in row[b.version]
     assert "is below the champion" in row[b.version]
     assert "★" in row[c.version] and "champion" in row[c.version] and "0.600" in row[c.version]
-    assert "2025-01-03T00:00:00+00:00" in row[c.version]
+    assert "2025-01-03 00:00" in row[c.version]  # to the minute, one line
     assert lines.index(row[a.version]) < lines.index(row[b.version]) < lines.index(row[c.version])
 
 
@@ -1116,3 +1116,15 @@ def test_a_run_that_reproduces_a_version_rolled_back_by_hand_does_not_promote_it
     )
     assert new and registry.promote(PIPE, newer.version).promoted
     assert registry.set_champion(PIPE, bad.version).version == bad.version
+
+
+def test_cli_list_keeps_one_line_per_version_in_80_columns(populated, monkeypatch):
+    """In 80 columns the timestamps split across lines and one version's reason ran to about
+    15 lines."""
+    registry, versions = populated
+    monkeypatch.setattr(models_cli.console, "width", 80)
+    result = runner.invoke(models_app, ["list", PIPE, "--store", str(registry.root)])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if re.search(r"v\d{4}-[0-9a-f]{8}", line)]
+    assert len(rows) == len(versions) and all(v.version in "".join(rows) for v in versions)
+    assert "libre models show" in result.output  # where the reasons are
