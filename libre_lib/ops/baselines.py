@@ -158,6 +158,11 @@ def baselines(
     )
 
 
+#: A model that flags at least this share of the rows, ahead of flagging every row by a gap
+#: chance may explain, gets a caution too (the other side of the flag-every-row caution).
+MOST_FLAGGED = 0.75
+
+
 def cautions(
     table: pd.DataFrame,
     n_rows: int,
@@ -263,6 +268,28 @@ def cautions(
                 "widely: where the rules do no better than flagging everyone, the columns may "
                 "hold little signal for this outcome, and accuracy and the cost of a false "
                 "alarm say more."
+            )
+    if (
+        everyone is not None
+        and everyone["f1"] > 0
+        and n_rows > model["flagged"] >= MOST_FLAGGED * n_rows
+        and round(model["f1"], 3) > round(everyone["f1"], 3)
+    ):  # ahead of flagging every row, by a gap chance may explain
+        hits = round(model["precision"] * model["flagged"])
+        misses = int(model["flagged"]) - hits
+        n_positives = round(everyone["precision"] * n_rows)
+        extra_hits, extra_misses = n_positives - hits, n_rows - n_positives - misses
+        p = extra_rules_p(hits, misses, extra_hits, extra_misses, n_positives)
+        if p >= 0.05:
+            rows = f"the {extra_hits + extra_misses:,} rows it leaves unflagged"
+            out.append(
+                f"The model flags {int(model['flagged']):,} of the {n_rows:,} {evaluated_on} "
+                f"rows ({model['flagged'] / n_rows:.0%}), and its F1 is only "
+                f"{model['f1'] - everyone['f1']:.3f} above flagging every row's "
+                f"({model['f1']:.3f} against {everyone['f1']:.3f}). "
+                + _paired_test(p, rows, evaluated_on, "the rules do better than flagging every row")
+                + " Its rules may tell these rows apart little better than no rule at all: "
+                "accuracy and the cost of a false alarm say more."
             )
     if everyone is not None and not model["flagged"] and everyone["f1"] > 0:
         n_positives = round(everyone["precision"] * n_rows)

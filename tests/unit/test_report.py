@@ -1596,3 +1596,31 @@ def test_the_auto_fallback_note_gives_the_inner_scores_it_moved_between():
         "best combination."
     )
     assert auto_fallback_notes(SimpleNamespace(auto_fallbacks_=0)) == ()
+
+
+def test_a_model_that_flags_most_rows_ahead_of_flag_all_by_chance_gets_a_caution():
+    """liver: the model flagged 64 of 77 holdout rows and beat flagging every row by 0.010
+    (p = 0.70) without a word, while pima, 0.0015 behind it (p = 0.98), opened with a long
+    caution."""
+    from libre_lib.ops.baselines import baselines, cautions
+
+    positive = np.zeros(77, dtype=bool)
+    positive[:41] = True  # 41 with the outcome, 36 without
+    fired = np.zeros((77, 1), dtype=bool)
+    fired[:37, 0] = True  # 37 hits
+    fired[41:68, 0] = True  # 27 false alarms: 64 flagged
+    table, best = baselines(fired, positive, majority_positive=True)
+    found = [c for c in cautions(table, 77, majority_name="yes", best_rule=best,
+                                 best_rule_chosen_elsewhere=True) if "flags 64" in c]  # fmt: skip
+    assert len(found) == 1
+    assert found[0].startswith(
+        "The model flags 64 of the 77 holdout rows (83%), and its F1 is only 0.010 above "
+        "flagging every row's (0.705 against 0.695)."
+    )
+    assert "too often to tell" in found[0]
+    fired[41:68, 0] = False  # 37 hits and no false alarm: few flags, no such caution
+    table, best = baselines(fired, positive, majority_positive=True)
+    found = cautions(
+        table, 77, majority_name="yes", best_rule=best, best_rule_chosen_elsewhere=True
+    )
+    assert not [c for c in found if "only" in c]
