@@ -144,7 +144,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         fitted = dict(passes=encoded, choice=choice, bins=bins, records=records)
         return dict(fitted, learners=learners, candidates=candidates, rules=rules)
 
-    notes = overridden_notes(spec, root, tuning[-1]) if tuning else ()
+    untuned = spec
     if tuning:  # the search's refit check: a fallback when the picked point keeps no rule
         fitted = fit(tuned_spec(spec, root, tuning[-1]))
         spec, fitted, fallbacks, passed_over = refit_check(spec, root, tuning[-1], fitted, fit)
@@ -152,6 +152,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         fitted, passed_over = auto_refit_check(spec, root, fit(spec), fit)
     # then, as the estimators do, a fit far below its inner score is fitted with more learners
     shipped = shipped_choice(spec, root, tuning[-1], fallbacks) if tuning else None
+    notes = overridden_notes(untuned, shipped) if shipped is not None else ()
     fitted, more = more_learners_check(spec, root, fitted, fit, shipped)
     passed_over += more
     if not streaming:

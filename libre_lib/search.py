@@ -545,7 +545,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         for params in candidates:
             validate_params(params)
         named = {k: v for f in fixed for k, v in f.items()}
-        if self.param_grid is not None and named:
+        if named and not _library_grid(self.param_grid):
             warnings.warn(
                 "LibreSearchCV: param_grid does not tune "
                 + ", ".join(f"{k} (fitted as {v!r}, the paper's value)" for k, v in named.items())
@@ -1315,6 +1315,14 @@ _ONE_CLASS_SCORERS = {
     "jaccard": (jaccard_score, "predict"),
     "average_precision": (average_precision_score, ("decision_function", "predict_proba")),
 }
+
+
+def _library_grid(grid) -> bool:
+    """Whether ``grid`` is None or one of the library's (``PAPER_GRID``, ``DEFAULT_GRID``,
+    ``LARGE_DATA_GRID``): they leave "auto" parameters to the paper's values by design."""
+    return grid is None or any(
+        grid == known for known in (PAPER_GRID, DEFAULT_GRID, LARGE_DATA_GRID)
+    )
 
 
 def _scorer(scoring, positive_class):

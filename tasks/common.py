@@ -157,9 +157,9 @@ def data_aliases(store_root: str, data: Stage) -> tuple[str, ...]:
     """Other fingerprints of the data ``data`` was read from, which the registry matches too:
     the ``load`` file's sha256 (what earlier releases recorded) and its content's
     (``fingerprint_frame``: the same rows in other bytes, e.g. rewritten with CRLF line
-    endings, are the same data). None for a streamed run's ``source``."""
+    endings, are the same data; a streamed run's ``source`` has no content hash)."""
     if data.name == "source":
-        return ()
+        return (data.ref.sha256,)
     content = ArtifactStore(store_root).metadata(data.ref).get("content_sha256")
     return tuple(filter(None, (data.ref.sha256, content)))
 

@@ -67,9 +67,10 @@ def pick(spec, store_root: str, data: Stage, split: Stage, scores: list[Stage], 
     return run_stage(spec, store_root, "pick", params, [data, split, *scores], compute, force)
 
 
-def overridden_notes(spec: PipelineSpec, store_root: str, picked: Stage) -> tuple[str, ...]:
-    """The report's notes on the spec's model values the search replaced."""
-    return stages.overridden_notes(spec, read_stage(store_root, picked)[1])
+def overridden_notes(spec: PipelineSpec, shipped) -> tuple[str, ...]:
+    """The report's notes on the spec's model values the search replaced: ``spec`` before
+    tuning, ``shipped`` the point shipped (:func:`shipped_choice`)."""
+    return stages.overridden_notes(spec, shipped[1])
 
 
 def tuned_spec(spec: PipelineSpec, store_root: str, picked: Stage) -> PipelineSpec:

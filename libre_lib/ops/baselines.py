@@ -291,7 +291,8 @@ def cautions(
                 + " Its rules may tell these rows apart little better than no rule at all: "
                 "accuracy and the cost of a false alarm say more."
             )
-    if everyone is not None and not model["flagged"] and everyone["f1"] > 0:
+    has_rules = "best_rule" in by_answer  # a model without rules has a caution of its own
+    if everyone is not None and not model["flagged"] and everyone["f1"] > 0 and has_rules:
         n_positives = round(everyone["precision"] * n_rows)
         out.append(
             f"The model flags none of the {n_rows:,} {evaluated_on} rows, {n_positives:,} of "

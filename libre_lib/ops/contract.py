@@ -555,11 +555,12 @@ class DataContract:
 
 def _empty_tested(column: ColumnContract, observation: ColumnObservation) -> list:
     """An error when a column the rules test is missing in every row (:data:`EMPTY_MIN_ROWS`
-    or more) though the training rows mostly held it."""
-    n_rows, trained = observation.n_rows, column.missing_rate or 0.0
+    or more) though the training rows mostly held it (known from the contract saved with the
+    model; a contract built from the model alone does not know it)."""
+    n_rows, trained = observation.n_rows, column.missing_rate
     if not column.in_rules or n_rows < EMPTY_MIN_ROWS or observation.n_missing < n_rows:
         return []
-    if trained >= 0.5:
+    if trained is None or trained >= 0.5:  # unknown (a contract without training rows)
         return []
     return [
         ContractIssue(

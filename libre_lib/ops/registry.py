@@ -989,8 +989,16 @@ class ModelRegistry:
         challenger_model = self.load_model(pipeline, candidate.version)
         champion_model = self.load_model(pipeline, champion.version)
         try:
-            champion_scores = holdout.scores(champion_model)
             challenger_scores = holdout.scores(challenger_model)
+        except DataError as exc:  # its own holdout: not expected, but never blame the champion
+            reason = shorten(" ".join(str(exc).split()) or type(exc).__name__, 160)
+            return replace(
+                recorded,
+                scored_on=f"{own}, since {candidate.version} cannot score {holdout.source} "
+                f"({reason})",
+            )
+        try:
+            champion_scores = holdout.scores(champion_model)
         except DataError as exc:  # e.g. the champion tests a column these rows lack
             reason = shorten(" ".join(str(exc).split()) or type(exc).__name__, 160)
             return replace(

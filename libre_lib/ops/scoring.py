@@ -460,7 +460,15 @@ class _Reader:
         self.blank_missing = blank_is_missing(contract)
         self.numeric = {c.name for c in contract.columns if c.kind == NUMERIC}
         self.read = {c.name for c in contract.columns}
-        self.column_markers = {c: _spellings(m) for c, m in contract.column_markers.items()}
+        # each model column's markers: the training files' own (every column) and the column's,
+        # matched as numbers in any spelling by _unmark, in CSV and Parquet files alike
+        self.column_markers = {
+            c.name: _spellings(
+                [*contract.missing_markers, *contract.column_markers.get(c.name, ())]
+            )
+            for c in contract.columns
+            if contract.missing_markers or c.name in contract.column_markers
+        }
         self.thousands = contract.thousands
         # the usual texts of a missing value, and those the training files used
         self.null_values = list(
@@ -648,14 +656,6 @@ class _Reader:
             return table
         import pyarrow.compute as pc
 
-        for name in self.blank_missing:  # "" is missing, as the CSV reader reads an empty field
-            index = table.schema.get_field_index(name)
-            if index >= 0 and pa.types.is_string(table.schema.field(index).type):
-                column = table.column(index)
-                blank = pc.fill_null(pc.equal(column, ""), False)
-                table = table.set_column(
-                    index, name, pc.if_else(blank, pa.scalar(None, pa.string()), column)
-                )
         for name in self.text:
             index = table.schema.get_field_index(name)
             if index < 0 or pa.types.is_string(table.schema.field(index).type):
@@ -667,6 +667,14 @@ class _Reader:
             column = pa.array(frame[name], type=pa.string(), from_pandas=True)
             # without pandas' record of the file's dtypes, which would turn the text back
             table = table.set_column(index, name, column).replace_schema_metadata(None)
+        for name in self.blank_missing:  # "" is missing, as the CSV reader reads an empty field
+            index = table.schema.get_field_index(name)
+            if index >= 0 and pa.types.is_string(table.schema.field(index).type):
+                column = table.column(index)
+                blank = pc.fill_null(pc.equal(column, ""), False)
+                table = table.set_column(
+                    index, name, pc.if_else(blank, pa.scalar(None, pa.string()), column)
+                )
         return table
 
     def _marked(self, file: InputFile) -> list[str]:

@@ -341,3 +341,7 @@ def test_a_tested_column_empty_in_every_row_is_an_error(credit):
     blank = X.iloc[:40].copy()
     blank[untested[0]] = np.nan if contract[untested[0]].kind == "numeric" else None
     assert not contract.check(blank, raise_errors=False).errors  # no rule reads it
+    # a contract built from the model alone does not know the training's missing rate
+    bare = DataContract.from_model(model)
+    assert bare[tested[0]].missing_rate is None
+    assert not bare.check(frame, raise_errors=False).errors

@@ -210,7 +210,10 @@ def test_a_champion_that_cannot_score_the_rows_falls_back_and_says_why(registry,
     missing = X_hold.drop(columns=X_hold.columns[0])
     decision = registry.decide(PIPE, challenger.version, holdout=Holdout(missing, y_hold, "R"))
     assert decision.rows is None and decision.champion_value == 0.99
-    assert "not the same rows, since the champion cannot score R (" in decision.scored_on
+    # the champion (no rule) reads the rows without the column; the new version's rules test
+    # it: the decision names the version that cannot score them, never the champion
+    assert f"not the same rows, since {challenger.version} cannot score R (" in decision.scored_on
+    assert "these rows lack the column 'age' that its rules test" in decision.scored_on
 
 
 def test_a_tampered_champion_is_not_rescored(registry, split):

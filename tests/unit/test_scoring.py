@@ -867,23 +867,56 @@ def test_a_number_written_for_people_in_a_marked_column_is_named_with_the_fix(cr
         assert not (tmp_path / "out.parquet").exists()
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize(
+    ("suffix", "dtype"),
+    [(".csv", object), (".parquet", object), (".parquet", "str"), (".parquet", "category")],
+)
 def test_an_empty_text_in_a_category_column_is_missing_in_csv_and_parquet_alike(
-    credit, tmp_path, suffix
+    credit, tmp_path, suffix, dtype
 ):
     """A Parquet file's "" counted as an unseen category where the same rows in CSV were
-    missing."""
+    missing (pandas 3 writes its text columns as large_string, its categories as
+    dictionaries)."""
     X, model, contract = credit
-    frame = X.iloc[:60].copy()
-    frame.loc[frame.index[::6], "a4"] = ""
+    assert _rules_testing(model, "a6")
+    frame = X.iloc[400:470].copy()  # rows where a rule reads a6's missing bin
+    frame.loc[frame.index[::2], "a6"] = ""
+    frame["a6"] = frame["a6"].astype(dtype)
     path = tmp_path / f"in{suffix}"
     frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
     summary = score_files(model, path, tmp_path / "out.parquet", contract=contract)
-    problems = {w["problem"] for w in summary.to_dict()["warnings"] if w["column"] == "a4"}
+    problems = {w["problem"] for w in summary.to_dict()["warnings"] if w["column"] == "a6"}
     assert "unseen_category" not in problems
     scored = pq.read_table(tmp_path / "out.parquet").to_pandas()
-    expected = frame.assign(a4=frame["a4"].mask(frame["a4"] == ""))
+    blank = (frame["a6"].astype(object) == "").to_numpy()
+    expected = frame.assign(a6=frame["a6"].astype(object).mask(blank))
+    assert list(model.predict(expected)) != list(model.predict(frame.astype({"a6": object})))
     assert scored["prediction"].tolist() == list(model.predict(expected))
     framed, report = score_frame(model, frame, contract)
     assert not [w for w in report.warnings if w.problem == "unseen_category"]
     assert framed["prediction"].tolist() == list(model.predict(expected))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", "frame"])
+def test_the_training_files_own_markers_match_every_spelling_in_every_input(
+    credit, tmp_path, suffix
+):
+    """A spec-wide marker (read_options.na_values: [-1]) matched only the text "-1" in CSV
+    and nothing in Parquet, while score_frame matched -1.0 too: the same rows, other
+    predictions."""
+    X, model, contract = credit
+    marked = replace(contract, missing_markers=("-1",))
+    frame = X.iloc[280:360].copy()
+    frame.loc[frame.index[::4], "a2"] = -1.0
+    unknown = (frame["a2"] == -1).to_numpy()
+    expected = list(model.predict(frame.assign(a2=frame["a2"].mask(unknown))))
+    assert expected != list(model.predict(frame))
+    if suffix == "frame":
+        scored, _ = score_frame(model, frame, contract=marked)
+    else:
+        path = tmp_path / f"in{suffix}"
+        frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+        assert suffix == ".parquet" or "-1.0" in path.read_text()
+        score_files(model, path, tmp_path / "out.parquet", contract=marked)
+        scored = pq.read_table(tmp_path / "out.parquet").to_pandas()
+    assert scored["prediction"].tolist() == expected

@@ -927,6 +927,16 @@ def test_a_grid_that_leaves_auto_parameters_says_what_it_fits_them_as():
     assert str(again.rules_) == str(search.best_estimator_.rules_)
 
 
+def test_the_library_s_own_grids_leave_auto_parameters_without_a_warning():
+    """LibreSearchCV(PAPER_GRID), as the README suggests, warned on every fit."""
+    X, y, _ = load_dataset("haberman")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        search = LibreSearchCV(PAPER_GRID, cv=3, random_state=0, positive_class="2").fit(X, y)
+    assert not [w for w in said if "does not tune" in str(w.message)]
+    assert search.fixed_params_ == {k: v for k, v in AUTO_FALLBACK.items() if k != "alpha"}
+
+
 def test_multi_metric_scoring_is_refused_by_name():
     X, y, _ = load_dataset("haberman")
     for scoring in (["f1", "accuracy"], {"a": "accuracy"}):
