@@ -193,6 +193,37 @@ def is_categorical_dtype(series: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(dtype)
 
 
+def merge_spelled_alike(frame: pd.DataFrame, categorical_features) -> pd.DataFrame:
+    """``frame`` with each categorical column that holds one value under two types (the number
+    25 and the text "25") read as text, with a warning: the rules print them alike and a new
+    row's value is matched by what it spells, so training must not tell them apart."""
+    flags = resolve_categorical(frame, categorical_features, warn=False)
+    out = frame
+    for (name, series), categorical in zip(frame.items(), flags, strict=True):
+        if not categorical or not pd.api.types.is_object_dtype(series):
+            continue
+        present = series.dropna()
+        if not pd.api.types.infer_dtype(present, skipna=True).startswith("mixed"):
+            continue
+        distinct = pd.unique(present)  # distinct values, not rows
+        spelled = pd.Series([str(v) for v in distinct])
+        twins = spelled[spelled.duplicated(keep=False)].unique()
+        if not len(twins):
+            continue
+        shown = " and ".join(repr(v) for v in distinct if str(v) == twins[0])
+        warnings.warn(
+            f"Column {name!r} holds one value under two types ({shown}): rules print them "
+            "alike and match a new row's value by what it spells, so the column is read as "
+            f"text ({counted(len(twins), 'value')} merged). Convert it to one type to silence "
+            "this.",
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
+        out = out.copy() if out is frame else out
+        out[name] = series.astype(str).astype(object).where(series.notna(), None)
+    return out
+
+
 def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = True) -> list[bool]:
     """Per column: is it categorical? Inferred from the dtype, or forced by the caller.
 

@@ -131,6 +131,7 @@ from .inputs import (
     binary_target,
     declared_categorical,
     label_array,
+    merge_spelled_alike,
     one_vs_rest,
     pandas_frame,
     refuse_infinite,
@@ -711,6 +712,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         frame = as_frame(X)
         refuse_infinite(frame)
         declared_categorical(list(frame.columns), self.categorical_features, "LibreSearchCV")
+        with warnings.catch_warnings():  # the refit's fit says it, once
+            warnings.simplefilter("ignore", LibreWarning)
+            frame = merge_spelled_alike(frame, self._base_params(None)["categorical_features"])
         fixed = self._fixed_positive_class()
         owner = "LibreSearchCV" if self.positive_class is not None else "LibreClassifier"
         target = binary_target(y, fixed, n_rows=frame.shape[0], owner=owner)

@@ -858,3 +858,26 @@ def test_labels_coded_as_numbers_say_which_class_the_rules_describe(labels, chos
         warnings.simplefilter("error", LibreWarning)
         LibreClassifier(chi2_threshold=0.0, positive_class=chosen, random_state=0).fit(X, y)
         LibreClassifier(chi2_threshold=0.0, random_state=0).fit(X, [0] * 30 + [1] * 10)
+
+
+def test_one_value_under_two_types_is_one_category():
+    """25 and "25" were two categories in training (the rule kept the text, 392 rows, no
+    negative) while predict matched both by what they spell (748 rows): the model's own
+    statistics contradicted its predictions on its training rows."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {"mix": rng.choice(np.array([25, "25", "x", 7.5], dtype=object), 1500),
+         "z": rng.normal(size=1500)}
+    )  # fmt: skip
+    y = X["mix"].map(lambda v: isinstance(v, str) and v == "25").to_numpy()
+    params = dict(random_state=0, max_rules=1, alpha=0.7, max_intervals=3, conflict_tolerance=0)
+    with pytest.warns(LibreWarning, match=r"Column 'mix' holds one value under two types"):
+        clf = LibreClassifier(**params).fit(X, y)
+    stats = clf.rules_.stats[0]
+    assert clf.predict(X).sum() == stats.positives + stats.negatives  # fit and predict agree
+    search = LibreSearchCV({"alpha": [0.7]}, estimator=LibreClassifier(**params), cv=3)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    assert sum("two types" in str(w.message) for w in said) == 1  # the refit's, once
+    assert search.predict(X).sum() == sum(s.positives + s.negatives for s in search.rules_.stats)
