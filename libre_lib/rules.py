@@ -242,6 +242,17 @@ def set_item_text(value) -> str:
     return text
 
 
+def name_text(name) -> str:
+    """A column's name (or label) in a rule: quoted (JSON-style) where it would read as part
+    of the rule around it: a word such as AND or OR (``income AND age``, ``OR``), a set sign
+    (∈, ∉, ∪, braces), ``missing`` alone, or an empty or space-padded name. Other signs are
+    kept as written (a label ``Age <years>``)."""
+    text = str(name)
+    if not text or text != text.strip() or any(ch in text for ch in "{}∈∉∪"):
+        return json.dumps(text, ensure_ascii=False)
+    return json.dumps(text, ensure_ascii=False) if _RULE_WORDS.search(text) else text
+
+
 def set_items_text(values) -> str:
     """Categories as ``{a, b}``; where a text spells the same as another value (the text "25"
     beside the number 25, in a column of mixed types) the texts are quoted."""
@@ -260,11 +271,12 @@ def condition_text(condition: Condition) -> str:
         parts = [interval_text(i) for i in condition.intervals]
     elif condition.categories:
         parts = [set_items_text(condition.categories)]
+    name = name_text(condition.feature)
     if condition.missing:
         if not parts:
-            return f"{condition.feature} is missing"
+            return f"{name} is missing"
         parts.append("missing")
-    return f"{condition.feature} ∈ " + " ∪ ".join(parts)
+    return f"{name} ∈ " + " ∪ ".join(parts)
 
 
 def rule_text(rule: Rule) -> str:

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..discretization import NUMERIC
 from ..inputs import numeric_values
-from ..rules import Condition, Interval, Rule, RuleSet, set_item_text
+from ..rules import Condition, Interval, Rule, RuleSet, name_text, set_item_text
 
 __all__ = [
     "KNOWN_LEGEND",
@@ -443,7 +443,7 @@ class RuleDisplay:
         allowing every known category of a column reads ``sex is not missing (any of its 2
         known values)`` (a value unseen in training does not satisfy it), one allowing most of
         them names the others (``marital ≠ single``, see :meth:`others`)."""
-        name = self.column(condition.feature)
+        name = name_text(self.column(condition.feature))
         feature = condition.feature
         if condition.kind == NUMERIC:
             intervals = condition.intervals

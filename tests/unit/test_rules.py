@@ -299,3 +299,15 @@ def test_a_text_that_spells_as_another_category_is_quoted():
     assert condition_text(mixed) == 'age ∈ {25, 26, "25", "27"}'
     plain = Condition("age", CATEGORICAL, categories=(25, "26"))
     assert condition_text(plain) == "age ∈ {25, 26}"  # nothing to tell apart: as before
+
+
+def test_a_column_name_that_reads_as_part_of_the_rule_is_quoted():
+    """`IF income AND age ∈ [...] AND OR ∈ {p, q}` could not be read back, by a person or a
+    parser; categories were quoted in that case, column names not."""
+    from libre_lib.rules import Condition, Interval, condition_text
+
+    numeric = Condition("income AND age", "numeric", (Interval(0.3, float("inf")),))
+    assert condition_text(numeric) == '"income AND age" ∈ [0.3, max]'
+    assert condition_text(Condition("OR", "categorical", (), ("p", "q"))) == '"OR" ∈ {p, q}'
+    plain = Condition("blood pressure", "numeric", (Interval(float("-inf"), 80.0),))
+    assert condition_text(plain) == "blood pressure ∈ [min, 80)"
