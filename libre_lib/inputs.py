@@ -863,12 +863,20 @@ def check_sample_weight(sample_weight, n_rows: int, owner: str = "LibreClassifie
 
 
 def spelled_alike(values) -> list | None:
-    """The first group of text ``values`` that differ only by surrounding spaces or by case
-    (``" Yes"``, ``"Yes "`` and ``"yes"``), in their order, or None."""
-    groups: dict[str, list] = {}
+    """The first group of text ``values`` that write one value in different ways: by
+    surrounding spaces or case (``" Yes"``, ``"Yes "`` and ``"yes"``) or as the same number
+    (``"1"``, ``"1.0"`` and ``"01"``), in their order, or None. (Distinct values, not rows.)"""
+    groups: dict[object, list] = {}
     for value in values:
         if isinstance(value, str):
-            groups.setdefault(value.strip().casefold(), []).append(value)
+            key: object = value.strip().casefold()
+            try:
+                number = float(key)
+            except ValueError:
+                pass
+            else:
+                key = ("number", number) if math.isfinite(number) else key
+            groups.setdefault(key, []).append(value)
     return next((group for group in groups.values() if len(group) > 1), None)
 
 
@@ -937,9 +945,10 @@ def binary_target(
     alike = spelled_alike(classes)
     if alike:
         raise DataError(
-            f"y holds labels that differ only by spaces or case: {', '.join(map(repr, alike))}. "
-            "As separate classes, the rows of all but one would count as the other answer: "
-            "spell them alike first (e.g. y.str.strip().str.lower())."
+            f"y holds labels that write one value in different ways (spaces, case or number "
+            f"format): {', '.join(map(repr, alike))}. As separate classes, the rows of all but "
+            "one would count as the other answer: spell them alike first (e.g. "
+            "y.str.strip().str.lower(), or pd.to_numeric(y) for numbers)."
         )
     if len(classes) < 2:
         raise DataError(f"y has one class ({classes!r}): a rule set needs examples of two classes.")

@@ -239,7 +239,8 @@ class TargetSpec(_Strict):
         alike = spelled_alike([str(label) for label in value or ()])
         if alike:
             raise ValueError(
-                f"{' and '.join(map(repr, alike))} differ only by spaces or case: as separate "
+                f"{' and '.join(map(repr, alike))} write one value in different ways (spaces, "
+                "case or number format): as separate "
                 "classes, the rows of one would be counted as the other answer; spell them "
                 "alike in the target column"
             )

@@ -259,7 +259,8 @@ def starter(
     spaced = _spelled_alike(counts)
     if spaced:
         raise DataError(
-            f"Target column {target!r} holds values that differ only by spaces or case: "
+            f"Target column {target!r} holds values that write one value in different ways "
+            "(spaces, case or number format): "
             f"{spaced}. They would be separate classes, and the rows of all but one counted as "
             "the other answer. Spell them alike in the column (pandas: .str.strip().str.lower() "
             "on it), then run init again."
@@ -401,8 +402,9 @@ def name_taken(store: str | Path, pipeline: str, data_path: str) -> str | None:
 
 
 def _spelled_alike(counts: pd.Series) -> str | None:
-    """The first group of values (with their row counts) that differ only by surrounding
-    spaces or case, as text ("' Yes' (99 rows), 'Yes ' (1 row)"), or None."""
+    """The first group of values (with their row counts) that write one value in different
+    ways (spaces, case, number format), as text ("' Yes' (99 rows), 'Yes ' (1 row)"), or
+    None."""
     group = spelled_alike(counts.index)
     if group is None:
         return None

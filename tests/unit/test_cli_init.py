@@ -234,7 +234,7 @@ def test_init_refuses_target_values_that_differ_only_by_spaces(tmp_path):
         terminal_width=300,
     )  # fmt: skip
     assert result.exit_code == 1, result.output
-    assert "differ only by spaces or case: ' Yes' (66 rows), 'Yes ' (2 rows)" in result.output
+    assert "(spaces, case or number format): ' Yes' (66 rows), 'Yes ' (2 rows)" in result.output
     assert "Traceback" not in result.output and not out.exists()
     # a few rows spelled in other case: the rare spelling was taken as the positive class
     cased = ["yes"] * 43 + ["Yes"] * 2 + ["no"] * 53 + ["NO"] * 2
@@ -243,7 +243,7 @@ def test_init_refuses_target_values_that_differ_only_by_spaces(tmp_path):
         app, ["init", str(tmp_path / "case.csv"), "--target", "churned", "-o", str(out)],
         terminal_width=300,
     )  # fmt: skip
-    said = "differ only by spaces or case: 'yes' (63 rows), 'Yes' (2 rows)"
+    said = "(spaces, case or number format): 'yes' (63 rows), 'Yes' (2 rows)"
     assert result.exit_code == 1 and said in result.output and ".str.lower() on it" in result.output
     assert not out.exists()
 

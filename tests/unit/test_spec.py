@@ -159,7 +159,8 @@ def test_seeds_are_bounded_in_the_spec(section, match):
                     "classes": [" Yes", "No", "Yes "],
                 }
             },
-            r"target.classes: ' Yes' and 'Yes ' differ only by spaces or case: as separate",
+            r"target.classes: ' Yes' and 'Yes ' write one value in different ways \(spaces, "
+            r"case or number format\): as separate",
         ),
         ({"features": "bmi"}, r"features: give a list of column names \(\[bmi\]\) or a mapping"),
     ],
