@@ -1297,6 +1297,18 @@ def sorted_labels(classes) -> np.ndarray:
 def _check_model_fields(model: LibreClassifier, parsed) -> None:
     """What a hand-edited model must still hold: every rule's training figures, and the
     discretized features among its columns (else predict fails later with a bare error)."""
+    classes = list(model.classes_)
+    if len(set(map(repr, classes))) != 2:
+        raise ModelFormatError(
+            f"Malformed libre-flows model: 'classes' must hold two different labels; got "
+            f"{excerpt(classes)}."
+        )
+    positive = model.positive_class_
+    if positive not in classes:  # one class against the rest: True of [False, True]
+        raise ModelFormatError(
+            f"Malformed libre-flows model: its positive class {excerpt(positive)} is not one "
+            f"of its classes {excerpt(classes)}."
+        )
     without = [n for n, (_, stats) in enumerate(parsed, start=1) if stats is None]
     if without:
         raise ModelFormatError(

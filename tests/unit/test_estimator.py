@@ -884,3 +884,17 @@ def test_one_value_under_two_types_is_one_category():
         search.fit(X, y)
     assert sum("two types" in str(w.message) for w in said) == 1  # the refit's, once
     assert search.predict(X).sum() == sum(s.positives + s.negatives for s in search.rules_.stats)
+
+
+def test_a_hand_edited_model_whose_classes_do_not_hold_together_is_refused(credit_model):
+    """classes ["2", "2"] loaded, and libre score printed "predicted 2: 65" while every output
+    row said "2"; a positive class that is not a class loaded and scored too."""
+    data = json.loads(credit_model.to_json())
+    for classes, positive, message in (
+        (["+", "+"], "+", "'classes' must hold two different labels"),
+        (["+", "-"], "yes", "its positive class 'yes' is not one of its classes"),
+    ):
+        edited = {**data, "classes": classes, "positive_class": positive}
+        with pytest.raises(ModelFormatError, match=message):
+            LibreClassifier.from_dict(edited)
+    assert LibreClassifier.from_dict(data).positive_class_ == "+"
