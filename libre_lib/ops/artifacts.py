@@ -400,6 +400,15 @@ class ArtifactStore:
         problem = _check_file(path, record["sha256"], record["size"])
         if problem:
             return None, problem
+        try:  # the footer names what was written here: a file copied in from another key
+            written = _decode_metadata(pq.read_schema(path).metadata)
+        except (pa.ArrowException, ArtifactError, ValueError) as exc:
+            return None, f"its footer cannot be read ({exc})"
+        if (written.get("stage"), written.get("key")) != (stage, key):
+            return None, (
+                f"it holds the artifact {written.get('stage')!r}/{written.get('key')!r}, "
+                "copied or moved here from another name"
+            )
         return ArtifactRef(stage, key, str(path), record["sha256"], record["n_rows"]), ""
 
     def lookup(self, stage: str, key: str) -> ArtifactRef | None:

@@ -480,3 +480,19 @@ def test_fingerprint_frame_follows_the_rows_not_the_bytes():
     assert fingerprint_frame(lf.assign(a=[1.0, 2.6])) != fingerprint_frame(lf)
     assert fingerprint_frame(lf.assign(b=["x", "y"])) != fingerprint_frame(lf)  # a filled blank
     assert fingerprint_frame(lf.astype({"a": "float32"})) != fingerprint_frame(lf)  # dtype
+
+
+def test_a_file_copied_in_under_another_key_is_not_trusted(tmp_path):
+    """Two pipelines' set_cover files swapped, sidecars included, were trusted: training
+    crashed with a bare KeyError (and with the same columns would have used the other's
+    rules)."""
+    import shutil
+
+    store = ArtifactStore(tmp_path / "store")
+    first = store.write(STAGE, "a" * 64, make_frame(20))
+    second = store.write(STAGE, "b" * 64, make_frame(30, shift=5))
+    for suffix in ("", ".sha256"):
+        shutil.copy(second.path + suffix, first.path + suffix)
+    assert store.lookup(STAGE, "b" * 64) is not None
+    assert store.lookup(STAGE, "a" * 64) is None  # moved aside, to be recomputed
+    assert not os.path.exists(first.path)
