@@ -181,10 +181,23 @@ def preflight(spec_path: str | os.PathLike) -> PipelineSpec:
     spec = load_spec(spec_path)
     location = spec.data_location()
     if not spec.data.is_url() and not (Path(location).is_file() or Path(location).is_dir()):
+        if Path(location).exists():
+            raise DataError(
+                f"Data path {location!r} is not a regular file (a pipe, a socket or a device; "
+                f"data.path in {str(spec_path)!r}): point it at a CSV or Parquet file."
+            )
         raise DataError(
             f"Data file {location!r} does not exist (data.path in {str(spec_path)!r}; relative "
             "paths are relative to the spec file)."
         )
+    if not spec.data.is_url() and Path(location).is_dir():
+        store = Path(spec.store_location()).resolve()
+        if store.is_relative_to(Path(location).resolve()):
+            raise SpecError(
+                f"store {str(store)!r} is inside the data folder {location!r} (data.path in "
+                f"{str(spec_path)!r}): a streamed run would read the store's own files as "
+                "data. Put the store elsewhere."
+            )
     return spec
 
 

@@ -1259,7 +1259,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             parsed = [rule_from_dict(r) for r in data["rules"]]
         except KeyError as exc:
             raise ModelFormatError(f"Malformed libre-flows model: missing field {exc}.") from None
-        except (TypeError, ValueError, AttributeError, ParameterError) as exc:
+        except (TypeError, ValueError, AttributeError, OverflowError, ParameterError) as exc:
             raise ModelFormatError(
                 f"Malformed libre-flows model: a field has a bad value ({exc})."
             ) from None

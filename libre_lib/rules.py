@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -248,6 +249,9 @@ def name_text(name) -> str:
     (∈, ∉, ∪, braces), ``missing`` alone, or an empty or space-padded name. Other signs are
     kept as written (a label ``Age <years>``)."""
     text = str(name)
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
+        # control and format characters (a right-to-left override reorders what follows)
+        return json.dumps(text, ensure_ascii=True)
     if not text or text != text.strip() or any(ch in text for ch in "{}∈∉∪"):
         return json.dumps(text, ensure_ascii=False)
     return json.dumps(text, ensure_ascii=False) if _RULE_WORDS.search(text) else text

@@ -163,7 +163,8 @@ def _parquet_batches(part: Part, columns: list[str], batch_rows: int) -> Iterato
             batch_size=batch_rows, row_groups=list(part.row_groups), columns=columns
         ):
             frame = batch.to_pandas()
-            frame.attrs["integers"] = integers  # for read_types
+            frame.attrs["integers"] = sorted(integers)  # for read_types (a list: attrs are
+            # written with the frame's Parquet, which keeps only what JSON can hold)
             yield frame
 
 

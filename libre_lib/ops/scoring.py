@@ -407,6 +407,11 @@ def list_inputs(
                 )
             if path.resolve() not in skip:
                 files.append(InputFile(path, kind))
+        elif path.exists():
+            raise DataError(
+                f"Input {str(path)!r} is not a regular file (a pipe, a socket or a device): "
+                "give CSV or Parquet files, or a folder of them."
+            )
         else:
             raise DataError(f"Input {str(path)!r} does not exist.")
     unique = list({f.path.resolve(): f for f in files}.values())

@@ -38,6 +38,11 @@ def _open(location: str):
             "files. Set data.streamed to true (or leave it at auto) in the spec."
         )
     if not path.is_file():
+        if path.exists():
+            raise DataError(
+                f"Data path {str(path)!r} is not a regular file (a pipe, a socket or a device): "
+                "point data.path at a CSV or Parquet file."
+            )
         raise DataError(
             f"Data file {str(path)!r} does not exist. Check data.path in the spec (relative "
             "paths are relative to the spec file)."

@@ -85,6 +85,13 @@ class DataSource(_Strict):
     batch_rows: int = Field(default=200_000, ge=100, le=50_000_000)
     sample_rows: int = Field(default=500_000, ge=100, le=50_000_000)
 
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("holds a NUL character, which no file name can")
+        return value
+
     @field_validator("read_options")
     @classmethod
     def _read_options(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
@@ -267,8 +274,8 @@ class FeatureSpec(_Strict):
 
 
 class ColumnExpectation(_Strict):
-    min: float | None = None
-    max: float | None = None
+    min: float | None = Field(default=None, allow_inf_nan=False)
+    max: float | None = Field(default=None, allow_inf_nan=False)
     values: list[Label] | None = None
     max_missing_fraction: float | None = Field(default=None, ge=0, le=1)
     dtype: Literal["numeric", "categorical"] | None = None
@@ -391,7 +398,7 @@ class TuningSpec(_Strict):
     refine: Literal["f1", "accuracy"] | None = None
     """The tuned model's boundary refinement (``LibreSearchCV``'s ``refine``): when set, it
     overrides the ``model`` section's ``refine``."""
-    max_rows: int | None = Field(default=20_000, ge=100)
+    max_rows: int | None = Field(default=20_000, ge=100, le=10**12)
     """The search (and the "auto" choice) runs on at most this many training rows, a stratified
     sample drawn with the model's seed; the final fit uses every training row. None: all."""
 
@@ -463,7 +470,7 @@ class TuningSpec(_Strict):
 
 class RunnerSpec(_Strict):
     kind: Literal["thread", "dask"] = "thread"
-    max_workers: int | None = Field(default=None, ge=1)
+    max_workers: int | None = Field(default=None, ge=1, le=4096)
     address: str | None = None
     n_workers: int = Field(default=2, ge=1)
 
@@ -618,6 +625,13 @@ class PipelineSpec(_Strict):
     promotion: PromotionSpec = Field(default_factory=PromotionSpec)
     report: ReportSpec = Field(default_factory=ReportSpec)
     base_dir: str = Field(default=".", exclude=True)
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("holds a NUL character, which no folder name can")
+        return value
 
     @field_validator("name")
     @classmethod

@@ -898,3 +898,9 @@ def test_a_hand_edited_model_whose_classes_do_not_hold_together_is_refused(credi
         with pytest.raises(ModelFormatError, match=message):
             LibreClassifier.from_dict(edited)
     assert LibreClassifier.from_dict(data).positive_class_ == "+"
+
+
+def test_an_infinite_count_in_a_hand_edited_model_is_a_format_error(credit_model):
+    data = json.loads(credit_model.to_json())
+    with pytest.raises(ModelFormatError, match="a field has a bad value"):
+        LibreClassifier.from_json(json.dumps({**data, "n_candidates": float("inf")}))

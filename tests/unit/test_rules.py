@@ -311,3 +311,12 @@ def test_a_column_name_that_reads_as_part_of_the_rule_is_quoted():
     assert condition_text(Condition("OR", "categorical", (), ("p", "q"))) == '"OR" ∈ {p, q}'
     plain = Condition("blood pressure", "numeric", (Interval(float("-inf"), 80.0),))
     assert condition_text(plain) == "blood pressure ∈ [min, 80)"
+
+
+def test_a_control_character_in_a_column_name_is_shown_escaped():
+    """A right-to-left override in a column name reached the report as is, reordering how the
+    rest of the rule displays."""
+    from libre_lib.rules import Condition, Interval, condition_text
+
+    condition = Condition("name \u202e", "numeric", (Interval(3.0, float("inf")),))
+    assert condition_text(condition) == '"name \\u202e" ∈ [3, max]'

@@ -2,6 +2,7 @@
 directory source reads its data files only."""
 
 import gzip
+from pathlib import Path
 
 import pytest
 
@@ -109,3 +110,39 @@ def test_whole_numbers_with_blanks_read_as_text_alike_from_csv_and_parquet(tmp_p
     (part,) = plan_parts(str(tmp_path / "data.parquet"), "parquet", 100)
     ((_, batch),) = read_batches(part, "parquet", ["year", "y"], ["year", "y"], 100)
     assert batch["year"].tolist() == ["62", None, "65", "70"]
+
+
+def test_a_pipe_is_named_as_such_not_as_missing(tmp_path):
+    """`mkfifo data.csv` was reported as "does not exist"."""
+    import os
+
+    from libre_lib.ops.scoring import list_inputs
+
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match="is not a regular file"):
+        read_source(str(fifo), "csv")
+    with pytest.raises(DataError, match="is not a regular file"):
+        list_inputs(str(fifo))
+
+
+def test_a_store_inside_a_streamed_data_folder_is_refused(tmp_path):
+    """The second run read the store's own Parquet files as data ("has no column(s)
+    ['age', ...]")."""
+    import shutil
+
+    from libre_flows.flows.train import preflight
+    from libre_lib.errors import SpecError
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    shutil.copy(Path(__file__).parents[2] / "libre_lib" / "datasets" / "haberman.csv", folder)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: h\ndata: {path: parts}\ntarget: {column: target, positive_class: '2'}\n"
+        "store: parts/store\n"
+    )
+    with pytest.raises(SpecError, match="is inside the data folder"):
+        preflight(spec)
+    spec.write_text(spec.read_text().replace("store: parts/store", "store: elsewhere"))
+    assert preflight(spec).name == "h"

@@ -417,3 +417,16 @@ def test_a_range_expectation_upside_down_names_its_column(tmp_path):
         SpecError, match=r"expectations\.columns\.glucose: min \(90\) is greater than max \(10\)"
     ):
         load_spec(write(tmp_path, text))
+
+
+def test_hostile_paths_and_numbers_are_refused_by_their_key(tmp_path):
+    """A NUL in data.path failed as a bare ValueError; NaN bounds named an internal class;
+    2**70 workers were accepted."""
+    nul = BASE.replace(f"{{path: {DATA}}}", f'{{path: "{DATA}\\0"}}')
+    for text, message in (
+        (nul, r"data\.path: holds a NUL character"),
+        (BASE + "expectations: {columns: {glucose: {min: .nan}}}\n", r"columns\.glucose\.min"),
+        (BASE + "runner: {max_workers: 1180591620717411303424}\n", r"runner\.max_workers"),
+    ):
+        with pytest.raises(SpecError, match=message):
+            load_spec(write(tmp_path, text))
