@@ -1189,8 +1189,26 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         return ruleset_sql(self.rules_)
 
     def to_dict(self) -> dict:
-        """A JSON-ready description of the fitted model (format version 2: ``classes`` sorted
-        as ``classes_``; ``positive_class`` names the class the rules describe)."""
+        """A JSON-ready description of the fitted model.
+
+        Returns
+        -------
+        dict
+            Format version 2: the parameters, ``classes`` sorted as ``classes_``,
+            ``positive_class`` (the class the rules describe), the columns, the
+            discretization, the learners' feature subsets and the rules with their training
+            figures. :meth:`from_dict` restores the model exactly (an int ``random_state`` is
+            kept; a ``RandomState`` is saved as None).
+
+        Examples
+        --------
+        >>> from libre_lib import LibreClassifier
+        >>> from libre_lib.datasets import load_dataset
+        >>> X, y, info = load_dataset("haberman")
+        >>> model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
+        >>> str(LibreClassifier.from_dict(model.to_dict()).rules_) == str(model.rules_)
+        True
+        """
         check_is_fitted(self, "rules_")
         return {
             "format": MODEL_FORMAT,
@@ -1214,11 +1232,40 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        """The fitted model as human-readable JSON; ``from_json`` restores it exactly."""
+        """The fitted model as human-readable JSON (:meth:`to_dict`); :meth:`from_json`
+        restores it exactly.
+
+        Parameters
+        ----------
+        indent : int or None, default=2
+            ``json.dumps``'s indent; None writes one line.
+
+        Returns
+        -------
+        str
+        """
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, data: dict) -> LibreClassifier:
+        """The fitted model :meth:`to_dict` described, checked as it is read.
+
+        Parameters
+        ----------
+        data : dict
+            A model description (format versions ``READABLE_FORMAT_VERSIONS``).
+
+        Returns
+        -------
+        LibreClassifier
+            Fitted: it predicts, explains and exports as the model that was saved.
+
+        Raises
+        ------
+        ModelFormatError
+            Not a libre-flows model, an unsupported format version, or a field that is
+            missing or does not hold together (a hand-edited file), named in the message.
+        """
         if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
             raise ModelFormatError(
                 "Not a libre-flows model: the 'format' field is missing or wrong."
@@ -1277,6 +1324,22 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def from_json(cls, text: str) -> LibreClassifier:
+        """The fitted model :meth:`to_json` wrote (see :meth:`from_dict`).
+
+        Parameters
+        ----------
+        text : str
+            The JSON text.
+
+        Returns
+        -------
+        LibreClassifier
+
+        Raises
+        ------
+        ModelFormatError
+            Not valid JSON, or not a readable model (:meth:`from_dict`).
+        """
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -22,7 +22,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,9 @@ class Interval:
 
     def contains(self, values: np.ndarray) -> np.ndarray:
         return (values >= self.low) & (values < self.high)
+
+    def __str__(self) -> str:
+        return interval_text(self)
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,9 @@ class Condition:
             hit |= is_missing
         return hit
 
+    def __str__(self) -> str:
+        return condition_text(self)
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -133,6 +139,9 @@ class Rule:
     def __str__(self) -> str:
         return rule_text(self)
 
+    def _repr_pretty_(self, printer, cycle: bool) -> None:  # a notebook shows the text
+        printer.text(str(self))
+
 
 @dataclass(frozen=True)
 class RuleStats:
@@ -166,6 +175,10 @@ class RuleSet:
         return iter(self.rules)
 
     def __getitem__(self, index):
+        """A rule; a slice is a rule set of those rules (with their statistics)."""
+        if isinstance(index, slice):
+            stats = self.stats[index] if len(self.stats) == len(self.rules) else ()
+            return replace(self, rules=self.rules[index], stats=stats)
         return self.rules[index]
 
     @property
@@ -206,6 +219,9 @@ class RuleSet:
 
     def __str__(self) -> str:
         return ruleset_text(self)
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:  # a notebook shows the rules
+        printer.text(str(self))
 
 
 # --- text (the value objects' own str) -----------------------------------------------------

@@ -40,6 +40,7 @@ import math
 import os
 import re
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import NUMERIC
-from ..errors import DataError, ParameterError, counted, excerpt
+from ..errors import DataError, LibreWarning, ParameterError, counted, excerpt, user_stacklevel
 from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly
 from .registry import registered_version, verified_text
@@ -256,6 +257,14 @@ def score_frame(
     _check_no_clash(frame.columns)
     read = unmarked(frame, contract)
     report = contract.check(read)
+    if report.warnings:  # as predict warns of unseen values: the report holds the details
+        warnings.warn(
+            f"score_frame: {counted(len(report.warnings), 'drift warning')} against the "
+            f"model's data contract, e.g. {report.warnings[0].message} (the returned report "
+            "lists them; rows were scored).",
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
     n_rows = len(frame)
     if n_rows == 0:
         empty = {

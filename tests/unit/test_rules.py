@@ -320,3 +320,28 @@ def test_a_control_character_in_a_column_name_is_shown_escaped():
 
     condition = Condition("name \u202e", "numeric", (Interval(3.0, float("inf")),))
     assert condition_text(condition) == '"name \\u202e" ∈ [3, max]'
+
+
+def test_a_notebook_shows_rules_and_conditions_as_text(credit_model):
+    """`clf.rules_` as a cell's last line showed a dataclass dump thousands of characters
+    long; str() of a condition or an interval too; a slice of the rules was a plain tuple."""
+
+    class Printer:  # what IPython hands _repr_pretty_
+        def __init__(self):
+            self.out = ""
+
+        def text(self, text):
+            self.out += text
+
+    def pretty(obj) -> str:
+        printer = Printer()
+        obj._repr_pretty_(printer, False)
+        return printer.out
+
+    rules = credit_model.rules_
+    assert pretty(rules) == str(rules) and pretty(rules[0]) == str(rules[0])
+    condition = rules[0].conditions[0]
+    assert str(condition).startswith(f"{condition.feature} ∈ ")
+    first_two = rules[:2]
+    assert type(first_two) is type(rules) and len(first_two) == 2
+    assert first_two.stats == rules.stats[:2] and str(first_two).startswith("IF ")

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from libre_lib import LibreClassifier, LibreError
-from libre_lib.errors import DataError
+from libre_lib.errors import DataError, LibreWarning
 from libre_lib.ops import scoring
 from libre_lib.ops.contract import ContractViolation, DataContract
 from libre_lib.ops.scoring import (
@@ -920,3 +920,16 @@ def test_the_training_files_own_markers_match_every_spelling_in_every_input(
         score_files(model, path, tmp_path / "out.parquet", contract=marked)
         scored = pq.read_table(tmp_path / "out.parquet").to_pandas()
     assert scored["prediction"].tolist() == expected
+
+
+def test_score_frame_warns_of_drift_as_predict_does(credit):
+    """Every row held a value unseen in training in the one column the rules test: predict
+    warned, score_frame said nothing (the drift sat in its returned report only)."""
+    X, model, contract = credit
+    frame = X.iloc[:20].assign(a9="never-seen")
+    with pytest.warns(LibreWarning, match=r"score_frame: 1 drift warning .* column 'a9'"):
+        _, report = score_frame(model, frame, contract)
+    assert len(report.warnings) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)
+        score_frame(model, X.iloc[:20], contract)  # no drift, no warning
