@@ -758,24 +758,8 @@ class _Reader:
         parsed = pd.to_numeric(values, errors="coerce")
         bad = values[values.notna() & parsed.isna()]
         value = str(bad.iloc[0]) if len(bad) else ""
-        said = f"column {name!r}: expected numbers, found {value!r}"
-        if re.fullmatch(r"\s*[+-]?\d{1,3}(,\d{3})+(\.\d+)?\s*", value):
-            said += (
-                ": a number with a thousands separator; the file's other numbers decide how it "
-                "reads, so write every number of a file alike, or without separators"
-            )
-        elif re.fullmatch(r"\s*[+-]?\d*,\d+\s*", value):
-            said += (
-                ": a number with a decimal comma, in a file read with decimal points (write "
-                "its numbers with points, or every one with a comma and ';' between fields)"
-            )
-        issue = ContractIssue(name, "wrong_type", "error", None, (value,), said)
-        error = ContractViolation(
-            f"Input data breaks the model's data contract in {file.name} (1 problem):\n"
-            f"  - {issue.message}"
-        )
-        error.report = ContractReport(0, (issue,))
-        return error
+        said = f"column {name!r}: expected numbers, found {value!r}" + _written_hint(value)
+        return _wrong_type(file, name, value, said)
 
     @contextlib.contextmanager
     def errors(self, file: InputFile):
@@ -806,13 +790,9 @@ class _Reader:
                         ": this file writes decimals with a comma (33,6) elsewhere, where this "
                         "value has a point; write every number of a file alike"
                     )
-                issue = ContractIssue(column, "wrong_type", "error", None, (value,), said)
-                error = ContractViolation(
-                    f"Input data breaks the model's data contract in {file.name} "
-                    f"(1 problem):\n  - {issue.message}"
-                )
-                error.report = ContractReport(0, (issue,))
-                return error
+                else:
+                    said += _written_hint(value)
+                return _wrong_type(file, column, value, said)
             return DataError(
                 f"Could not read {file.name}: column {column!r} changes type at line {line} "
                 f"(value {value!r} is not {target}; the type was guessed from the first rows). "
@@ -844,6 +824,32 @@ def _spellings(markers) -> list[str]:
         if number.is_integer():
             out.append(str(int(number)))
     return list(dict.fromkeys(out))
+
+
+def _written_hint(value: str) -> str:
+    """What a number written for people needs, as the end of an error ("" otherwise)."""
+    if re.fullmatch(r"\s*[+-]?\d{1,3}(,\d{3})+(\.\d+)?\s*", value):
+        return (
+            ": a number with a thousands separator; the file's other numbers decide how it "
+            "reads, so write every number of a file alike, or without separators"
+        )
+    if re.fullmatch(r"\s*[+-]?\d*,\d+\s*", value):
+        return (
+            ": a number with a decimal comma, in a file read with decimal points (write its "
+            "numbers with points, or every one with a comma and ';' between fields)"
+        )
+    return ""
+
+
+def _wrong_type(file: InputFile, column: str, value: str, said: str) -> ContractViolation:
+    """The contract violation of one value that does not read as the column's numbers."""
+    issue = ContractIssue(column, "wrong_type", "error", None, (value,), said)
+    error = ContractViolation(
+        f"Input data breaks the model's data contract in {file.name} (1 problem):\n"
+        f"  - {issue.message}"
+    )
+    error.report = ContractReport(0, (issue,))
+    return error
 
 
 def _point_decimal(value: str) -> bool:

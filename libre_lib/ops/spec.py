@@ -88,9 +88,7 @@ class DataSource(_Strict):
     @field_validator("path")
     @classmethod
     def _path(cls, value: str) -> str:
-        if "\x00" in value:
-            raise ValueError("holds a NUL character, which no file name can")
-        return value
+        return _no_nul(value)
 
     @field_validator("read_options")
     @classmethod
@@ -534,6 +532,14 @@ def _one_line(text: str, what: str) -> None:
         raise ValueError(f"{what} holds a line break or control character: write it on one line")
 
 
+def _no_nul(path: str) -> str:
+    """A path of the spec (data.path, store): refused when it holds a NUL character, which
+    the operating system would meet with a bare ValueError."""
+    if "\x00" in path:
+        raise ValueError("holds a NUL character, which no file or folder name can")
+    return path
+
+
 def _check_labels(labels: dict[Label, str]) -> dict[Label, str]:
     """Labels are non-empty text; no two keys are the same value, no two labels the same."""
     seen: dict[tuple[str, object], Label] = {}
@@ -629,9 +635,7 @@ class PipelineSpec(_Strict):
     @field_validator("store")
     @classmethod
     def _store(cls, value: str) -> str:
-        if "\x00" in value:
-            raise ValueError("holds a NUL character, which no folder name can")
-        return value
+        return _no_nul(value)
 
     @field_validator("name")
     @classmethod

@@ -1214,15 +1214,9 @@ def test_holdout_rows_without_the_outcome_get_a_caution_and_no_f1():
 def test_a_model_that_flags_no_holdout_row_gets_a_caution_when_flagging_all_scores_more():
     """A rule learned from one positive training row matched no holdout row: F1 0 against
     flagging every row's 0.027, and the report opened with no caution at all."""
-    from libre_lib.ops.baselines import baselines, cautions
-
     positive = np.zeros(72, dtype=bool)
     positive[5] = True
-    fired = np.zeros((72, 1), dtype=bool)
-    table, best = baselines(fired, positive, majority_positive=False)
-    (found,) = cautions(
-        table, 72, majority_name="no", best_rule=best, best_rule_chosen_elsewhere=True
-    )
+    (found,) = _cautions_of(np.zeros((72, 1), dtype=bool), positive)
     assert found.startswith(
         "The model flags none of the 72 holdout rows, 1 of which has the outcome: its F1 is 0, "
         "below flagging every row's (0.027)."
@@ -1602,16 +1596,12 @@ def test_a_model_that_flags_most_rows_ahead_of_flag_all_by_chance_gets_a_caution
     """liver: the model flagged 64 of 77 holdout rows and beat flagging every row by 0.010
     (p = 0.70) without a word, while pima, 0.0015 behind it (p = 0.98), opened with a long
     caution."""
-    from libre_lib.ops.baselines import baselines, cautions
-
     positive = np.zeros(77, dtype=bool)
     positive[:41] = True  # 41 with the outcome, 36 without
     fired = np.zeros((77, 1), dtype=bool)
     fired[:37, 0] = True  # 37 hits
     fired[41:68, 0] = True  # 27 false alarms: 64 flagged
-    table, best = baselines(fired, positive, majority_positive=True)
-    found = [c for c in cautions(table, 77, majority_name="yes", best_rule=best,
-                                 best_rule_chosen_elsewhere=True) if "flags 64" in c]  # fmt: skip
+    found = [c for c in _cautions_of(fired, positive, majority_positive=True) if "flags 64" in c]
     assert len(found) == 1
     assert found[0].startswith(
         "The model flags 64 of the 77 holdout rows (83%), and its F1 is only 0.010 above "
@@ -1619,8 +1609,14 @@ def test_a_model_that_flags_most_rows_ahead_of_flag_all_by_chance_gets_a_caution
     )
     assert "too often to tell" in found[0]
     fired[41:68, 0] = False  # 37 hits and no false alarm: few flags, no such caution
-    table, best = baselines(fired, positive, majority_positive=True)
-    found = cautions(
-        table, 77, majority_name="yes", best_rule=best, best_rule_chosen_elsewhere=True
+    assert not [c for c in _cautions_of(fired, positive, majority_positive=True) if "only" in c]
+
+
+def _cautions_of(fired, positive, majority_positive=False):
+    """The cautions of a model whose rules fire as ``fired`` on rows of ``positive``."""
+    from libre_lib.ops.baselines import baselines, cautions
+
+    table, best = baselines(fired, positive, majority_positive=majority_positive)
+    return cautions(
+        table, len(positive), majority_name="no", best_rule=best, best_rule_chosen_elsewhere=True
     )
-    assert not [c for c in found if "only" in c]
