@@ -59,6 +59,7 @@ from libre_flows.tasks.tuning import (
     tuned_spec,
 )
 from libre_lib.errors import DataError, LibreError, SpecError
+from libre_lib.ops.sources import skipped_entry
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
@@ -71,7 +72,7 @@ def train_flow(spec_path: str, force: bool = False, store: str | None = None):
     validation failed, a column missing) ends Failed with the one-line reason, without the
     traceback an unexpected error earns in ``libre serve``'s output."""
     try:
-        spec = preflight(spec_path)
+        spec = preflight(spec_path, store)
         if spec.runner.kind == "dask":
             _share_api_with_workers()
         pipeline = train_pipeline.with_options(task_runner=task_runner(spec))
@@ -176,7 +177,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     return {**summary, **outcome(registration)}
 
 
-def preflight(spec_path: str | os.PathLike) -> PipelineSpec:
+def preflight(spec_path: str | os.PathLike, store: str | None = None) -> PipelineSpec:
     """Check the spec and that a local data file exists before Prefect starts (fast errors)."""
     spec = load_spec(spec_path)
     location = spec.data_location()
@@ -191,12 +192,14 @@ def preflight(spec_path: str | os.PathLike) -> PipelineSpec:
             "paths are relative to the spec file)."
         )
     if not spec.data.is_url() and Path(location).is_dir():
-        store = Path(spec.store_location()).resolve()
-        if store.is_relative_to(Path(location).resolve()):
+        root = Path(store_root(spec, store)).resolve()
+        folder = Path(location).resolve()
+        if root.is_relative_to(folder) and not skipped_entry(root.relative_to(folder).parts):
             raise SpecError(
-                f"store {str(store)!r} is inside the data folder {location!r} (data.path in "
+                f"store {str(root)!r} is inside the data folder {location!r} (data.path in "
                 f"{str(spec_path)!r}): a streamed run would read the store's own files as "
-                "data. Put the store elsewhere."
+                "data. Put the store elsewhere, or in a folder whose name starts with '.' or "
+                "'_' (the reader skips those)."
             )
     return spec
 
@@ -239,7 +242,7 @@ def _share_api_with_workers() -> None:
 def train(spec_path: str | os.PathLike, force: bool = False, store: str | None = None) -> dict:
     """Run the training flow for a spec file (Prefect's default embedded setup if no server,
     guarded to die with this process); the spec is checked before Prefect starts."""
-    spec = preflight(spec_path)
+    spec = preflight(spec_path, store)
     guard_embedded_server()
     if spec.runner.kind == "dask":  # the workers need the server's address: train_flow shares it
         return run_flow(train_flow, str(spec_path), force=force, store=store)

@@ -42,13 +42,13 @@ from .inputs import (
     binary_target,
     check_sample_weight,
     label_array,
-    merge_spelled_alike,
     misread_text_columns,
     one_vs_rest,
     one_vs_rest_labels,
     pandas_frame,
     refuse_infinite,
     resolve_categorical,
+    warn_spelled_alike,
 )
 from .params import AUTO, validate_params
 from .progress import progress_on_stderr
@@ -394,7 +394,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             X = pandas_frame(X)
             frame = as_frame(X)
             refuse_infinite(frame)
-            frame = merge_spelled_alike(frame, self.categorical_features)
+            warn_spelled_alike(frame, self.categorical_features)
             target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
             if sample_weight is not None:
                 frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)

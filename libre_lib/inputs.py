@@ -193,35 +193,34 @@ def is_categorical_dtype(series: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(dtype)
 
 
-def merge_spelled_alike(frame: pd.DataFrame, categorical_features) -> pd.DataFrame:
-    """``frame`` with each categorical column that holds one value under two types (the number
-    25 and the text "25") read as text, with a warning: the rules print them alike and a new
-    row's value is matched by what it spells, so training must not tell them apart."""
+def warn_spelled_alike(frame: pd.DataFrame, categorical_features) -> None:
+    """Warn about each categorical column that holds one value under two types (the number
+    25 and the text "25", True and "true"): training tells them apart, while a new row's value
+    is matched by what it spells (:func:`_spelling`), so the rules' training figures and their
+    predictions can differ on the same rows. Only columns of mixed types are looked at, by
+    their distinct values."""
     flags = resolve_categorical(frame, categorical_features, warn=False)
-    out = frame
     for (name, series), categorical in zip(frame.items(), flags, strict=True):
         if not categorical or not pd.api.types.is_object_dtype(series):
             continue
         present = series.dropna()
         if not pd.api.types.infer_dtype(present, skipna=True).startswith("mixed"):
             continue
-        distinct = pd.unique(present)  # distinct values, not rows
-        spelled = pd.Series([str(v) for v in distinct])
-        twins = spelled[spelled.duplicated(keep=False)].unique()
-        if not len(twins):
-            continue
-        shown = " and ".join(repr(v) for v in distinct if str(v) == twins[0])
-        warnings.warn(
-            f"Column {name!r} holds one value under two types ({shown}): rules print them "
-            "alike and match a new row's value by what it spells, so the column is read as "
-            f"text ({counted(len(twins), 'value')} merged). Convert it to one type to silence "
-            "this.",
-            LibreWarning,
-            stacklevel=user_stacklevel(),
-        )
-        out = out.copy() if out is frame else out
-        out[name] = series.astype(str).astype(object).where(series.notna(), None)
-    return out
+        groups: dict[str, list] = {}
+        for value in pd.unique(present):  # distinct values, not rows
+            groups.setdefault(_spelling(value), []).append(value)
+        twins = [group for group in groups.values() if len(group) > 1]
+        if twins:
+            shown = " and ".join(repr(v) for v in twins[0])
+            warnings.warn(
+                f"Column {name!r} holds one value under two types ({shown}): training tells "
+                "them apart, but the rules print them alike and a new row's value is matched "
+                "by what it spells, so the rules' training figures can differ from their "
+                f"predictions ({counted(len(twins), 'such value')}). Convert the column to one "
+                "type (X[col].astype(str) for categories).",
+                LibreWarning,
+                stacklevel=user_stacklevel(),
+            )
 
 
 def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = True) -> list[bool]:
@@ -862,20 +861,22 @@ def check_sample_weight(sample_weight, n_rows: int, owner: str = "LibreClassifie
     return weight
 
 
+#: A whole number written as text: "1", "01", "+1", "1.0", "1.00" (ASCII digits only).
+_WHOLE_NUMBER = re.compile(r"\+?(-?[0-9]+)(?:\.0+)?", re.ASCII)
+
+
 def spelled_alike(values) -> list | None:
     """The first group of text ``values`` that write one value in different ways: by
-    surrounding spaces or case (``" Yes"``, ``"Yes "`` and ``"yes"``) or as the same number
-    (``"1"``, ``"1.0"`` and ``"01"``), in their order, or None. (Distinct values, not rows.)"""
+    surrounding spaces or case (``" Yes"``, ``"Yes "`` and ``"yes"``) or as the same whole
+    number (``"1"``, ``"1.0"`` and ``"01"``), in their order, or None. (Distinct values, not
+    rows.)"""
     groups: dict[object, list] = {}
     for value in values:
         if isinstance(value, str):
             key: object = value.strip().casefold()
-            try:
-                number = float(key)
-            except ValueError:
-                pass
-            else:
-                key = ("number", number) if math.isfinite(number) else key
+            whole = _WHOLE_NUMBER.fullmatch(str(key))
+            if whole:  # "1", "01", "1.0", "+1": one whole number ("250.1" and "250.10",
+                key = ("number", int(whole[1]))  # codes of decimals, are not)
             groups.setdefault(key, []).append(value)
     return next((group for group in groups.values() if len(group) > 1), None)
 

@@ -175,10 +175,13 @@ class RuleSet:
         return iter(self.rules)
 
     def __getitem__(self, index):
-        """A rule; a slice is a rule set of those rules (with their statistics)."""
+        """A rule; a slice is a rule set of those rules, with their statistics when it is a
+        first-rules prefix (``new_positives`` count what a rule adds to the rules before it)."""
         if isinstance(index, slice):
-            stats = self.stats[index] if len(self.stats) == len(self.rules) else ()
-            return replace(self, rules=self.rules[index], stats=stats)
+            rules = self.rules[index]
+            prefix = self.rules[: len(rules)] == rules
+            stats = self.stats[: len(rules)] if prefix and len(self.stats) == len(self) else ()
+            return replace(self, rules=rules, stats=stats)
         return self.rules[index]
 
     @property
@@ -263,7 +266,7 @@ def name_text(name) -> str:
     """A column's name (or label) in a rule: quoted (JSON-style) where it would read as part
     of the rule around it: a word such as AND or OR (``income AND age``, ``OR``), a set sign
     (∈, ∉, ∪, braces), ``missing`` alone, or an empty or space-padded name. Other signs are
-    kept as written (a label ``Age <years>``)."""
+    kept as written (a label ``Age <years>``, ``a "quoted" word``)."""
     text = str(name)
     if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
         # control and format characters (a right-to-left override reorders what follows)

@@ -72,7 +72,7 @@ def train(
         from libre_flows.flows.train import preflight
         from libre_flows.flows.train import train as run_train
 
-        preflight(spec)
+        preflight(spec, str(store) if store else None)
         with pipeline_console(debug, f"training ({server_note()})"):
             summary = run_train(spec, force=force, store=str(store) if store else None)
     except user_errors() as exc:

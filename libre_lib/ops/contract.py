@@ -513,9 +513,24 @@ class DataContract:
             if c.name not in present
         ]
 
-    def check(self, frame: pd.DataFrame, *, raise_errors: bool = True) -> ContractReport:
+    def empty_columns(self, report: ContractReport) -> list[ContractIssue]:
+        """The errors of the columns the rules test that are empty in every row ``report``
+        observed (the rows of a whole file, its batches merged)."""
+        return [
+            issue
+            for column in self.columns
+            if (observation := report.observations.get(column.name)) is not None
+            for issue in _empty_tested(column, observation)
+        ]
+
+    def check(
+        self, frame: pd.DataFrame, *, raise_errors: bool = True, empty_columns: bool = True
+    ) -> ContractReport:
         """Check ``frame`` (extra columns are ignored). Raises ``ContractViolation`` listing
-        every error unless ``raise_errors`` is false; drift is in the report's ``warnings``."""
+        every error unless ``raise_errors`` is false; drift is in the report's ``warnings``.
+        ``empty_columns``: a column the rules test that is empty in every row is an error
+        (off for the batches of a file, which :meth:`empty_columns` checks whole: a batch's
+        size must not decide it)."""
         if not isinstance(frame, pd.DataFrame):
             raise ParameterError(f"check needs a pandas DataFrame; got {type(frame).__name__}.")
         if list(frame.columns) != [str(c) for c in frame.columns]:
@@ -546,7 +561,7 @@ class DataContract:
             errors += issues
             if observation is not None:
                 observations[column.name] = observation
-                errors += _empty_tested(column, observation)
+                errors += _empty_tested(column, observation) if empty_columns else []
         report = ContractReport(n_rows, tuple(errors), observations, self.missing_rate_tolerance)
         if raise_errors:
             report.raise_for_errors()

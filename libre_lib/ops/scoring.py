@@ -257,11 +257,13 @@ def score_frame(
     _check_no_clash(frame.columns)
     read = unmarked(frame, contract)
     report = contract.check(read)
-    if report.warnings:  # as predict warns of unseen values: the report holds the details
+    tested = {c.name for c in contract.columns if c.in_rules}
+    drifted = [w for w in report.warnings if w.column in tested]
+    if drifted:  # as predict warns of unseen values: the report holds the details
         warnings.warn(
-            f"score_frame: {counted(len(report.warnings), 'drift warning')} against the "
-            f"model's data contract, e.g. {report.warnings[0].message} (the returned report "
-            "lists them; rows were scored).",
+            f"score_frame: {counted(len(drifted), 'drift warning')} in columns the rules "
+            f"test, e.g. {drifted[0].message} (the returned report lists every warning; rows "
+            "were scored).",
             LibreWarning,
             stacklevel=user_stacklevel(),
         )
@@ -1005,7 +1007,7 @@ def check_inputs(
     for file in files:
         for table in reader.batches(file, sample_rows):
             frame = table.select(contract.names).to_pandas()
-            part = contract.check(frame, raise_errors=False)
+            part = contract.check(frame, raise_errors=False, empty_columns=False)
             part.raise_for_errors(f"{file.name} (first {len(frame)} rows)")
             report = report.merge(part)
             break
@@ -1200,10 +1202,10 @@ def score_files(
     try:
         writer = pq.ParquetWriter(str(temp), out_schema)
         for file in files:
-            done = 0  # rows of this file
+            done, whole = 0, None  # rows of this file, and what they held
             for table in reader.batches(file, batch_rows):
                 frame = table.select(contract.names).to_pandas()
-                part = contract.check(frame, raise_errors=False)
+                part = contract.check(frame, raise_errors=False, empty_columns=False)
                 where = f"{file.name} (its rows {done + 1} to {done + len(frame)})"
                 part.raise_for_errors(where)
                 if fail_on_drift:
@@ -1218,12 +1220,17 @@ def score_files(
                         rows_out = rows_out.append_column(name, column)
                     writer.write_table(rows_out)
                 report = report.merge(part)
+                whole = part if whole is None else whole.merge(part)
                 rule_counts += scores.fired.sum(axis=0)
                 n_positive += int(scores.fired.any(axis=1).sum())
                 rows += table.num_rows
                 batches += 1
                 if progress is not None:
                     progress(rows, total)
+            if whole is not None:  # a column the rules test, empty in the whole file
+                ContractReport(whole.n_rows, tuple(contract.empty_columns(whole))).raise_for_errors(
+                    file.name
+                )
         writer.close()
         writer = None
         fsync_file(temp)

@@ -345,3 +345,12 @@ def test_a_notebook_shows_rules_and_conditions_as_text(credit_model):
     first_two = rules[:2]
     assert type(first_two) is type(rules) and len(first_two) == 2
     assert first_two.stats == rules.stats[:2] and str(first_two).startswith("IF ")
+
+
+def test_a_slice_keeps_statistics_only_for_the_first_rules(credit_model):
+    """rules_[1:] kept rule 2's "new positives" (what it added to rule 1), wrong without it."""
+    rules = credit_model.rules_
+    assert len(rules) >= 3
+    assert rules[:2].stats == rules.stats[:2]
+    assert rules[1:].stats == () and len(rules[1:]) == len(rules) - 1
+    assert rules[::-1].stats == ()

@@ -927,9 +927,36 @@ def test_score_frame_warns_of_drift_as_predict_does(credit):
     warned, score_frame said nothing (the drift sat in its returned report only)."""
     X, model, contract = credit
     frame = X.iloc[:20].assign(a9="never-seen")
-    with pytest.warns(LibreWarning, match=r"score_frame: 1 drift warning .* column 'a9'"):
+    said = r"score_frame: 1 drift warning in columns the rules test, e.g. column 'a9'"
+    with pytest.warns(LibreWarning, match=said):
         _, report = score_frame(model, frame, contract)
     assert len(report.warnings) == 1
+    untested = next(c.name for c in contract.columns if not c.in_rules and c.kind != "numeric")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)  # drift where no rule reads: the report's
+        _, report = score_frame(model, X.iloc[:20].assign(**{untested: "never-seen"}), contract)
+    assert report.warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error", LibreWarning)
         score_frame(model, X.iloc[:20], contract)  # no drift, no warning
+
+
+def test_an_empty_tested_column_is_judged_on_the_whole_file_whatever_the_batches(credit, tmp_path):
+    """The same file scored with batches of 200 rows and failed with 180; a blank file passed
+    with batches of 10 (each under the 20 rows the check needs)."""
+    X, model, contract = credit
+    tested = next(c.name for c in contract.columns if c.in_rules and c.missing_rate < 0.5)
+    blank = X.iloc[:60].copy()
+    blank[tested] = np.nan if contract[tested].kind == "numeric" else None
+    blank.to_parquet(tmp_path / "blank.parquet")
+    for batch_rows in (10, 25, 100):
+        with pytest.raises(ContractViolation, match=rf"column {tested!r}: missing in every one"):
+            score_files(model, tmp_path / "blank.parquet", tmp_path / "o.parquet",
+                        contract=contract, batch_rows=batch_rows)  # fmt: skip
+        assert not (tmp_path / "o.parquet").exists()
+    partly = X.iloc[:60].copy()
+    partly.loc[partly.index[:40], tested] = blank[tested].iloc[:40]  # 20 rows keep a value
+    partly.to_parquet(tmp_path / "partly.parquet")
+    for batch_rows in (10, 25, 100):
+        score_files(model, tmp_path / "partly.parquet", tmp_path / "o.parquet",
+                    contract=contract, batch_rows=batch_rows)  # fmt: skip

@@ -144,5 +144,9 @@ def test_a_store_inside_a_streamed_data_folder_is_refused(tmp_path):
     )
     with pytest.raises(SpecError, match="is inside the data folder"):
         preflight(spec)
+    assert preflight(spec, str(tmp_path / "elsewhere")).name == "h"  # --store moves it
+    with pytest.raises(SpecError, match="is inside the data folder"):
+        preflight(spec, str(folder / "store"))
+    assert preflight(spec, str(folder / ".libre-store")).name == "h"  # the reader skips it
     spec.write_text(spec.read_text().replace("store: parts/store", "store: elsewhere"))
     assert preflight(spec).name == "h"
