@@ -935,6 +935,16 @@ def test_the_library_s_own_grids_leave_auto_parameters_without_a_warning():
         search = LibreSearchCV(PAPER_GRID, cv=3, random_state=0, positive_class="2").fit(X, y)
     assert not [w for w in said if "does not tune" in str(w.message)]
     assert search.fixed_params_ == {k: v for k, v in AUTO_FALLBACK.items() if k != "alpha"}
+    from libre_lib.search import default_grid
+
+    built = default_grid(50, capped_bins=True, early_stops=False)  # as the pipeline builds it
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        LibreSearchCV(built, max_rules=3, cv=3, random_state=0, positive_class="2").fit(X, y)
+    assert not [w for w in said if "does not tune" in str(w.message)]
+    numpy_values = {**PAPER_GRID, "alpha": np.array([0.5, 0.9])}  # compared without a crash
+    with pytest.warns(LibreWarning, match="does not tune"):
+        LibreSearchCV(numpy_values, cv=3, random_state=0, positive_class="2").fit(X, y)
 
 
 def test_multi_metric_scoring_is_refused_by_name():
