@@ -35,7 +35,7 @@ def test_ctrl_c_during_train_or_score_says_what_it_leaves_and_exits_130(monkeypa
     spec.write_text(
         "name: pima\ndata: {path: data.csv}\ntarget: {column: target, positive_class: '1'}\n"
     )
-    monkeypatch.setattr(train_flow, "preflight", lambda spec: None)
+    monkeypatch.setattr(train_flow, "preflight", lambda *args: None)
     monkeypatch.setattr(train_flow, "train", stop)
     result = CliRunner().invoke(app, ["train", str(spec)], env={"COLUMNS": "250"})
     assert result.exit_code == 130
