@@ -795,7 +795,8 @@ class ModelRegistry:
         return sorted(found, key=lambda v: v.number)
 
     def get(self, pipeline: str, version: str) -> ModelVersion:
-        """One version by id (``"champion"`` for the current champion)."""
+        """One version by id (``"champion"`` for the current champion; ``"v0002"``, its
+        number alone, for the version of that number)."""
         if version == CHAMPION:
             champion = self.champion(pipeline)
             if champion is None:
@@ -807,6 +808,10 @@ class ModelRegistry:
             if (path / VERSION_FILE).is_file():
                 return self._load(pipeline, path, self._champion_id(pipeline))
         known = [v.version for v in self.versions(pipeline)]
+        if isinstance(version, str) and re.fullmatch(r"v\d{4}", version):
+            numbered = [v for v in known if v.split("-")[0] == version]
+            if len(numbered) == 1:  # "v0002": the version of that number
+                return self.get(pipeline, numbered[0])
         listing = ", ".join(known) if known else "none yet"
         raise RegistryError(
             f"Pipeline {pipeline!r} has no model version {version!r}. Known versions: {listing}."

@@ -1128,3 +1128,14 @@ def test_cli_list_keeps_one_line_per_version_in_80_columns(populated, monkeypatc
     rows = [line for line in result.output.splitlines() if re.search(r"v\d{4}-[0-9a-f]{8}", line)]
     assert len(rows) == len(versions) and all(v.version in "".join(rows) for v in versions)
     assert "libre models show" in result.output  # where the reasons are
+
+
+def test_a_version_is_found_by_its_number_alone(populated):
+    """`libre models promote pima v0002` was refused: the id had to be typed in full."""
+    registry, (a, *_) = populated
+    number = a.version.split("-")[0]
+    assert registry.get(PIPE, number).version == a.version
+    with pytest.raises(RegistryError, match="has no model version 'v0099'"):
+        registry.get(PIPE, "v0099")
+    result = runner.invoke(models_app, ["show", PIPE, number, "--store", str(registry.root)])
+    assert result.exit_code == 0 and a.version in result.output
