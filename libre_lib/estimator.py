@@ -53,7 +53,7 @@ from .inputs import (
 from .params import AUTO, validate_params
 from .progress import progress_on_stderr
 from .render import rule_from_dict, rule_to_dict, ruleset_sql
-from .rules import RuleSet, rules_from_points
+from .rules import RuleSet, rules_from_points, tested_columns
 from .selection import (
     F1_GAIN,
     OBJECTIVES,
@@ -1010,7 +1010,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         counts, so a warnings filter shows it once for batches of the same data."""
         if frame.shape[0] < UNMATCHED_MIN_ROWS:
             return
-        tested = {name for rule in self.rules_ for name in rule.features}
+        tested = tested_columns(self.rules_)
         for feature in self.discretization_.features:
             if feature.name not in tested:
                 continue

@@ -992,7 +992,7 @@ def binary_target(
         warnings.warn(
             f"y's labels are {classes[0]!r} and {classes[1]!r}: numbers that do not say which "
             f"class is positive (as 0/1 would), so the rules describe {chosen!r} ("
-            + ("the label 1" if chosen in (1, "1") and not _is_text(chosen) else "the rarer class")
+            + ("the label 1" if chosen == 1 and not isinstance(chosen, str) else "the rarer class")
             + f"; {counts[chosen]:,} of {counts[chosen] + counts[negative]:,} rows). Pass "
             f"positive_class={negative!r} to describe the other one, or "
             f"positive_class={chosen!r} to keep this choice without this warning.",
@@ -1032,10 +1032,6 @@ def yes_of_pair(names) -> str | None:
     lowered = {n.strip().lower(): n for n in names}
     yes = YES_NO.get(frozenset(lowered))
     return None if yes is None else lowered[yes]
-
-
-def _is_text(value) -> bool:
-    return isinstance(value, str)
 
 
 def _coded_numbers(classes) -> bool:

@@ -227,6 +227,11 @@ class RuleSet:
         printer.text(str(self))
 
 
+def tested_columns(rules) -> set[str]:
+    """The columns some rule of ``rules`` tests."""
+    return {name for rule in rules for name in rule.features}
+
+
 # --- text (the value objects' own str) -----------------------------------------------------
 
 
@@ -271,9 +276,13 @@ def name_text(name) -> str:
     if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
         # control and format characters (a right-to-left override reorders what follows)
         return json.dumps(text, ensure_ascii=True)
-    if not text or text != text.strip() or any(ch in text for ch in "{}∈∉∪"):
-        return json.dumps(text, ensure_ascii=False)
-    return json.dumps(text, ensure_ascii=False) if _RULE_WORDS.search(text) else text
+    ambiguous = (
+        not text
+        or text != text.strip()
+        or any(ch in text for ch in "{}∈∉∪")
+        or _RULE_WORDS.search(text)
+    )
+    return json.dumps(text, ensure_ascii=False) if ambiguous else text
 
 
 def set_items_text(values) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..render import condition_text
-from ..rules import Condition, Rule, RuleSet
+from ..rules import Condition, Rule, RuleSet, tested_columns
 from .baselines import undefined_metric
 from .markdown import md_blocks
 
@@ -181,7 +181,7 @@ def column_changes(old_columns, new_columns, new_rules) -> str | None:
     lost = [c for c in old if c not in new]
     said = []
     if gained:
-        tested = {name for rule in new_rules for name in rule.features}
+        tested = tested_columns(new_rules)
         used = [c for c in gained if c in tested]
         sentence = f"It reads {_columns(gained)} that the champion did not read"
         if used:

@@ -82,6 +82,7 @@ from ..errors import (
 )
 from ..estimator import LibreClassifier
 from ..inputs import one_vs_rest
+from ..rules import tested_columns
 from .artifacts import canonical_json, fingerprint_bytes
 from .contract import DataContract
 from .diff import ChampionChanges, column_changes, diff_rules, metric_deltas, metric_value
@@ -311,15 +312,15 @@ class Holdout:
         return metrics(model, self.rows_for(model), self.y)
 
     def rows_for(self, model: LibreClassifier) -> Any:
-        """These rows in ``model``'s columns, as ``libre score`` gives them to it: columns it
-        was not fitted on left out (a column the data gained since), and a column it was
-        fitted on that these rows lack missing in every row when no rule of it tests that
-        column; a ``DataError`` naming the columns when one does."""
+        """These rows in ``model``'s columns: columns it was not fitted on left out (a column
+        the data gained since), and a column it was fitted on that these rows lack missing in
+        every row when no rule of it tests that column (``libre score`` refuses such a file:
+        there the column is expected); a ``DataError`` naming the columns when one does."""
         if not isinstance(self.X, pd.DataFrame):
             return self.X
         columns = [str(c) for c in model.columns_]
         absent = [c for c in columns if c not in self.X.columns]
-        tested = {name for rule in model.rules_ for name in rule.features}
+        tested = tested_columns(model.rules_)
         needed = [c for c in absent if c in tested]
         if needed:
             raise DataError(

@@ -131,11 +131,17 @@ def _as_model(model):
     return model
 
 
-def _as_contract(model, contract, model_path=None) -> DataContract:
-    """``contract`` as a DataContract; when None, the one saved beside ``model_path`` (as
-    ``libre score`` finds it: :func:`find_contract`), else ``DataContract.from_model``."""
-    if contract is None and isinstance(model_path, str | os.PathLike):
-        contract = find_contract(model_path)
+def _model_and_contract(model, contract) -> tuple:
+    """The fitted model (``model``, or the ``model.json`` it names) and its contract
+    (:func:`_as_contract`; when None, the one saved beside that file, as ``libre score`` finds
+    it: :func:`find_contract`)."""
+    fitted = _as_model(model)
+    if contract is None and isinstance(model, str | os.PathLike):
+        contract = find_contract(model)
+    return fitted, _as_contract(fitted, contract)
+
+
+def _as_contract(model, contract) -> DataContract:
     if contract is None:
         return DataContract.from_model(model)
     if isinstance(contract, dict):
@@ -249,9 +255,7 @@ def score_frame(
     missing value (pima's 0 of a glucose reading) are read as missing, as the training read
     them; the returned copy keeps the values as given. Raises ``ContractViolation`` on errors.
     """
-    given = model
-    model = _as_model(model)
-    contract = _as_contract(model, contract, given)
+    model, contract = _model_and_contract(model, contract)
     if not isinstance(frame, pd.DataFrame):
         raise ParameterError(f"score_frame needs a pandas DataFrame; got {type(frame).__name__}.")
     _check_no_clash(frame.columns)
@@ -996,9 +1000,7 @@ def check_inputs(
     """Check every input file's columns and the first ``sample_rows`` rows of each against the
     contract before scoring anything; raises ``ContractViolation`` naming file, column and
     problem. Cheap: Parquet footers, the first CSV block, one small batch per file."""
-    given = model
-    model = _as_model(model)
-    contract = _as_contract(model, contract, given)
+    model, contract = _model_and_contract(model, contract)
     _check_rows(sample_rows, "sample_rows")
     files = list_inputs(inputs, exclude)
     reader = _Reader(contract)
@@ -1174,9 +1176,7 @@ def score_files(
     import pyarrow.parquet as pq
 
     started = time.perf_counter()
-    given = model
-    model = _as_model(model)
-    contract = _as_contract(model, contract, given)
+    model, contract = _model_and_contract(model, contract)
     _check_rows(batch_rows, "batch_rows")
     output = check_output(output_path)
     files = list_inputs(inputs, exclude=[output])
@@ -1298,7 +1298,7 @@ def render_scoring_report(summary: dict, title: str = "Scoring report", model: s
     lines += [
         f"- **inputs:** {counted(len(files), 'file')}: {shown}",
         f"- **output:** `{summary['output']}`",
-        f"- **rows scored:** {rows:,} in {summary['batches']} batch(es), "
+        f"- **rows scored:** {rows:,} in {counted(summary['batches'], 'batch', 'batches')}, "
         f"{summary['seconds']:.2f} s ({summary['rows_per_second']:,.0f} rows/s)",
         f"- **{predicted_text(summary)}:** {summary['n_positive']:,} "
         f"({100.0 * summary['positive_rate']:.2f}%)",
