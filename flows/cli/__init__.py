@@ -3,7 +3,7 @@
 libre train deployments/specs/pima.yaml [--force] [--store DIR]
 libre validate deployments/specs/pima.yaml
 libre init data/visits.csv --target churned   (a first spec for a data file)
-libre report pima [--store DIR]          (its latest run; or a run folder)
+libre report pima [--store DIR]          (its latest run; or its spec, or a run folder)
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from libre_flows.flows.cli.common import (
+    DEFAULT_STORE,
     Debug,
     SpecArg,
     as_console_command,
@@ -30,8 +31,8 @@ from libre_flows.flows.cli.common import (
     fail,
     interrupted,
     known_pipelines,
+    pipeline_and_store,
     pipeline_console,
-    refuse_spec_file,
     server_note,
     user_errors,
     work_committed,
@@ -62,7 +63,7 @@ def train(
         parsed = load_spec(spec)
         name = parsed.name
         root = Path(store).resolve() if store else Path(parsed.store_location())
-        if root != Path(".libre-store").resolve():  # the commands' default store
+        if root != DEFAULT_STORE.resolve():
             where = f" --store {shlex.quote(str(root))}"
         console.print(
             f"[bold]libre[/] training [cyan]{parsed.name}[/] from {escape(str(spec))}",
@@ -212,7 +213,7 @@ def init(
                 f"{spec_path} exists: --force overwrites it, --output writes another file."
             )
         folder = spec_path.expanduser().resolve().parent
-        store_dir = Path.cwd().resolve() / ".libre-store"
+        store_dir = Path.cwd().resolve() / DEFAULT_STORE
         store = os.path.relpath(store_dir, folder)
         data_path = os.path.relpath(location, folder)
         taken = None if name else starter.name_taken(store_dir, pipeline, data_path)
@@ -300,17 +301,30 @@ def latest_run(store: Path, pipeline: str) -> Path:
 def report(
     target: Annotated[
         str,
-        typer.Argument(help="A pipeline name (its latest run) or a run folder from `libre train`."),
+        typer.Argument(
+            help="A pipeline name or its spec file (its latest run), or a run folder from "
+            "`libre train`."
+        ),
     ],
     store: Annotated[
-        Path, typer.Option("--store", help="Store root holding runs/PIPELINE/.")
-    ] = Path(".libre-store"),
+        Path | None,
+        typer.Option(
+            "--store",
+            help="Store root holding runs/PIPELINE/ (default: ./.libre-store; for a spec, the "
+            "spec's store).",
+            show_default=False,
+        ),
+    ] = None,
     debug: Debug = False,
 ) -> None:
     """Print a finished run's rule report: the latest run of a pipeline, or a run folder."""
+    from libre_lib.errors import LibreError
+
     run_dir = Path(target)
     try:
-        refuse_spec_file(target, "a pipeline name or a run folder")
+        pipeline, store = pipeline_and_store(target, store)
+        if pipeline != target:  # a spec file: its pipeline's latest run in its store
+            run_dir = latest_run(store, pipeline)
         if run_dir.is_file():  # report.md, model.json, ...: their run folder
             run_dir = run_dir.parent
         if not run_dir.is_dir():
@@ -327,7 +341,7 @@ def report(
         path = run_dir / "report.md"
         if not path.is_file():
             raise FileNotFoundError(f"{path} does not exist: pass a run folder from `libre train`.")
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, LibreError) as exc:
         fail(exc, debug)
         return
     _print_markdown(path.read_text(encoding="utf-8"))

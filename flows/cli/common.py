@@ -185,21 +185,20 @@ def interrupted(what: str) -> None:
     raise typer.Exit(code=130)
 
 
-def refuse_spec_file(given: str | Path, wanted: str) -> None:
-    """A ``FileNotFoundError`` when ``given``, where ``wanted`` (a pipeline name, a model) is
-    expected, is a spec file: naming the pipeline by its spec is a natural slip."""
-    path = Path(given)
-    if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
-        return
-    name = None
-    with contextlib.suppress(Exception):  # any spec error: the hint goes without the name
-        import yaml
+DEFAULT_STORE = Path(".libre-store")
+"""The store the commands that take a pipeline name look in without --store or a spec."""
 
-        name = yaml.safe_load(path.read_text(encoding="utf-8")).get("name")
-    hint = f" ({name!r})" if isinstance(name, str) else " (its `name:`)"
-    raise FileNotFoundError(
-        f"{given} is a pipeline spec: pass {wanted}, e.g. the spec's name{hint}."
-    )
+
+def pipeline_and_store(given: str, store: Path | None) -> tuple[str, Path]:
+    """The pipeline ``given`` names and the store holding it: a spec file (``specs/pima.yaml``)
+    stands for its pipeline and, unless ``store`` (--store) is given, the spec's own store, as
+    `libre train` used it; a name looks in ``store`` or :data:`DEFAULT_STORE`."""
+    if Path(given).suffix.lower() in (".yaml", ".yml") and Path(given).is_file():
+        from libre_lib.ops.spec import load_spec
+
+        spec = load_spec(given)
+        return spec.name, store if store is not None else Path(spec.store_location())
+    return given, store if store is not None else DEFAULT_STORE
 
 
 def known_pipelines(name: str, known: list[str], where: str) -> str:

@@ -1,6 +1,6 @@
 """``libre models``: the model registry's versions and champions.
 
-libre models list pima [--store DIR]
+libre models list pima [--store DIR]      (pima, or its spec file)
 libre models show pima [VERSION|champion] [--store DIR]
 libre models promote pima VERSION [--reason TEXT] [--store DIR]
 
@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from libre_flows.flows.cli.common import known_pipelines
+from libre_flows.flows.cli.common import known_pipelines, pipeline_and_store
 
 models_app = typer.Typer(
     add_completion=False,
@@ -31,9 +31,18 @@ models_app = typer.Typer(
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)
 
-DEFAULT_STORE = Path(".libre-store")
-PipelineArg = Annotated[str, typer.Argument(help="Pipeline name (the spec's `name`).")]
-StoreOpt = Annotated[Path, typer.Option("--store", help="Store root holding models/PIPELINE/.")]
+PipelineArg = Annotated[
+    str, typer.Argument(help="Pipeline name (the spec's `name`), or its spec file.")
+]
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--store",
+        help="Store root holding models/PIPELINE/ (default: ./.libre-store; for a spec, the "
+        "spec's store).",
+        show_default=False,
+    ),
+]
 
 STATUS_STYLE = {
     "champion": "bold green",
@@ -79,11 +88,12 @@ def _count(value) -> str:
 
 
 @models_app.command("list")
-def list_versions(pipeline: PipelineArg, store: StoreOpt = DEFAULT_STORE) -> None:
+def list_versions(pipeline: PipelineArg, store: StoreOpt = None) -> None:
     """Every version of PIPELINE, oldest first; the champion is marked with ★."""
     from libre_lib.errors import LibreError
 
     try:
+        pipeline, store = pipeline_and_store(pipeline, store)
         registry = _registry(store)
         versions = registry.versions(pipeline)
     except (LibreError, OSError) as exc:
@@ -145,12 +155,13 @@ def show_version(
     version: Annotated[
         str, typer.Argument(help="A version id (e.g. v0003-1a2b3c4d) or `champion`.")
     ] = "champion",
-    store: StoreOpt = DEFAULT_STORE,
+    store: StoreOpt = None,
 ) -> None:
     """Metadata and rules of one version of PIPELINE (default: the champion)."""
     from libre_lib.errors import LibreError
 
     try:
+        pipeline, store = pipeline_and_store(pipeline, store)
         registry = _registry(store)
         entry = registry.get(pipeline, version)
         model = registry.load_model(pipeline, entry.version)
@@ -206,7 +217,7 @@ def promote_version(
     reason: Annotated[
         str, typer.Option("--reason", help="Why (recorded with the promotion).")
     ] = "",
-    store: StoreOpt = DEFAULT_STORE,
+    store: StoreOpt = None,
 ) -> None:
     """Make VERSION the champion of PIPELINE by hand (a rollback, or a damaged champion).
 
@@ -215,6 +226,7 @@ def promote_version(
     from libre_lib.errors import LibreError
 
     try:
+        pipeline, store = pipeline_and_store(pipeline, store)
         registry = _registry(store)
         if not registry.versions(pipeline):
             raise LookupError(f"No model versions of {pipeline!r} under {store / 'models'}.")

@@ -18,13 +18,14 @@ import typer
 from rich.markup import escape
 
 from libre_flows.flows.cli.common import (
+    DEFAULT_STORE,
     Debug,
     console,
     fail,
     interrupted,
     known_pipelines,
+    pipeline_and_store,
     pipeline_console,
-    refuse_spec_file,
     server_note,
     user_errors,
     work_committed,
@@ -34,22 +35,36 @@ ModelArg = Annotated[
     Path,
     typer.Argument(
         help="A model.json (e.g. from `libre train`), or a registered version: PIPELINE (its "
-        "champion) or PIPELINE@VERSION.",
+        "champion) or PIPELINE@VERSION, where a spec file may stand for PIPELINE.",
         show_default=False,
     ),
 ]
 StoreOpt = Annotated[
-    Path, typer.Option("--store", help="Store holding the model registry (for PIPELINE refs).")
+    Path | None,
+    typer.Option(
+        "--store",
+        help="Store holding the model registry, for PIPELINE refs (default: ./.libre-store; "
+        "for a SPEC, the spec's store).",
+        show_default=False,
+    ),
 ]
 _REF = re.compile(r"^(?P<pipeline>[a-z0-9][a-z0-9-]*)(?:@(?P<version>[\w-]+))?$")
 
 
-def resolve_model(model: Path, store: Path) -> Path:
-    """A model.json path as given, or the registered version a PIPELINE[@VERSION] names."""
-    refuse_spec_file(model, "a pipeline name (PIPELINE or PIPELINE@VERSION) or a model.json")
-    match = _REF.match(str(model))
+def resolve_model(model: Path, store: Path | None) -> Path:
+    """A model.json path as given, or the registered version that PIPELINE[@VERSION] or
+    SPEC[@VERSION] names (a spec file stands for its pipeline, in the spec's store unless
+    ``store`` is given)."""
     from libre_lib.ops.registry import ModelRegistry
 
+    spec, at, version = str(model).rpartition("@")
+    if not at:
+        spec, version = str(model), ""
+    if Path(spec).suffix.lower() in (".yaml", ".yml") and Path(spec).is_file():
+        pipeline, store = pipeline_and_store(spec, store)
+        return ModelRegistry(store).get(pipeline, version or "champion").model_path
+    store = store if store is not None else DEFAULT_STORE
+    match = _REF.match(str(model))
     registry = ModelRegistry(store)
     if not model.exists() and match is None and _looks_like_a_name(str(model)):
         raise FileNotFoundError(
@@ -85,7 +100,7 @@ def score_command(
     inputs: InputsArg,
     output: OutputArg,
     batch_rows: BatchRows = 100_000,
-    store: StoreOpt = Path(".libre-store"),
+    store: StoreOpt = None,
     fail_on_drift: Annotated[
         bool,
         typer.Option(

@@ -1,6 +1,6 @@
 """The CLI around runs: `libre report PIPELINE` picks the latest run (two runs in one second
 were ordered by the random tail of their folder names); `libre train` prints the run's notes;
-a spec file given for a pipeline name is named as such."""
+a spec file stands for its pipeline, in its own store."""
 
 import os
 
@@ -96,17 +96,32 @@ def test_every_command_lists_as_one_line_and_its_help_loses_no_text():
         assert " ".join(first.replace("`", "").split()) in shown, (path, shown)
 
 
-def test_a_spec_file_given_for_a_pipeline_name_is_named_as_such(tmp_path):
-    spec = tmp_path / "pima.yaml"
-    spec.write_text("name: pima\n")
-    for args, wanted in [
-        (["score", str(spec), "in.csv", "out.parquet"], "pass a pipeline name (PIPELINE or"),
-        (["report", str(spec)], "pass a pipeline name or a run folder"),
-    ]:
+def test_a_spec_file_stands_for_its_pipeline_in_its_own_store(tmp_path, monkeypatch):
+    """`libre report specs/pima.yaml` was refused ("pass the spec's name"), and the name alone
+    looked in ./.libre-store, not in the store the spec trains into."""
+    spec = tmp_path / "specs" / "pima.yaml"
+    spec.parent.mkdir()
+    spec.write_text(
+        "name: pima\ndata: {path: pima.csv}\nstore: ../kept\n"
+        "target: {column: y, positive_class: '1', classes: ['0', '1']}\n"
+    )
+    run = tmp_path / "kept" / "runs" / "pima" / "20261130-080000-000000000000"
+    run.mkdir(parents=True)
+    (run / "report.md").write_text("# The pima rules\n")
+    (run / "run.json").write_text('{"report": "report.html"}')
+    monkeypatch.chdir(tmp_path / "specs")  # no store here
+    result = runner.invoke(app, ["report", "pima.yaml"], terminal_width=300)
+    assert result.exit_code == 0, result.output
+    assert "The pima rules" in result.output
+    result = runner.invoke(app, ["report", "pima"], terminal_width=300)  # the name alone
+    assert result.exit_code == 1 and "No finished run of 'pima'" in result.output
+    result = runner.invoke(app, ["score", "pima.yaml", "in.csv", "out.parquet"])
+    assert result.exit_code == 1 and "has no registered model versions" in result.output
+    (tmp_path / "specs" / "bad.yaml").write_text("name: pima\n")  # not a valid spec
+    for args in (["report", "bad.yaml"], ["score", "bad.yaml", "in.csv", "out.parquet"]):
         result = runner.invoke(app, args, terminal_width=300)
         assert result.exit_code == 1, result.output
-        assert f"{spec} is a pipeline spec: {wanted}" in result.output
-        assert "the spec's name ('pima')" in result.output and "Traceback" not in result.output
+        assert "bad.yaml" in result.output and "Traceback" not in result.output
 
 
 def test_values_in_square_brackets_reach_the_terminal_as_written():

@@ -1139,3 +1139,51 @@ def test_a_version_is_found_by_its_number_alone(populated):
         registry.get(PIPE, "v0099")
     result = runner.invoke(models_app, ["show", PIPE, number, "--store", str(registry.root)])
     assert result.exit_code == 0 and a.version in result.output
+
+
+def spec_file(folder: Path, store: str) -> Path:
+    """A spec of pipeline PIPE whose store is ``store`` (relative to the spec's folder)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = folder / "h.yaml"
+    spec.write_text(
+        f"name: {PIPE}\ndata: {{path: h.csv}}\nstore: {store}\n"
+        "target: {column: target, positive_class: '2', classes: ['1', '2']}\n"
+    )
+    return spec
+
+
+def test_cli_takes_a_spec_file_for_its_pipeline_in_its_store(populated, tmp_path, monkeypatch):
+    """`libre models list specs/h.yaml` looked for a pipeline named 'specs/h.yaml' in
+    ./.libre-store: the user had to repeat the spec's name and its store by hand."""
+    registry, (a, _, c) = populated
+    spec = spec_file(tmp_path / "specs", "../store")  # the fixture's registry root
+    monkeypatch.chdir(tmp_path / "specs")  # no .libre-store here
+    monkeypatch.setattr(models_cli.console, "width", 250)
+    listed = runner.invoke(models_app, ["list", str(spec)])
+    assert listed.exit_code == 0, listed.output
+    assert a.version in listed.output and c.version in listed.output
+    shown = runner.invoke(models_app, ["show", "h.yaml", a.version])
+    assert shown.exit_code == 0, shown.output
+    assert f"{PIPE} {a.version}" in shown.output
+    elsewhere = tmp_path / "empty"
+    elsewhere.mkdir()
+    result = runner.invoke(models_app, ["list", str(spec), "--store", str(elsewhere)])
+    assert result.exit_code == 1 and f"No model versions of {PIPE!r}" in result.stderr
+    promoted = runner.invoke(models_app, ["promote", str(spec), a.version])
+    assert promoted.exit_code == 0, promoted.output
+    assert registry.champion(PIPE).version == a.version
+    broken = spec_file(tmp_path / "broken", "../store")
+    broken.write_text(broken.read_text().replace("name: ", "nme: "))
+    result = runner.invoke(models_app, ["list", str(broken)])
+    assert result.exit_code == 1 and "name" in result.stderr and "Traceback" not in result.output
+
+
+def test_score_resolves_a_spec_file_to_its_champion(populated, tmp_path):
+    from libre_flows.flows.cli.score import resolve_model
+
+    registry, (a, _, c) = populated
+    spec = spec_file(tmp_path / "specs", "../store")
+    assert resolve_model(spec, None) == c.model_path
+    assert resolve_model(Path(f"{spec}@{a.version}"), None) == a.model_path
+    with pytest.raises(LibreError, match="has no registered model versions"):
+        resolve_model(spec, tmp_path / "elsewhere")
