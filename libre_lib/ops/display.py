@@ -345,7 +345,16 @@ class RuleDisplay:
         Returns
         -------
         RuleDisplay
+
+        Raises
+        ------
+        ValueError
+            When two values of one column, or two classes, share a label: the rules would read
+            the same for different data.
         """
+        for column, labels in (value_labels or {}).items():
+            _distinct_labels(labels, f"column {name_text(str(column))}")
+        _distinct_labels(class_labels or {}, "the classes")
         cuts: dict[str, set[float]] = {}
         groups: dict[str, tuple[frozenset, ...]] = {}
         known: dict[str, frozenset] = {}
@@ -555,6 +564,18 @@ class RuleDisplay:
                 line += f"   (rules {_numbers_text(numbers)} combined)"
             lines.append(line)
         return "\n".join([*lines, outcome])
+
+
+def _distinct_labels(labels: Mapping[object, str], where: str) -> None:
+    """Refuse two values (or classes) of ``where`` under one label."""
+    first: dict[str, object] = {}
+    for value, label in labels.items():
+        if str(label) in first and value_key(first[str(label)]) != value_key(value):
+            raise ValueError(
+                f"{where}: {first[str(label)]!r} and {value!r} have the same label "
+                f"{str(label)!r}: labels must tell values apart"
+            )
+        first.setdefault(str(label), value)
 
 
 def _value_labels(display: RuleDisplay, feature: str) -> dict[object, str]:

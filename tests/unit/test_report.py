@@ -1620,3 +1620,19 @@ def _cautions_of(fired, positive, majority_positive=False):
     return cautions(
         table, len(positive), majority_name="no", best_rule=best, best_rule_chosen_elsewhere=True
     )
+
+
+def test_a_display_refuses_two_values_under_one_label():
+    """The spec refused two values of a column under one label, the library API did not: the
+    rules then read alike for different data."""
+    from libre_lib.ops.display import RuleDisplay
+
+    X = pd.DataFrame({"sex": [0, 1, 0, 1] * 10, "age": range(40)})
+    y = pd.Series([0, 1, 0, 1] * 10)
+    model = LibreClassifier(random_state=0, n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError, match=r"column sex: 0 and 1 have the same label 'x'"):
+        RuleDisplay.from_model(model, value_labels={"sex": {0: "x", 1: "x"}})
+    with pytest.raises(ValueError, match="the classes: 0 and 1 have the same label"):
+        RuleDisplay.from_model(model, class_labels={0: "same", 1: "same"})
+    same = RuleDisplay.from_model(model, value_labels={"sex": {1: "female", 1.0: "female"}})
+    assert same.value("sex", 1) == "female" and same.value("sex", 0) == "0"
