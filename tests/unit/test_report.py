@@ -1634,5 +1634,5 @@ def test_a_display_refuses_two_values_under_one_label():
         RuleDisplay.from_model(model, value_labels={"sex": {0: "x", 1: "x"}})
     with pytest.raises(ValueError, match="the classes: 0 and 1 have the same label"):
         RuleDisplay.from_model(model, class_labels={0: "same", 1: "same"})
-    same = RuleDisplay.from_model(model, value_labels={"sex": {1: "female", 1.0: "female"}})
+    same = RuleDisplay.from_model(model, value_labels={"sex": {1: "female", "1.0": "female"}})
     assert same.value("sex", 1) == "female" and same.value("sex", 0) == "0"
