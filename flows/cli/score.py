@@ -157,23 +157,21 @@ def _print_summary(summary: dict, seconds: float) -> None:
             "columns and no row; no drift was checked.",
             highlight=False,
         )
-        console.print(f"output: [green]{escape(str(summary['output']))}[/]", soft_wrap=True)
-        console.print(
-            f"report artifact: {escape(str(summary.get('artifact')))}; {seconds:.1f} s in total"
-        )
-        return
-    console.print(
-        f"{escape(predicted_text(summary))}: {summary['n_positive']:,} "
-        f"({100.0 * summary['positive_rate']:.2f}%)",
-        highlight=False,
-    )
-    warnings = summary["warnings"]
-    if warnings:
-        console.print(f"[yellow]{counted(len(warnings), 'drift warning')}[/] (rows were scored):")
-        for warning in warnings:
-            console.print(f"  [yellow]-[/] {escape(warning['message'])}", highlight=False)
     else:
-        console.print("[green]no drift[/] against the model's data contract")
+        console.print(
+            f"{escape(predicted_text(summary))}: {summary['n_positive']:,} "
+            f"({100.0 * summary['positive_rate']:.2f}%)",
+            highlight=False,
+        )
+        warnings = summary["warnings"]
+        if warnings:
+            console.print(
+                f"[yellow]{counted(len(warnings), 'drift warning')}[/] (rows were scored):"
+            )
+            for warning in warnings:
+                console.print(f"  [yellow]-[/] {escape(warning['message'])}", highlight=False)
+        else:
+            console.print("[green]no drift[/] against the model's data contract")
     console.print(f"output: [green]{escape(str(summary['output']))}[/]", soft_wrap=True)
     console.print(
         f"report artifact: {escape(str(summary.get('artifact')))}; {seconds:.1f} s in total"
