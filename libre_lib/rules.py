@@ -317,9 +317,22 @@ def rule_text(rule: Rule) -> str:
     return " AND ".join(condition_text(c) for c in rule.conditions)
 
 
+def class_text(target, value) -> str:
+    """``target = value`` after THEN / ELSE, each quoted where it would read as part of the rule
+    (a target named ``is churned AND x``, a class `` yes`` with a leading space)."""
+    return f"{name_text(target)} = {set_item_text(value)}"
+
+
+def outcome_text(ruleset: RuleSet, target=None) -> str:
+    """``THEN target = positive ELSE target = negative`` (``target``: the rule set's own name
+    unless given, e.g. a label)."""
+    target = ruleset.target if target is None else target
+    positive, negative = ruleset.positive_class, ruleset.negative_class
+    return f"THEN {class_text(target, positive)} ELSE {class_text(target, negative)}"
+
+
 def ruleset_text(ruleset: RuleSet) -> str:
-    target = ruleset.target
-    then = f"THEN {target} = {ruleset.positive_class} ELSE {target} = {ruleset.negative_class}"
+    then = outcome_text(ruleset)
     if not ruleset.rules:
         return f"IF FALSE {then}"
     lines = [("IF " if i == 0 else "OR ") + rule_text(r) for i, r in enumerate(ruleset.rules)]

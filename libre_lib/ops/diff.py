@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..render import condition_text
-from ..rules import Condition, Rule, RuleSet, tested_columns
+from ..rules import Condition, Rule, RuleSet, outcome_text, tested_columns
 from .baselines import undefined_metric
 from .markdown import md_blocks
 
@@ -206,12 +206,6 @@ def _columns(names: list[str]) -> str:
 def _canonical(rule: Rule) -> tuple[Condition, ...]:
     """The rule's conditions in column-name order (conditions are AND-ed: order is moot)."""
     return tuple(sorted(rule.conditions, key=lambda c: c.feature))
-
-
-def outcome_text(ruleset: RuleSet) -> str:
-    """``THEN target = positive ELSE target = negative`` of a rule set."""
-    target = ruleset.target
-    return f"THEN {target} = {ruleset.positive_class} ELSE {target} = {ruleset.negative_class}"
 
 
 def diff_rules(old: RuleSet, new: RuleSet) -> RuleDiff:

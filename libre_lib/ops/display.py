@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..discretization import NUMERIC
 from ..inputs import numeric_values
-from ..rules import Condition, Interval, Rule, RuleSet, name_text, set_item_text
+from ..rules import Condition, Interval, Rule, RuleSet, class_text, name_text, set_item_text
 
 __all__ = [
     "KNOWN_LEGEND",
@@ -436,7 +436,7 @@ class RuleDisplay:
         rest = str(value).removeprefix("not ")  # one class against the rest: "not green"
         if rest != str(value) and value_key(rest) in labels:
             return f"not {labels[value_key(rest)]}"
-        return f"{self.target_label or 'target'} = {value}"
+        return class_text(self.target_label or "target", value)
 
     def interval_text(self, feature: str, interval: Interval) -> str:
         low = "min" if interval.low == -math.inf else self.number(feature, interval.low)

@@ -39,7 +39,7 @@ from ..estimator import (
 )
 from ..inputs import numeric_values
 from ..params import AUTO
-from ..rules import RuleSet
+from ..rules import RuleSet, outcome_text
 from .baselines import (
     baselines,
     cautions,
@@ -253,8 +253,7 @@ def plain_ruleset_text(
     target_label: str | None = None,
 ) -> str:
     """The paper's ``IF ... OR ... THEN target = 1 ELSE target = 0`` with labels."""
-    target = target_label if target_label is not None else ruleset.target
-    then = f"THEN {target} = {ruleset.positive_class} ELSE {target} = {ruleset.negative_class}"
+    then = outcome_text(ruleset, target_label)
     if not ruleset.rules:
         return f"IF FALSE {then}"
     lines = [
@@ -1236,11 +1235,30 @@ def _h(text) -> str:
 _NOWRAP_CHARS = 40
 
 
+#: A name quoted in a rule (JSON-style, :func:`~libre_lib.rules.name_text`): its words are the
+#: column's, never the rule's AND / OR.
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _split_outside_quotes(text: str, separator: str) -> list[str]:
+    """``text.split(separator)``, except inside quoted names."""
+    parts, start, searched = [], 0, 0
+    quoted = [m.span() for m in _QUOTED.finditer(text)]
+    while (at := text.find(separator, searched)) >= 0:
+        inside = next((end for low, end in quoted if low < at < end), None)
+        if inside is not None:
+            searched = inside
+            continue
+        parts.append(text[start:at])
+        start = searched = at + len(separator)
+    return [*parts, text[start:]]
+
+
 def _rule_cell(text) -> str:
     """A rule's conditions, short ones kept on one line (wrapping between conditions)."""
     parts = [
         f'<span class="cond">{_h(part)}</span>' if len(part) <= _NOWRAP_CHARS else _h(part)
-        for part in str(text).split(" AND ")
+        for part in _split_outside_quotes(str(text), " AND ")
     ]
     return ' <span class="kw">AND</span> '.join(parts)
 
@@ -1248,11 +1266,26 @@ def _rule_cell(text) -> str:
 _KEYWORD = re.compile(r"^(IF|OR)\b|\b(AND|THEN|ELSE)\b")
 
 
+def _keywords_html(text: str) -> str:
+    """``text`` escaped, with the rule's keywords marked (not the words of a quoted name)."""
+    out, start = [], 0
+    for match in _QUOTED.finditer(text):
+        plain = _h(text[start : match.start()])
+        keyword = _KEYWORD if start == 0 else _KEYWORD_INSIDE
+        out.append(keyword.sub(lambda m: f'<span class="kw">{m.group(0)}</span>', plain))
+        out.append(_h(match.group(0)))
+        start = match.end()
+    plain = _h(text[start:])
+    keyword = _KEYWORD if start == 0 else _KEYWORD_INSIDE
+    out.append(keyword.sub(lambda m: f'<span class="kw">{m.group(0)}</span>', plain))
+    return "".join(out)
+
+
+_KEYWORD_INSIDE = re.compile(r"\b(AND|THEN|ELSE)\b")
+
+
 def _ruleset_html(text: str) -> str:
-    lines = []
-    for line in text.splitlines():
-        escaped = _h(line)
-        lines.append(_KEYWORD.sub(lambda m: f'<span class="kw">{m.group(0)}</span>', escaped))
+    lines = [_keywords_html(line) for line in text.splitlines()]
     return '<pre class="ruleset">' + "\n".join(lines) + "</pre>"
 
 

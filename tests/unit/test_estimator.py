@@ -29,6 +29,7 @@ from libre_lib import (
 )
 from libre_lib.datasets import load_dataset
 from libre_lib.inputs import binary_target
+from libre_lib.rules import set_item_text
 
 
 def small_frame(n=40, seed=0):
@@ -68,7 +69,7 @@ def test_fit_predict_on_bundled_datasets(name):
     assert truth[positive].mean() > truth.mean()
     # every selected rule covers at least one training positive
     assert all(s.positives >= 1 for s in clf.rules_.stats)
-    assert f"THEN target = {info.positive_class} ELSE target = " in str(clf.rules_)
+    assert f"THEN target = {set_item_text(info.positive_class)} ELSE target = " in str(clf.rules_)
 
 
 def test_credit_approval_handles_missing_values(credit_data, credit_model):

@@ -1181,7 +1181,7 @@ def test_cli_takes_a_spec_file_for_its_pipeline_in_its_store(populated, tmp_path
 def test_score_resolves_a_spec_file_to_its_champion(populated, tmp_path):
     from libre_flows.flows.cli.score import resolve_model
 
-    registry, (a, _, c) = populated
+    _, (a, _, c) = populated
     spec = spec_file(tmp_path / "specs", "../store")
     assert resolve_model(spec, None) == c.model_path
     assert resolve_model(Path(f"{spec}@{a.version}"), None) == a.model_path

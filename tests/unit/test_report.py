@@ -224,9 +224,9 @@ def test_plain_ruleset_text(liver, labels):
     assert lines[0].startswith("IF ") and all(line.startswith("OR ") for line in lines[1:-1])
     assert NASTY in text
     pos, neg = model.rules_.positive_class, model.rules_.negative_class
-    assert lines[-1] == f"THEN drinks = {pos} ELSE drinks = {neg}"
+    assert lines[-1] == f'THEN drinks = "{pos}" ELSE drinks = "{neg}"'  # ">2", "<=2" quoted
     assert plain_ruleset_text(empty_model(model).rules_) == (
-        f"IF FALSE THEN target = {pos} ELSE target = {neg}"
+        f'IF FALSE THEN target = "{pos}" ELSE target = "{neg}"'
     )
 
 
@@ -1636,3 +1636,16 @@ def test_a_display_refuses_two_values_under_one_label():
         RuleDisplay.from_model(model, class_labels={0: "same", 1: "same"})
     same = RuleDisplay.from_model(model, value_labels={"sex": {1: "female", "1.0": "female"}})
     assert same.value("sex", 1) == "female" and same.value("sex", 0) == "0"
+
+
+def test_the_words_of_a_quoted_name_are_not_marked_as_the_rules_keywords():
+    """A column named "income AND age" (quoted in rules) had its AND marked as the rule's
+    keyword in the HTML report, and a rules table cell split there into two conditions."""
+    from libre_lib.ops.report import _rule_cell, _ruleset_html
+
+    html_text = _ruleset_html('IF "income AND age" ∈ [1, 2) AND b = 1\nOR "OR" = 1\nTHEN y = 1')
+    assert html_text.count('<span class="kw">') == 4  # IF, AND, OR, THEN
+    assert "&quot;income AND age&quot;" in html_text and "&quot;OR&quot; = 1" in html_text
+    cell = _rule_cell('"income AND age" ∈ [1, 2) AND b ∈ {x}')
+    assert cell.count('<span class="kw">AND</span>') == 1
+    assert '<span class="cond">&quot;income AND age&quot; ∈ [1, 2)</span>' in cell

@@ -354,3 +354,24 @@ def test_a_slice_keeps_statistics_only_for_the_first_rules(credit_model):
     assert rules[:2].stats == rules.stats[:2]
     assert rules[1:].stats == () and len(rules[1:]) == len(rules) - 1
     assert rules[::-1].stats == ()
+
+
+def test_the_outcome_quotes_a_target_or_class_that_would_read_as_rule_text():
+    """THEN printed the target's name and the classes as written: a target named
+    "is churned AND x" or a class " yes" (a leading space) read as part of the rule."""
+    import pandas as pd
+
+    from libre_lib import LibreClassifier
+    from libre_lib.ops.display import RuleDisplay
+    from libre_lib.ops.report import plain_ruleset_text
+
+    X = pd.DataFrame({"a": [i % 50 for i in range(100)]})
+    y = pd.Series([" yes" if i % 50 > 25 else "no" for i in range(100)], name="churned AND x")
+    model = LibreClassifier(random_state=0, n_estimators=2).fit(X, y)
+    outcome = 'THEN "churned AND x" = " yes" ELSE "churned AND x" = no'
+    assert str(model.rules_).endswith(outcome)
+    assert plain_ruleset_text(model.rules_).endswith(outcome)
+    display = RuleDisplay.from_model(model, target_label="churned AND x")
+    assert display.ruleset_text(model.rules_).endswith(outcome)
+    labelled = RuleDisplay.from_model(model, class_labels={" yes": "churned"})
+    assert labelled.outcome_text(model.rules_) == "THEN churned ELSE target = no"
