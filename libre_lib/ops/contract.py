@@ -151,7 +151,7 @@ _INFERRED_FAMILY = {
 }
 
 
-def _input_family(series: pd.Series) -> str | None:
+def input_family(series: pd.Series) -> str | None:
     """The family of a column's values (``None``: no values to judge, e.g. all missing)."""
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
@@ -668,7 +668,7 @@ def _observe_numeric(column: ColumnContract, series: pd.Series):
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         plain = series.astype(object) if isinstance(dtype, pd.CategoricalDtype) else series
-        family = _input_family(series)
+        family = input_family(series)
         if family in ("bool", "datetime"):
             return None, [_type_issue(name, f"expected numbers, found {family} values")]
         try:
@@ -720,7 +720,7 @@ _FAMILY_WORDS = {"number": "numbers", "string": "text", "bool": "booleans", "dat
 
 def _observe_categorical(column: ColumnContract, series: pd.Series):
     name = column.name
-    family = _input_family(series)
+    family = input_family(series)
     if (
         family is not None
         and column.family != "mixed"

@@ -51,7 +51,14 @@ import pandas as pd
 
 from ..discretization import NUMERIC
 from ..errors import DataError, LibreWarning, ParameterError, counted, excerpt, user_stacklevel
-from .contract import ContractIssue, ContractReport, ContractViolation, DataContract
+from ..inputs import as_frame
+from .contract import (
+    ContractIssue,
+    ContractReport,
+    ContractViolation,
+    DataContract,
+    input_family,
+)
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly
 from .registry import registered_version, verified_text
 from .sources import csv_dialect, integer_fields, read_types, skipped_entry, text_encoding
@@ -259,7 +266,7 @@ def score_frame(
     if not isinstance(frame, pd.DataFrame):
         raise ParameterError(f"score_frame needs a pandas DataFrame; got {type(frame).__name__}.")
     _check_no_clash(frame.columns)
-    read = unmarked(frame, contract)
+    read = unmarked(categories_as_text(as_frame(frame, allow_empty=True), contract), contract)
     report = contract.check(read)
     tested = {c.name for c in contract.columns if c.in_rules}
     drifted = [w for w in report.warnings if w.column in tested]
@@ -291,6 +298,24 @@ def score_frame(
         explanation=texts[scores.inverse],
     )
     return scored, report
+
+
+def categories_as_text(frame: pd.DataFrame, contract: DataContract) -> pd.DataFrame:
+    """``frame`` with the columns the model reads as text categories but ``frame`` holds as
+    booleans, numbers or pandas categories converted to text as the pipeline's training read
+    converts them (``True`` → ``"True"``, ``3`` → ``"3"``; :func:`~.sources.read_types`), as
+    `libre score` converts a Parquet file's: the three ways to score read one frame alike."""
+    convert = [
+        c.name
+        for c in contract.columns
+        if c.family == "string"
+        and c.name in frame.columns
+        and input_family(frame[c.name]) in ("bool", "number")
+    ]
+    if not convert:
+        return frame
+    integers = {n for n in convert if pd.api.types.is_integer_dtype(frame[n].dtype)}
+    return read_types(frame.copy(), convert, integers)
 
 
 def unmarked(frame: pd.DataFrame, contract: DataContract) -> pd.DataFrame:

@@ -960,3 +960,33 @@ def test_an_empty_tested_column_is_judged_on_the_whole_file_whatever_the_batches
     for batch_rows in (10, 25, 100):
         score_files(model, tmp_path / "partly.parquet", tmp_path / "o.parquet",
                     contract=contract, batch_rows=batch_rows)  # fmt: skip
+
+
+def test_score_frame_reads_a_frame_as_predict_and_libre_score_do():
+    """score_frame failed with a raw KeyError on columns named by numbers or tuples, which fit
+    and predict take; and refused booleans and integers in columns the pipeline's model reads
+    as text categories ("expected text ..., found booleans"), which `libre score` converts."""
+    rng = np.random.default_rng(0)
+    n = 600
+    flag, code = rng.random(n) > 0.5, rng.choice([101, 202, 303], n)
+    text = pd.DataFrame(
+        {"a": rng.uniform(size=n), "flag": flag.astype(str), "code": code.astype(str)}
+    )
+    y = ((text.a > 0.5) & flag | (code == 202)).astype(int)
+    model = LibreClassifier(random_state=0, n_estimators=5).fit(text, y)
+    assert {"flag", "code"} <= {c.feature for r in model.rules_ for c in r}
+    typed = pd.DataFrame(
+        {"a": text.a, "flag": pd.array(flag, dtype="boolean"), "code": pd.array(code, "Int64")}
+    )
+    typed.loc[3, "flag"] = pd.NA
+    scored, report = score_frame(model, typed)
+    assert not report.errors
+    expected = model.predict(text.assign(flag=text.flag.mask(text.index == 3)))
+    assert (scored["prediction"].to_numpy() == expected).all()
+    assert scored[["a", "flag", "code"]].dtypes.equals(typed.dtypes)  # values kept as given
+    for names in ([0, 1, 2], pd.MultiIndex.from_tuples([("g", "a"), ("g", "f"), ("h", "c")])):
+        numbered = text.set_axis(names, axis=1)
+        model = LibreClassifier(random_state=0, n_estimators=5).fit(numbered, y)
+        scored, _ = score_frame(model, numbered)
+        assert (scored["prediction"].to_numpy() == model.predict(numbered)).all()
+        assert list(scored.columns[:3]) == list(numbered.columns)
