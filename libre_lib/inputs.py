@@ -654,6 +654,19 @@ def numeric_values(series: pd.Series, learned: bool = False) -> np.ndarray:
         )
     if not _plain_numbers(series.dtype) and not series.notna().any():
         return np.full(len(series), np.nan)  # all missing: NaT, None, pd.NA alike
+    if not _plain_numbers(series.dtype) and (
+        pd.api.types.is_bool_dtype(series.dtype)
+        or pd.api.types.infer_dtype(series, skipna=True) == "boolean"
+    ):  # True would read as 1 without a word, and a rule's cut point on it would not fire
+        raise DataError(
+            f"Column {series.name!r} holds booleans (dtype {series.dtype}), not numbers"
+            + (
+                ": the model learned it as numbers. Pass it as the training rows were (e.g. "
+                f"X[{series.name!r}].astype(int) if True stood for 1)."
+                if learned
+                else "."
+            )
+        )
     if not _plain_numbers(series.dtype):
         what = temporal_kind(series)
         if what is not None:  # to_numeric would read them as nanoseconds, without a word

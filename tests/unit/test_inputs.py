@@ -176,6 +176,18 @@ def test_a_date_column_is_refused_with_what_to_do(column, what):
         resolve_categorical(X, ["when"])  # declaring it categorical makes no difference
 
 
+@pytest.mark.parametrize("dtype", [bool, "boolean", object])
+def test_booleans_in_a_column_learned_as_numbers_are_refused_at_predict(dtype):
+    """predict read True as 1 in a numeric column without a word: `b >= 8` stopped firing
+    and 99 of 600 predictions changed."""
+    X = pd.DataFrame({"b": np.arange(N) % 10, "a": np.arange(N) % 7})
+    model = LibreClassifier(n_estimators=2, random_state=0).fit(X, (X.b > 7).astype(int))
+    flags = X.assign(b=(X.b > 7).astype(dtype))
+    with pytest.raises(DataError, match=r"Column 'b' holds booleans \(dtype .*learned it as num"):
+        model.predict(flags)
+    assert (model.predict(X.assign(b=X.b.astype(float))) == model.predict(X)).all()
+
+
 def test_a_column_parsed_as_dates_in_a_pipeline_is_refused(tmp_path):
     days = pd.date_range("2020-01-01", periods=N, freq="D").strftime("%Y-%m-%d")
     data = pd.DataFrame({"visit": days, "age": np.arange(N) % 70 + 18, "target": np.arange(N) % 2})
