@@ -275,7 +275,11 @@ def misread_text_columns(
         if wanted is not None and name not in wanted:
             continue
         if not forced and is_categorical_dtype(series):
-            message = numbers_as_text_message(series) or dates_as_text_message(series)
+            message = (
+                numbers_as_text_message(series)
+                or dates_as_text_message(series)
+                or durations_as_text_message(series)
+            )
             if message is not None:
                 out[name] = message
     return out
@@ -330,6 +334,23 @@ def _refuse_odd_cells(series: pd.Series) -> None:
     can name or model JSON can keep (bytes, tuples, lists, dicts, other objects), naming the
     column, a row and the type."""
     values, where = series, "row"
+    arrow = getattr(series.dtype, "pyarrow_dtype", None)
+    if arrow is not None:
+        import pyarrow as pa
+
+        binary = pa.types.is_binary(arrow) or pa.types.is_large_binary(arrow)
+        if binary or pa.types.is_fixed_size_binary(arrow) or pa.types.is_nested(arrow):
+            advice = (
+                f"decode it first, e.g. X[{series.name!r}].str.decode('utf-8')"
+                if binary
+                else "split it into columns of text or numbers first, or drop it"
+            )
+            raise DataError(
+                f"Column {series.name!r} holds {'bytes' if binary else 'nested values'} (dtype "
+                f"{series.dtype}): a cell must be text, a number or a bool to appear in a rule "
+                f"and in the saved model; {advice}."
+            )
+        return
     if isinstance(series.dtype, pd.CategoricalDtype):
         values, where = pd.Series(series.dtype.categories, dtype=object), "category"
     elif not pd.api.types.is_object_dtype(series.dtype):
@@ -456,16 +477,36 @@ DATE_TEXT = re.compile(
 DATE_SHARE = 0.9
 
 
-def date_text_example(series: pd.Series) -> str | None:
+#: A length of time as pandas writes it (``0 days 00:14:31``) or Python (``1 day, 2:03:04``).
+DURATION_TEXT = re.compile(r"^-?\d+ days?,? [+-]?\d{1,2}:\d{2}:\d{2}(\.\d+)?$")
+
+
+def date_text_example(series: pd.Series, pattern: re.Pattern = DATE_TEXT) -> str | None:
     """The first value of a column whose values are dates written as text (at least
-    :data:`DATE_SHARE` of its first 1,000 non-blank ones), or None."""
+    :data:`DATE_SHARE` of its first 1,000 non-blank ones; durations with
+    ``pattern=DURATION_TEXT``), or None."""
     if pd.api.types.is_numeric_dtype(series.dtype) or isinstance(series.dtype, pd.CategoricalDtype):
         return None
     values = series.dropna().head(2_000).astype(str).str.strip()
     values = values[values != ""].head(1_000)
-    if values.empty or values.str.match(DATE_TEXT).mean() < DATE_SHARE:
+    if values.empty or values.str.match(pattern).mean() < DATE_SHARE:
         return None
     return values.iloc[0]
+
+
+def durations_as_text_message(series: pd.Series) -> str | None:
+    """The warning about a text column of durations (as categories, rules would name exact
+    lengths of time, one by one), or None."""
+    example = date_text_example(series, DURATION_TEXT)
+    if example is None:
+        return None
+    name = series.name
+    return (
+        f"Column {name!r} holds durations as text (e.g. {example!r}): as categories, rules on "
+        "it would name exact lengths of time, one by one. Convert it to a number first (e.g. "
+        f"pd.to_timedelta(X[{name!r}]).dt.total_seconds() / 60 for minutes); rules then cut it "
+        "into ranges."
+    )
 
 
 def dates_as_text_message(series: pd.Series) -> str | None:

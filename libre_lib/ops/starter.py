@@ -16,6 +16,7 @@ import yaml
 from ..discretization import id_like_message, row_ids_message
 from ..errors import DataError, LibreError, SpecError
 from ..inputs import (
+    DURATION_TEXT,
     date_text_example,
     numbers_as_text_message,
     python_scalar,
@@ -298,6 +299,7 @@ def starter(
     reasons = {
         column: _reserved(column)
         or _empty(frame[column])
+        or _nested(frame[column])
         or _constant(frame[column])
         or _dates(frame[column])
         or _durations(frame[column])
@@ -452,6 +454,23 @@ def _empty(series: pd.Series) -> str | None:
     return "no value in the rows read: every one is missing"
 
 
+def _nested(series: pd.Series) -> str | None:
+    """Why a column of lists, arrays or mappings (a Parquet list or struct column) is left out,
+    or None: no rule can test such a cell."""
+    if not pd.api.types.is_object_dtype(series.dtype):
+        return None
+    cell = next(
+        (v for v in series.dropna().head(1_000) if isinstance(v, list | tuple | dict | np.ndarray)),
+        None,
+    )
+    if cell is None:
+        return None
+    return (
+        f"nested values ({type(cell).__name__} cells): split it into columns of text or numbers "
+        "to use it"
+    )
+
+
 def _constant(series: pd.Series) -> str | None:
     """Why a column cannot be a feature because every row holds the same value (a value
     beside blanks stays: whether a value is there can be a signal), or None."""
@@ -521,12 +540,16 @@ def _dates(series: pd.Series) -> str | None:
 def _durations(series: pd.Series) -> str | None:
     """Why a column of durations (a Parquet ``duration``, pandas ``timedelta64``) is left out,
     or None: as text its values would be categories, one per length of time."""
-    if temporal_kind(series) != "durations":  # as the estimator tells them
+    kind, example = "durations", date_text_example(series, DURATION_TEXT)
+    if example is not None:
+        kind, example = "durations as text", f", e.g. {example!r}"
+    elif temporal_kind(series) != "durations":  # as the estimator tells them
         return None
-    present = series.dropna()
-    example = f", e.g. {str(present.iloc[0])!r}" if len(present) else ""
+    else:
+        present = series.dropna()
+        example = f", e.g. {str(present.iloc[0])!r}" if len(present) else ""
     return (
-        f"durations{example}: convert it to a number (minutes or seconds, e.g. "
+        f"{kind}{example}: convert it to a number (minutes or seconds, e.g. "
         "col.dt.total_seconds() / 60) to use it; rules then cut it into ranges"
     )
 

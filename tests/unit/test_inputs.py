@@ -579,3 +579,19 @@ def test_numbers_in_an_object_column_are_not_called_text():
     with pytest.warns(LibreWarning, match="holds numbers in a column of dtype object") as said:
         resolve_categorical(X, None)
     assert not any("as text" in str(w.message) for w in said)
+
+
+def test_arrow_bytes_and_nested_columns_are_refused_by_name():
+    """A pyarrow binary column was learned (``z ∈ {b'2'}``) and the model then could not be
+    saved; list and struct columns failed inside pandas without naming the column."""
+    import pyarrow as pa
+
+    y = np.arange(N) % 2
+    for array, what in [
+        (pa.array([b"0", b"2"] * (N // 2), pa.binary()), r"bytes .*str.decode"),
+        (pa.array([[1, 2], [3]] * (N // 2)), r"nested values .*split it"),
+        (pa.array([{"x": 1}, {"x": 2}] * (N // 2)), r"nested values"),
+    ]:
+        X = pd.DataFrame({"a": np.arange(N) % 5, "z": pd.arrays.ArrowExtensionArray(array)})
+        with pytest.raises(DataError, match=rf"Column 'z' holds {what}"):
+            LibreClassifier(n_estimators=2, random_state=0).fit(X, y)

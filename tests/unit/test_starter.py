@@ -325,3 +325,30 @@ def test_a_marker_in_almost_half_of_a_column_of_numbers_is_read_as_missing():
     found = st.starter(frame, "y", name="hepa")
     assert found.missing_markers == {"?": ["protime"]}
     assert found.categorical == []
+
+
+def test_durations_as_text_and_nested_cells_are_left_out_with_what_to_do(tmp_path):
+    """A CSV written from a timedelta column (``0 days 00:14:31``) became a column of hundreds
+    of categories; a Parquet list column failed with "unhashable type: 'numpy.ndarray'"."""
+    frame = _frame()
+    minutes = pd.to_timedelta(frame["age"] * 7.5, unit="s")
+    long = [str((m + pd.Timedelta(days=i % 3 + 1)).to_pytimedelta()) for i, m in enumerate(minutes)]
+    written = frame.assign(stay=minutes.astype(str), py=long)  # "2 days, 0:04:00"
+    found = st.starter(written, "churned")
+    assert found.left_out["stay"].startswith("durations as text, e.g. '0 days 00:")
+    assert found.left_out["py"].startswith("durations as text, e.g. '")
+    assert " day" in found.left_out["py"]
+    path = tmp_path / "nested.parquet"
+    frame.assign(tags=[[i % 3, i % 5] for i in range(len(frame))]).to_parquet(path)
+    found = st.starter(pd.read_parquet(path), "churned")
+    assert found.left_out["tags"].startswith("nested values (ndarray cells): split it")
+    assert {"age", "plan"} <= set(found.features)
+
+
+def test_the_estimator_warns_of_durations_written_as_text():
+    from libre_lib import LibreClassifier
+
+    frame = _frame()
+    X = frame[["age"]].assign(stay=pd.to_timedelta(frame["age"] * 7, unit="s").astype(str))
+    with pytest.warns(UserWarning, match=r"Column 'stay' holds durations as text \(e.g. '0 days"):
+        LibreClassifier(n_estimators=2, random_state=0).fit(X, frame["churned"])
