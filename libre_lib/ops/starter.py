@@ -540,14 +540,13 @@ def _dates(series: pd.Series) -> str | None:
 def _durations(series: pd.Series) -> str | None:
     """Why a column of durations (a Parquet ``duration``, pandas ``timedelta64``) is left out,
     or None: as text its values would be categories, one per length of time."""
-    kind, example = "durations", date_text_example(series, DURATION_TEXT)
-    if example is not None:
-        kind, example = "durations as text", f", e.g. {example!r}"
-    elif temporal_kind(series) != "durations":  # as the estimator tells them
-        return None
-    else:
+    if temporal_kind(series) == "durations":  # as the estimator tells them
         present = series.dropna()
-        example = f", e.g. {str(present.iloc[0])!r}" if len(present) else ""
+        kind, example = "durations", f", e.g. {str(present.iloc[0])!r}" if len(present) else ""
+    elif (written := date_text_example(series, DURATION_TEXT)) is not None:
+        kind, example = "durations as text", f", e.g. {written!r}"
+    else:
+        return None
     return (
         f"{kind}{example}: convert it to a number (minutes or seconds, e.g. "
         "col.dt.total_seconds() / 60) to use it; rules then cut it into ranges"
