@@ -471,6 +471,15 @@ def row_ids_message(name, distinct: np.ndarray, n_present: int) -> str | None:
     )
 
 
+def distinct_numbers(series: pd.Series) -> np.ndarray:
+    """The distinct values of a numeric column, by hashing (no sort of the column); integers
+    compared as integers, so ids beyond 2**53 that share a float stay apart."""
+    if pd.api.types.is_integer_dtype(series.dtype):
+        return pd.unique(series.dropna().to_numpy())
+    values = numeric_values(series)
+    return pd.unique(values[~np.isnan(values)])
+
+
 def _warn_if_row_ids(name, distinct: np.ndarray, n_present: int) -> None:
     message = row_ids_message(name, distinct, n_present)
     if message is not None:
@@ -824,8 +833,7 @@ def identifier_messages(
         if is_categorical:
             message = id_like_message(name, int(series.nunique()), n_present)
         else:
-            values = numeric_values(series)  # distinct by hashing: no sort of every column
-            message = row_ids_message(name, pd.unique(values[~np.isnan(values)]), n_present)
+            message = row_ids_message(name, distinct_numbers(series), n_present)
         if message is not None and not (skip is not None and skip(name)):
             out.append(message)
     return out

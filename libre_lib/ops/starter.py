@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ..discretization import id_like_message, row_ids_message
+from ..discretization import distinct_numbers, id_like_message, row_ids_message
 from ..errors import DataError, LibreError, SpecError
 from ..inputs import (
     DURATION_TEXT,
@@ -490,8 +490,11 @@ def _identifier(series: pd.Series) -> str | None:
     """Why a column looks like a row identifier, or None."""
     n_present = int(series.notna().sum())
     if _is_numeric(series):
-        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
-        distinct = pd.unique(values[~np.isnan(values)])
+        if pd.api.types.is_integer_dtype(series.dtype):  # ids beyond 2**53 stay apart
+            distinct = distinct_numbers(series)
+        else:
+            values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+            distinct = pd.unique(values[~np.isnan(values)])
         if row_ids_message(series.name, distinct, n_present) is None:
             return None
         return f"a different whole number in each of its {n_present:,} rows: an id?"

@@ -352,3 +352,16 @@ def test_the_estimator_warns_of_durations_written_as_text():
     X = frame[["age"]].assign(stay=pd.to_timedelta(frame["age"] * 7, unit="s").astype(str))
     with pytest.warns(UserWarning, match=r"Column 'stay' holds durations as text \(e.g. '0 days"):
         LibreClassifier(n_estimators=2, random_state=0).fit(X, frame["churned"])
+
+
+def test_a_running_number_beyond_2_to_the_53_is_an_id():
+    """Ids of 2**60 + row were 7 distinct values as floats: libre init kept the column as a
+    feature and the pipeline shipped a rule on it, its report silent."""
+    from libre_lib.discretization import identifier_messages
+
+    frame = _frame().assign(bigid=2**60 + np.arange(200, dtype=np.int64))
+    found = st.starter(frame, "churned")
+    assert found.left_out["bigid"] == "a different whole number in each of its 200 rows: an id?"
+    assert "bigid" in found.identifiers
+    (message,) = identifier_messages(frame[["bigid"]], [False])
+    assert message.startswith("Column 'bigid' holds a different whole number in each of its 200")
