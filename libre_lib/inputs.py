@@ -217,7 +217,7 @@ def warn_spelled_alike(frame: pd.DataFrame, categorical_features) -> None:
                 "them apart, but the rules print them alike and a new row's value is matched "
                 "by what it spells, so the rules' training figures can differ from their "
                 f"predictions ({counted(len(twins), 'such value')}). Convert the column to one "
-                "type (X[col].astype(str) for categories).",
+                'type (X[col].astype("string") for categories: missing values stay missing).',
                 LibreWarning,
                 stacklevel=user_stacklevel(),
             )
@@ -404,7 +404,7 @@ def bools_beside_numbers_message(series: pd.Series) -> str | None:
         f"Column {series.name!r} holds the bools and numbers {pairs}: Python counts True as 1 "
         "and False as 0, so each pair is one category, named by whichever comes first, and a "
         "rule naming it matches both. Give the column one type first (e.g. "
-        f"X[{series.name!r}].astype(str) keeps them apart)."
+        f"X[{series.name!r}].astype('string') keeps them apart, and missing values missing)."
     )
 
 
@@ -457,7 +457,7 @@ def _refuse_dates(series: pd.Series) -> None:
         "times": "Convert it to a number (e.g. hours since midnight), or drop it.",
         "intervals": (
             f"Pass the numbers themselves (ChiMerge finds the intervals), or convert the "
-            f"intervals to text first: X[{name!r}].astype(str)."
+            f"intervals to text first: X[{name!r}].astype('string')."
         ),
     }[what]
     shown = {"dates": "timestamps", "durations": "durations", "times": "times of day"}

@@ -289,14 +289,18 @@ def test_bools_beside_the_numbers_they_equal_draw_a_warning():
     """True == 1 in Python: in one object column they were one category, named by whichever
     came first, without a word, and the rule text named one spelling while matching both."""
     rng = np.random.default_rng(3)
-    cells = np.array(["1", 1, True, "x"], dtype=object)[rng.integers(0, 4, 400)]
+    cells = np.array(["1", 1, True, "x", None], dtype=object)[rng.integers(0, 5, 400)]
     X = pd.DataFrame({"mixed": pd.Series(cells, dtype=object), "noise": rng.normal(size=400)})
-    said = r"Column 'mixed' holds the bools and numbers True / 1: .*astype\(str\)"
+    said = r"Column 'mixed' holds the bools and numbers True / 1: .*astype\('string'\)"
     with pytest.warns(LibreWarning, match=said):
         LibreClassifier(random_state=0).fit(X, np.arange(400) % 2)
-    apart = X.assign(mixed=X["mixed"].astype(str))  # the advice: no warning, three categories
+    apart = X.assign(mixed=X["mixed"].astype("string"))  # the advice: no warning
     with no_libre_warnings():
         assert resolve_categorical(apart, None) == [True, False]
+    # and missing values stay missing (astype(str) made them a category 'None' on pandas 2)
+    model = LibreClassifier(random_state=0, n_estimators=2).fit(apart, np.arange(400) % 2)
+    (mixed,) = [f for f in model.discretization_.features if f.name == "mixed"]
+    assert sorted(mixed.categories) == ["1", "True", "x"] and mixed.has_missing
     for fine in ([True, 2, "x"], [True, "1"], [False, 1]):  # no value equal to another
         assert bools_beside_numbers_message(pd.Series(fine * 5, dtype=object)) is None
 
