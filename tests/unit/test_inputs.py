@@ -475,7 +475,7 @@ CUT = pd.cut(np.arange(N) % 10, [-1, 4, 10])
 @pytest.mark.parametrize(
     "column, message",
     [
-        (CUT, r"holds intervals \(dtype category\).*astype\(str\)"),
+        (CUT, r"holds intervals \(dtype category\).*astype\('string'\)"),
         (pd.Series(list(CUT), dtype=object), r"holds intervals \(dtype object\)"),
         (
             pd.Categorical(pd.to_datetime(["2020-01-01", "2021-01-01"] * (N // 2))),
