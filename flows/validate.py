@@ -9,7 +9,7 @@ from libre_flows.flows.embedded_server import guard_embedded_server, run_flow
 from libre_flows.tasks import data as tasks
 from libre_flows.tasks import streamed
 from libre_flows.tasks.common import read_frame, store_root
-from libre_lib.inputs import misread_text_columns
+from libre_lib.inputs import misread_text_columns, resolve_categorical
 from libre_lib.ops.spec import load_spec
 
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
@@ -19,7 +19,8 @@ heartbeats.install()  # the run's end does not wait for its heartbeat thread
 def validate_flow(spec_path: str, store: str | None = None) -> dict:
     """Load the data and run the spec's expectations; fails the run on a failed expectation.
     The result's ``notes`` name columns that training would read as text although they mostly
-    hold numbers (in memory). In memory, the split is computed (training reuses it): a
+    hold numbers (in memory); a column training refuses (dates, cells no rule can name) fails
+    the run, as in training. In memory, the split is computed (training reuses it): a
     positive class the target never holds, or ``split_by`` key columns without a value, fail
     here, not first in training.
     A streamed spec is profiled part by part (the training pipeline's first pass, whose
@@ -38,7 +39,9 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
         # without a value), cached as training's, which reuses it
         tasks.split(spec, root, data)
         features = read_frame(root, data).drop(columns=[spec.target.column])
-        # what training would warn of: numbers read as text (a decimal comma, a stray marker)
+        # what training would refuse (dates, cells no rule can name) and warn of: numbers
+        # read as text (a decimal comma, a stray marker)
+        resolve_categorical(features, spec.features.categorical, warn=False)
         notes = list(misread_text_columns(features, spec.features.categorical).values())
     return {**tasks.load_validation(root, validation).to_dict(), "notes": notes}
 

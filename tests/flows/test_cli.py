@@ -99,6 +99,21 @@ def test_validate_refuses_a_positive_class_the_target_never_holds(spec_copy, tmp
     assert "target.positive_class 'Y' is not a value of the target column" in output, output
 
 
+def test_validate_refuses_a_column_training_refuses(spec_copy, tmp_path):
+    """A Parquet timestamp column among the features: `libre validate` said "data valid" and
+    `libre train` then failed on it."""
+    import pandas as pd
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[2] / "libre_lib/datasets/haberman.csv")
+    frame["when"] = pd.date_range("2020-01-01", periods=len(frame), freq="D", tz="UTC")
+    frame.to_parquet(tmp_path / "dated.parquet")
+    spec = spec_copy(data={"path": str(tmp_path / "dated.parquet")})
+    code, output = _run("validate", spec)
+    assert code == 1, output
+    assert "Column 'when' holds dates (dtype datetime64" in " ".join(output.split())
+    assert "data valid" not in output
+
+
 def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_path):
     """A ';' file with decimal commas and a spec without decimal: "," validated silently, and
     only training said that the column was read as text categories."""
