@@ -105,7 +105,9 @@ AUTO_CHOICE = (0.01, 1.0)
 #: set has at most 8 rules.
 AUTO_STOPS = (1, 2, 3, 5, 8)
 #: The "auto" parameters' values when no choice is made (too few rows of a class to validate,
-#: or a model assembled from stages without one): the paper's learner, no cap.
+#: or a model assembled from stages without one): the paper's learner (no tolerance, alpha
+#: 0.5, no early stop) on ChiMerge bins capped at 3 intervals (the paper's ChiMerge is uncapped:
+#: ``max_intervals=None``).
 AUTO_FALLBACK = {"max_intervals": 3, "conflict_tolerance": 0.0, "alpha": 0.5, "max_rules": None}
 #: The parameters "auto" may choose, in the order their combinations are scored.
 AUTO_CHOSEN = tuple(AUTO_FALLBACK)

@@ -183,7 +183,8 @@ LARGE_DATA_POSITIVES = 1000
 #: like the Fibonacci numbers (each cap about 1.6x the previous one).
 class LibraryGrid(list):
     """A grid the library builds (:data:`DEFAULT_GRID`, :func:`default_grid`): the parameters
-    it leaves at "auto" take the paper's values by design, without a warning."""
+    it leaves at "auto" take :data:`~libre_lib.estimator.AUTO_FALLBACK` by design, without a
+    warning."""
 
 
 DEFAULT_GRID = LibraryGrid(
@@ -384,8 +385,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     best_params_ : dict
         The tuned parameters of the chosen combination (keys of the grid).
     fixed_params_ : dict
-        The paper's values the chosen combination used for the parameters the estimator
-        leaves at "auto" and its part of the grid does not tune (e.g. the default grid's H2
+        The values (:data:`~libre_lib.estimator.AUTO_FALLBACK`) the chosen combination used
+        for the parameters the estimator leaves at "auto" and its part of the grid does not
+        tune (e.g. the default grid's H2
         half: ``max_intervals=3, conflict_tolerance=0.0``); a ``param_grid`` of the user's
         that leaves such parameters is warned about.
     best_score_ : float
@@ -544,7 +546,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                     f"param_grid sets {auto} to 'auto', the estimator's own inner choice: list "
                     "the values for the search to try instead."
                 )
-        # a parameter the grid leaves at "auto" takes the paper's value (the search tunes it)
+        # a parameter the grid leaves at "auto" takes AUTO_FALLBACK's value
         fixed = [
             {k: v for k, v in AUTO_FALLBACK.items() if base.get(k) == AUTO and k not in point}
             for point in points
@@ -556,7 +558,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if named and not _library_grid(self.param_grid):
             warnings.warn(
                 "LibreSearchCV: param_grid does not tune "
-                + ", ".join(f"{k} (fitted as {v!r}, the paper's value)" for k, v in named.items())
+                + ", ".join(f"{k} (fitted as {v!r})" for k, v in named.items())
                 + ", which the estimator leaves at 'auto'. List values for them in param_grid "
                 "to tune them, or set them on the estimator; fixed_params_ keeps what the "
                 "chosen candidate used.",
@@ -1327,7 +1329,7 @@ _ONE_CLASS_SCORERS = {
 
 def _library_grid(grid) -> bool:
     """Whether ``grid`` is None, a :class:`LibraryGrid` or ``PAPER_GRID`` (a copy of it too):
-    they leave "auto" parameters to the paper's values by design."""
+    they leave "auto" parameters to :data:`~libre_lib.estimator.AUTO_FALLBACK` by design."""
     if grid is None or isinstance(grid, LibraryGrid):
         return True
     try:
