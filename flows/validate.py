@@ -34,11 +34,13 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
         notes: list[str] = []
     else:
         data = tasks.load(spec, root)
+        frame = read_frame(root, data)
+        tasks.check_labels(spec, frame)
         validation = tasks.validate(spec, root, data, record_run=False)
         # what the split refuses (a positive class the target never holds, key columns
         # without a value), cached as training's, which reuses it
         tasks.split(spec, root, data)
-        features = read_frame(root, data).drop(columns=[spec.target.column])
+        features = frame.drop(columns=[spec.target.column])
         # what training would refuse (dates, cells no rule can name) and warn of: numbers
         # read as text (a decimal comma, a stray marker)
         resolve_categorical(features, spec.features.categorical, warn=False)

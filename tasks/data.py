@@ -145,6 +145,13 @@ def _publish_validation(spec: PipelineSpec, report: ValidationReport) -> None:
     )
 
 
+def check_labels(spec: PipelineSpec, frame) -> None:
+    """The spec's report labels against the loaded columns (``frame``), as ``load`` checks them
+    when it computes (a cached ``load`` does not run): ``libre validate`` answers alike
+    either way."""
+    stages.check_report_labels(frame, spec, spec.features.categorical or [])
+
+
 @task(name="split", cache_policy=NO_CACHE)
 def split(spec: PipelineSpec, store_root: str, data: Stage, force: bool = False) -> Stage:
     """Mark the holdout rows (each by its values and the split seed: a row keeps its side)."""

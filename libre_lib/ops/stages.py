@@ -140,11 +140,11 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
             f"out by features.include/exclude): {unused}."
         )
     selected = frame[[*keep, target_column]]
-    _check_report_labels(selected, spec, declared, data_columns=frame.columns)
+    check_report_labels(selected, spec, declared, data_columns=frame.columns)
     return selected
 
 
-def _check_report_labels(
+def check_report_labels(
     frame: pd.DataFrame, spec: PipelineSpec, categorical: list, data_columns=None
 ) -> None:
     """Labels name the loaded columns (``frame``: the features and the target; checked at
@@ -1000,7 +1000,7 @@ def report(
     ``notes``: the flow's own, first in the report's notes."""
     # checked here too: ``load`` may be a cache hit (its key holds no labels), and a streamed
     # run's columns are first known without their values
-    _check_report_labels(frame, spec, spec.features.categorical or [])
+    check_report_labels(frame, spec, spec.features.categorical or [])
     X, y = split_rows(spec, frame, holdout_flags, holdout=True)
     note = ()
     if len(X) == 0:

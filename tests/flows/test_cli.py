@@ -114,6 +114,18 @@ def test_validate_refuses_a_column_training_refuses(spec_copy, tmp_path):
     assert "data valid" not in output
 
 
+def test_validate_checks_the_report_labels_whatever_the_store_holds(spec_copy):
+    """A typo in report.column_labels: `libre validate` said "data valid" once `load` was
+    cached (its key holds no labels) and `libre train` then refused the spec."""
+    spec = spec_copy()
+    code, output = _run("validate", spec)
+    assert code == 0, output
+    typo = spec_copy(report={"column_labels": {"agee": "age at surgery"}})
+    code, output = _run("validate", typo)
+    assert code == 1, output
+    assert "report.column_labels names columns not in the data: ['agee']" in output
+
+
 def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_path):
     """A ';' file with decimal commas and a spec without decimal: "," validated silently, and
     only training said that the column was read as text categories."""

@@ -500,12 +500,12 @@ def test_label_typos_are_refused_at_load_and_at_report(unlabelled):
     with pytest.raises(SpecError, match=r"column_labels names columns not in the data: \['no_"):
         stages.select_columns(frame, typo)
     with pytest.raises(SpecError, match=r"column_labels names columns not in the data: \['no_"):
-        stages._check_report_labels(loaded, typo, [])  # the data file's header, read again
+        stages.check_report_labels(loaded, typo, [])  # the data file's header, read again
     left_out = with_labels(column_labels={"b": "bee"})
     assert list(stages.select_columns(frame, left_out).columns) == ["a", "target"]
     values = with_labels(value_labels={"b": {"x": "ex"}})
     for check in (lambda: stages.select_columns(frame, values),
-                  lambda: stages._check_report_labels(loaded, values, [])):  # fmt: skip
+                  lambda: stages.check_report_labels(loaded, values, [])):  # fmt: skip
         with pytest.raises(SpecError, match=r"value_labels names columns that are not features"):
             check()
 
