@@ -216,7 +216,9 @@ def init(
         store_dir = Path.cwd().resolve() / DEFAULT_STORE
         store = os.path.relpath(store_dir, folder)
         data_path = os.path.relpath(location, folder)
-        taken = None if name else starter.name_taken(store_dir, pipeline, data_path)
+        taken = name is None and starter.name_taken(
+            store_dir, pipeline, data_path, location, file_format
+        )
         if taken:
             raise FileExistsError(taken)
         text = found.yaml(data_path, str(data), store)

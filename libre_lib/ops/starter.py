@@ -27,6 +27,7 @@ from ..inputs import (
 from .scoring import SCORE_COLUMNS
 from .sources import (
     csv_dialect,
+    fingerprint_source,
     read_source,
     read_types,
     separator_hint,
@@ -378,10 +379,19 @@ def check(text: str, spec_path: str | Path) -> PipelineSpec:
     )
 
 
-def name_taken(store: str | Path, pipeline: str, data_path: str) -> str | None:
-    """Why ``pipeline`` should not name a spec of ``data_path`` (as the spec writes it): the
-    store already registers a pipeline of that name whose newest version was trained on other
-    data, whose champion a run of the new spec would replace; None when it does not."""
+def name_taken(
+    store: str | Path,
+    pipeline: str,
+    data_path: str,
+    location: str | None = None,
+    file_format: str | None = None,
+) -> str | None:
+    """Why ``pipeline`` should not name a spec of ``data_path`` (as the spec writes it; the
+    file or folder at ``location``, of ``file_format``): the store already registers a
+    pipeline of that name trained on other data, whose champion a run of the new spec would
+    replace; None when it does not.
+    The data are compared by their fingerprint (a path as each spec writes it is relative to
+    that spec's folder: two files called data.csv read alike); without ``location``, by path."""
     from .registry import ModelRegistry  # the registry only when a store exists
 
     if not (Path(store) / "models" / pipeline).is_dir():
@@ -393,8 +403,15 @@ def name_taken(store: str | Path, pipeline: str, data_path: str) -> str | None:
         earlier = (spec.get("data") or {}).get("path")
     except (LibreError, OSError, ValueError, AttributeError):
         return None
-    if not versions or earlier == data_path:
+    if not versions:
         return None
+    if location is None:
+        if earlier == data_path:
+            return None
+    else:
+        seen = fingerprint_source(location, file_format)
+        if seen in set().union(*(v.data_fingerprints for v in versions)):
+            return None
     return (
         f"The store {store} already holds a pipeline named {pipeline!r} ({len(versions)} "
         f"version(s), the newest trained on {earlier}): a spec of {data_path} under that name "

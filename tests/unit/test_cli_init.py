@@ -179,6 +179,7 @@ def test_init_refuses_a_name_the_store_registers_for_other_data(tmp_path, monkey
     name, and a run its champion. init says so, and --name settles it either way."""
     from libre_lib import LibreClassifier
     from libre_lib.ops.registry import ModelRegistry
+    from libre_lib.ops.sources import fingerprint_source
 
     monkeypatch.chdir(tmp_path)
     data = _data(tmp_path)
@@ -199,15 +200,23 @@ def test_init_refuses_a_name_the_store_registers_for_other_data(tmp_path, monkey
     for name in ("payments", "payments-2"):  # continue that one, or name a new one
         result = runner.invoke(app, ["init", str(data), "--target", "fraud", "--name", name])
         assert result.exit_code == 0, result.output
-    # the same data as the newest version: no question
+    # the same data as a registered version, whatever path a spec wrote: no question
     ModelRegistry(tmp_path / ".libre-store").register(
         "payments", model.to_json(),
-        spec={"name": "payments", "data": {"path": "payments.parquet"}},
-        metrics={"f1": 0.5}, validation={"success": True}, data_fingerprint="e" * 64,
+        spec={"name": "payments", "data": {"path": "../elsewhere/payments.parquet"}},
+        metrics={"f1": 0.5}, validation={"success": True},
+        data_fingerprint=fingerprint_source(str(data), "parquet"),
         spec_hash="t" * 64, run_id="run-2",
     )  # fmt: skip
     result = runner.invoke(app, ["init", str(data), "--target", "fraud", "--force"])
     assert result.exit_code == 0, result.output
+    # the same path as a spec wrote it, other data (two folders' data.parquet): refused
+    other = tmp_path / "b" / data.name
+    other.parent.mkdir()
+    frame.iloc[::2].to_parquet(other)
+    args = ["init", str(other), "--target", "fraud", "-o", str(other.parent / "payments.yaml")]
+    result = runner.invoke(app, args, terminal_width=300)
+    assert result.exit_code == 1 and "already holds a pipeline named 'payments'" in result.output
 
 
 def test_init_names_the_datas_problem_before_an_existing_spec(tmp_path, monkeypatch):
