@@ -182,9 +182,10 @@ def triggered(event: Event) -> list:
 
 def idle_deployments(automations: list) -> list[str]:
     """The deployments that ``automations`` (:func:`triggered`) would start a run of, where
-    nothing would run it: paused ones (a ``libre serve`` that stopped pauses its deployments)
-    and served ones (no work pool) that no process has asked for runs in
-    :data:`SERVED_WITHIN_S`. Each as ``"<name> (<why>)"``."""
+    nothing would run it: paused ones (a ``libre serve`` that stopped pauses its deployments),
+    served ones (no work pool) that no process has asked for runs in :data:`SERVED_WITHIN_S`,
+    and those of a work pool that is paused or has no worker online. Each as
+    ``"<name> (<why>)"``."""
     from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound
 
@@ -208,7 +209,28 @@ def idle_deployments(automations: list) -> list[str]:
             elif not deployment.work_pool_name and (polled is None or polled >= SERVED_WITHIN_S):
                 when = "never" if polled is None else f"{polled / 60:.0f} min ago"
                 idle.append(f"{deployment.name} (no process served it; last asked for runs {when})")
+            elif deployment.work_pool_name:
+                why = _pool_idle(client, deployment.work_pool_name)
+                if why is not None:
+                    idle.append(f"{deployment.name} ({why})")
     return idle
+
+
+def _pool_idle(client, name: str) -> str | None:
+    """Why work pool ``name`` runs nothing now (paused, or no worker online: the server marks
+    it not ready once its workers' heartbeats stop), or None."""
+    from prefect.client.schemas.objects import WorkPoolStatus
+    from prefect.exceptions import ObjectNotFound
+
+    try:
+        pool = client.read_work_pool(name)
+    except ObjectNotFound:
+        return f"its work pool {name!r} does not exist"
+    if pool.is_paused or pool.status == WorkPoolStatus.PAUSED:
+        return f"its work pool {name!r} is paused"
+    if pool.status == WorkPoolStatus.NOT_READY:
+        return f"no worker of its work pool {name!r} is online"
+    return None
 
 
 def orphaned(automations: list) -> list:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.client.schemas.actions import WorkPoolCreate, WorkPoolUpdate
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
 from prefect.deployments.steps.core import StepExecutionError, run_steps
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
@@ -354,6 +354,27 @@ def test_notify_names_a_triggered_deployment_that_nothing_serves(spec_copy):
         assert idle_deployments(triggered(event)) == []
         client.pause_deployment(target)  # the serve stopped
     assert idle_deployments(triggered(event)) == ["idle-trigger-on-new-data (paused)"]
+
+
+def test_notify_names_a_work_pool_deployment_that_no_worker_runs(spec_copy):
+    """A deployment on a work pool without a worker: `libre notify` said "triggers: ..." and
+    exited 0; the run waited for a worker to start."""
+    with get_client(sync_client=True) as client:  # a pool of its own: no other test's worker
+        client.create_work_pool(WorkPoolCreate(name="idle-pool", type="process"))
+    spec = _renamed(spec_copy(), "pooled-trigger")
+    for deployment in build_deployments(spec, relative_to=None):
+        deployment.apply(work_pool_name="idle-pool")
+    event = notify(spec)
+    assert idle_deployments(triggered(event)) == [
+        "pooled-trigger-on-new-data (no worker of its work pool 'idle-pool' is online)"
+    ]
+    with get_client(sync_client=True) as client:
+        client.send_worker_heartbeat("idle-pool", "a-worker")  # a worker comes online
+        assert idle_deployments(triggered(event)) == []
+        client.update_work_pool("idle-pool", WorkPoolUpdate(is_paused=True))
+    assert idle_deployments(triggered(event)) == [
+        "pooled-trigger-on-new-data (its work pool 'idle-pool' is paused)"
+    ]
 
 
 def test_notify_names_a_trigger_whose_deployment_was_deleted(spec_copy):
