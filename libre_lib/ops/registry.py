@@ -509,6 +509,13 @@ class ModelRegistry:
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
         self.models = self.root / "models"
+        self._warned: set[str] = set()  # a damaged pointer is told once, not on every read
+
+    def _warn_once(self, message: str, *args) -> None:
+        text = message % args if args else message
+        if text not in self._warned:
+            self._warned.add(text)
+            logger.warning("%s", text)
 
     def __repr__(self) -> str:
         return f"ModelRegistry({str(self.root)!r})"
@@ -737,7 +744,7 @@ class ModelRegistry:
         try:
             return self._pointer(pipeline)
         except RegistryError as exc:
-            logger.warning("%s Listing the versions by their own records.", exc)
+            self._warn_once("%s Each version's own record says which is the champion.", exc)
             return None
 
     def _champion_id(self, pipeline: str) -> str | None:
@@ -749,10 +756,10 @@ class ModelRegistry:
             return None
         champion_id = pointer["version"]
         if not (self.pipeline_dir(pipeline) / champion_id / VERSION_FILE).is_file():
-            logger.warning(
+            self._warn_once(
                 "The champion pointer of %r names %r, which is not a complete version folder "
-                "under %s: listing the versions by their own records. Restore the folder, or "
-                "%s.",
+                "under %s: each version's own record says which is the champion. Restore the "
+                "folder, or %s.",
                 pipeline,
                 champion_id,
                 self.pipeline_dir(pipeline),

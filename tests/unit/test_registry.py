@@ -1187,3 +1187,15 @@ def test_score_resolves_a_spec_file_to_its_champion(populated, tmp_path):
     assert resolve_model(Path(f"{spec}@{a.version}"), None) == a.model_path
     with pytest.raises(LibreError, match="has no registered model versions"):
         resolve_model(spec, tmp_path / "elsewhere")
+
+
+def test_a_damaged_champion_pointer_is_told_once_per_command(populated, caplog):
+    """`libre models promote` with a damaged champion.json printed the same warning about
+    seven times (every read of the versions told it again)."""
+    registry, (a, _, _) = populated
+    (registry.pipeline_dir(PIPE) / "champion.json").write_text("garbage")
+    with caplog.at_level("WARNING", logger="libre_lib.ops.registry"):
+        registry.set_champion(PIPE, a.version, "rollback")
+    told = [r for r in caplog.records if "Each version's own record" in r.getMessage()]
+    assert len(told) == 1, caplog.text
+    assert registry.champion(PIPE).version == a.version
