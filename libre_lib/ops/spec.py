@@ -376,7 +376,14 @@ def _is_cap(value) -> bool:
 
 
 #: LibreClassifier parameters a pipeline's tuning grid may not set (the spec fixes them).
-_UNTUNABLE = ("positive_class", "categorical_features", "refine", "random_state", "n_jobs")
+_UNTUNABLE = (
+    "positive_class",
+    "categorical_features",
+    "refine",
+    "random_state",
+    "n_jobs",
+    "verbose",  # progress, not a model: the flow run's log reports it
+)
 
 
 class TuningSpec(_Strict):

@@ -251,6 +251,7 @@ def test_the_default_store_lies_next_to_the_spec_and_an_absolute_store_is_kept(t
         ({"tuning": {"grid": {"contiguous": [True, "often"]}}}, r"contiguous"),
         ({"tuning": {"refine": "precision"}}, r"tuning.refine: .*'f1' or 'accuracy'"),
         ({"tuning": {"grid": {"refine": ["f1"]}}}, r"'refine' cannot be tuned"),
+        ({"tuning": {"grid": {"verbose": [0, 1]}}}, r"'verbose' cannot be tuned; tunable: \["),
     ],
 )
 def test_spec_problems_are_caught_by_validation(section, match):
