@@ -16,7 +16,7 @@ from libre_lib.datasets import dataset_names, load_dataset
 
 
 def main(name: str = "pima") -> None:
-    if name not in dataset_names():
+    if name.replace("-", "_") not in dataset_names():
         raise SystemExit(f"unknown dataset {name!r}; choose one of {', '.join(dataset_names())}")
     X, y, info = load_dataset(name)
     X_train, X_test, y_train, y_test = train_test_split(

@@ -37,7 +37,11 @@ class DatasetInfo:
 
 
 def dataset_info(name: str) -> DatasetInfo:
+    """A bundled dataset's facts; ``credit-approval`` (the pipeline's spelling) names
+    ``credit_approval`` too."""
     entries = manifest()["datasets"]
+    if name not in entries and isinstance(name, str) and name.replace("-", "_") in entries:
+        name = name.replace("-", "_")
     if name not in entries:
         raise ParameterError(f"Unknown dataset {name!r}. Bundled datasets: {sorted(entries)}.")
     entry = entries[name]

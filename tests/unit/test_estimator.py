@@ -908,3 +908,13 @@ def test_an_infinite_count_in_a_hand_edited_model_is_a_format_error(credit_model
     data = json.loads(credit_model.to_json())
     with pytest.raises(ModelFormatError, match="a field has a bad value"):
         LibreClassifier.from_json(json.dumps({**data, "n_candidates": float("inf")}))
+
+
+def test_a_bundled_dataset_answers_to_the_pipelines_spelling_of_its_name():
+    """The spec, the pipeline and the README say credit-approval; load_dataset refused it."""
+    from libre_lib.errors import ParameterError
+
+    X, _, info = load_dataset("credit-approval")
+    assert info.name == "credit_approval" and len(X) == info.n_rows
+    with pytest.raises(ParameterError, match="Unknown dataset 'credit-aproval'"):
+        load_dataset("credit-aproval")
