@@ -292,16 +292,30 @@ def declared_categorical(
     declared = [False] * len(names)
     if categorical_features is None:
         return declared
-    requested = np.atleast_1d(np.asarray(categorical_features, dtype=object))
-    if requested.size and all(isinstance(v, bool | np.bool_) for v in requested):
-        if requested.size != len(names):
+    if isinstance(categorical_features, str) or not isinstance(categorical_features, Iterable):
+        requested = [categorical_features]
+    elif isinstance(categorical_features, tuple) and str(categorical_features) in names:
+        requested = [categorical_features]  # one column named by a tuple (a MultiIndex)
+    else:  # items as given: a tuple naming a column stays one item
+        requested = (
+            list(np.asarray(categorical_features).ravel())
+            if isinstance(categorical_features, np.ndarray)
+            else list(categorical_features)
+        )
+    if requested and all(isinstance(v, bool | np.bool_) for v in requested):
+        if len(requested) != len(names):
             raise ParameterError(
                 f"The 'categorical_features' parameter of {owner} is a boolean mask of "
-                f"length {requested.size}, but X has {len(names)} columns."
+                f"length {len(requested)}, but X has {len(names)} columns."
             )
         return [bool(v) for v in requested]
     for item in requested:
-        if isinstance(item, int | np.integer) and not isinstance(item, bool):
+        if isinstance(item, np.generic):
+            item = item.item()
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not 0 <= item < len(names) and str(item) in names:
+                declared[names.index(str(item))] = True  # a column named by a number
+                continue
             if not 0 <= int(item) < len(names):
                 raise ParameterError(
                     f"The 'categorical_features' parameter of {owner} names column index "

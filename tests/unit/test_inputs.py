@@ -599,3 +599,21 @@ def test_arrow_bytes_and_nested_columns_are_refused_by_name():
         X = pd.DataFrame({"a": np.arange(N) % 5, "z": pd.arrays.ArrowExtensionArray(array)})
         with pytest.raises(DataError, match=rf"Column 'z' holds {what}"):
             LibreClassifier(n_estimators=2, random_state=0).fit(X, y)
+
+
+def test_categorical_features_names_columns_named_by_tuples_or_numbers():
+    """A MultiIndex column ('h', 'code') was split into two names ("names column array(['h',
+    'code'])"), and 40 for a column named 40 of four was read as an index out of range."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(size=N), "code": rng.choice([1, 2, 3], N)})
+    y = (X.code == 2).astype(int)
+    for columns, named in [
+        (pd.MultiIndex.from_tuples([("g", "a"), ("h", "code")]), [("h", "code")]),
+        (pd.MultiIndex.from_tuples([("g", "a"), ("h", "code")]), ("h", "code")),
+        ([10, 40], [40]),
+    ]:
+        model = LibreClassifier(n_estimators=2, random_state=0, categorical_features=named)
+        model.fit(X.set_axis(columns, axis=1), y)
+        assert [f.kind for f in model.discretization_.features] == ["numeric", "categorical"]
+    with pytest.raises(ParameterError, match="names column index 7, but X has 2 columns"):
+        LibreClassifier(categorical_features=[7]).fit(X.set_axis([10, 40], axis=1), y)
