@@ -108,9 +108,15 @@ def as_frame(
     names = [str(c) for c in frame.columns]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
+        given = [c for c in frame.columns if str(c) == duplicated[0]]
+        alike = (
+            f" ({' and '.join(map(repr, given))} are one name as text)"
+            if len({type(c) for c in given}) > 1
+            else ""
+        )
         raise DataError(
-            f"X has duplicate column names {duplicated}: rename them so every rule names "
-            "one column."
+            f"X has duplicate column names {duplicated}{alike}: rename them so every rule "
+            "names one column."
         )
     if list(frame.columns) != names:
         frame = frame.set_axis(names, axis=1)
