@@ -199,6 +199,26 @@ def is_categorical_dtype(series: pd.Series) -> bool:
     return not pd.api.types.is_numeric_dtype(dtype)
 
 
+def _warn_cased_alike(name, present: pd.Series) -> None:
+    """Warn when a text column writes one category in ways that differ by surrounding spaces
+    or case ("red", "RED "): each is a category of its own, as the target refuses them."""
+    texts = [v for v in pd.unique(present) if isinstance(v, str)]  # distinct values, not rows
+    groups: dict[str, list[str]] = {}
+    for text in texts:
+        groups.setdefault(text.strip().casefold(), []).append(text)
+    alike = [group for group in groups.values() if len(group) > 1]
+    if alike:
+        shown = ", ".join(repr(v) for v in alike[0])
+        warnings.warn(
+            f"Column {name!r} writes one category in ways that differ by spaces or case "
+            f"({shown}; {counted(len(alike), 'such category', 'such categories')}): each is a "
+            "category of its own in the rules. If they are one, clean the column first (e.g. "
+            f"X[{name!r}].str.strip().str.lower()).",
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
 def warn_spelled_alike(frame: pd.DataFrame, categorical_features) -> None:
     """Warn about each categorical column that holds one value under two types (the number
     25 and the text "25", True and "true"): training tells them apart, while a new row's value
@@ -207,10 +227,13 @@ def warn_spelled_alike(frame: pd.DataFrame, categorical_features) -> None:
     their distinct values."""
     flags = resolve_categorical(frame, categorical_features, warn=False)
     for (name, series), categorical in zip(frame.items(), flags, strict=True):
-        if not categorical or not pd.api.types.is_object_dtype(series):
+        if not categorical or not (
+            pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)
+        ):
             continue
         present = series.dropna()
         if not pd.api.types.infer_dtype(present, skipna=True).startswith("mixed"):
+            _warn_cased_alike(name, present)
             continue
         groups: dict[str, list] = {}
         for value in pd.unique(present):  # distinct values, not rows

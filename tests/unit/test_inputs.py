@@ -16,6 +16,7 @@ from libre_lib.inputs import (
     bools_beside_numbers_message,
     numeric_values,
     resolve_categorical,
+    warn_spelled_alike,
 )
 from libre_lib.ops import stages
 from libre_lib.ops.spec import parse_spec
@@ -617,3 +618,17 @@ def test_categorical_features_names_columns_named_by_tuples_or_numbers():
         assert [f.kind for f in model.discretization_.features] == ["numeric", "categorical"]
     with pytest.raises(ParameterError, match="names column index 7, but X has 2 columns"):
         LibreClassifier(categorical_features=[7]).fit(X.set_axis([10, 40], axis=1), y)
+
+
+def test_categories_that_differ_by_spaces_or_case_draw_a_warning():
+    """ "red" and "RED " were two categories of one column without a word (the target refuses
+    such labels); the rule read c ∈ {"GREEN ", "RED ", green, red}."""
+    rng = np.random.default_rng(1)
+    colours = np.array(["red", "RED ", "green", "blue"], dtype=object)[rng.integers(0, 4, N)]
+    X = pd.DataFrame({"c": colours, "a": rng.uniform(size=N)})
+    said = r"Column 'c' writes one category in ways that differ by spaces or case \('RED ', 'red'"
+    with pytest.warns(LibreWarning, match=said):
+        LibreClassifier(n_estimators=2, random_state=0).fit(X, np.arange(N) % 2)
+    cleaned = X.assign(c=X.c.str.strip().str.lower())  # the advice: no warning
+    with no_libre_warnings():
+        warn_spelled_alike(cleaned, None)
