@@ -368,8 +368,27 @@ def _by_time(runs: list[Path], name: str = "report.md") -> list[Path]:
 
 
 def _run_summary(run_dir: Path) -> dict:
+    """A run folder's run.json; {} with a note when the run did not finish (no run.json) or
+    its run.json cannot be read: the report is shown, said to be of such a run."""
     path = run_dir / "run.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not path.is_file():
+        errors.print(
+            f"[yellow]note:[/] {escape(run_dir.name)} has no run.json: the run did not finish "
+            "(it was stopped, or is still running), so it may not have registered or promoted "
+            "its model.",
+            highlight=False,
+        )
+        return {}
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        errors.print(
+            f"[yellow]note:[/] {escape(str(path))} cannot be read ({escape(str(exc))}): what the "
+            "run registered and promoted is in `libre models list`.",
+            highlight=False,
+        )
+        return {}
+    return summary if isinstance(summary, dict) else {}
 
 
 def _print_failed_run(run_dir: Path, summary: dict) -> None:

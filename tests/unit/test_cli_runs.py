@@ -156,3 +156,19 @@ def test_values_in_square_brackets_reach_the_terminal_as_written():
         _print_summary(summary, 1.0)
     out = " ".join(captured.get().split())  # as the terminal's width wraps it
     assert "e.g. ['[b]', '[t]']" in out and "out/[2026].parquet" in out and "[yes]" in out
+
+
+def test_report_of_a_run_that_did_not_finish_or_whose_run_json_is_damaged(tmp_path):
+    """A truncated run.json made `libre report` end in a JSONDecodeError traceback, and a run
+    folder without run.json (a run killed while publishing) printed as if it had finished."""
+    run = tmp_path / "runs" / "pima" / "20261130-080000-000000000000"
+    run.mkdir(parents=True)
+    (run / "report.md").write_text("# The pima rules\n")
+    result = runner.invoke(app, ["report", str(run)], terminal_width=300)
+    assert result.exit_code == 0 and "The pima rules" in result.output
+    assert "has no run.json: the run did not finish" in " ".join(result.output.split())
+    (run / "run.json").write_text('{"report": "rep')  # cut short
+    result = runner.invoke(app, ["report", "pima", "--store", str(tmp_path)], terminal_width=300)
+    assert result.exit_code == 0, result.output
+    assert "The pima rules" in result.output and "Traceback" not in result.output
+    assert "run.json cannot be read" in " ".join(result.output.split())
