@@ -343,7 +343,7 @@ def report(
         path = run_dir / "report.md"
         if not path.is_file():
             raise FileNotFoundError(f"{path} does not exist: pass a run folder from `libre train`.")
-    except (FileNotFoundError, LibreError) as exc:
+    except (OSError, LibreError) as exc:
         fail(exc, debug)
         return
     _print_markdown(path.read_text(encoding="utf-8"))

@@ -193,12 +193,17 @@ def pipeline_and_store(given: str, store: Path | None) -> tuple[str, Path]:
     """The pipeline ``given`` names and the store holding it: a spec file (``specs/pima.yaml``)
     stands for its pipeline and, unless ``store`` (--store) is given, the spec's own store, as
     `libre train` used it; a name looks in ``store`` or :data:`DEFAULT_STORE`."""
+    pipeline = given
     if Path(given).suffix.lower() in (".yaml", ".yml") and Path(given).is_file():
         from libre_lib.ops.spec import load_spec
 
         spec = load_spec(given)
-        return spec.name, store if store is not None else Path(spec.store_location())
-    return given, store if store is not None else DEFAULT_STORE
+        pipeline = spec.name
+        store = store if store is not None else Path(spec.store_location())
+    store = store if store is not None else DEFAULT_STORE
+    if store.exists() and not store.is_dir():
+        raise NotADirectoryError(f"The store {store} is a file, not a folder.")
+    return pipeline, store
 
 
 def known_pipelines(name: str, known: list[str], where: str) -> str:

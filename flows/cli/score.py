@@ -18,7 +18,6 @@ import typer
 from rich.markup import escape
 
 from libre_flows.flows.cli.common import (
-    DEFAULT_STORE,
     Debug,
     console,
     fail,
@@ -63,7 +62,7 @@ def resolve_model(model: Path, store: Path | None) -> Path:
     if Path(spec).suffix.lower() in (".yaml", ".yml") and Path(spec).is_file():
         pipeline, store = pipeline_and_store(spec, store)
         return ModelRegistry(store).get(pipeline, version or "champion").model_path
-    store = store if store is not None else DEFAULT_STORE
+    _, store = pipeline_and_store(str(model), store)
     match = _REF.match(str(model))
     registry = ModelRegistry(store)
     if not model.exists() and match is None and _looks_like_a_name(str(model)):

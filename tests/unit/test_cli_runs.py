@@ -172,3 +172,20 @@ def test_report_of_a_run_that_did_not_finish_or_whose_run_json_is_damaged(tmp_pa
     assert result.exit_code == 0, result.output
     assert "The pima rules" in result.output and "Traceback" not in result.output
     assert "run.json cannot be read" in " ".join(result.output.split())
+
+
+def test_a_store_that_is_a_file_is_named_as_such(tmp_path):
+    """`libre score haberman ... --store notadir` advised restoring a champion pointer under
+    notadir/models/...: the store given was a file."""
+    from libre_flows.flows.cli.models import models_app
+
+    store = tmp_path / "notadir"
+    store.write_text("x")
+    for invoke, args in [
+        (app, ["score", "haberman", "in.csv", "out.parquet", "--store", str(store)]),
+        (app, ["report", "haberman", "--store", str(store)]),
+        (models_app, ["list", "haberman", "--store", str(store)]),
+    ]:
+        result = runner.invoke(invoke, args, terminal_width=300)
+        assert result.exit_code == 1, (args, result.output)
+        assert f"The store {store} is a file, not a folder." in " ".join(result.output.split())
