@@ -445,6 +445,11 @@ def list_inputs(
                     f"Input {str(path)!r} is neither CSV nor Parquet (by its extension: "
                     f"{', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)})."
                 )
+            if path.resolve() in skip and len(items) == 1:
+                raise DataError(
+                    f"The output is the input file {str(path)!r}: write the scores to another "
+                    "path (the input is read while the output is written)."
+                )
             if path.resolve() not in skip:
                 files.append(InputFile(path, kind))
         elif path.exists():

@@ -990,3 +990,16 @@ def test_score_frame_reads_a_frame_as_predict_and_libre_score_do():
         scored, _ = score_frame(model, numbered)
         assert (scored["prediction"].to_numpy() == model.predict(numbered)).all()
         assert list(scored.columns[:3]) == list(numbered.columns)
+
+
+def test_scoring_a_file_onto_itself_says_so(tmp_path):
+    """`libre score m h.parquet h.parquet` said "No input file left to score (the output file
+    is not an input)"."""
+    data = tmp_path / "h.parquet"
+    pd.DataFrame({"a": [1.0]}).to_parquet(data)
+    with pytest.raises(DataError, match=r"The output is the input file .*h.parquet'"):
+        list_inputs(data, exclude=[data])
+    (tmp_path / "link.parquet").symlink_to(data)
+    with pytest.raises(DataError, match="The output is the input file"):
+        list_inputs(tmp_path / "link.parquet", exclude=[data])
+    assert [f.path for f in list_inputs(data)] == [data]
