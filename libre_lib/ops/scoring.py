@@ -59,7 +59,7 @@ from .contract import (
     DataContract,
     input_family,
 )
-from .files import commit_temp, fsync_file, temp_path, unlink_quietly
+from .files import commit_temp, fsync_file, temp_path, unlink_quietly, write_failed
 from .registry import registered_version, verified_text
 from .sources import csv_dialect, integer_fields, read_types, skipped_entry, text_encoding
 
@@ -410,6 +410,16 @@ def _file_format(path: Path) -> str | None:
     if name.endswith(PARQUET_SUFFIXES):
         return "parquet"
     return None
+
+
+@contextlib.contextmanager
+def _writing(output: Path):
+    """An OS error while writing the scores (a full disk, a folder without write permission)
+    as one line naming ``output``, not the hidden temp file or a bare errno."""
+    try:
+        yield
+    except OSError as exc:
+        raise write_failed(output, exc) from exc
 
 
 def list_inputs(
@@ -1226,11 +1236,13 @@ def score_files(
     rule_counts = np.zeros(len(texts), dtype=np.int64)
     report = ContractReport(0, missing_rate_tolerance=contract.missing_rate_tolerance)
     rows = batches = n_positive = 0
-    output.parent.mkdir(parents=True, exist_ok=True)
+    with _writing(output):
+        output.parent.mkdir(parents=True, exist_ok=True)
     temp = temp_path(output)
     writer = None
     try:
-        writer = pq.ParquetWriter(str(temp), out_schema)
+        with _writing(output):
+            writer = pq.ParquetWriter(str(temp), out_schema)
         for file in files:
             done, whole = 0, None  # rows of this file, and what they held
             for table in reader.batches(file, batch_rows):
@@ -1248,7 +1260,8 @@ def score_files(
                     columns = _score_columns(scores, out_schema, start, stop)
                     for name, column in zip(SCORE_COLUMNS, columns, strict=True):
                         rows_out = rows_out.append_column(name, column)
-                    writer.write_table(rows_out)
+                    with _writing(output):
+                        writer.write_table(rows_out)
                 report = report.merge(part)
                 whole = part if whole is None else whole.merge(part)
                 rule_counts += scores.fired.sum(axis=0)
@@ -1261,10 +1274,11 @@ def score_files(
                 ContractReport(whole.n_rows, tuple(contract.empty_columns(whole))).raise_for_errors(
                     file.name
                 )
-        writer.close()
-        writer = None
-        fsync_file(temp)
-        commit_temp(temp, output)
+        with _writing(output):
+            writer.close()
+            writer = None
+            fsync_file(temp)
+            commit_temp(temp, output)
     except BaseException:
         if writer is not None:
             with contextlib.suppress(Exception):

@@ -1003,3 +1003,23 @@ def test_scoring_a_file_onto_itself_says_so(tmp_path):
     with pytest.raises(DataError, match="The output is the input file"):
         list_inputs(tmp_path / "link.parquet", exclude=[data])
     assert [f.path for f in list_inputs(data)] == [data]
+
+
+def test_a_failed_write_names_the_output_and_keeps_the_old_one(credit, tmp_path, monkeypatch):
+    """A full disk printed "[Errno 28] Error writing bytes to file", and a read-only folder
+    named the hidden temp file, not the output."""
+    import errno
+
+    X, model, contract = credit
+    _write_inputs(X, tmp_path / "in")
+    output = tmp_path / "scored.parquet"
+    output.write_bytes(b"the previous scores")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    with pytest.raises(LibreError, match=rf"Could not write {output}: .*No space left on device"):
+        score_files(model, tmp_path / "in", output, contract=contract)
+    assert output.read_bytes() == b"the previous scores"
+    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == ["scored.parquet"]
