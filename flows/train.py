@@ -58,7 +58,7 @@ from libre_flows.tasks.tuning import (
     tune_all,
     tuned_spec,
 )
-from libre_lib.errors import DataError, LibreError, SpecError
+from libre_lib.errors import ArtifactError, DataError, LibreError, SpecError
 from libre_lib.ops.sources import skipped_entry
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
@@ -201,6 +201,14 @@ def preflight(spec_path: str | os.PathLike, store: str | None = None) -> Pipelin
                 "data. Put the store elsewhere, or in a folder whose name starts with '.' or "
                 "'_' (the reader skips those)."
             )
+    root = Path(store_root(spec, store))
+    existing = next((p for p in (root, *root.parents) if p.exists()), None)
+    if existing is not None and existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
+        raise ArtifactError(
+            f"The store {str(root)!r} cannot be written ({existing} is read-only or not yours): "
+            "training writes its stages, model versions and runs there. Give a writable store "
+            "(--store, or store: in the spec)."
+        )
     return spec
 
 

@@ -150,3 +150,30 @@ def test_a_store_inside_a_streamed_data_folder_is_refused(tmp_path):
     assert preflight(spec, str(folder / ".libre-store")).name == "h"  # the reader skips it
     spec.write_text(spec.read_text().replace("store: parts/store", "store: elsewhere"))
     assert preflight(spec).name == "h"
+
+
+def test_a_store_that_cannot_be_written_is_refused_before_the_run(tmp_path, monkeypatch):
+    """A read-only store failed `libre train` with "[Errno 30] Read-only file system:
+    .../models/haberman/.lock", another pipeline's lock."""
+    import os
+
+    from libre_flows.flows.train import preflight
+    from libre_lib.errors import ArtifactError
+
+    data = Path(__file__).parents[2] / "libre_lib" / "datasets" / "haberman.csv"
+    (tmp_path / "haberman.csv").write_bytes(data.read_bytes())
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: h\ndata: {path: haberman.csv}\ntarget: {column: target, positive_class: '2'}\n"
+        "store: store\n"
+    )
+    (tmp_path / "store").mkdir()
+    assert preflight(spec).name == "h"
+    read_only = str(tmp_path / "store")
+    real = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if str(p) == read_only else real(p, mode)
+    )
+    with pytest.raises(ArtifactError, match=r"The store .*store' cannot be written \(.*read-only"):
+        preflight(spec)
+    assert preflight(spec, str(tmp_path / "new" / "store")).name == "h"  # made under tmp_path
