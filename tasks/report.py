@@ -11,6 +11,7 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from libre_lib.errors import ArtifactError
 from libre_lib.ops import stages
 from libre_lib.ops.cleanup import RUN_FILE
 from libre_lib.ops.files import atomic_write_text
@@ -142,9 +143,17 @@ def promote(
     promoted = stages.promote(registry, spec, registration)
     if run_dir is not None:
         path = Path(run_dir) / RUN_FILE
-        summary = json.loads(path.read_text(encoding="utf-8"))
-        summary.update(outcome(promoted), promotion_state="applied")
-        atomic_write_text(path, json.dumps(summary, indent=2))
+        try:
+            summary = json.loads(path.read_text(encoding="utf-8"))
+            summary.update(outcome(promoted), promotion_state="applied")
+            atomic_write_text(path, json.dumps(summary, indent=2))
+        except (OSError, ValueError) as exc:  # the decision stands: say what it was
+            done = "is the champion" if promoted.decision.promoted else "was not promoted"
+            raise ArtifactError(
+                f"Model {promoted.version.version} {done} ({promoted.decision.reason}), but "
+                f"{path} could not be updated to say so ({exc}): it still says the promotion "
+                "is pending; `libre models list` shows the registry."
+            ) from exc
     if promoted.decision != registration.decision:
         log().warning(
             "the champion changed while this run wrote its files; %s (the run folder's report "

@@ -416,6 +416,25 @@ def test_a_run_that_fails_after_any_step_leaves_the_champion_where_it_was(
     assert applied["promoted"] and applied["promotion_state"] == "applied"
 
 
+def test_a_run_whose_run_json_cannot_say_applied_names_the_promotion(spec_copy, monkeypatch):
+    """A full disk after the champion moved: the run failed with "Could not write run.json"
+    alone, while the registry had promoted its model and run.json said "pending"."""
+    import libre_flows.tasks.report as report_tasks
+    from libre_lib.errors import ArtifactError
+
+    spec = spec_copy()  # its first version: the champion
+    real = report_tasks.atomic_write_text
+
+    def full_at_applied(path, text, *args, **kwargs):
+        if '"promotion_state": "applied"' in text:
+            raise ArtifactError(f"Could not write {path}: [Errno 28] No space left on device.")
+        return real(path, text, *args, **kwargs)
+
+    monkeypatch.setattr(report_tasks, "atomic_write_text", full_at_applied)
+    with pytest.raises(ArtifactError, match=r"Model v0001-\w+ is the champion \(.*could not be "):
+        train(spec)
+
+
 def test_runs_started_together_get_distinct_folders(spec_copy, tmp_path, monkeypatch):
     """Run folders were named by the first 8 hex digits of the flow run id; server-made ids
     are UUIDv7, whose leading digits are a millisecond timestamp, so two runs started in the
