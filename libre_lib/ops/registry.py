@@ -86,7 +86,14 @@ from ..rules import tested_columns
 from .artifacts import canonical_json, fingerprint_bytes
 from .contract import DataContract
 from .diff import ChampionChanges, column_changes, diff_rules, metric_deltas, metric_value
-from .files import STALE_AFTER_S, atomic_write_text, fsync_dir, remove_stale, write_new_file
+from .files import (
+    STALE_AFTER_S,
+    atomic_write_bytes,
+    atomic_write_text,
+    fsync_dir,
+    remove_stale,
+    write_new_file,
+)
 
 try:  # POSIX only; see the module docstring.
     import fcntl
@@ -589,6 +596,30 @@ class ModelRegistry:
         )
         return version
 
+    def _restore(self, entry: ModelVersion, files: Mapping[str, bytes]) -> None:
+        """Rewrite a reused version's files whose bytes no longer match the sha256 recorded at
+        registration from ``files`` (this run's, whose sha256 is the recorded one): a reused
+        version is one the registry vouches for again, so a damaged copy is mended, with a
+        warning, or the run would report a champion no one can score with."""
+        for name, data in files.items():
+            expected = entry.model_sha256 if name == MODEL_FILE else entry.files_sha256.get(name)
+            if expected is None or fingerprint_bytes(data) != expected:
+                continue
+            path = entry.path / name
+            try:
+                intact = fingerprint_bytes(path.read_bytes()) == expected
+            except OSError:
+                intact = False
+            if not intact:
+                atomic_write_bytes(path, data)
+                logger.warning(
+                    "%s of %s/%s did not match the sha256 recorded at registration: restored "
+                    "from this run's identical copy.",
+                    name,
+                    entry.pipeline,
+                    entry.version,
+                )
+
     def register_unless_unchanged(
         self,
         pipeline: str,
@@ -667,6 +698,7 @@ class ModelRegistry:
                         pipeline,
                         same[-1].version,
                     )
+                    self._restore(same[-1], {MODEL_FILE: payload, **extra})
                     return same[-1], False
                 number = self._next_number(directory)
                 version_id = f"v{number:04d}-{model_sha256[:8]}"

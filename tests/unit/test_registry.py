@@ -1199,3 +1199,24 @@ def test_a_damaged_champion_pointer_is_told_once_per_command(populated, caplog):
     told = [r for r in caplog.records if "Each version's own record" in r.getMessage()]
     assert len(told) == 1, caplog.text
     assert registry.champion(PIPE).version == a.version
+
+
+def test_a_reused_version_with_a_damaged_model_file_is_restored(registry, models, caplog):
+    """A run that reproduced a version whose model.json had been damaged reused it without a
+    look: it reported that version as the champion, and `libre score` then refused it."""
+    a = register(registry, models[0])
+    registry.promote(PIPE, a.version)
+    good = a.model_path.read_bytes()
+    a.model_path.write_bytes(good.replace(b"0.5", b"0.6", 1))
+    with pytest.raises(RegistryError, match="does not match the sha256"):
+        registry.load_model(PIPE, a.version)
+    with caplog.at_level("WARNING", logger="libre_lib.ops.registry"):
+        again, new = registry.register_unless_unchanged(
+            PIPE, models[0].to_json(), spec={"name": PIPE, "model": {"alpha": models[0].alpha}},
+            metrics={"f1": 0.6}, validation=PASSED, data_fingerprint="d" * 64,
+            spec_hash="s" * 64, run_id="run-2",
+        )  # fmt: skip
+    assert (again.version, new) == (a.version, False)
+    assert a.model_path.read_bytes() == good
+    assert "restored from this run's identical copy" in caplog.text
+    assert registry.load_model(PIPE, a.version).rules_ == models[0].rules_
