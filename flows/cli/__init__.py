@@ -8,6 +8,7 @@ libre report pima [--store DIR]          (its latest run; or its spec, or a run 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
@@ -58,7 +59,7 @@ def train(
     """Train the rule set SPEC declares; prints where the report is."""
     from libre_lib.ops.spec import load_spec
 
-    name, where = "PIPELINE", ""
+    name, where, root, began = "PIPELINE", "", None, time.time()
     try:
         parsed = load_spec(spec)
         name = parsed.name
@@ -80,6 +81,11 @@ def train(
         fail(exc, debug)
         return
     except KeyboardInterrupt:
+        applied = _applied_since(root, name, began) if root is not None else None
+        if applied is not None:
+            interrupted(
+                f"the run had finished: {applied}. `libre report {name}{where}` shows its report."
+            )
         interrupted(
             "the stages finished before it are cached (a re-run reuses them). If the run "
             f"reached promotion, its model is the champion: `libre models list {name}{where}` "
@@ -87,6 +93,23 @@ def train(
         )
     work_committed()
     _print_summary(summary, time.perf_counter() - started)
+
+
+def _applied_since(root: Path, pipeline: str, began: float) -> str | None:
+    """The promotion decision of a run of ``pipeline`` under ``root`` that started at or after
+    ``began`` (a Unix time) and applied it (its run.json says so), or None: a Ctrl-C that
+    came after the run's last step says what the run did."""
+    from libre_lib.ops.cleanup import RUN_FILE, RUNS_DIR
+
+    with contextlib.suppress(OSError):
+        for path in (root / RUNS_DIR / pipeline).glob(f"*/{RUN_FILE}"):
+            if path.parent.stat().st_mtime < began - 1:  # a folder of an earlier run
+                continue
+            with contextlib.suppress(OSError, ValueError):
+                summary = json.loads(path.read_text(encoding="utf-8"))
+                if summary.get("promotion_state") == "applied":
+                    return f"model {summary.get('model_version')}: {summary.get('promotion')}"
+    return None
 
 
 def _print_summary(summary: dict, seconds: float) -> None:

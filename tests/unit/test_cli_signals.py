@@ -57,3 +57,46 @@ def test_ctrl_c_during_train_or_score_says_what_it_leaves_and_exits_130(monkeypa
     assert (
         "interrupted:" in result.output and "either as it was or the complete new" in result.output
     )
+
+
+def test_ctrl_c_after_the_run_applied_its_promotion_says_what_it_did(monkeypatch, tmp_path):
+    """A Ctrl-C that came after the promotion was applied said "if the run reached promotion,
+    its model is the champion", while its run.json knew."""
+    import json
+    import os
+
+    from typer.testing import CliRunner
+
+    from libre_flows.flows import train as train_flow
+    from libre_flows.flows.cli import app
+
+    spec = tmp_path / "pima.yaml"
+    spec.write_text(
+        "name: pima\ndata: {path: data.csv}\ntarget: {column: target, positive_class: '1'}\n"
+    )
+    runs = tmp_path / ".libre-store" / "runs" / "pima"
+    (runs / "20200101-000000-aaaaaaaaaaaa").mkdir(parents=True)  # an earlier run's folder
+    old = runs / "20200101-000000-aaaaaaaaaaaa" / "run.json"
+    old.write_text(json.dumps({"promotion_state": "applied", "model_version": "v0001-old"}))
+    os.utime(old.parent, (1e9, 1e9))
+
+    def finish_then_stop(*args, **kwargs):
+        run = runs / "20261130-090000-bbbbbbbbbbbb"
+        run.mkdir()
+        (run / "run.json").write_text(
+            json.dumps(
+                {
+                    "promotion_state": "applied",
+                    "model_version": "v0002-12345678",
+                    "promotion": "promoted: holdout f1 0.612 is not below the champion's",
+                }
+            )
+        )
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_flow, "preflight", lambda *args: None)
+    monkeypatch.setattr(train_flow, "train", finish_then_stop)
+    result = CliRunner().invoke(app, ["train", str(spec)], env={"COLUMNS": "250"})
+    assert result.exit_code == 130
+    assert "the run had finished: model v0002-12345678: promoted: holdout f1" in result.output
+    assert "v0001-old" not in result.output
