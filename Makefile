@@ -9,9 +9,10 @@ STAMP  := $(VENV)/.installed
 demo: $(STAMP)
 	$(BIN)/libre train deployments/specs/pima.yaml
 
-# one worker per core, at most 4; a test file stays on one worker (its fixtures are built once)
+# one worker per core, at most 4; a test file stays on one worker (its fixtures are built once);
+# the slowest files first (tests/conftest.py: SLOW_FIRST), so none is left running alone at the end
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
