@@ -391,7 +391,8 @@ def name_taken(
     pipeline of that name trained on other data, whose champion a run of the new spec would
     replace; None when it does not.
     The data are compared by their fingerprint (a path as each spec writes it is relative to
-    that spec's folder: two files called data.csv read alike); without ``location``, by path."""
+    that spec's folder: two files called data.csv read alike); without ``location``, or for a
+    version of an earlier release (no ``data_aliases``), by path too."""
     from .registry import ModelRegistry  # the registry only when a store exists
 
     if not (Path(store) / "models" / pipeline).is_dir():
@@ -405,10 +406,12 @@ def name_taken(
         return None
     if not versions:
         return None
-    if location is None:
-        if earlier == data_path:
-            return None
-    else:
+    # versions of releases before data aliases recorded the load file's hash, not the data
+    # file's: for those the path as the spec wrote it is all there is to compare
+    by_path = location is None or not versions[-1].data_aliases
+    if by_path and earlier == data_path:
+        return None
+    if location is not None:
         seen = fingerprint_source(location, file_format)
         if seen in set().union(*(v.data_fingerprints for v in versions)):
             return None

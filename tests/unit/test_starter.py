@@ -365,3 +365,41 @@ def test_a_running_number_beyond_2_to_the_53_is_an_id():
     assert "bigid" in found.identifiers
     (message,) = identifier_messages(frame[["bigid"]], [False])
     assert message.startswith("Column 'bigid' holds a different whole number in each of its 200")
+
+
+def test_a_name_is_taken_by_other_data_whatever_path_a_spec_wrote(tmp_path):
+    """Two folders' data.csv passed as the same data (the second took over the first's
+    champion); versions of earlier releases, which recorded the load file's hash and no
+    aliases, are still told by the path their spec wrote."""
+    import warnings
+
+    from libre_lib import LibreClassifier
+    from libre_lib.ops.registry import ModelRegistry
+    from libre_lib.ops.sources import fingerprint_source
+
+    frame = _frame()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    frame.to_csv(tmp_path / "a" / "data.csv", index=False)
+    frame.iloc[::2].to_csv(tmp_path / "b" / "data.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LibreClassifier(random_state=0, max_rules=1).fit(frame[["age"]], frame["churned"])
+    store = tmp_path / ".libre-store"
+
+    def register(name, fingerprint, aliases):
+        ModelRegistry(store).register_unless_unchanged(
+            name, model.to_json(), spec={"name": name, "data": {"path": "data.csv"}},
+            metrics={"f1": 0.5}, validation={"success": True}, data_fingerprint=fingerprint,
+            spec_hash="s" * 64, run_id="run-1", data_aliases=aliases,
+        )  # fmt: skip
+
+    a, b = (str(tmp_path / f / "data.csv") for f in "ab")
+    register("data", fingerprint_source(a, "csv"), ("c" * 64,))  # this release: aliases
+    assert st.name_taken(store, "data", "data.csv", a, "csv") is None
+    assert "already holds a pipeline named 'data'" in st.name_taken(
+        store, "data", "data.csv", b, "csv"
+    )
+    register("old", "e" * 64, ())  # an earlier release: the load file's hash, no aliases
+    assert st.name_taken(store, "old", "data.csv", a, "csv") is None
+    assert st.name_taken(store, "old", "other.csv", a, "csv") is not None
