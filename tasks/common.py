@@ -22,7 +22,12 @@ from libre_lib.ops.cleanup import RUNS_DIR
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.stages import spec_hash
 
-STAGE_VERSION = f"{__version__}+1"
+#: Part of every stage's cache key: raise the number whenever a stage computes something else
+#: from the same inputs and parameters, so that a store made by an earlier release recomputes
+#: that stage instead of reusing it. +2: ``load`` reads Parquet integers beside blanks as
+#: "58" (not "58.0") and refuses feature names that scoring writes, which stores of +1 had
+#: cached the old way (an upgraded store trained other rules than a fresh one).
+STAGE_VERSION = f"{__version__}+2"
 #: Seconds between two updates of a mapped stage's progress artifact (the last is always sent).
 PROGRESS_EVERY_S = 1.0
 

@@ -1199,10 +1199,17 @@ class ModelRegistry:
         promoted = value + FLOAT_SLACK >= best - tolerance
         tol = f" minus tolerance {tolerance:g}" if tolerance else ""
         verdict = "is not below" if promoted else "is below"
+        favoured = not promoted and "(that favours it)" in compared.scored_on
+        way_out = (  # every later run on these rows would be judged alike
+            f"; if this version is the better one, `libre models promote {candidate.pipeline} "
+            f"{name}` makes it the champion"
+            if favoured
+            else ""
+        )
         return decision(
             promoted,
             f"{rows} {metric} {value:.3f} {verdict} the champion {champion.version}'s "
-            f"{best:.3f}{tol} (change {delta:+.3f}); {compared.scored_on}{why}",
+            f"{best:.3f}{tol} (change {delta:+.3f}); {compared.scored_on}{why}{way_out}",
             delta,
         )
 

@@ -324,3 +324,22 @@ def test_the_champion_is_rescored_when_the_data_gained_or_lost_a_column_it_does_
     decision = registry.decide(PIPE, challenger.version, holdout=lacking)
     assert not decision.same_rows
     assert f"lack the column {sorted(tested)[0]!r} that its rules test" in decision.scored_on
+
+
+def test_a_version_rejected_on_rows_the_champion_may_have_trained_on_gets_the_way_out(
+    registry, ranked, split
+):
+    """After the split changed (an upgrade), every run was rejected against a champion that
+    had trained on some of its holdout rows, and the reason did not say how to get out."""
+    registry, _, challenger = registry
+    weaker, _ = ranked
+    *_, X_hold, y_hold = split
+    holdout = Holdout(X_hold, y_hold, "the holdout rows of run b")
+    registry.promote(PIPE, challenger.version, holdout=holdout)  # the stronger one leads
+    again = _register(registry, weaker, metrics(weaker, X_hold, y_hold), "c")
+    decision = registry.decide(PIPE, again.version, holdout=holdout)
+    assert not decision.promoted
+    assert decision.reason.endswith(
+        f"{OTHER_DATA}; if this version is the better one, `libre models promote {PIPE} "
+        f"{again.version}` makes it the champion"
+    ), decision.reason
