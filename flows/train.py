@@ -160,6 +160,11 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
         passes = []
     passes += fitted["passes"]
     rules = fitted["rules"]
+    outputs = [*passes, data, validation, holdout, *tuning, *passed_over]
+    outputs += [fitted[name] for name in ("choice", "bins", "records")]
+    outputs += [*fitted["learners"], fitted["candidates"], rules]
+    if streaming:  # parts rewritten while the passes read them: nothing is registered
+        streamed.check_source(spec, source, outputs)
     run_dir = run_folder(root, spec)
     picked = tuning[-1] if tuning else None
     trained = report(
@@ -168,9 +173,6 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     )  # fmt: skip
     registration = register(spec, root, trained, data, str(run_dir))
     publish(spec, trained, registration, str(run_dir))
-    outputs = [*passes, data, validation, holdout, *tuning, *passed_over]
-    outputs += [fitted[name] for name in ("choice", "bins", "records")]
-    outputs += [*fitted["learners"], fitted["candidates"], rules]
     summary = summarize(spec, run_dir, trained, registration, outputs, started)
     registration = promote(spec, root, registration, str(run_dir))  # last: a failed run
     # keeps the champion, and its run.json says the promotion is pending

@@ -14,12 +14,16 @@ unchanged; the merged ``encode`` holds the distinct records of *every* training 
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from libre_lib.errors import DataError, counted
 from libre_lib.ops import stages, streamed
+from libre_lib.ops.artifacts import SIDECAR_SUFFIX
 from libre_lib.ops.batches import Part
+from libre_lib.ops.files import unlink_quietly
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.streamed import SourcePlan
@@ -57,6 +61,31 @@ def plan_source(spec: PipelineSpec) -> tuple[SourcePlan, Stage]:
         spec.data.batch_rows,
     )
     return plan, source
+
+
+@task(name="check_source", cache_policy=NO_CACHE, **read_policy(LOAD_TIMEOUT_S))
+def check_source(spec: PipelineSpec, source: Stage, stages_run: list[Stage]) -> None:
+    """Refuse a streamed run whose parts changed while it read them (an export landing
+    mid-run): its results mix two versions of the data under the key of the first. The stages
+    this run computed are removed from the store (later stages' keys follow from the source's
+    fingerprint, not from the rows, so a run on the first bytes would reuse them), and nothing
+    is registered. A run whose stages were all cache hits read no part: nothing to check."""
+    computed = [s for s in stages_run if not s.hit and s.ref.path]
+    if spec.data.is_url() or not computed:
+        return
+    after = fingerprint_source(spec.data_location(), spec.data.resolved_format())
+    if after == source.ref.sha256:
+        return
+    for stage in computed:
+        path = Path(stage.ref.path)
+        for stale in (path, path.with_name(path.name + SIDECAR_SUFFIX)):
+            unlink_quietly(stale)
+    raise DataError(
+        f"Data source {spec.data_location()!r} changed while the pipeline read its parts (sha256 "
+        f"{source.ref.sha256[:12]}… when the run started, {after[:12]}… at its end); the "
+        f"{counted(len(computed), 'stage')} it computed were removed and no model was "
+        "registered. Run again once the parts are written."
+    )
 
 
 def _part_run_name(prefix: str):

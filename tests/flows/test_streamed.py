@@ -97,6 +97,37 @@ def test_a_sample_smaller_than_the_data_is_what_the_report_scores(spec_copy, pim
     assert "768 rows streamed" in text and "a uniform sample of" in text
 
 
+def test_parts_rewritten_during_the_run_register_nothing_and_leave_nothing_cached(
+    spec_copy, tmp_path, monkeypatch
+):
+    """A part rewritten while the passes read it: the run registered a model of both data
+    versions, and a later run on the first bytes reused its stages."""
+    import libre_flows.tasks.streamed as streamed_tasks
+    from libre_lib.ops.registry import ModelRegistry
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    frame = pd.read_csv(DATASETS / "pima.csv")
+    frame.iloc[:400].to_csv(folder / "part-0.csv", index=False)
+    frame.iloc[400:].to_csv(folder / "part-1.csv", index=False)
+    spec = _streamed_spec(spec_copy, folder)
+    real = streamed_tasks.fingerprint_source
+    calls = []
+
+    def rewritten_after_the_first_look(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs) if len(calls) == 1 else "f" * 64
+
+    monkeypatch.setattr(streamed_tasks, "fingerprint_source", rewritten_after_the_first_look)
+    with pytest.raises(DataError, match=r"changed while the pipeline read its parts .* no model"):
+        train(spec)
+    assert ModelRegistry(tmp_path / "store").versions("pima") == []
+    assert not list((tmp_path / "store").rglob("*.parquet"))  # every computed stage removed
+    monkeypatch.setattr(streamed_tasks, "fingerprint_source", real)
+    summary = train(spec)
+    assert summary["cache_hits"] == 0 and summary["model_version"].startswith("v0001-")
+
+
 def test_a_failed_expectation_on_any_batch_fails_the_streamed_run(spec_copy, pima_folder):
     spec = _streamed_spec(spec_copy, pima_folder, expectations={"min_rows": 1000})
     with pytest.raises(DataValidationError, match="768"):
