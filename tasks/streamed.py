@@ -24,7 +24,7 @@ from libre_lib.ops import stages, streamed
 from libre_lib.ops.artifacts import SIDECAR_SUFFIX
 from libre_lib.ops.batches import Part
 from libre_lib.ops.files import unlink_quietly
-from libre_lib.ops.sources import fingerprint_source
+from libre_lib.ops.sources import DATA_SUFFIXES, fingerprint_source, unread_files
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.streamed import SourcePlan
 from libre_lib.ops.tables import discretization_table, records_table
@@ -51,6 +51,9 @@ def plan_source(spec: PipelineSpec) -> tuple[SourcePlan, Stage]:
     the root of the stages' keys (its sha256)."""
     source = source_stage(fingerprint_source(spec.data_location(), spec.data.resolved_format()))
     plan = streamed.plan_source(spec)
+    unread = unread_files(spec.data_location(), DATA_SUFFIXES[spec.data.resolved_format()])
+    if unread is not None:
+        log().warning("%s", unread)
     known = [p.n_rows for p in plan.parts if p.n_rows is not None]
     rows = f"{sum(known):,} rows" if len(known) == len(plan.parts) else "rows counted when read"
     log().info(

@@ -61,7 +61,14 @@ from .contract import (
 )
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly, write_failed
 from .registry import registered_version, verified_text
-from .sources import csv_dialect, integer_fields, read_types, skipped_entry, text_encoding
+from .sources import (
+    csv_dialect,
+    integer_fields,
+    read_types,
+    skipped_entry,
+    text_encoding,
+    unread_files,
+)
 
 __all__ = [
     "SCORE_COLUMNS",
@@ -442,6 +449,9 @@ def list_inputs(
                 if p.is_file() and _file_format(p) and not skipped_entry(p.relative_to(path).parts)
             ]
             found = [p for p in found if p.resolve() not in skip]
+            unread = unread_files(str(path), CSV_SUFFIXES + PARQUET_SUFFIXES)
+            if unread is not None:
+                warnings.warn(unread, LibreWarning, stacklevel=user_stacklevel())
             if not found:
                 raise DataError(
                     f"Directory {str(path)!r} holds no CSV or Parquet file (looked for "

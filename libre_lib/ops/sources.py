@@ -113,6 +113,30 @@ def source_files(location: str, file_format: str) -> list[str]:
     return files
 
 
+def unread_files(location: str, suffixes: tuple[str, ...], shown: int = 5) -> str | None:
+    """The files of a local data folder that a run does not read although they are not hidden
+    or markers (names not ending in ``suffixes``: ``part-8.csv.xz``, Hive's ``000000_0``), as
+    a note naming up to ``shown`` of them; None when there are none (or for a URL)."""
+    path = Path(location.removeprefix("file://"))
+    if is_url(location) or not path.is_dir():
+        return None
+    unread = sorted(
+        p.relative_to(path).as_posix()
+        for p in path.rglob("*")
+        if p.is_file()
+        and not p.name.lower().endswith(suffixes)
+        and not skipped_entry(p.relative_to(path).parts)
+    )
+    if not unread:
+        return None
+    more = f" and {len(unread) - shown:,} more" if len(unread) > shown else ""
+    return (
+        f"{len(unread):,} file(s) in {str(path)!r} are not read (names not ending in "
+        f"{', '.join(suffixes)}): {', '.join(unread[:shown])}{more}. Convert them, or move them "
+        "out of the folder (or name them with a leading '.' or '_') to say they are not data."
+    )
+
+
 def fingerprint_source(location: str, file_format: str | None = None) -> str:
     """sha256 of the data file's bytes, streamed (the root of every cache key); for a
     directory, of the names (relative) and bytes of the files a run reads

@@ -135,7 +135,11 @@ def _write_inputs(X: pd.DataFrame, folder):
 
 def test_list_inputs_finds_csv_and_parquet_and_skips_the_rest(credit, tmp_path):
     _write_inputs(credit[0], tmp_path / "in")
-    found = [f.path.relative_to(tmp_path / "in").as_posix() for f in list_inputs(tmp_path / "in")]
+    (tmp_path / "in" / "000000_0").write_text("a,b\n1,2\n")  # a Hive part: no suffix
+    (tmp_path / "in" / "_SUCCESS").write_text("")  # a marker: skipped without a word
+    with pytest.warns(LibreWarning, match=r"2 file\(s\) in .* are not read .*: 000000_0, notes"):
+        found = list_inputs(tmp_path / "in")
+    found = [f.path.relative_to(tmp_path / "in").as_posix() for f in found]
     assert found == ["a.csv", "c.csv.gz", "sub/b.parquet"]
     with pytest.raises(DataError, match="does not exist"):
         list_inputs(tmp_path / "nowhere")
