@@ -114,7 +114,7 @@ def _profile_params(spec: PipelineSpec, plan: SourcePlan, part: Part) -> dict:
 def profile(spec, store_root: str, source: Stage, plan: SourcePlan, part: Part, force=False):
     """Pass 1 on one part: validation statistics and class counts per value."""
     params = _profile_params(spec, plan, part)
-    compute = lambda: streamed.profile(spec, plan, part)  # noqa: E731
+    compute = lambda: streamed.in_part(part, streamed.profile, spec, plan, part)  # noqa: E731
     return run_stage(spec, store_root, "profile", params, [source], compute, force)
 
 
@@ -183,7 +183,7 @@ def sample(
 
     def both():
         if not memo:
-            memo["result"] = streamed.sample(spec, plan, part, rate, edges)
+            memo["result"] = streamed.in_part(part, streamed.sample, spec, plan, part, rate, edges)
         return memo["result"]
 
     params = streamed.part_params(spec, plan, part)
@@ -228,7 +228,7 @@ def sample_all(spec, store_root, source: Stage, plan: SourcePlan, profiles, forc
 def resolve(spec, store_root, source: Stage, plan, part: Part, inputs, edges, bins, force=False):
     """Pass 2b on one part: the values in the fine bins the pre-binning's quantiles fall in."""
     params = {**streamed.part_params(spec, plan, part), "bins": bins}
-    compute = lambda: streamed.resolve(spec, plan, part, edges, bins)  # noqa: E731
+    compute = lambda: streamed.in_part(part, streamed.resolve, spec, plan, part, edges, bins)  # noqa: E731
     return run_stage(spec, store_root, "resolve", params, [source, *inputs], compute, force)
 
 
@@ -330,7 +330,8 @@ def encode_part(spec, store_root, source: Stage, plan, bins: Stage, part: Part, 
     """Pass 3 on one part: its training rows' distinct records."""
 
     def compute():
-        return streamed.encode_part(spec, plan, part, load_discretization(store_root, bins))
+        discretization = load_discretization(store_root, bins)
+        return streamed.in_part(part, streamed.encode_part, spec, plan, part, discretization)
 
     params = streamed.part_params(spec, plan, part)
     return run_stage(spec, store_root, "encode_part", params, [source, bins], compute, force)

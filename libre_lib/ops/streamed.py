@@ -131,6 +131,20 @@ class SourcePlan:
         }
 
 
+def in_part(part: Part, function: Callable, *args):
+    """``function(*args)``, a pass over ``part``: a data error it raises names the part's file
+    (a stray text among a later part's numbers named no file) and the spec's key for
+    categorical columns, not the estimator's parameter."""
+    try:
+        return function(*args)
+    except DataError as exc:
+        text = str(exc)
+        if part.path in text:
+            raise
+        text = text.replace("in categorical_features", "in features.categorical")
+        raise DataError(f"In {part.path}: {text}") from exc
+
+
 def plan_source(spec: PipelineSpec) -> SourcePlan:
     """The source's parts and columns; categorical features as declared, else by the dtype
     of the first rows (as ``LibreClassifier`` infers them)."""

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from libre_lib import LibreClassifier
+from libre_lib.errors import DataError
 from libre_lib.inputs import binary_target
 from libre_lib.ops import stages, streamed
 from libre_lib.ops.batches import (
@@ -345,3 +346,22 @@ def test_streamed_and_in_memory_runs_hold_out_the_same_rows(name, tmp_path):
     flags = stages.split(in_memory, frame)[0].column("holdout").to_numpy()
     np.testing.assert_array_equal(data.sample_holdout, flags)
     assert 0.15 < flags.mean() < 0.25
+
+
+def test_a_data_error_in_a_later_part_names_its_file_and_the_specs_key(tmp_path):
+    """Stray text among a later CSV part's numbers failed the run with "Column 'age' should be
+    numeric ... Declare it in categorical_features": no file, and not the spec's key."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    frame = pd.DataFrame({"age": np.arange(40) % 30 + 20, "y": np.arange(40) % 2})
+    frame.iloc[:20].to_csv(folder / "part-0.csv", index=False)
+    frame.iloc[20:].assign(age=["unknown", *frame.age.iloc[21:]]).to_csv(
+        folder / "part-1.csv", index=False
+    )
+    spec = _spec(folder, "y", 1, [], format="csv")
+    plan = streamed.plan_source(spec)
+    first, second = plan.parts
+    streamed.in_part(first, streamed.profile, spec, plan, first)
+    with pytest.raises(DataError, match=r"^In .*part-1.csv: Column 'age' should be numeric") as e:
+        streamed.in_part(second, streamed.profile, spec, plan, second)
+    assert "features.categorical" in str(e.value) and "categorical_features" not in str(e.value)
