@@ -26,6 +26,7 @@ From Python::
 from __future__ import annotations
 
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -203,6 +204,7 @@ def preflight(spec_path: str | os.PathLike, store: str | None = None) -> Pipelin
                 "data. Put the store elsewhere, or in a folder whose name starts with '.' or "
                 "'_' (the reader skips those)."
             )
+    _check_scheduler(spec)
     root = Path(store_root(spec, store))
     existing = next((p for p in (root, *root.parents) if p.exists()), None)
     if existing is not None and existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
@@ -212,6 +214,23 @@ def preflight(spec_path: str | os.PathLike, store: str | None = None) -> Pipelin
             "(--store, or store: in the spec)."
         )
     return spec
+
+
+def _check_scheduler(spec: PipelineSpec, timeout_s: float = 5.0) -> None:
+    """A Dask scheduler given by a ``tcp://host:port`` ``runner.address`` answers: else the run
+    would wait 30 s and fail with a bare "Timed out trying to connect"."""
+    address = spec.runner.address if spec.runner.kind == "dask" else None
+    if not address or not address.startswith("tcp://"):
+        return
+    host, _, port = address.removeprefix("tcp://").rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except (OSError, ValueError) as exc:
+        raise SpecError(
+            f"runner.address {address!r}: no Dask scheduler answers there ({exc}). Start the "
+            "scheduler, correct the address, or leave it out for a local cluster."
+        ) from None
 
 
 def task_runner(spec: PipelineSpec):

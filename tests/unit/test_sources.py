@@ -194,3 +194,34 @@ def test_files_a_data_folder_holds_but_no_run_reads_are_named(tmp_path):
     (tmp_path / "part-8.csv.xz").unlink()
     (tmp_path / "sub" / "000000_0").unlink()
     assert unread_files(str(tmp_path), DATA_SUFFIXES["csv"]) is None
+
+
+def test_a_dask_address_where_no_scheduler_answers_is_named_before_the_run(tmp_path):
+    """runner.address of a scheduler that is not there: the run waited 30 s and failed with a
+    bare "Timed out trying to connect to tcp://127.0.0.1:8111 after 30 s"."""
+    import socket
+
+    from libre_flows.flows.train import preflight
+    from libre_lib.errors import SpecError
+
+    data = Path(__file__).parents[2] / "libre_lib" / "datasets" / "haberman.csv"
+    (tmp_path / "haberman.csv").write_bytes(data.read_bytes())
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    port = listening.getsockname()[1]
+    spec = tmp_path / "s.yaml"
+
+    def write(address: str) -> Path:
+        spec.write_text(
+            "name: h\ndata: {path: haberman.csv}\ntarget: {column: target, positive_class: '2'}\n"
+            f"runner: {{kind: dask, address: '{address}'}}\n"
+        )
+        return spec
+
+    try:
+        assert preflight(write(f"tcp://127.0.0.1:{port}")).name == "h"
+    finally:
+        listening.close()
+    with pytest.raises(SpecError, match=rf"runner.address 'tcp://127.0.0.1:{port}': no Dask"):
+        preflight(write(f"tcp://127.0.0.1:{port}"))
