@@ -12,12 +12,13 @@ import libre_flows.tasks as task_package
 from libre_flows.tasks import policies
 from libre_lib.errors import ArtifactError, DataError, SpecError
 
-STREAMED_READERS = {"plan_source", "profile", "sample", "resolve", "encode_part"}
+STREAMED_READERS = {"plan_source", "profile", "sample", "resolve", "encode_part", "check_source"}
 READERS = {"load", "check_inputs", "score_inputs", *STREAMED_READERS}
 TIMEOUTS = {
     "load": policies.LOAD_TIMEOUT_S,
     "check_inputs": policies.CHECK_INPUTS_TIMEOUT_S,
     "plan_source": policies.LOAD_TIMEOUT_S,
+    "check_source": policies.LOAD_TIMEOUT_S,  # hashes the source again, as plan_source does
 }
 
 
