@@ -1057,6 +1057,12 @@ class ModelRegistry:
         )
         compared, why = _fallback(metric, challenger_scores)
         seen = "" if in_sample else self._seen_by_champion(candidate, champion)
+        if champion_scores.get("n_flagged") == 0 and champion_scores.get("n_rules"):
+            seen += (  # e.g. categories an earlier release read as "58.0", now "58"
+                "; the champion flags none of these rows: its rules may test values these rows "
+                f"write otherwise (`libre score {candidate.pipeline}` on them names unseen "
+                "categories)"
+            )
         return _Compared(
             metric_value(challenger_scores.get(compared)),
             metric_value(champion_scores.get(compared)),

@@ -343,3 +343,29 @@ def test_a_version_rejected_on_rows_the_champion_may_have_trained_on_gets_the_wa
         f"{OTHER_DATA}; if this version is the better one, `libre models promote {PIPE} "
         f"{again.version}` makes it the champion"
     ), decision.reason
+
+
+def test_a_champion_that_flags_none_of_the_rows_is_said_to(tmp_path):
+    """An upgraded store's champion read a column's categories as "58.0", the new rows write
+    "58": it scored 0.000 on them, and the decision only said that the comparison favoured it."""
+    import numpy as np
+    import pandas as pd
+
+    years = np.arange(300) % 10 + 58
+    y = pd.Series(np.where(years >= 65, "yes", "no"))
+    written = {"old": pd.DataFrame({"year": [f"{v}.0" for v in years]}),
+               "new": pd.DataFrame({"year": [str(v) for v in years]})}  # fmt: skip
+    models = {
+        k: LibreClassifier(random_state=0, n_estimators=2, positive_class="yes").fit(X, y)
+        for k, X in written.items()
+    }
+    registry = ModelRegistry(tmp_path / "store")
+    champion = _register(registry, models["old"], {"f1": 1.0}, "a")
+    registry.promote(PIPE, champion.version)
+    challenger = _register(registry, models["new"], metrics(models["new"], written["new"], y), "b")
+    holdout = Holdout(written["new"], y, "the holdout rows of run b")
+    decision = registry.decide(PIPE, challenger.version, holdout=holdout)
+    assert decision.champion_value == 0.0 and decision.promoted
+    assert "; the champion flags none of these rows: its rules may test values these rows " in (
+        decision.scored_on
+    )
