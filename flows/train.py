@@ -184,6 +184,7 @@ def preflight(spec_path: str | os.PathLike, store: str | None = None) -> Pipelin
     """Check the spec and that a local data file exists before Prefect starts (fast errors)."""
     spec = load_spec(spec_path)
     location = spec.data_location()
+    root = Path(store_root(spec, store))
     if not spec.data.is_url() and not (Path(location).is_file() or Path(location).is_dir()):
         if Path(location).exists():
             raise DataError(
@@ -195,17 +196,15 @@ def preflight(spec_path: str | os.PathLike, store: str | None = None) -> Pipelin
             "paths are relative to the spec file)."
         )
     if not spec.data.is_url() and Path(location).is_dir():
-        root = Path(store_root(spec, store)).resolve()
-        folder = Path(location).resolve()
-        if root.is_relative_to(folder) and not skipped_entry(root.relative_to(folder).parts):
+        inside, folder = root.resolve(), Path(location).resolve()
+        if inside.is_relative_to(folder) and not skipped_entry(inside.relative_to(folder).parts):
             raise SpecError(
-                f"store {str(root)!r} is inside the data folder {location!r} (data.path in "
+                f"store {str(inside)!r} is inside the data folder {location!r} (data.path in "
                 f"{str(spec_path)!r}): a streamed run would read the store's own files as "
                 "data. Put the store elsewhere, or in a folder whose name starts with '.' or "
                 "'_' (the reader skips those)."
             )
     _check_scheduler(spec)
-    root = Path(store_root(spec, store))
     existing = next((p for p in (root, *root.parents) if p.exists()), None)
     if existing is not None and existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
         raise ArtifactError(

@@ -200,20 +200,17 @@ def is_categorical_dtype(series: pd.Series) -> bool:
 
 
 def _warn_cased_alike(name, present: pd.Series) -> None:
-    """Warn when a text column writes one category in ways that differ by surrounding spaces
-    or case ("red", "RED "): each is a category of its own, as the target refuses them."""
-    texts = [v for v in pd.unique(present) if isinstance(v, str)]  # distinct values, not rows
-    groups: dict[str, list[str]] = {}
-    for text in texts:
-        groups.setdefault(text.strip().casefold(), []).append(text)
-    alike = [group for group in groups.values() if len(group) > 1]
+    """Warn when a text column writes one category in different ways
+    (:func:`spelled_alike_groups`: "red" and "RED ", "7" and "07"): each is a category of its
+    own, as the target refuses them."""
+    alike = spelled_alike_groups(pd.unique(present))  # distinct values, not rows
     if alike:
         shown = ", ".join(repr(v) for v in alike[0])
         warnings.warn(
-            f"Column {name!r} writes one category in ways that differ by spaces or case "
-            f"({shown}; {counted(len(alike), 'such category', 'such categories')}): each is a "
-            "category of its own in the rules. If they are one, clean the column first (e.g. "
-            f"X[{name!r}].str.strip().str.lower()).",
+            f"Column {name!r} writes one category in ways that differ by spaces, case or "
+            f"number format ({shown}; {counted(len(alike), 'such category', 'such categories')}): "
+            "each is a category of its own in the rules. If they are one, clean the column "
+            f"first (e.g. X[{name!r}].str.strip().str.lower()).",
             LibreWarning,
             stacklevel=user_stacklevel(),
         )
@@ -962,11 +959,10 @@ def check_sample_weight(sample_weight, n_rows: int, owner: str = "LibreClassifie
 _WHOLE_NUMBER = re.compile(r"\+?(-?[0-9]+)(?:\.0+)?", re.ASCII)
 
 
-def spelled_alike(values) -> list | None:
-    """The first group of text ``values`` that write one value in different ways: by
-    surrounding spaces or case (``" Yes"``, ``"Yes "`` and ``"yes"``) or as the same whole
-    number (``"1"``, ``"1.0"`` and ``"01"``), in their order, or None. (Distinct values, not
-    rows.)"""
+def spelled_alike_groups(values) -> list[list]:
+    """The groups of text ``values`` that write one value in different ways: by surrounding
+    spaces or case (``" Yes"``, ``"Yes "`` and ``"yes"``) or as the same whole number
+    (``"1"``, ``"1.0"`` and ``"01"``), each in their order. (Distinct values, not rows.)"""
     groups: dict[object, list] = {}
     for value in values:
         if isinstance(value, str):
@@ -975,7 +971,12 @@ def spelled_alike(values) -> list | None:
             if whole:  # "1", "01", "1.0", "+1": one whole number ("250.1" and "250.10",
                 key = ("number", int(whole[1]))  # codes of decimals, are not)
             groups.setdefault(key, []).append(value)
-    return next((group for group in groups.values() if len(group) > 1), None)
+    return [group for group in groups.values() if len(group) > 1]
+
+
+def spelled_alike(values) -> list | None:
+    """The first of :func:`spelled_alike_groups`, or None."""
+    return next(iter(spelled_alike_groups(values)), None)
 
 
 def binary_target(

@@ -626,7 +626,8 @@ def test_categories_that_differ_by_spaces_or_case_draw_a_warning():
     rng = np.random.default_rng(1)
     colours = np.array(["red", "RED ", "green", "blue"], dtype=object)[rng.integers(0, 4, N)]
     X = pd.DataFrame({"c": colours, "a": rng.uniform(size=N)})
-    said = r"Column 'c' writes one category in ways that differ by spaces or case \('RED ', 'red'"
+    said = r"Column 'c' writes one category in ways that differ by spaces, case or number "
+    said += r"format \('RED ', 'red'"
     with pytest.warns(LibreWarning, match=said):
         LibreClassifier(n_estimators=2, random_state=0).fit(X, np.arange(N) % 2)
     cleaned = X.assign(c=X.c.str.strip().str.lower())  # the advice: no warning
