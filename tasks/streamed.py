@@ -102,7 +102,9 @@ def _part_run_name(prefix: str):
 
 
 def _profile_params(spec: PipelineSpec, plan: SourcePlan, part: Part) -> dict:
-    return {**streamed.part_params(spec, plan, part), "rules": stages.validate_params(spec)}
+    # "ranges": profiles stored before they kept the training ranges are not reused
+    params = {**streamed.part_params(spec, plan, part), "rules": stages.validate_params(spec)}
+    return {**params, "ranges": True}
 
 
 @task(
@@ -283,6 +285,7 @@ def merge_sample(
     totals["n_holdout"] = profile.n_rows - profile.n_train
     if profile.n_unlabeled:  # target.unlabeled: drop; absent otherwise (earlier cache keys)
         totals["n_unlabeled"] = profile.n_unlabeled
+    totals["training"] = profile.training_statistics()  # the data contract's, on every row
 
     def rows():
         table, metadata = merged()[0]

@@ -367,6 +367,31 @@ class DataContract:
             thousands,
         )
 
+    def with_training_statistics(
+        self,
+        n_rows: int,
+        missing: Mapping[str, int],
+        ranges: Mapping[str, Sequence[float]],
+        unknown_domains: Sequence[str] = (),
+    ) -> DataContract:
+        """The contract with the training statistics of every row, where it was built from a
+        sample of them (a streamed run): the row count, each column's missing rate
+        (``missing``: missing rows per column) and each numeric column's range (``ranges``:
+        [min, max]); the categories of the columns in ``unknown_domains`` (those the model
+        dropped, whose categories only the sample gave) become unknown, so they raise no drift
+        warning."""
+        columns = []
+        for column in self.columns:
+            changes: dict = {}
+            if column.name in missing and n_rows:
+                changes["missing_rate"] = float(missing[column.name]) / n_rows
+            if column.kind == NUMERIC and column.name in ranges:
+                changes["min"], changes["max"] = (float(v) for v in ranges[column.name])
+            if column.kind == CATEGORICAL and column.name in unknown_domains:
+                changes["domain"] = None
+            columns.append(replace(column, **changes))
+        return replace(self, columns=tuple(columns), n_training_rows=int(n_rows))
+
     # -- persistence ---------------------------------------------------------------------------
 
     def to_dict(self) -> dict:

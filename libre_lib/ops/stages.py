@@ -1074,6 +1074,14 @@ def report(
         column_markers=spec.data.column_missing_markers(),
         thousands=spec.data.read_options.get("thousands"),
     )
+    training = (streamed or {}).get("training")
+    if training is not None:  # ``X_train`` was a sample: its ranges are narrower than the rows'
+        contract = contract.with_training_statistics(
+            training["n_train"],
+            training["missing"],
+            training["ranges"],
+            unknown_domains=[c for c in model.columns_ if c not in {f.name for f in features}],
+        )
     suite = json.dumps(contract.to_expectation_suite(f"libre-{spec.name}-contract"), indent=2)
     kind = "training" if note else "holdout"
     return TrainingReport(model, rule_report, validation, contract.to_json(), suite, (X, y, kind))

@@ -318,6 +318,7 @@ def profile(spec: PipelineSpec, plan: SourcePlan, part: Part) -> Stored:
         f: _CategoryCounts(f) for f, c in zip(plan.features, plan.categorical, strict=True) if c
     }
     missing = dict.fromkeys(plan.features, 0)
+    ranges: dict[str, list[float]] = {}
     n_rows = n_train = 0
     classes = np.zeros(2)
     unlabeled: list[int] = []
@@ -336,6 +337,10 @@ def profile(spec: PipelineSpec, plan: SourcePlan, part: Part) -> Stored:
                 values = numeric_values(series)
                 present = ~np.isnan(values)
                 numeric[name].add(values[present], positive[present])
+                if present.any():
+                    low, high = values[present].min(), values[present].max()
+                    known = ranges.get(name, [low, high])
+                    ranges[name] = [float(min(known[0], low)), float(max(known[1], high))]
             else:
                 values, absent = category_values(series)
                 present = ~absent
@@ -348,6 +353,7 @@ def profile(spec: PipelineSpec, plan: SourcePlan, part: Part) -> Stored:
         "n_train": n_train,
         "train_classes": classes.tolist(),
         "missing": missing,
+        "ranges": ranges,
         "exact": {name: counts.values is not None for name, counts in numeric.items()},
         "statistics": merge_statistics(stats) if stats else None,
         "user_results": user,
@@ -419,6 +425,14 @@ class Profile:
     missing: dict[str, int]
     n_unlabeled: int = 0
     """Rows left out for want of a target value (``target.unlabeled: drop``)."""
+    ranges: dict[str, list[float]] = field(default_factory=dict)
+    """Each numeric feature's smallest and largest value on the training rows (absent where
+    it has none): the data contract's training range, which a sample could only narrow."""
+
+    def training_statistics(self) -> dict:
+        """What the data contract needs of every training row (JSON): their number, each
+        feature's missing rows and each numeric feature's range."""
+        return {"n_train": self.n_train, "missing": self.missing, "ranges": self.ranges}
 
 
 def merge_profiles(plan: SourcePlan, parts: Iterable[tuple[pa.Table, dict]]) -> Profile:
@@ -447,6 +461,11 @@ def merge_profiles(plan: SourcePlan, parts: Iterable[tuple[pa.Table, dict]]) -> 
             else:
                 numeric[name].add(rows.column("value").to_numpy(), counts, meta["exact"][name])
     missing = {f: sum(m["missing"][f] for m in metadata) for f in plan.features}
+    ranges: dict[str, list[float]] = {}
+    for meta in metadata:
+        for name, (low, high) in meta["ranges"].items():
+            known = ranges.get(name, [low, high])
+            ranges[name] = [min(known[0], low), max(known[1], high)]
     exact, edges = {}, {}
     for name, is_categorical in zip(plan.features, plan.categorical, strict=True):
         if is_categorical:
@@ -469,6 +488,7 @@ def merge_profiles(plan: SourcePlan, parts: Iterable[tuple[pa.Table, dict]]) -> 
         edges=edges,
         missing=missing,
         n_unlabeled=sum(m.get("n_unlabeled", 0) for m in metadata),
+        ranges=ranges,
     )
 
 

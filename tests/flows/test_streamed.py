@@ -97,6 +97,31 @@ def test_a_sample_smaller_than_the_data_is_what_the_report_scores(spec_copy, pim
     assert "768 rows streamed" in text and "a uniform sample of" in text
 
 
+def test_the_data_contract_of_a_sampled_run_holds_every_training_row(
+    spec_copy, pima_folder, tmp_path, write_spec
+):
+    """The contract's ranges, missing rates and row count come from the profile of every
+    training row, not from the sample: scoring the training data raised drift warnings for
+    values the sample had missed (glucose 0-60, insulin above 540, ...)."""
+    spec = _streamed_spec(spec_copy, pima_folder)
+    raw = spec.read_text().replace("batch_rows: 128", "batch_rows: 128\n  sample_rows: 200")
+    spec.write_text(raw)
+    streamed_contract = json.loads((Path(train(spec)["run_dir"]) / "contract.json").read_text())
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    pd.concat(pd.read_csv(p) for p in sorted(pima_folder.glob("*.csv"))).to_csv(
+        whole / "pima.csv", index=False
+    )
+    in_memory = write_spec(whole, "pima", data={"path": str(whole / "pima.csv")})
+    memory_contract = json.loads((Path(train(in_memory)["run_dir"]) / "contract.json").read_text())
+    assert streamed_contract["n_training_rows"] == memory_contract["n_training_rows"]
+    columns = {c["name"]: c for c in memory_contract["columns"]}
+    for column in streamed_contract["columns"]:
+        expected = columns[column["name"]]
+        for key in ("min", "max", "missing_rate"):
+            assert column[key] == pytest.approx(expected[key]), (column["name"], key)
+
+
 def test_parts_rewritten_during_the_run_register_nothing_and_leave_nothing_cached(
     spec_copy, tmp_path, monkeypatch
 ):

@@ -59,6 +59,27 @@ def test_contract_round_trips_through_json(credit, tmp_path):
     assert DataContract.from_dict(older) == contract
 
 
+def test_training_statistics_of_every_row_replace_a_samples(credit):
+    """A streamed run builds the contract from its sample, then gives it the statistics of
+    every training row: ranges and missing rates replaced, the sample's categories of the
+    named (dropped) columns forgotten, everything else kept."""
+    _, _, contract = credit
+    numeric = next(c for c in contract.columns if c.kind == "numeric")
+    text = next(c for c in contract.columns if c.kind == "categorical")
+    wide = contract.with_training_statistics(
+        10_000, {numeric.name: 2_500}, {numeric.name: [-1.0, 1e9]}, unknown_domains=[text.name]
+    )
+    assert wide.n_training_rows == 10_000
+    assert (wide[numeric.name].min, wide[numeric.name].max) == (-1.0, 1e9)
+    assert wide[numeric.name].missing_rate == 0.25
+    assert wide[text.name].domain is None and text.domain is not None
+    assert wide[text.name].missing_rate == text.missing_rate  # not in the statistics
+    others = [c for c in contract.columns if c.name not in (numeric.name, text.name)]
+    assert [wide[c.name] for c in others] == others
+    report = wide.check(credit[0].assign(**{numeric.name: 5e8}))
+    assert numeric.name not in {w.column for w in report.warnings}
+
+
 def test_a_pipeline_spec_names_the_texts_it_reads_as_missing():
     from libre_lib.ops.spec import DataSource
 
