@@ -167,7 +167,9 @@ def validate(
 
 
 def _sample_params(spec, plan, part, rate) -> dict:
-    return {**streamed.part_params(spec, plan, part), "rate": rate}
+    # "numbers": samples stored before numbers written as text were read as numbers are not
+    # reused (a part storing them so could not be merged with the others)
+    return {**streamed.part_params(spec, plan, part), "rate": rate, "numbers": True}
 
 
 @task(

@@ -554,7 +554,8 @@ def sample(
     for ids, holdout, frame in batches(spec, plan, part):
         keep = sample_flags(ids, rate, spec.split_seed)
         if keep.any():
-            pieces.append(frame.loc[keep].assign(**{HOLDOUT_COLUMN: holdout[keep]}))
+            rows = _numbers_as_numbers(frame.loc[keep], plan)
+            pieces.append(rows.assign(**{HOLDOUT_COLUMN: holdout[keep]}))
         if fine:
             train = ~holdout
             positive = (frame[plan.target] == label).to_numpy()[train]
@@ -564,6 +565,22 @@ def sample(
                 counts.add(values[present], positive[present])
     rows = pd.concat(pieces, ignore_index=True) if pieces else _empty(plan)
     return (rows, {"n_rows": len(rows)}), (_fine_table(fine), {})
+
+
+def _numbers_as_numbers(frame: pd.DataFrame, plan: SourcePlan) -> pd.DataFrame:
+    """``frame`` with its numeric features written as text (a part whose Parquet file stores
+    them as strings) read as numbers, as the passes read them: the parts' samples then merge
+    into one column type."""
+    texts = {
+        name: numeric_values(frame[name])
+        for name, categorical in zip(plan.features, plan.categorical, strict=True)
+        if not categorical
+        and not (
+            pd.api.types.is_numeric_dtype(frame[name].dtype)
+            and not pd.api.types.is_bool_dtype(frame[name].dtype)
+        )
+    }
+    return frame.assign(**texts) if texts else frame
 
 
 def _fine_table(fine: dict) -> pa.Table:

@@ -609,7 +609,12 @@ def _non_numeric_range_result(
         examples,
         f"column has dtype {dtype}, not numeric, so the range "
         f"[{kwargs.get('min_value')}, {kwargs.get('max_value')}] cannot be checked "
-        f"({counted(n_bad, 'non-missing value')} {'is' if n_bad == 1 else 'are'} not numbers)",
+        + (
+            f"({counted(n_bad, 'non-missing value')} {'is' if n_bad == 1 else 'are'} not numbers)"
+            if n_bad
+            else "(every value reads as a number, but the data store them as text: store the "
+            "column as numbers)"
+        ),
     )
 
 

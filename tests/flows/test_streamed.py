@@ -122,6 +122,30 @@ def test_the_data_contract_of_a_sampled_run_holds_every_training_row(
             assert column[key] == pytest.approx(expected[key]), (column["name"], key)
 
 
+def test_a_part_storing_numbers_as_text_trains_as_if_they_were_numbers(spec_copy, tmp_path):
+    """One Parquet part stores numeric columns as strings: the passes read them as numbers,
+    and so does the sample (whose parts could not be merged: "Parquet cannot store"). (The
+    spec's ranges are on other columns: a range on text fails validation, as in memory.)"""
+    frame = pd.read_csv(DATASETS / "pima.csv")
+    rules = []
+    for name, as_text in (("numbers", False), ("texts", True)):
+        folder = tmp_path / name
+        folder.mkdir()
+        frame.iloc[:400].to_parquet(folder / "part-0.parquet")
+        later = frame.iloc[400:]
+        texts = {"serum_insulin": str, "diabetes_pedigree_function": str}
+        later = later.astype(texts) if as_text else later
+        later.to_parquet(folder / "part-1.parquet")
+        data = {"path": str(folder), "format": "parquet", "streamed": True, "batch_rows": 128}
+        store = str(tmp_path / f"store-{name}")  # no holdout: a row's side hashes its text
+        spec = spec_copy("pima", data=data, store=store, holdout_fraction=0.0)
+        summary = train(spec)
+        rules.append(LibreClassifier.from_json(Path(summary["model"]).read_text()).rules_)
+        sample = pd.read_parquet(_stages(summary, "sample")[0]["path"])
+        assert pd.api.types.is_float_dtype(sample["diabetes_pedigree_function"])
+    assert rules[0] == rules[1]
+
+
 def test_parts_rewritten_during_the_run_register_nothing_and_leave_nothing_cached(
     spec_copy, tmp_path, monkeypatch
 ):

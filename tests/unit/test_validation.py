@@ -429,6 +429,12 @@ def test_dtypes_are_checked_by_our_code_under_pandas_3():
     assert "cannot be checked" in failed["expect_column_values_to_be_between", "s"].details
     assert "numeric dtype Int64" in failed["expect_column_dtype_to_be", "n"].details
     assert failed["expect_column_values_to_be_between", "n"].unexpected_count == 1
+    # every value a number stored as text: the failure says so, not "0 ... are not numbers"
+    texts = frame.assign(s=pd.Series(["1", "2", "3", None], dtype="str"))
+    report = validate_frame(texts, rules)
+    failed = {(r.expectation, r.column): r for r in report.failures()}
+    details = failed["expect_column_values_to_be_between", "s"].details
+    assert "every value reads as a number" in details and "are not numbers" not in details
 
 
 @gx
