@@ -78,6 +78,9 @@ READABLE_FORMAT_VERSIONS = (1, 2)
 UNMATCHED_MIN_ROWS = 10
 #: ... naming this many of its categories.
 UNMATCHED_EXAMPLES = 5
+#: The least ``decision_function`` gives a row some rule fires on (a rule of training
+#: precision 0, as a hand-written model may hold, must not read as "no rule fires").
+_SMALLEST_SCORE = 1e-12
 
 #: What ``max_intervals="auto"`` chooses from: ChiMerge capped at 3 intervals, or uncapped
 #: (on at most :data:`AUTO_UNCAPPED_ROWS` rows).
@@ -193,7 +196,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     seeds : {"uncovered", "all"}, default="uncovered"
         "uncovered": only positives not yet covered seed new boundary points (the paper's
         Algorithm 1); "all": every distinct positive seeds one (the authors' code).
-    conflict_tolerance : float >= 0, default=0.0
+    conflict_tolerance : float >= 0 or "auto", default="auto"
         0 is the paper's learner: a boundary point covers no training negative of its
         learner's projection (records identical to its seed aside). With a value > 0 (not in
         the paper) a learner may keep generalizing while the negatives its point covers weigh
@@ -246,10 +249,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         transfusion 0.22, hepatitis 0.13 and banknote 0.07 (docs/benchmarks.md, twenty-eighth
         and thirtieth rounds).
     positive_class : label or None, default=None
-        The class the rules describe. Default: 1 or True if present, else the yes of a pair of
-        names such as no/yes, n/y, false/true, "0"/"1" or negative/positive, else the minority
-        class. Two labels written as numbers that are not 0/1 or -1/1 (1/2, "1"/"2") say
-        nothing of which is positive: ``fit`` warns which one it chose.
+        The class the rules describe. Default: True, or the 1 of 0/1 or -1/1 (numbers or text
+        alike), else the yes of a pair of names such as no/yes, n/y, false/true or
+        negative/positive, else the minority class. Two labels written as numbers that are
+        not 0/1 or -1/1 (1/2, "1"/"2") say nothing of which is positive: ``fit`` takes the
+        minority class and warns.
         With more than two classes it is required and the rest form the negative class.
     categorical_features : list of names/indices, bool mask or None, default=None
         Columns to treat as categorical on top of those with non-numeric dtypes.
@@ -998,8 +1002,18 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         return frame.set_axis(self.columns_, axis=1)
 
     def fired_rules(self, X) -> np.ndarray:
-        """Bool matrix (rows x rules): which rule fires on which row; column ``i`` is
-        ``rules_[i]`` (the reports' "Rule ``i + 1``")."""
+        """Which rule fires on which row.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The columns seen in fit (see :meth:`predict`).
+
+        Returns
+        -------
+        ndarray of bool, shape (n_samples, n_rules)
+            Column ``i`` is ``rules_[i]`` (the reports' "Rule ``i + 1``").
+        """
         frame = self._frame_for_predict(X)
         self._warn_unmatched_columns(frame)
         return self.rules_.fired(frame)
@@ -1073,12 +1087,16 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
-            The training precision of the most precise rule that fires on the row, 0 when no
-            rule fires; negated when the positive class is ``classes_[0]``, so that > 0 means
-            ``classes_[1]`` and < 0 ``classes_[0]``. Nonzero exactly when ``predict`` returns
-            the positive class; 0 (no rule fires) means the negative class, whichever it is.
+            Where a rule fires, the training precision of the most precise one (in (0, 1]);
+            where none fires, -1. Negated when the positive class is ``classes_[0]``. So the
+            sign always agrees with ``predict`` (> 0 means ``classes_[1]``, < 0
+            ``classes_[0]``, never 0, whatever a threshold tool does at 0), and rows rank as
+            :meth:`predict_proba` ranks them.
         """
-        score = self._positive_score(self.fired_rules(X))
+        fired = self.fired_rules(X)
+        score = np.where(
+            fired.any(axis=1), np.maximum(self._positive_score(fired), _SMALLEST_SCORE), -1.0
+        )
         return score if self._positive_index() == 1 else -score
 
     def predict_proba(self, X) -> np.ndarray:

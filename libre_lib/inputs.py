@@ -36,6 +36,8 @@ YES_NO = {
     for pair in [
         ("0", "1"),
         ("0.0", "1.0"),
+        ("-1", "1"),
+        ("-1.0", "1.0"),
         ("no", "yes"),
         ("n", "y"),
         ("false", "true"),
@@ -87,7 +89,8 @@ def as_frame(
         if array.ndim != 2:
             raise DataError(
                 f"X must be 2-D (rows x features); got an array with shape {array.shape}. "
-                "Reshape your data: X.reshape(-1, 1) for a single feature."
+                "Reshape your data: X.reshape(1, -1) for one row, X.reshape(-1, 1) for one "
+                "feature."
             )
         names = list(feature_names) if feature_names is not None else None
         if names is None:
@@ -1053,13 +1056,7 @@ def binary_target(
         raise DataError(f"y has one class ({classes!r}): a rule set needs examples of two classes.")
     if positive_class is not None:
         if positive_class not in classes:
-            hint = ""
-            if classes == [0, 1] and not isinstance(positive_class, int | float | np.number):
-                hint = (
-                    " If a scikit-learn tool encoded y as 0/1 (cross_val_predict with "
-                    "method='predict_proba', StackingClassifier), pass y == "
-                    f"{positive_class!r} as y and leave positive_class at its default."
-                )
+            hint = _positive_class_hint(positive_class, classes)
             raise ParameterError(
                 f"The 'positive_class' parameter of {owner} is "
                 f"{positive_class!r}, which is "
@@ -1089,9 +1086,8 @@ def binary_target(
     if _coded_numbers(classes):
         warnings.warn(
             f"y's labels are {classes[0]!r} and {classes[1]!r}: numbers that do not say which "
-            f"class is positive (as 0/1 would), so the rules describe {chosen!r} ("
-            + ("the label 1" if chosen == 1 and not isinstance(chosen, str) else "the rarer class")
-            + f"; {counts[chosen]:,} of {counts[chosen] + counts[negative]:,} rows). Pass "
+            f"class is positive (as 0/1 would), so the rules describe {chosen!r} (the rarer "
+            f"class; {counts[chosen]:,} of {counts[chosen] + counts[negative]:,} rows). Pass "
             f"positive_class={negative!r} to describe the other one, or "
             f"positive_class={chosen!r} to keep this choice without this warning.",
             LibreWarning,
@@ -1142,14 +1138,43 @@ def _coded_numbers(classes) -> bool:
     return len(values) == 2 == len(classes) and values not in ({0.0, 1.0}, {-1.0, 1.0})
 
 
+def _positive_class_hint(positive_class, classes) -> str:
+    """What to pass instead of a ``positive_class`` that is not among y's ``classes``."""
+    if isinstance(positive_class, list | tuple | set | np.ndarray | pd.Series):
+        return " positive_class names one label, not a list of them."
+    spelled = [c for c in classes if str(c).strip().lower() == str(positive_class).strip().lower()]
+    if spelled:
+        return f" Did you mean positive_class={spelled[0]!r}?"
+    booleans = all(isinstance(c, bool | np.bool_) for c in classes)
+    if booleans:
+        return " y holds booleans: pass positive_class=True (or False)."
+    if classes == [0, 1] and not isinstance(positive_class, int | float | np.number):
+        return (
+            " If a scikit-learn tool encoded y as 0/1 (cross_val_predict with "
+            "method='predict_proba', StackingClassifier), pass y == "
+            f"{positive_class!r} as y and leave positive_class at its default."
+        )
+    return ""
+
+
+def _number(label) -> float | None:
+    """A label's value as a number (numbers and numbers written as text alike), else None."""
+    if isinstance(label, bool | np.bool_):
+        return None
+    try:
+        return float(label)
+    except (TypeError, ValueError):
+        return None
+
+
 def _default_positive(classes, counts):
-    for candidate in classes:
-        if candidate is True or (
-            isinstance(candidate, int | float | np.number)
-            and not isinstance(candidate, bool)
-            and candidate == 1
-        ):
-            return candidate
+    """True; else the 1 of a 0/1 or -1/1 pair, as numbers or as text alike; else the yes of a
+    yes/no pair of names; else the rarer class (codes such as 1/2 say nothing)."""
+    if any(c is True for c in classes):
+        return True
+    values = [_number(c) for c in classes]
+    if {*values} in ({0.0, 1.0}, {-1.0, 1.0}):
+        return classes[values.index(1.0)]
     yes = yes_of_pair(classes)
     if yes is not None:
         return yes

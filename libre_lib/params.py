@@ -50,12 +50,13 @@ AUTO = "auto"
 class Range:
     """Numbers of ``type`` (``Integral`` or ``Real``) between ``low`` and ``high`` (``None``:
     unbounded); ``closed`` says which bounds belong to it: "both", "left", "right", "neither".
-    Booleans and NaN never belong."""
+    Booleans and NaN never belong; infinity does not when ``finite``."""
 
     type: type
     low: Real | None
     high: Real | None
     closed: str = "both"
+    finite: bool = False
 
     def __post_init__(self):
         if self.type not in (Integral, Real):
@@ -70,6 +71,8 @@ class Range:
             return False
         if not isinstance(value, Integral) and math.isnan(value):
             return False
+        if self.finite and not isinstance(value, Integral) and math.isinf(value):
+            return False
         if self.low is not None:
             if value < self.low or (value == self.low and self.closed in ("right", "neither")):
                 return False
@@ -79,7 +82,7 @@ class Range:
         return True
 
     def __str__(self) -> str:
-        kind = "an int" if self.type is Integral else "a float"
+        kind = "an int" if self.type is Integral else "a finite float" if self.finite else "a float"
         left_closed = self.closed in ("both", "left")
         right_closed = self.closed in ("both", "right")
         if self.low is None and self.high is None:
@@ -187,7 +190,8 @@ LIBRE_PARAMETERS: dict[str, list] = {
     "subset_sizes": [Options(SUBSET_SIZES)],
     "heuristic": [Options(HEURISTICS)],
     "alpha": [Range(Real, 0, 1, closed="both"), Options((AUTO, "f1"))],
-    "chi2_threshold": [Range(Real, 0, None, closed="left")],
+    # infinity would merge every column into one interval: no rule, without an error
+    "chi2_threshold": [Range(Real, 0, None, closed="left", finite=True)],
     # one interval puts every number of a column in one bin: no rule could test it
     "max_intervals": [Range(Integral, 2, None, closed="left"), None, Options((AUTO,))],
     "top_k": [_AT_LEAST_ONE, None],

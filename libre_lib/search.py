@@ -951,16 +951,49 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         return self._refitted().positive_class_
 
     def predict(self, X) -> np.ndarray:
-        """The positive label where a rule of the best model fires, the negative one elsewhere."""
+        """The positive label where a rule of the best model fires, the negative one elsewhere.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The columns seen in fit (see :meth:`LibreClassifier.predict`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            One label of ``classes_`` per row.
+        """
         return self._refitted().predict(X)
 
     def decision_function(self, X) -> np.ndarray:
-        """The best model's scores (precision of the most precise rule that fires, else 0;
-        negative when the positive class is ``classes_[0]``)."""
+        """The best model's scores (:meth:`LibreClassifier.decision_function`).
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The columns seen in fit (see :meth:`LibreClassifier.predict`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The precision of the most precise rule that fires, -1 where none fires; negated
+            when the positive class is ``classes_[0]``, so > 0 means ``classes_[1]``.
+        """
         return self._refitted().decision_function(X)
 
     def predict_proba(self, X) -> np.ndarray:
-        """The best model's class probabilities, columns in the order of ``classes_``."""
+        """The best model's class probabilities (:meth:`LibreClassifier.predict_proba`).
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The columns seen in fit (see :meth:`LibreClassifier.predict`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``; rows sum to 1.
+        """
         return self._refitted().predict_proba(X)
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -983,20 +1016,58 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         return self._refitted().score(X, y, sample_weight=sample_weight)
 
     def fired_rules(self, X) -> np.ndarray:
-        """The best model's :meth:`LibreClassifier.fired_rules`."""
+        """Which rule of the best model fires on which row (:meth:`LibreClassifier.fired_rules`).
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The columns seen in fit (see :meth:`LibreClassifier.predict`).
+
+        Returns
+        -------
+        ndarray of bool, shape (n_samples, n_rules)
+            Column ``i`` is ``best_estimator_.rules_[i]``.
+        """
         return self._refitted().fired_rules(X)
 
     def explain(self, X) -> pd.DataFrame:
-        """The best model's :meth:`LibreClassifier.explain` (0-based rule positions)."""
+        """Why the best model answers as it does on each row (:meth:`LibreClassifier.explain`).
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The columns seen in fit (see :meth:`LibreClassifier.predict`).
+
+        Returns
+        -------
+        DataFrame
+            One row per input row, as :meth:`LibreClassifier.explain` (0-based rule positions).
+        """
         return self._refitted().explain(X)
 
     def to_sql(self) -> str:
-        """The best model's rule set as a boolean SQL expression (see
-        :meth:`LibreClassifier.to_sql`)."""
+        """The best model's rule set as a boolean SQL expression.
+
+        Returns
+        -------
+        str
+            See :meth:`LibreClassifier.to_sql`.
+        """
         return self._refitted().to_sql()
 
     def to_json(self, indent: int | None = 2) -> str:
-        """The best model as JSON; ``LibreClassifier.from_json`` restores it."""
+        """The best model as JSON.
+
+        Parameters
+        ----------
+        indent : int or None, default=2
+            Passed to ``json.dumps``.
+
+        Returns
+        -------
+        str
+            ``LibreClassifier.from_json`` restores the model from it.
+        """
         return self._refitted().to_json(indent)
 
 

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import pickle
+import re
 import sqlite3
 import warnings
 from pathlib import Path
@@ -58,12 +59,11 @@ def test_fit_predict_on_bundled_datasets(name):
     assert prediction.shape == (len(X),)
     assert set(prediction) <= set(y)  # labels in y's own values
     positive = prediction == info.positive_class
-    # decision_function is nonzero exactly where the positive class is predicted; its sign
-    # names the class as scikit-learn's binary classifiers do: > 0 classes_[1], < 0 classes_[0]
+    # decision_function's sign names the class as scikit-learn's binary classifiers do:
+    # > 0 classes_[1], < 0 classes_[0], never 0 (a threshold tool's `>= 0` and `> 0` agree)
     scores = clf.decision_function(X)
-    np.testing.assert_array_equal(scores != 0, positive)
-    assert (prediction[scores > 0] == clf.classes_[1]).all()
-    assert (prediction[scores < 0] == clf.classes_[0]).all()
+    assert (scores != 0).all()
+    np.testing.assert_array_equal(clf.classes_[(scores > 0).astype(int)], prediction)
     # better than chance: the records the rules pick are richer in positives than the data
     truth = (y == info.positive_class).to_numpy()
     assert truth[positive].mean() > truth.mean()
@@ -154,7 +154,8 @@ def test_classes_are_sorted_and_roc_auc_sees_the_rules_ranking(credit_data):
     fired = clf.predict(X) == clf.positive_class_
     assert (proba[fired, positive] > 0).all() and (proba[~fired, positive] == 0).all()
     sign = 1 if positive == 1 else -1
-    np.testing.assert_array_equal(clf.decision_function(X), sign * proba[:, positive])
+    expected = np.where(fired, proba[:, positive], -1.0)  # -1 where no rule fires
+    np.testing.assert_array_equal(clf.decision_function(X), sign * expected)
     again = LibreClassifier.from_json(clf.to_json())
     np.testing.assert_array_equal(again.predict_proba(X), proba)
     assert again.classes_.tolist() == clf.classes_.tolist()
@@ -237,7 +238,9 @@ def test_sql_matches_predict_on_credit_approval(credit):
         ([1, 1, 1, 0, 0], 1, [0, 1]),  # 1 even when it is the majority
         ([True, True, True, False, False], True, [False, True]),
         ([1.0, 1.0, 1.0, 0.0, 0.0], 1.0, [0.0, 1.0]),
-        ([2, 2, 1, 1, 1], 1, [1, 2]),  # classes_ is sorted, whichever class is positive
+        ([2, 2, 1, 1, 1], 2, [1, 2]),  # 1/2 codes: the rarer; classes_ sorted whichever
+        ([1, 1, 1, -1, -1], 1, [-1, 1]),
+        (["1", "1", "1", "-1", "-1"], "1", ["-1", "1"]),  # as text as as numbers
         (["a", "a", "a", "b", "b"], "b", ["a", "b"]),  # no 1/True: the minority
         (["z", "z", "z", "b", "b"], "b", ["b", "z"]),
         # the yes of a yes/no pair of names, even as the majority (as libre init chooses)
@@ -465,6 +468,7 @@ def test_predict_checks_the_values_of_the_columns_the_rules_read(alarm):
         ({"max_features": 0.0}, "max_features"),
         ({"heuristic": "H3"}, "heuristic"),
         ({"chi2_threshold": -1}, "chi2_threshold"),
+        ({"chi2_threshold": float("inf")}, "chi2_threshold"),  # no rule, without an error
         ({"max_intervals": 0}, "max_intervals"),
         ({"max_intervals": 2.5}, "max_intervals"),
         ({"top_k": 0}, "top_k"),
@@ -492,7 +496,7 @@ def test_no_rule_learned_warns_and_predicts_the_negative_class():
         clf = LibreClassifier(random_state=0, chi2_threshold=0.0).fit(X, [0, 0, 1, 1])
     assert str(clf.rules_) == "IF FALSE THEN y = 1 ELSE y = 0"
     assert clf.predict(X).tolist() == [0, 0, 0, 0]
-    assert clf.decision_function(X).tolist() == [0.0] * 4
+    assert clf.decision_function(X).tolist() == [-1.0] * 4
 
 
 def test_dropped_columns_are_reported_with_a_warning():
@@ -857,10 +861,11 @@ def test_verbose_takes_a_bool():
 
 @pytest.mark.parametrize(
     ("labels", "chosen", "other"),
-    [([1, 2], 1, 2), (["1", "2"], "2", "1"), ([3, 7], 7, 3)],
+    [([1, 2], 2, 1), (["1", "2"], "2", "1"), ([3, 7], 7, 3), ([1.0, 3.0], 3.0, 1.0)],
 )
 def test_labels_coded_as_numbers_say_which_class_the_rules_describe(labels, chosen, other):
-    """1/2 as numbers picked 1 (even the majority), as text the rarer '2', silently."""
+    """1/2 as numbers picked 1 (even the majority), as text the rarer '2', silently; then,
+    with a warning, 1 as numbers and '2' as text: now the rarer class either way."""
     X = pd.DataFrame({"x": np.arange(40.0)})
     y = [labels[0]] * 30 + [labels[1]] * 10
     with pytest.warns(LibreWarning, match=rf"rules describe {chosen!r}.*positive_class={other!r}"):
@@ -925,3 +930,54 @@ def test_a_bundled_dataset_answers_to_the_pipelines_spelling_of_its_name():
     assert info.name == "credit_approval" and len(X) == info.n_rows
     with pytest.raises(ParameterError, match="Unknown dataset 'credit-aproval'"):
         load_dataset("credit-aproval")
+
+
+@pytest.mark.parametrize("name", ["pima", "credit_approval"])
+def test_thresholding_the_decision_function_at_zero_answers_as_predict(name):
+    """A threshold tool at 0 gives ``predict``'s answers whichever class is positive: rows no
+    rule fires on scored exactly 0, which `> 0` (positive class ``classes_[0]``, credit's
+    "+") or `>= 0` (``FixedThresholdClassifier``, pima) read as the wrong class."""
+    from sklearn.model_selection import FixedThresholdClassifier
+
+    X, y, info = load_dataset(name)
+    y = np.asarray(y)
+    model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
+    prediction = model.predict(X)
+    assert 0 < (prediction == model.positive_class_).mean() < 1
+    scores = model.decision_function(X)
+    np.testing.assert_array_equal(model.classes_[(scores > 0).astype(int)], prediction)
+    threshold = FixedThresholdClassifier(
+        LibreClassifier(positive_class=info.positive_class, random_state=0),
+        response_method="decision_function",
+        threshold=0.0,
+    ).fit(X, y)
+    np.testing.assert_array_equal(threshold.predict(X), prediction)
+
+
+@pytest.mark.parametrize(
+    ("labels", "positive_class", "hint"),
+    [
+        ([False, True], "True", "Did you mean positive_class=True?"),
+        ([False, True], "diabetic", "y holds booleans: pass positive_class=True"),
+        (["0", "1"], 1, "Did you mean positive_class='1'?"),
+        (["no", "Yes"], "yes", "Did you mean positive_class='Yes'?"),
+        (["0", "1"], [1], "names one label, not a list"),
+        ([0, 1], "x", "pass y == 'x' as y"),  # a tool encoded y as 0/1
+    ],
+)
+def test_a_positive_class_not_in_y_gets_the_hint_that_fits(labels, positive_class, hint):
+    """Booleans once got the 0/1 encoder's hint (False, True == 0, 1), a label written as
+    another type or case no hint at all."""
+    X = pd.DataFrame({"x": np.arange(40.0)})
+    y = np.array(labels * 20, dtype=object if isinstance(labels[0], str) else None)
+    with pytest.raises(ParameterError, match=re.escape(hint)) as raised:
+        LibreClassifier(positive_class=positive_class, random_state=0).fit(X, y)
+    if "pass y ==" not in hint:
+        assert "cross_val_predict" not in str(raised.value)
+
+
+def test_one_row_as_a_1d_array_is_told_how_to_reshape():
+    X, y, _ = load_dataset("haberman")
+    model = LibreClassifier(random_state=0).fit(X, y)
+    with pytest.raises(DataError, match=re.escape("X.reshape(1, -1) for one row")):
+        model.predict(X.to_numpy()[0])

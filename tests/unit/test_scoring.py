@@ -45,7 +45,8 @@ def test_scored_frame_equals_the_model_outputs(credit):
     assert list(scored.columns) == [*X.columns, *SCORE_COLUMNS]
     pd.testing.assert_frame_equal(scored[list(X.columns)], X)
     np.testing.assert_array_equal(scored["prediction"].to_numpy(), model.predict(X))
-    np.testing.assert_array_equal(scored["score"].to_numpy(), np.abs(model.decision_function(X)))
+    positive = list(model.classes_).index(model.positive_class_)
+    np.testing.assert_array_equal(scored["score"].to_numpy(), model.predict_proba(X)[:, positive])
     assert scored["fired_rules"].tolist() == _fired_lists(model, X)
     explained = model.explain(X)
     assert scored["explanation"].tolist() == explained["explanation"].tolist()

@@ -71,6 +71,7 @@ def test_a_first_spec_leaves_identifiers_out_and_names_the_positive_class(tmp_pa
     [
         (["0", "1", "1", "1"], "1", "it reads as yes"),  # a yes-like name, even as the majority
         (["2", "1", "1", "1"], "2", "the rarer class"),
+        (["-1", "1", "1", "1"], "1", "it reads as yes"),  # as LibreClassifier takes it
         (["a", "b", "b", "c", "c"], "a", "the other classes are the negative answer"),
     ],
 )
