@@ -12,8 +12,10 @@ The model's own text (``str(rule)``, :mod:`libre_lib.rules`) is exact and paper-
 Given the rows a report describes, each cut point prints as the roundest number between it
 and the closest value below it in those rows, so the printed rules sort every one of them as
 the model does; without rows, cut points are rounded to the fewest significant digits (at least
-three) that keep them increasing (:func:`display_numbers`). Either way two different cut points
-never print the same. Everything here is display only: predictions use the exact rules.
+three) that keep them increasing (:func:`display_numbers`). A cut point written with at most
+four significant digits (16.82) prints as it is, so the printed value itself falls on the
+model's side. Either way two different cut points never print the same. Everything here is
+display only: predictions use the exact rules.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ MIN_DIGITS = 3
 """The fewest significant digits a cut point is shown with."""
 MAX_DIGITS = 17
 """Enough significant digits to tell any two doubles apart."""
+EXACT_DIGITS = 4
+"""A cut point written with at most this many significant digits prints as it is: 16.82
+printed as 16.8 put 16.8 itself on the other side of the printed rule."""
 
 LEGEND = (
     ("x ≥ a", "x is a or more."),
@@ -151,14 +156,18 @@ def display_numbers(
     as the roundest number between it and the closest data value (or smaller cut point) below
     it: the printed rule then sorts every one of those rows as the model does. Without, each is
     rounded to at least ``min_digits`` significant digits, more where the texts would
-    otherwise not increase.
+    otherwise not increase. Either way a value of at most :data:`EXACT_DIGITS` significant
+    digits prints as it is.
 
-    >>> display_numbers([29.709533160035694, 29.71, 48.3])
-    {29.709533160035694: '29.7095', 29.71: '29.71', 48.3: '48.3'}
+    >>> display_numbers([29.709533160035694, 29.7, 48.3])
+    {29.7: '29.7', 29.709533160035694: '29.71', 48.3: '48.3'}
     >>> display_numbers([1.189, 29.709533160035694], data=np.array([1.18, 1.189, 29.7001]))
     {1.189: '1.189', 29.709533160035694: '29.709'}
     """
     numbers = sorted({float(v) for v in values if math.isfinite(float(v))})
+    short = {v: _short_text(v) for v in numbers}
+    if all(text is not None for text in short.values()):
+        return short
     if data is not None:
         data = np.asarray(data, dtype=np.float64)
         if data.size > 1 and not (data[1:] > data[:-1]).all():  # not already sorted, distinct
@@ -168,12 +177,14 @@ def display_numbers(
         for number in numbers:
             below = int(np.searchsorted(data, number, side="left"))
             low = max(float(data[below - 1]) if below else -math.inf, previous)
-            texts[number] = roundest_between(low, number, min_digits)
+            texts[number] = short[number] or roundest_between(low, number, min_digits)
             previous = number
         return texts
     digits = [min_digits] * len(numbers)
     while True:
-        texts = [round_text(v, d) for v, d in zip(numbers, digits, strict=True)]
+        texts = [
+            short[v] or round_text(v, d) for v, d in zip(numbers, digits, strict=True)
+        ]
         clash = False
         for i in range(len(numbers) - 1):
             if float(texts[i]) >= float(texts[i + 1]):  # equal, or out of order
@@ -183,6 +194,16 @@ def display_numbers(
                         clash = True
         if not clash:
             return dict(zip(numbers, texts, strict=True))
+
+
+def _short_text(value: float) -> str | None:
+    """``value`` as it is written, if that takes at most :data:`EXACT_DIGITS` significant
+    digits (``16.82``, ``0.3699``, ``1200000``), else None."""
+    exact = Decimal(repr(float(value))).normalize()
+    if len(exact.as_tuple().digits) > EXACT_DIGITS:
+        return None
+    text = format(exact, "f")
+    return "0" if text in ("-0", "") else text
 
 
 def roundest_between(low: float, high: float, min_digits: int = MIN_DIGITS) -> str:
