@@ -182,9 +182,7 @@ def display_numbers(
         return texts
     digits = [min_digits] * len(numbers)
     while True:
-        texts = [
-            short[v] or round_text(v, d) for v, d in zip(numbers, digits, strict=True)
-        ]
+        texts = [short[v] or round_text(v, d) for v, d in zip(numbers, digits, strict=True)]
         clash = False
         for i in range(len(numbers) - 1):
             if float(texts[i]) >= float(texts[i + 1]):  # equal, or out of order
