@@ -78,6 +78,29 @@ def _rate(value) -> str:
     return "–" if math.isnan(number) else f"{number:.3f}"
 
 
+def _in_sample(registry, pipeline: str, version: str) -> bool:
+    """Was the version trained without a holdout (its metrics on its training rows)?"""
+    from libre_lib.errors import LibreError
+
+    try:
+        return registry.spec(pipeline, version).get("holdout_fraction") == 0
+    except (LibreError, OSError, AttributeError):
+        return False  # an unreadable spec: the version reads as scored on a holdout
+
+
+def _run_record(store: Path, pipeline: str, run_id: str) -> dict | None:
+    """The run.json of the run that trained a version, if it is still in the store."""
+    import json
+
+    from libre_lib.ops.cleanup import RUN_FILE, RUNS_DIR
+
+    try:
+        record = json.loads((Path(store) / RUNS_DIR / pipeline / run_id / RUN_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def _count(value) -> str:
     if isinstance(value, bool) or value is None:
         return "–"
@@ -112,10 +135,13 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = None) -> None:
         _fail(LookupError(f"No model versions of {pipeline!r}.{hint}"))
         return
     wide = console.width >= 100  # room for the reason, cut to one line
+    in_sample = {v.version for v in versions if _in_sample(registry, pipeline, v.version)}
     table = Table(
         title=f"models of {pipeline}",
         show_edge=False,
-        caption="f1: each version on its own run's holdout rows; "
+        caption="f1: each version on its own run's holdout rows"
+        + (" (*: on its training rows, no holdout)" if in_sample else "")
+        + "; "
         + ("reason: the promotion decision, in full" if wide else "the promotion decisions")
         + f" with `libre models show {pipeline} VERSION`",
     )
@@ -142,7 +168,7 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = None) -> None:
             version.version,
             _minute(version.created_at),
             f"[{style}]{version.status}[/]" if style else version.status,
-            _rate(version.metrics.get("f1")),
+            _rate(version.metrics.get("f1")) + (" *" if version.version in in_sample else ""),
             _count(version.metrics.get("n_rules")),
             *((Text(version.reason),) if wide else ()),
         )
@@ -199,13 +225,23 @@ def show_version(
         meta.add_row(key, Text(str(value)))
     console.print(meta, highlight=False)
     if entry.metrics:
-        metrics = Table(title="holdout metrics", show_edge=False)
+        title = "holdout metrics"
+        if _in_sample(registry, pipeline, entry.version):  # a title folds to the table's width
+            console.print("[bold]metrics on the training rows[/] (no holdout: holdout_fraction 0)")
+            title = None
+        metrics = Table(title=title, show_edge=False)
         metrics.add_column("metric")
         metrics.add_column("value", justify="right")
         for name, value in entry.metrics.items():
             shown = _rate(value) if isinstance(value, float) else str(value)
             metrics.add_row(Text(str(name)), Text(shown))
         console.print(metrics)
+    record = _run_record(store, pipeline, entry.run_id)
+    cautions = (record or {}).get("cautions") or []
+    if cautions:  # a sign-off made from the registry sees what the report warned of
+        console.print(f"[bold yellow]cautions of its report (run {entry.run_id})[/]")
+        for caution in cautions:
+            console.print(f"- {caution}", markup=False, highlight=False)
     console.print("[bold]rules[/]")
     console.print(str(model.rules_), markup=False, highlight=False)
 

@@ -1289,12 +1289,15 @@ def _ruleset_html(text: str) -> str:
     return '<pre class="ruleset">' + "\n".join(lines) + "</pre>"
 
 
-def _cards(values: Mapping[str, object], flagged: int | None = None) -> str:
+def _cards(
+    values: Mapping[str, object], flagged: int | None = None, evaluated_on: str = "holdout"
+) -> str:
+    """The headline figures, each named with the rows it was measured on."""
     cards = []
     for key in ("f1", "precision", "recall", "accuracy", "n_rules"):
         if key in values:
-            name = {"f1": "F1 score (holdout)", "n_rules": "Rules"}.get(
-                key, f"{key.capitalize()} (holdout)"
+            name = {"f1": f"F1 score ({evaluated_on})", "n_rules": "Rules"}.get(
+                key, f"{key.capitalize()} ({evaluated_on})"
             )
             kind = METRIC_LABELS[key][1]
             text = _fmt(values[key], kind)
@@ -1411,7 +1414,7 @@ def render_html(report: RuleReport) -> str:
         out.append(f'<p class="meta">{_h(meta)}</p>')
     out += [f'<p class="caution"><strong>Caution:</strong> {_h(t)}</p>' for t in report.cautions]
     flagged = _flagged(report)
-    out.append(_cards(report.metrics, flagged))
+    out.append(_cards(report.metrics, flagged, report.evaluated_on))
 
     out.append("<h2>How to read this</h2>")
     out.append(f"<p>{_h(how_to_read(report))}</p>")

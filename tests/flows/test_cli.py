@@ -230,3 +230,31 @@ def test_a_data_file_replaced_while_it_is_read_is_not_cached(
     assert code == 1 and "changed while the pipeline read it" in output, output
     assert not list((tmp_path / "store").rglob("load/*.parquet"))
     assert _store_is_clean(tmp_path / "store")
+
+
+def test_models_views_say_which_rows_scored_a_version_and_what_its_report_cautioned(spec_copy):
+    """A version trained without a holdout listed its in-sample F1 as a holdout figure, and
+    `models show` left out the cautions its report opened with."""
+    import json
+
+    from libre_flows.flows.train import train
+
+    in_sample = train(spec_copy(holdout_fraction=0))
+    held_out = train(spec_copy(holdout_fraction=0.5))
+    store = Path(held_out["run_dir"]).parents[2]
+    code, listed = _run("models", "list", "haberman", "--store", store)
+    assert code == 0, listed
+    first, second = in_sample["model_version"], held_out["model_version"]
+    line = {v: next(row for row in listed.splitlines() if v in row) for v in (first, second)}
+    assert line[first].rstrip().endswith("*") or " * " in line[first]
+    assert "*" not in line[second]
+    assert "*: on its training rows" in " ".join(listed.split())
+    code, shown = _run("models", "show", "haberman", first, "--store", store)
+    assert code == 0 and "metrics on the training rows" in shown, shown
+    code, shown = _run("models", "show", "haberman", second, "--store", store)
+    assert code == 0 and "holdout metrics" in shown, shown
+    cautions = json.loads((Path(held_out["run_dir"]) / "run.json").read_text())["cautions"]
+    assert cautions  # haberman's rules do no better than answering the majority
+    flat = " ".join(shown.split())
+    assert "cautions of its report" in flat
+    assert all(" ".join(c.split())[:60] in flat for c in cautions)

@@ -1000,6 +1000,10 @@ def test_a_report_on_training_rows_says_so_everywhere_it_names_its_rows():
         assert "Holdout performance" not in text and "Holdout rows" not in text
         assert "holdout rows" not in text.replace("on the holdout rows of its own run", "")
     assert list(in_sample.balance) == ["Training"]
+    # the headline cards too (they read "F1 score (holdout)" on in-sample figures)
+    assert "F1 score (training)" in render_html(in_sample)
+    assert "(holdout)" not in render_html(in_sample)
+    assert "F1 score (holdout)" in render_html(held_out)
     for text in (render_markdown(held_out, figures=True), render_html(held_out)):
         assert "Holdout performance" in text and "Holdout rows flagged" in text
     # the cut points' note names the rows they were rounded against
