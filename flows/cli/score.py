@@ -143,7 +143,7 @@ def score_command(
 
 def _print_summary(summary: dict, seconds: float) -> None:
     from libre_lib.errors import counted
-    from libre_lib.ops.scoring import NO_ROWS, predicted_text
+    from libre_lib.ops.scoring import NO_ROWS, no_rules_text, predicted_text
 
     console.print(
         f"scored [bold]{summary['rows']:,}[/] rows in "
@@ -162,6 +162,8 @@ def _print_summary(summary: dict, seconds: float) -> None:
             f"({100.0 * summary['positive_rate']:.2f}%)",
             highlight=False,
         )
+        if no_rules_text(summary):
+            console.print(f"[yellow]warning:[/] {escape(no_rules_text(summary))}.", highlight=False)
         warnings = summary["warnings"]
         if warnings:
             console.print(

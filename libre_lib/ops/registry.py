@@ -965,7 +965,8 @@ class ModelRegistry:
         min_accuracy : float, optional
             The accuracy of the majority-class answer on the version's holdout rows (the
             spec's ``promotion.beat_majority``): a version less accurate than that is not
-            promoted, even the first one.
+            promoted, even the first one, nor a version without rules (which gives the
+            majority answer itself, or worse).
 
         Returns
         -------
@@ -1163,6 +1164,12 @@ class ModelRegistry:
                 return decision(
                     False,
                     f"{rows} accuracy {accuracy:.3f} is below {floor} (promotion.beat_majority)",
+                )
+            if candidate.metrics.get("n_rules") == 0:  # no rule: the majority answer itself
+                return decision(
+                    False,
+                    "it has no rules: it answers the negative class everywhere, which "
+                    "promotion.beat_majority asks a version to improve on",
                 )
         if champion is None:
             return decision(

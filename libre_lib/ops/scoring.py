@@ -1338,6 +1338,17 @@ def _cell(value) -> str:
 NO_ROWS = "The inputs hold no rows (a header alone, or empty files)"
 
 
+def no_rules_text(summary: Mapping) -> str | None:
+    """What a scoring with a model that has no rules says (it flags no row, whatever the
+    rows: its run's report says why), else None."""
+    if summary["rules"]:
+        return None
+    return (
+        "The model has no rules: it flags no row, whatever the inputs hold (its run's report "
+        "says why no rule was kept)"
+    )
+
+
 def render_scoring_report(summary: dict, title: str = "Scoring report", model: str = "") -> str:
     """A Markdown scoring report from ``ScoringSummary.to_dict()``: throughput, predictions,
     rules fired and drift warnings."""
@@ -1356,6 +1367,7 @@ def render_scoring_report(summary: dict, title: str = "Scoring report", model: s
         f"{summary['seconds']:.2f} s ({summary['rows_per_second']:,.0f} rows/s)",
         f"- **{predicted_text(summary)}:** {summary['n_positive']:,} "
         f"({100.0 * summary['positive_rate']:.2f}%)",
+        *([f"- **warning:** {no_rules_text(summary)}."] if no_rules_text(summary) else []),
         "",
         "## Data contract",
         "",

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -17,7 +18,7 @@ import libre_flows.flows.cli.models as models_cli
 import libre_lib.ops.files as files_module
 import libre_lib.ops.registry as registry_module
 from libre_flows.flows.cli.models import models_app
-from libre_lib import LibreClassifier
+from libre_lib import LibreClassifier, LibreWarning
 from libre_lib.errors import LibreError
 from libre_lib.ops.registry import (
     CANDIDATE,
@@ -375,12 +376,24 @@ def test_a_version_less_accurate_than_the_majority_answer_is_not_promoted(regist
     )
     assert registry.get(PIPE, first.version).status == REJECTED
     assert registry.promote(PIPE, first.version, min_accuracy=None).promoted  # the gate off
-    better = register(registry, models[1], f1=0.5, accuracy=0.806)  # as accurate: enough
+    better = register(registry, models[2], f1=0.5, accuracy=0.806)  # as accurate: enough
     assert registry.promote(PIPE, better.version, min_accuracy=0.806).promoted
-    unknown = register(registry, models[2], f1=0.9)  # no accuracy recorded: not promoted
+    unknown = register(registry, models[1], f1=0.9)  # no accuracy recorded: not promoted
     decision = registry.decide(PIPE, unknown.version, min_accuracy=0.5)
     assert not decision.promoted and "accuracy is missing: not compared" in decision.reason
     assert registry.decide(PIPE, unknown.version).promoted
+
+
+def test_a_version_without_rules_is_not_promoted_when_it_must_beat_the_majority(registry):
+    """A model without rules gives the majority answer itself: it was promoted as "at least as
+    accurate", and `libre score` then flagged no row without a word."""
+    X = pd.DataFrame({"x": [1.0, 2.0, 1.0, 2.0]})
+    with pytest.warns(LibreWarning, match="No rule was learned"):
+        empty = LibreClassifier(random_state=0, chi2_threshold=0.0).fit(X, [0, 0, 1, 1])
+    version = register(registry, empty, f1=0.0, accuracy=0.8)
+    decision = registry.decide(PIPE, version.version, min_accuracy=0.8)
+    assert not decision.promoted and "it has no rules" in decision.reason
+    assert registry.decide(PIPE, version.version).promoted  # the gate off: a first champion
 
 
 def test_decide_writes_nothing_and_checks_input(registry, models):

@@ -1028,3 +1028,21 @@ def test_a_failed_write_names_the_output_and_keeps_the_old_one(credit, tmp_path,
         score_files(model, tmp_path / "in", output, contract=contract)
     assert output.read_bytes() == b"the previous scores"
     assert [p.name for p in tmp_path.iterdir() if p.is_file()] == ["scored.parquet"]
+
+
+def test_scoring_with_a_model_without_rules_says_it_flags_no_row(tmp_path, capsys):
+    """A champion without rules scored every row negative with "no drift" and nothing else."""
+    from libre_flows.flows.cli.score import _print_summary
+    from libre_lib import LibreWarning
+    from libre_lib.ops.scoring import render_scoring_report
+
+    X = pd.DataFrame({"x": [1.0, 2.0, 1.0, 2.0]})
+    with pytest.warns(LibreWarning, match="No rule was learned"):
+        empty = LibreClassifier(random_state=0, chi2_threshold=0.0).fit(X, [0, 0, 1, 1])
+    X.to_csv(tmp_path / "in.csv", index=False)
+    summary = score_files(empty, tmp_path / "in.csv", tmp_path / "out.parquet").to_dict()
+    assert "The model has no rules: it flags no row" in render_scoring_report(summary)
+    _print_summary({**summary, "artifact": "a"}, 1.0)
+    assert "the model has no rules" in " ".join(capsys.readouterr().out.split()).lower()
+    ruled = {**summary, "rules": [{"index": 0, "rule": "x ≥ 2", "rows": 2}]}
+    assert "no rules" not in render_scoring_report(ruled)
