@@ -372,6 +372,39 @@ def report(
     _print_markdown(path.read_text(encoding="utf-8"))
     if summary:
         console.print(f"\nHTML report: [green]{summary.get('report')}[/]", soft_wrap=True)
+        since = _status_since(run_dir, summary)
+        if since:
+            errors.print(f"[yellow]note:[/] {escape(since)}", highlight=False)
+
+
+def _status_since(run_dir: Path, summary: dict) -> str | None:
+    """What changed for the run's model version since the run (a rollback retired the
+    champion it made, or `libre models promote` made it the champion), else None: the
+    report says what the run decided, not what holds now."""
+    from libre_lib.errors import LibreError
+    from libre_lib.ops.registry import ModelRegistry
+
+    version, promoted = summary.get("model_version"), summary.get("promoted")
+    pipeline = summary.get("pipeline") or run_dir.parent.name
+    if not isinstance(version, str) or not isinstance(promoted, bool):
+        return None
+    try:
+        registry = ModelRegistry(run_dir.parents[2])
+        entry = registry.get(pipeline, version)
+        champion = registry.champion(pipeline)
+    except (LibreError, OSError, IndexError):
+        return None
+    now = champion.version if champion is not None else "none"
+    if promoted and not entry.is_champion:
+        reason = f" ({entry.reason})" if entry.reason else ""
+        return (
+            f"since this run, {version} is {entry.status}{reason}; the champion is now {now} "
+            f"(`libre models list {pipeline}`)."
+        )
+    if not promoted and entry.is_champion:
+        reason = f" ({entry.reason})" if entry.reason else ""
+        return f"since this run, {version} has become the champion{reason}."
+    return None
 
 
 def _print_markdown(text: str) -> None:

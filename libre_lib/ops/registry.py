@@ -1200,11 +1200,14 @@ class ModelRegistry:
                 f"{rows} {metric} {value:.3f}{why}",
             )
         delta = value - best
+        # the change as the two figures read once rounded (0.639 - 0.552 = +0.087, not the
+        # unrounded +0.086), as the changes table beside it shows it
+        change = float(f"{value:.3f}") - float(f"{best:.3f}")
         if compared.kind == "training":
             return decision(
                 False,
                 f"{rows} {metric} {value:.3f} against the champion {champion.version}'s "
-                f"{best:.3f} (change {delta:+.3f}); {compared.scored_on}{why}: without a holdout "
+                f"{best:.3f} (change {change:+.3f}); {compared.scored_on}{why}: without a holdout "
                 "(holdout_fraction: 0) it is not promoted automatically; `libre models promote "
                 f"{candidate.pipeline} {name}` promotes it",
                 delta,
@@ -1222,7 +1225,7 @@ class ModelRegistry:
         return decision(
             promoted,
             f"{rows} {metric} {value:.3f} {verdict} the champion {champion.version}'s "
-            f"{best:.3f}{tol} (change {delta:+.3f}); {compared.scored_on}{why}{way_out}",
+            f"{best:.3f}{tol} (change {change:+.3f}); {compared.scored_on}{why}{way_out}",
             delta,
         )
 

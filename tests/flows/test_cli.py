@@ -258,3 +258,23 @@ def test_models_views_say_which_rows_scored_a_version_and_what_its_report_cautio
     flat = " ".join(shown.split())
     assert "cautions of its report" in flat
     assert all(" ".join(c.split())[:60] in flat for c in cautions)
+
+
+def test_report_of_a_run_says_what_changed_for_its_version_since(spec_copy):
+    """After a rollback the latest run's report still said its version "became the champion",
+    with no word that it was retired since."""
+    from libre_flows.flows.train import train
+
+    first = train(spec_copy())
+    second = train(spec_copy(holdout_fraction=0))  # without a holdout: not promoted itself
+    assert first["promoted"] and not second["promoted"]
+    store = Path(first["run_dir"]).parents[2]
+    code, output = _run("models", "promote", "haberman", second["model_version"], "--store", store)
+    assert code == 0, output
+    code, output = _run("report", first["run_dir"])
+    flat = " ".join(output.split())
+    assert code == 0 and f"since this run, {first['model_version']} is retired" in flat, flat
+    assert f"the champion is now {second['model_version']}" in flat
+    code, output = _run("report", "haberman", "--store", store)  # the latest run: the second
+    flat = " ".join(output.split())
+    assert f"since this run, {second['model_version']} has become the champion" in flat

@@ -1233,3 +1233,15 @@ def test_a_reused_version_with_a_damaged_model_file_is_restored(registry, models
     assert a.model_path.read_bytes() == good
     assert "restored from this run's identical copy" in caplog.text
     assert registry.load_model(PIPE, a.version).rules_ == models[0].rules_
+
+
+def test_a_decision_states_the_change_as_its_rounded_figures_differ(registry, models):
+    """0.639 against 0.552 read "(change +0.086)" (the unrounded difference) while the changes
+    table beside it showed +0.087; the decision's delta stays exact."""
+    old = register(registry, models[0], f1=0.55238)
+    registry.promote(PIPE, old.version)
+    new = register(registry, models[2], f1=0.63866)
+    decision = registry.decide(PIPE, new.version)
+    assert "0.639 is not below the champion" in decision.reason
+    assert "0.552 (change +0.087)" in decision.reason
+    assert decision.delta == pytest.approx(0.63866 - 0.55238)
