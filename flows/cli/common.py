@@ -7,6 +7,7 @@ import contextlib
 import logging
 import signal
 import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Annotated, ClassVar
@@ -105,6 +106,44 @@ class StageProgress(logging.Handler):
                 self.status.update(escape(f"{stage}: {'cache hit' if hit else words[2]}"))
 
 
+#: Off a terminal, a mapped stage's progress is printed at most this often (its first and last
+#: task always).
+PLAIN_EVERY_S = 10.0
+
+
+class PlainStatus:
+    """The status line off a terminal (a log file, CI, cron), where a live line shows nothing
+    until the run ends: a line with the elapsed time when the stage changes, and for a mapped
+    stage's count at most every :data:`PLAIN_EVERY_S` seconds and when it is complete."""
+
+    def __init__(self, message: str, every: float = PLAIN_EVERY_S, clock=time.monotonic):
+        self.clock, self.every = clock, every
+        self.started = clock()
+        self.last_key: str | None = None
+        self.last_at = -float("inf")
+        console.print(f"{message} ...", highlight=False)
+
+    def update(self, text: str) -> None:
+        key, _, rest = text.partition(":")
+        words = rest.split()
+        complete = len(words) == 3 and words[1] == "of" and words[0] == words[2]
+        now = self.clock()
+        if key == self.last_key and now - self.last_at < self.every and not complete:
+            return
+        self.last_key, self.last_at = key, now
+        console.print(f"[{now - self.started:7.1f} s] {text}", highlight=False)
+
+
+@contextlib.contextmanager
+def _status(message: str):
+    """A live status line on a terminal, else :class:`PlainStatus` lines."""
+    if console.is_terminal:
+        with console.status(message) as status:
+            yield status
+    else:
+        yield PlainStatus(message)
+
+
 @contextlib.contextmanager
 def pipeline_console(debug: bool, message: str):
     """A status line during the run; Prefect's console quiet unless --debug. The library's
@@ -128,7 +167,7 @@ def pipeline_console(debug: bool, message: str):
             handler.addFilter(quiet)
             if SHUTDOWN_FILTER not in handler.filters:
                 handler.addFilter(SHUTDOWN_FILTER)
-    with console.status(message) as status, warnings.catch_warnings():
+    with _status(message) as status, warnings.catch_warnings():
         if not debug:
             warnings.filterwarnings("ignore", category=LibreWarning)
         progress = StageProgress(status)

@@ -1340,8 +1340,8 @@ NO_ROWS = "The inputs hold no rows (a header alone, or empty files)"
 
 def no_rules_text(summary: Mapping) -> str | None:
     """What a scoring with a model that has no rules says (it flags no row, whatever the
-    rows: its run's report says why), else None."""
-    if summary["rules"]:
+    rows: its run's report says why), else None (also for a summary without its rules)."""
+    if summary.get("rules", True):
         return None
     return (
         "The model has no rules: it flags no row, whatever the inputs hold (its run's report "

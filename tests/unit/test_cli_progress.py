@@ -133,6 +133,8 @@ def test_the_status_line_hears_the_total_that_the_flow_says(monkeypatch):
             lines.append(line)
 
     class Console:
+        is_terminal = True
+
         @staticmethod
         def status(message):
             import contextlib
@@ -145,3 +147,32 @@ def test_the_status_line_hears_the_total_that_the_flow_says(monkeypatch):
         logging.getLogger("prefect.task_runs").info("stage learn        computed   /s/l.parquet")
     logging.getLogger("prefect.flow_runs").info("stage learn        computed   /s/m.parquet")
     assert lines == ["weak learners finished: 0 of 50", "weak learners finished: 1 of 50"]
+
+
+def test_off_a_terminal_progress_is_printed_as_throttled_lines(capsys):
+    """Piped to a log file (cron, CI), the live status line showed nothing until the run ended:
+    each stage change prints a line with the elapsed time, a mapped stage's count at most every
+    few seconds and when it is complete."""
+    from libre_flows.flows.cli.common import PlainStatus
+
+    now = [100.0]
+    status = PlainStatus("training", every=10.0, clock=lambda: now[0])
+    progress = StageProgress(status)
+    steps = [
+        (1.0, "stage load         computed   /s/load/a.parquet"),
+        (0.5, "stage learn        cache hit  0 of 50 tasks"),
+        *[(1.0, "stage learn        computed   /s/learn/x.parquet")] * 49,  # 1 s apart
+        (1.0, "stage learn        computed   /s/learn/y.parquet"),  # the 50th
+        (0.2, "stage set_cover    computed   /s/set_cover/z.parquet"),
+    ]
+    for seconds, message in steps:
+        now[0] += seconds
+        progress.emit(_record(message))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "training ..."
+    assert lines[1] == "[    1.0 s] load: computed"
+    counts = [line for line in lines if "weak learners finished" in line]
+    assert counts[0].endswith("weak learners finished: 0 of 50")
+    assert counts[-1].endswith("weak learners finished: 50 of 50")
+    assert 5 <= len(counts) <= 8  # every 10 s of the 50, not one per task
+    assert lines[-1].endswith("set_cover: computed")
