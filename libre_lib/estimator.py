@@ -53,7 +53,7 @@ from .inputs import (
 from .params import AUTO, validate_params
 from .progress import progress_on_stderr
 from .render import rule_from_dict, rule_to_dict, ruleset_sql
-from .rules import RuleSet, rules_from_points, tested_columns
+from .rules import RuleSet, fired_text, rules_from_points, tested_columns
 from .selection import (
     F1_GAIN,
     OBJECTIVES,
@@ -1177,8 +1177,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         DataFrame
             Indexed as ``X``: ``prediction``; ``rules``, the 0-based positions in ``rules_`` of
             the rules that fire (the rule reports number rules from 1: position ``i`` is
-            "Rule ``i + 1``" there); ``explanation``, their texts joined by " OR " (empty when
-            none fires).
+            "Rule ``i + 1``" there); ``explanation``, their texts joined by " OR ", a rule of
+            several conditions in parentheses when several fire (empty when none fires).
         """
         fired = self.fired_rules(X)
         texts = [str(r) for r in self.rules_]
@@ -1189,7 +1189,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             {
                 "prediction": self._labels(fired.any(axis=1)),
                 "rules": idx,
-                "explanation": [" OR ".join(texts[i] for i in r) if r else "" for r in idx],
+                "explanation": [fired_text([texts[i] for i in r]) if r else "" for r in idx],
             },
             index=index,
         )

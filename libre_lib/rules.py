@@ -251,6 +251,14 @@ def interval_text(interval: Interval) -> str:
 _RULE_WORDS = re.compile(r"(?:^|\s)(?:IF|AND|OR|THEN|ELSE)(?:\s|$)|^missing$")
 
 
+def fired_text(texts: Sequence[str]) -> str:
+    """The texts of the rules that fire on a row, joined by OR; when several fire, each rule
+    of more than one condition in parentheses (``A OR B AND C`` read as one conjunction)."""
+    if len(texts) == 1:
+        return texts[0]
+    return " OR ".join(f"({t})" if " AND " in t else t for t in texts)
+
+
 def set_item_text(value) -> str:
     """A category as an item of ``{a, b}`` (or after ``=``): quoted (JSON-style) when its text
     would read as several items or none (a comma, a brace, a quote, an empty or space-padded

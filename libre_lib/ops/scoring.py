@@ -12,7 +12,8 @@ columns:
 * ``fired_rules``: the indices (0-based, as in ``model.rules_`` and ``model.explain``) of the
   rules that fire; a tuple per row in ``score_frame``, a ``list<int32>`` column in Parquet. The
   rule report numbers rules from 1: rule index ``i`` is "Rule ``i + 1``" there;
-* ``explanation``: the texts of those rules joined by " OR ", empty when none fires.
+* ``explanation``: the texts of those rules joined by " OR " (a rule of several conditions in
+  parentheses when several fire), empty when none fires.
 
 Errors of the contract (missing columns, wrong types) stop scoring with ``ContractViolation``.
 Drifted records are still scored, with the model's semantics: an unseen category, or a missing
@@ -52,6 +53,7 @@ import pandas as pd
 from ..discretization import NUMERIC
 from ..errors import DataError, LibreWarning, ParameterError, counted, excerpt, user_stacklevel
 from ..inputs import as_frame
+from ..rules import fired_text
 from .contract import (
     ContractIssue,
     ContractReport,
@@ -245,7 +247,7 @@ def _score(model, frame: pd.DataFrame, texts: list[str]) -> _Scores:
     else:
         rows, inverse = np.unique(fired, axis=0, return_inverse=True)
         patterns = [tuple(np.flatnonzero(r).tolist()) for r in rows]
-    pattern_texts = [" OR ".join(texts[i] for i in p) for p in patterns]
+    pattern_texts = [fired_text([texts[i] for i in p]) if p else "" for p in patterns]
     return _Scores(fired, prediction, score, np.asarray(inverse).ravel(), patterns, pattern_texts)
 
 

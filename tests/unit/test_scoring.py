@@ -1046,3 +1046,19 @@ def test_scoring_with_a_model_without_rules_says_it_flags_no_row(tmp_path, capsy
     assert "the model has no rules" in " ".join(capsys.readouterr().out.split()).lower()
     ruled = {**summary, "rules": [{"index": 0, "rule": "x ≥ 2", "rows": 2}]}
     assert "no rules" not in render_scoring_report(ruled)
+
+
+def test_an_explanation_of_several_rules_groups_each_rule(credit):
+    """Two rules joined as "A OR B AND C" read as one conjunction of B AND C with A."""
+    X, model, contract = credit
+    scored, _ = score_frame(model, X, contract)
+    several = scored[scored["fired_rules"].map(len) > 1]
+    assert len(several)
+    for rules, text in zip(several["fired_rules"], several["explanation"], strict=True):
+        parts = [str(model.rules_[i]) for i in rules]
+        expected = " OR ".join(f"({p})" if " AND " in p else p for p in parts)
+        assert text == expected
+    grouped = [t for t in several["explanation"] if "(" in t and " AND " in t]
+    assert grouped  # some row fires a rule of several conditions beside another
+    explained = model.explain(X)
+    assert explained["explanation"].tolist() == scored["explanation"].tolist()
