@@ -100,7 +100,9 @@ def test_explain_lists_the_rules_that_fire(credit):
     texts = [str(r) for r in clf.rules_]
     for (_, row), fired_row in zip(explanation.iterrows(), fired, strict=True):
         assert row["rules"] == np.flatnonzero(fired_row).tolist()
-        assert row["explanation"] == " OR ".join(texts[i] for i in row["rules"])
+        parts = [texts[i] for i in row["rules"]]
+        grouped = [f"({t})" if " AND " in t and len(parts) > 1 else t for t in parts]
+        assert row["explanation"] == " OR ".join(grouped)
         assert (row["prediction"] == clf.positive_class_) == bool(row["rules"])
     assert explanation["prediction"].tolist() == clf.predict(sample).tolist()
 
