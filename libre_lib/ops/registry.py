@@ -977,7 +977,31 @@ class ModelRegistry:
         champion = self.champion(pipeline)
         changed = self._question_change(candidate, champion)
         compared = self._compare(candidate, champion, metric, None if changed else holdout)
-        return self._decide(candidate, champion, tolerance, metric, compared, changed, min_accuracy)
+        return self._decide(
+            candidate,
+            champion,
+            tolerance,
+            metric,
+            compared,
+            changed,
+            min_accuracy,
+            self._rolled_back_twin(candidate),
+        )
+
+    def _rolled_back_twin(self, candidate: ModelVersion) -> ModelVersion | None:
+        """An other version that a promotion by hand retired and that holds the same model,
+        trained on the same data: a spec change that leaves the model as it was (its
+        description, its schedule) registers a new version of it, which must not undo the
+        rollback either."""
+        for version in reversed(self.versions(candidate.pipeline)):
+            if (
+                version.version != candidate.version
+                and version.retired_by_hand
+                and version.model_sha256 == candidate.model_sha256
+                and version.data_fingerprints & candidate.data_fingerprints
+            ):
+                return version
+        return None
 
     def _question_change(
         self, candidate: ModelVersion, champion: ModelVersion | None
@@ -1109,6 +1133,7 @@ class ModelRegistry:
         compared: _Compared,
         changed: str | None = None,
         min_accuracy: float | None = None,
+        twin: ModelVersion | None = None,
     ) -> PromotionDecision:
         tolerance = float(tolerance)
         value, best = compared.value, compared.best
@@ -1142,6 +1167,13 @@ class ModelRegistry:
                 f"{name} was {candidate.reason} (a rollback), and this run reproduced it (the "
                 "same model, data and spec): a run does not undo a promotion by hand; `libre "
                 f"models promote {candidate.pipeline} {name}` makes it the champion again",
+            )
+        if twin is not None and (champion is None or champion.version != twin.version):
+            return decision(
+                False,
+                f"{name} holds the same model, trained on the same data, as {twin.version}, "
+                f"which was {twin.reason} (a rollback): a run does not undo a promotion by "
+                f"hand; `libre models promote {candidate.pipeline} {name}` makes it the champion",
             )
         if not candidate.validation_passed:
             failed = candidate.validation.get("n_failed")
@@ -1253,7 +1285,14 @@ class ModelRegistry:
             changed = self._question_change(candidate, champion)
             compared = self._compare(candidate, champion, metric, None if changed else holdout)
             decision = self._decide(
-                candidate, champion, tolerance, metric, compared, changed, min_accuracy
+                candidate,
+                champion,
+                tolerance,
+                metric,
+                compared,
+                changed,
+                min_accuracy,
+                self._rolled_back_twin(candidate),
             )
             stamp = _now()
             try:

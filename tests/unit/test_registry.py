@@ -1123,6 +1123,16 @@ def test_a_run_that_reproduces_a_version_rolled_back_by_hand_does_not_promote_it
         assert f"libre models promote {PIPE} {bad.version}" in decision.reason
         assert registry.champion(PIPE).version == old.version
         assert registry.get(PIPE, bad.version).status == "retired"
+    # a spec change that leaves the model as it was (its description) registers a new version
+    # of the same model: it did undo the rollback
+    twin, new = registry.register_unless_unchanged(
+        PIPE, models[1].to_json(), metrics={"f1": 0.7}, **{**kwargs, "spec_hash": "t" * 64}
+    )
+    assert new and twin.model_sha256 == bad.model_sha256
+    decision = registry.promote(PIPE, twin.version)
+    assert not decision.promoted and registry.champion(PIPE).version == old.version
+    assert f"the same model, trained on the same data, as {bad.version}" in decision.reason
+    assert f"libre models promote {PIPE} {twin.version}" in decision.reason
     # a new model is compared as before, and the rolled-back version can be promoted by hand
     newer, new = registry.register_unless_unchanged(
         PIPE, models[2].to_json(), metrics={"f1": 0.65}, **kwargs
