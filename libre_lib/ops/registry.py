@@ -140,6 +140,22 @@ SAME_DATA_OTHER_SPLIT = (
 )
 FLOAT_SLACK = 1e-12  # "not worse" must not fail on float noise (0.58 - 0.02 != 0.56)
 
+
+def _read_as_number(dtype: str | None) -> bool | None:
+    """Whether a column of this dtype (a data contract's text) keys its rows by numbers (see
+    :func:`~libre_lib.ops.batches.row_keys`); None when unknown."""
+    if not dtype:
+        return None
+    try:
+        parsed = pd.api.types.pandas_dtype(dtype)
+    except (TypeError, ValueError):
+        return None
+    return bool(
+        pd.api.types.is_bool_dtype(parsed)
+        or (pd.api.types.is_numeric_dtype(parsed) and not pd.api.types.is_complex_dtype(parsed))
+    )
+
+
 _PIPELINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _VERSION = re.compile(r"v(\d{4,})-([0-9a-f]{8})")
 
@@ -1099,6 +1115,26 @@ class ModelRegistry:
             why,
         )
 
+    def _keys_read_otherwise(self, candidate: ModelVersion, champion: ModelVersion) -> list[str]:
+        """The columns one version read as numbers and the other as text (a few stray texts
+        among a column's numbers): their values key the rows otherwise, so equal split keys no
+        longer mean equal sides. From the versions' data contracts (the dtypes read)."""
+        try:
+            before = self.load_contract(champion.pipeline, champion.version)
+            after = self.load_contract(candidate.pipeline, candidate.version)
+        except (LibreError, OSError):
+            return []
+        if before is None or after is None:
+            return []
+        then = {c.name: _read_as_number(c.dtype) for c in before.columns}
+        return [
+            c.name
+            for c in after.columns
+            if c.name in then
+            and None not in (then[c.name], _read_as_number(c.dtype))
+            and then[c.name] != _read_as_number(c.dtype)
+        ]
+
     def _seen_by_champion(self, candidate: ModelVersion, champion: ModelVersion) -> str:
         """What the comparison must say when the champion may have trained on some of the
         new version's holdout rows: it was trained on other data (earlier rows of a growing
@@ -1107,7 +1143,15 @@ class ModelRegistry:
         fraction, seed and columns) mean that a row both data versions hold was on the same
         side in both."""
         if champion.split and champion.split == candidate.split:
-            return ""
+            retyped = self._keys_read_otherwise(candidate, champion)
+            if not retyped:
+                return ""
+            return (
+                f"; the champion was trained on another split, so some of these rows were "
+                f"most likely its training rows: a row's side follows from its values as read, "
+                f"and {', '.join(map(repr, retyped))} {'is' if len(retyped) == 1 else 'are'} "
+                "read as text in one version and as numbers in the other (that favours it)"
+            )
         if not champion.data_fingerprints & candidate.data_fingerprints:
             how = "other data, which may include some of these rows"
         elif champion.split or candidate.split:  # keys differ, or one version predates them

@@ -99,3 +99,23 @@ def _holdout_ids(run_dir: str, ids) -> set:
     path = {entry["stage"]: entry["path"] for entry in stages}
     flags = pd.read_parquet(path["split"])["holdout"].to_numpy()
     return set(ids.to_numpy()[flags])
+
+
+def test_a_column_read_as_text_now_is_named_as_moving_the_rows_sides(spec_copy, data_copy):
+    """Three stray texts among a column's numbers: the column is read as text, every row's key
+    changes with it, and the champion's training rows came into the holdout. The split keys
+    were equal, so the decision said nothing of it."""
+    import pandas as pd
+
+    data = data_copy("haberman.csv")
+    spec = spec_copy(data={"path": str(data)}, holdout_fraction=0.3)
+    first = train(spec)
+    assert first["promoted"]
+    frame = pd.read_csv(data)
+    frame["year_of_operation"] = frame["year_of_operation"].astype(object)
+    frame.loc[:2, "year_of_operation"] = "unknown"
+    frame.to_csv(data, index=False)
+    second = train(spec)
+    decision = json.loads(Path(second["run_dir"], "run.json").read_text())["decision"]
+    assert "'year_of_operation' is read as text in one version" in decision["scored_on"]
+    assert decision["scored_on"].endswith("(that favours it)")
