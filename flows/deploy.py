@@ -61,7 +61,8 @@ def build_deployments(spec_path: str | Path, relative_to: str | Path | None = ".
         name=f"{spec.name}-dataset-updated",
         expect={DATASET_UPDATED},
         match={"prefect.resource.id": pipeline_resource(spec)},
-        parameters=parameters,
+        # the run compares the data it reads with those the event announced
+        parameters={**parameters, "expected_sha256": "{{ event.payload.sha256 }}"},
     )
     common = {"parameters": parameters, "tags": tags, "entrypoint_type": EntrypointType.MODULE_PATH}
     return [

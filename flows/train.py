@@ -36,7 +36,13 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from libre_flows.flows import heartbeats
 from libre_flows.flows.embedded_server import guard_embedded_server, run_flow
 from libre_flows.tasks import streamed
-from libre_flows.tasks.common import Stage, name_flow_run, run_folder, store_root
+from libre_flows.tasks.common import (
+    Stage,
+    data_fingerprint,
+    name_flow_run,
+    run_folder,
+    store_root,
+)
 from libre_flows.tasks.data import load, split, validate
 from libre_flows.tasks.housekeeping import clean_store
 from libre_flows.tasks.learning import (
@@ -67,17 +73,24 @@ heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
 
 @flow(name="libre-train")
-def train_flow(spec_path: str, force: bool = False, store: str | None = None):
+def train_flow(
+    spec_path: str,
+    force: bool = False,
+    store: str | None = None,
+    expected_sha256: str | None = None,
+):
     """Train the rule set a spec file declares, on the spec's task runner; returns a summary
     (run folder, metrics, hits). A deployment's run that meets bad data or a bad spec (data
     validation failed, a column missing) ends Failed with the one-line reason, without the
-    traceback an unexpected error earns in ``libre serve``'s output."""
+    traceback an unexpected error earns in ``libre serve``'s output. ``expected_sha256``: the
+    data's sha256 as the "dataset updated" event that started the run announced it (the
+    event-triggered deployment passes it); a run that reads other bytes says so."""
     try:
         spec = preflight(spec_path, store)
         if spec.runner.kind == "dask":
             _share_api_with_workers()
         pipeline = train_pipeline.with_options(task_runner=task_runner(spec))
-        return pipeline(spec_path, force=force, store=store)
+        return pipeline(spec_path, force=force, store=store, expected_sha256=expected_sha256)
     except LibreError as exc:
         if not served():
             raise
@@ -97,7 +110,9 @@ def served() -> bool:
 
 
 @flow(name="libre-train-pipeline")
-def train_pipeline(spec_path: str, force: bool = False, store: str | None = None) -> dict:
+def train_pipeline(
+    spec_path: str, force: bool = False, store: str | None = None, expected_sha256=None
+) -> dict:
     """The pipeline's stages in order (the task runner is set by ``train_flow``)."""
     started = time.perf_counter()
     spec = load_spec(spec_path)
@@ -117,6 +132,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     else:
         data = load(spec, root, force)
         name_flow_run(spec, root, data)
+        source = data
         validation = validate(spec, root, data, force)
         holdout = split(spec, root, data, force)
     tuning, fallbacks, passed_over = [], 0, []
@@ -155,6 +171,7 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     # then, as the estimators do, a fit far below its inner score is fitted with more learners
     shipped = shipped_choice(spec, root, tuning[-1], fallbacks) if tuning else None
     notes = overridden_notes(untuned, shipped) if shipped is not None else ()
+    notes = (*announced_notes(expected_sha256, data_fingerprint(root, source)), *notes)
     fitted, more = more_learners_check(spec, root, fitted, fit, shipped)
     passed_over += more
     if not streaming:
@@ -178,6 +195,25 @@ def train_pipeline(spec_path: str, force: bool = False, store: str | None = None
     registration = promote(spec, root, registration, str(run_dir))  # last: a failed run
     # keeps the champion, and its run.json says the promotion is pending
     return {**summary, **outcome(registration)}
+
+
+def announced_notes(expected: str | None, read: str) -> tuple[str, ...]:
+    """A note when the data the run read are not those the event that started it announced
+    (the file changed again before the run read it): the run trains on what it read, and the
+    later change's own event starts another run. Logged as a warning too."""
+    if not expected or not isinstance(expected, str) or expected.startswith("{{"):
+        return ()  # not started by an event (an untemplated value: an event without sha256)
+    if expected == read:
+        return ()
+    note = (
+        f"The data file changed after the event that started this run announced it (sha256 "
+        f"{expected[:12]}… announced, {read[:12]}… read): this run trained on the data as it "
+        "read them, not on the announced ones."
+    )
+    from prefect import get_run_logger
+
+    get_run_logger().warning(note)
+    return (note,)
 
 
 def preflight(spec_path: str | os.PathLike, store: str | None = None) -> PipelineSpec:

@@ -327,7 +327,7 @@ def test_deployments_read_back_and_the_event_starts_a_run(spec_copy):
         )
         assert [a.trigger.expect for a in automations] == [{DATASET_UPDATED}]
 
-        notify(spec)
+        event = notify(spec)
         run_filter = DeploymentFilter(id=DeploymentFilterId(any_=[ids["haberman-on-new-data"]]))
         runs = []
         for _ in range(60):
@@ -337,6 +337,8 @@ def test_deployments_read_back_and_the_event_starts_a_run(spec_copy):
             time.sleep(0.5)
         assert runs, "the dataset-updated event did not create a flow run"
         assert runs[0].parameters["spec_path"] == str(spec.resolve())
+        # the run compares what it reads with the data the event announced
+        assert runs[0].parameters["expected_sha256"] == event.payload["sha256"]
 
 
 def test_notify_names_a_triggered_deployment_that_nothing_serves(spec_copy):

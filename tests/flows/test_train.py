@@ -465,3 +465,21 @@ def test_labels_are_checked_when_the_data_stage_is_a_cache_hit(spec_copy):
     bad = spec_copy(report__column_labels={"age": "positive_axillary_nodes"})
     with pytest.raises(SpecError, match="the name of another column of the data"):
         train(bad)
+
+
+def test_a_run_says_when_its_data_are_not_those_its_event_announced(spec_copy):
+    """Two quick copies and two events: both runs trained on the second file, and nothing said
+    that the first event's data were never trained on."""
+    from libre_flows.flows.train import train_flow
+    from libre_lib.ops.sources import fingerprint_source
+    from libre_lib.ops.spec import load_spec
+
+    spec = spec_copy()
+    loaded = load_spec(spec)
+    actual = fingerprint_source(loaded.data_location(), loaded.data.resolved_format())
+    stale = train_flow(str(spec), expected_sha256="0" * 64)
+    assert any("changed after the event that started this run" in n for n in stale["notes"])
+    assert "0" * 12 + "… announced, " + actual[:12] + "… read" in " ".join(stale["notes"])
+    for expected in (actual, None, "{{ event.payload.sha256 }}"):  # the same; no event
+        summary = train_flow(str(spec), expected_sha256=expected)
+        assert not any("event that started" in n for n in summary["notes"])
