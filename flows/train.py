@@ -25,6 +25,7 @@ From Python::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -43,7 +44,7 @@ from libre_flows.tasks.common import (
     run_folder,
     store_root,
 )
-from libre_flows.tasks.data import load, split, validate
+from libre_flows.tasks.data import load, record_failed_read, split, validate
 from libre_flows.tasks.housekeeping import clean_store
 from libre_flows.tasks.learning import (
     choose,
@@ -120,9 +121,10 @@ def train_pipeline(
     clean_store(root)  # what crashed runs left, once no live run can own it
     streaming = spec.is_streamed()
     if streaming:
-        plan, source = streamed.plan_source(spec)
-        name_flow_run(spec, root, source)
-        profiles = streamed.profile_all(spec, root, source, plan, force)
+        with failed_read_recorded(spec, root):
+            plan, source = streamed.plan_source(spec)
+            name_flow_run(spec, root, source)
+            profiles = streamed.profile_all(spec, root, source, plan, force)
         validation = streamed.validate(spec, root, plan, profiles, force)
         parts = streamed.sample_all(spec, root, source, plan, profiles, force)
         merged = streamed.merged_profile(root, plan, profiles)
@@ -130,7 +132,8 @@ def train_pipeline(
         resolved = streamed.resolve_all(spec, root, source, plan, profiles, parts, force)
         passes = [*profiles, *(stage for pair in parts for stage in pair), *resolved]
     else:
-        data = load(spec, root, force)
+        with failed_read_recorded(spec, root):
+            data = load(spec, root, force)
         name_flow_run(spec, root, data)
         source = data
         validation = validate(spec, root, data, force)
@@ -195,6 +198,17 @@ def train_pipeline(
     registration = promote(spec, root, registration, str(run_dir))  # last: a failed run
     # keeps the champion, and its run.json says the promotion is pending
     return {**summary, **outcome(registration)}
+
+
+@contextlib.contextmanager
+def failed_read_recorded(spec: PipelineSpec, root: str):
+    """A data error while reading the data leaves a failed run's folder (as a failed
+    validation does), then propagates."""
+    try:
+        yield
+    except LibreError as exc:
+        record_failed_read(spec, root, exc)
+        raise
 
 
 def announced_notes(expected: str | None, read: str) -> tuple[str, ...]:

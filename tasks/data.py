@@ -112,6 +112,33 @@ def _record_failed_run(spec: PipelineSpec, store_root: str, report: ValidationRe
     atomic_write_text(run_dir / RUN_FILE, json.dumps(summary, indent=2))
 
 
+def record_failed_read(spec: PipelineSpec, store_root: str, exc: BaseException) -> None:
+    """A run folder for a run that failed reading its data (a column gone, a file that cannot
+    be parsed): ``failure.md`` and a ``run.json`` saying so, as a failed validation leaves, so
+    that ``libre report`` shows the failure instead of an older run's report. Best effort: a
+    store it cannot write leaves the original error to be raised."""
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    try:
+        run_dir = run_folder(store_root, spec)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        page = (
+            f"# {spec.name}: the run failed reading its data\n\n{message}\n\nNo model was "
+            "trained, and the champion (if any) is unchanged.\n"
+        )
+        atomic_write_text(run_dir / "failure.md", page)
+        summary = {
+            "pipeline": spec.name,
+            "run_dir": str(run_dir),
+            "status": "failed",
+            "failed_stage": "load",
+            "report": str(run_dir / "failure.md"),
+            "message": f"Reading the data failed ({type(exc).__name__}); no model was trained.",
+        }
+        atomic_write_text(run_dir / RUN_FILE, json.dumps(summary, indent=2))
+    except OSError:
+        pass
+
+
 def validation_markdown(spec: PipelineSpec, report: ValidationReport) -> str:
     """The validation result in Markdown: the Prefect artifact, and a failed run's page."""
     status = "passed" if report.success else "FAILED"

@@ -278,3 +278,23 @@ def test_report_of_a_run_says_what_changed_for_its_version_since(spec_copy):
     code, output = _run("report", "haberman", "--store", store)  # the latest run: the second
     flat = " ".join(output.split())
     assert f"since this run, {second['model_version']} has become the champion" in flat
+
+
+def test_a_run_that_fails_reading_its_data_leaves_a_failed_run(spec_copy, data_copy):
+    """A target column gone from the file: the run failed at load and left no trace, so
+    `libre report` printed the previous run's report and exited 0."""
+    import pandas as pd
+
+    data = data_copy("haberman.csv")
+    spec = spec_copy(data={"path": str(data)})
+    code, output = _run("train", spec)
+    assert code == 0, output
+    pd.read_csv(data).drop(columns="target").to_csv(data, index=False)
+    code, output = _run("train", spec)
+    assert code == 1 and "target column 'target' is not in the data" in output
+    store = spec.parent / "store"
+    code, output = _run("report", "haberman", "--store", store)
+    flat = " ".join(output.split())
+    assert code == 1, output
+    assert "Reading the data failed" in flat and "the run failed reading its data" in flat
+    assert "The latest trained model's report" in flat
