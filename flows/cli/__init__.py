@@ -516,9 +516,20 @@ def _warn_without_listeners(event, spec: Path) -> None:
         return
     console.print(f"triggers: {', '.join(listening)}")
     if idle:
+        import re
+
+        # `libre serve` refuses deployments of a work pool: those need its worker
+        pools = list(dict.fromkeys(re.findall(r"work pool '([^']+)'", " ".join(idle))))
+        remedies = [f"start `libre serve {spec}`"] if len(pools) < len(idle) else []
+        remedies += [
+            f"start a worker of work pool {p!r} (`prefect worker start --pool {p}`), or resume "
+            f"the pool if it is paused (`prefect work-pool resume {p}`)"
+            for p in pools
+        ]
+        remedy = "; ".join(remedies)
         errors.print(
             f"[bold yellow]warning:[/] the run waits until a process serves it: "
-            f"{', '.join(idle)}; start `libre serve {spec}` (or the worker of its work pool)",
+            f"{', '.join(idle)}; {remedy}",
             highlight=False,
         )
 

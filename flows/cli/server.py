@@ -34,6 +34,13 @@ def _describe(state) -> str:
     return f"{state.url} (pid {state.pid}, up {minutes:.0f} min; log {state.log})"
 
 
+def _prefect_hint(state) -> None:
+    """``libre`` commands find the local server by themselves; ``prefect``'s own commands
+    (work pools, workers, ``flow-run ls``) need its address, else each starts a temporary
+    server of its own."""
+    console.print(f"prefect's own commands: export PREFECT_API_URL={state.api_url}", soft_wrap=True)
+
+
 def _describe_runner(state) -> str:
     minutes = (time.time() - state.started) / 60
     return f"pid {state.pid}, up {minutes:.0f} min; socket {state.socket}; log {state.log}"
@@ -93,6 +100,7 @@ def start(
                 state = local_server.start(port=port)
             console.print(f"[green]started[/] {_describe(state)}", soft_wrap=True)
             console.print(f"UI and API: {state.url}  (stop it with `libre server stop`)")
+        _prefect_hint(state)
         embedded = local_server.mode() == "embedded"
     except Exception as exc:
         fail(exc, debug)
@@ -116,6 +124,7 @@ def status(debug: Debug = False) -> None:
         )
         raise typer.Exit(code=1)
     console.print(f"running: {_describe(state)}", soft_wrap=True)
+    _prefect_hint(state)
     from libre_flows.flows import warm
 
     runner = warm.running()

@@ -377,6 +377,15 @@ def test_notify_names_a_work_pool_deployment_that_no_worker_runs(spec_copy):
     assert idle_deployments(triggered(event)) == [
         "pooled-trigger-on-new-data (its work pool 'idle-pool' is paused)"
     ]
+    # the command names the remedy that works: `libre serve` refuses pool deployments
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+
+    result = CliRunner().invoke(app, ["notify", str(spec)])
+    warning = " ".join(result.stderr.split())
+    assert "prefect worker start --pool idle-pool" in warning
+    assert "prefect work-pool resume idle-pool" in warning and "libre serve" not in warning
 
 
 def test_notify_names_a_trigger_whose_deployment_was_deleted(spec_copy):

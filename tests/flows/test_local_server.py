@@ -48,6 +48,8 @@ def test_commands_start_reuse_and_stop_the_local_server(spec_copy, tmp_path, mon
 
         code, output = _libre("server", "status")
         assert code == 0 and state["url"] in output
+        # prefect's own commands need the address (they started a temporary server each)
+        assert f"export PREFECT_API_URL={state['url']}/api" in output
 
         # `server start` on the running server adds the automation that marks killed runs
         code, output = _libre("server", "start", "--no-warm")
