@@ -1230,6 +1230,15 @@ def _h(text) -> str:
     return html.escape(str(text), quote=True)
 
 
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def _prose(text) -> str:
+    """A sentence as HTML: escaped, with its `commands` as code (they showed their
+    backticks)."""
+    return _CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", _h(text))
+
+
 #: A condition up to this long stays on one line; a longer one (many ranges or categories)
 #: wraps, so the statistics beside the rule stay on screen.
 _NOWRAP_CHARS = 40
@@ -1359,7 +1368,7 @@ def _html_blocks(blocks, figures: _Figures, heading: str = "h3") -> list[str]:
     out = []
     for kind, content in blocks:
         if kind == "p":
-            out.append(f"<p>{_h(content)}</p>")
+            out.append(f"<p>{_prose(content)}</p>")
         elif kind == "h":
             out.append(f"<{heading}>{_h(content)}</{heading}>")
         elif kind == "list":
@@ -1412,7 +1421,9 @@ def render_html(report: RuleReport) -> str:
     meta = _meta_line(report)
     if meta:
         out.append(f'<p class="meta">{_h(meta)}</p>')
-    out += [f'<p class="caution"><strong>Caution:</strong> {_h(t)}</p>' for t in report.cautions]
+    out += [
+        f'<p class="caution"><strong>Caution:</strong> {_prose(t)}</p>' for t in report.cautions
+    ]
     flagged = _flagged(report)
     out.append(_cards(report.metrics, flagged, report.evaluated_on))
 
@@ -1453,7 +1464,7 @@ def render_html(report: RuleReport) -> str:
 
     if report.changes is not None:
         out.append(f"<h2>{_h(CHANGES_HEADING)}</h2>")
-        out += [f"<p>{_h(line)}</p>" for line in _changes_intro(report.changes)]
+        out += [f"<p>{_prose(line)}</p>" for line in _changes_intro(report.changes)]
         out += _html_blocks(_changes_blocks(report.changes, report.display), figures)
     out += _section(trend_blocks(report.trend), figures)
     out += _section(
@@ -1495,6 +1506,6 @@ def render_html(report: RuleReport) -> str:
 
     if report.notes:
         out.append("<h2>Notes</h2>")
-        out.append("<ul>" + "".join(f"<li>{_h(note)}</li>" for note in report.notes) + "</ul>")
+        out.append("<ul>" + "".join(f"<li>{_prose(note)}</li>" for note in report.notes) + "</ul>")
     out += ["</main>", "</body>", "</html>"]
     return "\n".join(out) + "\n"

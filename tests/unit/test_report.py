@@ -1656,3 +1656,16 @@ def test_the_words_of_a_quoted_name_are_not_marked_as_the_rules_keywords():
     cell = _rule_cell('"income AND age" ∈ [1, 2) AND b ∈ {x}')
     assert cell.count('<span class="kw">AND</span>') == 1
     assert '<span class="cond">&quot;income AND age&quot; ∈ [1, 2)</span>' in cell
+
+
+def test_commands_in_the_reports_sentences_read_as_code_in_html():
+    """The HTML report showed a note's `libre models promote ...` with its backticks."""
+    from libre_lib.datasets import load_dataset
+    from libre_lib.ops.report import build_report, render_html
+
+    X, y, info = load_dataset("haberman")
+    model = LibreClassifier(positive_class=info.positive_class, random_state=0).fit(X, y)
+    note = "Run `libre models promote haberman v0002-1a2b3c4d` to promote it; a<b stays text."
+    html_text = render_html(build_report(model, X, y, title="t", notes=(note,)))
+    assert "<code>libre models promote haberman v0002-1a2b3c4d</code>" in html_text
+    assert "`libre models" not in html_text and "a&lt;b stays text" in html_text
