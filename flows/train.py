@@ -192,7 +192,7 @@ def train_pipeline(
         spec, root, rules, data, holdout, validation, force, picked, fallbacks, fitted["choice"],
         notes,
     )  # fmt: skip
-    registration = register(spec, root, trained, data, str(run_dir))
+    registration = register(spec, root, trained, source, str(run_dir))  # the data read
     publish(spec, trained, registration, str(run_dir))
     summary = summarize(spec, run_dir, trained, registration, outputs, started)
     registration = promote(spec, root, registration, str(run_dir))  # last: a failed run

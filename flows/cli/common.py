@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -16,7 +17,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-console = Console()
+# off a terminal (a log file, cron) long lines stay whole, so a log can be searched: wrapped at
+# the default 80 columns, an event id or a drift message broke mid-phrase
+console = Console(soft_wrap=not sys.stdout.isatty())
 errors = Console(stderr=True, soft_wrap=True)
 
 SpecArg = Annotated[Path, typer.Argument(help="Pipeline spec (YAML).", show_default=False)]

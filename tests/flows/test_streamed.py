@@ -312,3 +312,15 @@ def test_rows_keyed_by_an_id_hold_out_the_same_rows_streamed_and_in_memory(spec_
     np.testing.assert_array_equal(*flags)
     rows = pd.read_parquet(_stages(streamed, "sample")[0]["path"])
     assert "visit" not in rows.columns and len(rows) == len(frame) - 2
+
+
+def test_a_streamed_version_records_the_sha256_of_its_source(streamed_run, pima_folder):
+    """A streamed version recorded the key of its merged sample as its data fingerprint: a
+    change of the sample's parameters made the same data look new to the registry."""
+    from libre_lib.ops.registry import ModelRegistry
+    from libre_lib.ops.sources import fingerprint_source
+
+    _, summary, _ = streamed_run
+    store = Path(summary["run_dir"]).parents[2]
+    version = ModelRegistry(store).get("pima", summary["model_version"])
+    assert version.data_fingerprint == fingerprint_source(str(pima_folder), "csv")
