@@ -460,6 +460,60 @@ def _print_failed_run(run_dir: Path, summary: dict) -> None:
 
 
 @app.command()
+def prune(
+    target: Annotated[
+        str, typer.Argument(help="A pipeline name or its spec file.", show_default=False)
+    ],
+    keep_runs: Annotated[
+        int, typer.Option("--keep-runs", help="How many of its newest runs to keep.")
+    ] = 20,
+    min_age_hours: Annotated[
+        float,
+        typer.Option(
+            "--min-age-hours",
+            help="Keep any stage file written more recently (a run in progress may use it).",
+        ),
+    ] = 24.0,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only say what would be removed.")
+    ] = False,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store",
+            help="Store root (default: ./.libre-store; for a spec, the spec's store).",
+            show_default=False,
+        ),
+    ] = None,
+    debug: Debug = False,
+) -> None:
+    """Remove a pipeline's older run folders and the cached stage files no remaining run uses.
+
+    Keeps its newest runs and its champion's run, every other pipeline's runs, and the model
+    registry whole; what goes is a cache that a later run computes again."""
+    from libre_lib.errors import LibreError
+    from libre_lib.ops.cleanup import prune_store
+
+    try:
+        pipeline, root = pipeline_and_store(target, store)
+        if not (root / "runs" / pipeline).is_dir():
+            raise FileNotFoundError(
+                f"No runs of {pipeline!r} under {root / 'runs'}: pass the pipeline's name or "
+                "spec file, and --store for a store elsewhere."
+            )
+        if min_age_hours < 0:
+            raise typer.BadParameter(f"--min-age-hours must be at least 0; got {min_age_hours}.")
+        done = prune_store(root, pipeline, keep_runs, min_age_hours * 3600, dry_run)
+    except (OSError, LibreError, typer.BadParameter) as exc:
+        fail(exc, debug)
+        return
+    verb = "would remove" if dry_run else "removed"
+    console.print(f"{pipeline}: {verb} {done}", highlight=False)
+    for run in done.runs:
+        console.print(f"  run {run.name}", highlight=False)
+
+
+@app.command()
 def notify(spec: SpecArg, debug: Debug = False) -> None:
     """Send the "dataset updated" event that starts SPEC's triggered retraining.
 

@@ -27,11 +27,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import counted
-from .artifacts import ArtifactStore
+from .artifacts import SIDECAR_SUFFIX, ArtifactStore
 from .files import STALE_AFTER_S
 from .registry import ModelRegistry
 
-__all__ = ["RUNS_DIR", "RUN_FILE", "Cleanup", "clean_store", "incomplete_runs"]
+__all__ = [
+    "RUNS_DIR",
+    "RUN_FILE",
+    "Cleanup",
+    "Pruned",
+    "clean_store",
+    "finished_runs",
+    "incomplete_runs",
+    "prune_store",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -132,4 +141,141 @@ def clean_store(root: str | os.PathLike[str], max_age_s: float = STALE_AFTER_S) 
             max_age_s / 3600,
             done,
         )
+    return done
+
+
+# --------------------------------------------------------------------------- retention
+
+#: ``prune_store`` keeps this many of a pipeline's newest finished runs by default.
+KEEP_RUNS = 20
+#: ... and any stage file written less than this long ago (a run in progress may be using
+#: a file no finished run lists yet).
+PRUNE_MIN_AGE_S = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What :func:`prune_store` removed (or, in a dry run, would remove)."""
+
+    runs: tuple[Path, ...] = ()
+    stage_files: tuple[Path, ...] = ()
+    quarantined: tuple[Path, ...] = ()
+    n_bytes: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"{counted(len(self.runs), 'run folder')}, "
+            f"{counted(len(self.stage_files), 'stage file')}, "
+            f"{counted(len(self.quarantined), 'quarantined file')} "
+            f"({self.n_bytes / 2**20:,.1f} MiB)"
+        )
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def finished_runs(root: str | os.PathLike[str], pipeline: str) -> list[Path]:
+    """A pipeline's run folders with ``run.json``, oldest first (by the second in their name,
+    then by when ``run.json`` was written)."""
+    runs = Path(root) / RUNS_DIR / pipeline
+    found = [p for p in runs.glob("*") if _RUN_NAME.fullmatch(p.name) and (p / RUN_FILE).is_file()]
+    return sorted(found, key=lambda p: (p.name[:15], (p / RUN_FILE).stat().st_mtime_ns))
+
+
+def _stages_listed(run: Path) -> set[tuple[str, str]]:
+    """(stage folder, file name) of every stage file a finished run's ``run.json`` lists
+    (by name, not by path: the store may have moved since)."""
+    import json
+
+    try:
+        summary = json.loads((run / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return set()
+    listed = summary.get("stages") if isinstance(summary, dict) else None
+    out = set()
+    for entry in listed if isinstance(listed, list) else ():
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if isinstance(path, str) and path:
+            out.add((Path(path).parent.name, Path(path).name))
+    return out
+
+
+def prune_store(
+    root: str | os.PathLike[str],
+    pipeline: str,
+    keep_runs: int = KEEP_RUNS,
+    min_age_s: float = PRUNE_MIN_AGE_S,
+    dry_run: bool = False,
+) -> Pruned:
+    """Remove a pipeline's older run folders, then the stage files no remaining run lists.
+
+    Kept: the ``keep_runs`` newest finished runs of ``pipeline`` and the run that trained its
+    champion; every run of the other pipelines in the store; the model registry (``models/``)
+    whole. Then a stage file (and its checksum sidecar) goes when no remaining finished run of
+    any pipeline lists it, it was written over ``min_age_s`` ago, and its stage is one runs
+    list (so a stage kind no run records is left alone); quarantined ``*.corrupt-*`` files go
+    once as old. Everything removed is a cache: a later run that needs it computes it again.
+
+    Parameters
+    ----------
+    root : path-like
+        The store root.
+    pipeline : str
+        The pipeline whose runs are pruned.
+    keep_runs : int
+        How many of its newest finished runs to keep (at least 1).
+    min_age_s : float
+        Keep any stage or quarantined file written more recently than this.
+    dry_run : bool
+        Only say what would be removed.
+
+    Returns
+    -------
+    Pruned
+    """
+    from ..errors import ParameterError
+
+    if isinstance(keep_runs, bool) or not isinstance(keep_runs, int) or keep_runs < 1:
+        raise ParameterError(f"keep_runs must be an integer of at least 1; got {keep_runs!r}.")
+    root = Path(root)
+    runs = finished_runs(root, pipeline)
+    champion = ModelRegistry(root).champion(pipeline) if (root / "models").is_dir() else None
+    kept = set(runs[-keep_runs:])
+    kept |= {r for r in runs if champion is not None and r.name == champion.run_id}
+    removed_runs = [r for r in runs if r not in kept]
+    remaining = [
+        run
+        for other in sorted((root / RUNS_DIR).glob("*"))
+        if other.is_dir()
+        for run in finished_runs(root, other.name)
+        if run not in removed_runs
+    ]
+    listed: set[tuple[str, str]] = set()
+    for run in remaining:
+        listed |= _stages_listed(run)
+    kinds = {kind for kind, _ in listed}
+    cutoff = time.time() - min_age_s
+    stage_files, quarantined = [], []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name in kinds):
+        for path in folder.iterdir():
+            if not path.is_file() or path.stat().st_mtime >= cutoff:
+                continue
+            if ".corrupt-" in path.name:
+                quarantined.append(path)
+            elif path.suffix == ".parquet" and (folder.name, path.name) not in listed:
+                stage_files.append(path)
+    sidecars = [p.with_name(p.name + SIDECAR_SUFFIX) for p in stage_files]
+    sidecars = [p for p in sidecars if p.is_file()]
+    n_bytes = sum(_size(p) for p in [*removed_runs, *stage_files, *sidecars, *quarantined])
+    done = Pruned(tuple(removed_runs), tuple(stage_files), tuple(quarantined), n_bytes)
+    if dry_run:
+        return done
+    for run in removed_runs:
+        shutil.rmtree(run, ignore_errors=True)
+    for path in [*stage_files, *sidecars, *quarantined]:  # the file first: a file without its
+        path.unlink(missing_ok=True)  # sidecar is never trusted, a sidecar alone is ignored
+    logger.info("pruned %s from %s: %s", pipeline, root, done)
     return done

@@ -46,3 +46,50 @@ def test_the_same_rows_in_other_bytes_reuse_the_version(tmp_path, write_spec, da
     assert [v.version for v in ModelRegistry(tmp_path / "store").versions("haberman")] == [
         first["model_version"]
     ]
+
+
+def test_prune_keeps_the_newest_runs_the_champions_run_and_what_they_use(spec_copy, data_copy):
+    """The store grew by a copy of the data and a run folder per data change, with no way to
+    trim it."""
+    from pathlib import Path
+
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+
+    data = data_copy("haberman.csv")
+    spec = spec_copy(data={"path": str(data)})
+    frame = pd.read_csv(data)
+    runs = []
+    for rows in (250, 280, 306):  # a growing table: three data versions
+        frame.iloc[:rows].to_csv(data, index=False)
+        runs.append(train(spec))
+    store = Path(runs[0]["run_dir"]).parents[2]
+    registry = ModelRegistry(store)
+    registry.set_champion("haberman", runs[0]["model_version"], reason="rollback")
+    files_before = {p for p in store.rglob("*.parquet")}
+    versions_before = [v.version for v in registry.versions("haberman")]
+
+    cli = CliRunner()
+    args = ["prune", "haberman", "--store", str(store), "--keep-runs", "1"]
+    dry = cli.invoke(app, [*args, "--min-age-hours", "0", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "would remove 1 run folder" in dry.output and Path(runs[1]["run_dir"]).name in dry.output
+    assert {p for p in store.rglob("*.parquet")} == files_before  # a dry run removes nothing
+    young = cli.invoke(app, args)  # every stage file is younger than a day: runs only
+    assert young.exit_code == 0 and "removed 1 run folder, 0 stage files" in young.output
+
+    done = cli.invoke(app, [*args, "--min-age-hours", "0"])
+    assert done.exit_code == 0, done.output
+    assert not Path(runs[1]["run_dir"]).exists()  # neither the newest nor the champion's
+    assert Path(runs[0]["run_dir"]).exists() and Path(runs[2]["run_dir"]).exists()
+    kept = {p for p in store.rglob("*.parquet")}
+    assert kept < files_before
+    for run in (runs[0], runs[2]):  # what the kept runs list is all there
+        assert all(Path(s["path"]).is_file() for s in run["stages"])
+    assert [v.version for v in registry.versions("haberman")] == versions_before
+    again = train(spec)  # the latest data again: every stage read from the store
+    assert again["cache_hits"] == again["n_stages"]
+    bad = cli.invoke(app, ["prune", "haberman", "--store", str(store), "--keep-runs", "0"])
+    assert bad.exit_code == 1 and "keep_runs must be an integer of at least 1" in bad.output
