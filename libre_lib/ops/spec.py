@@ -90,6 +90,23 @@ class DataSource(_Strict):
     def _path(cls, value: str) -> str:
         return _no_nul(value)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _tabs(cls, data):
+        """A ``.tsv`` file is read with tabs between its fields unless ``read_options`` say
+        otherwise (it read as one column)."""
+        if not isinstance(data, dict) or not isinstance(data.get("path"), str):
+            return data
+        options = data.get("read_options") or {}
+        if (
+            data["path"].lower().endswith((".tsv", ".tsv.gz", ".tab"))
+            and data.get("format", "auto") in ("auto", "csv")
+            and isinstance(options, dict)
+            and not {"sep", "delimiter"} & set(options)
+        ):
+            return {**data, "read_options": {**options, "sep": "\t"}}
+        return data
+
     @field_validator("read_options")
     @classmethod
     def _read_options(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:

@@ -38,6 +38,15 @@ def test_a_plain_spec_loads(tmp_path):
     assert load_spec(write(tmp_path, BASE)).name == "pima"
 
 
+def test_a_tsv_file_is_read_with_tabs_unless_the_spec_says_otherwise():
+    """A .tsv file read as one column with commas between fields."""
+    tsv = {**RAW, "data": {"path": "data/visits.tsv"}}
+    assert parse_spec(tsv).data.read_options == {"sep": "\t"}
+    given = {**RAW, "data": {"path": "data/visits.tsv", "read_options": {"sep": ";"}}}
+    assert parse_spec(given).data.read_options == {"sep": ";"}
+    assert parse_spec(RAW).data.read_options == {}  # a .csv file: as before
+
+
 # --- YAML read safely (the "billion laughs" expanded a 1 KB file into gigabytes) --------------
 
 
