@@ -26,6 +26,7 @@ From Python::
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import time
@@ -86,6 +87,10 @@ def train_flow(
     traceback an unexpected error earns in ``libre serve``'s output. ``expected_sha256``: the
     data's sha256 as the "dataset updated" event that started the run announced it (the
     event-triggered deployment passes it); a run that reads other bytes says so."""
+    if served():  # an expected failure (bad data, a bad spec) is logged without a traceback
+        for name in EXPECTED_FAILURE_LOGGERS:
+            if EXPECTED_FAILURE not in logging.getLogger(name).filters:
+                logging.getLogger(name).addFilter(EXPECTED_FAILURE)
     try:
         spec = preflight(spec_path, store)
         if spec.runner.kind == "dask":
@@ -101,6 +106,23 @@ def train_flow(
         message = " ".join(str(exc).split()) or type(exc).__name__
         get_run_logger().error("%s: %s", type(exc).__name__, message)
         return Failed(message=f"{type(exc).__name__}: {message}")
+
+
+class ExpectedFailureFilter(logging.Filter):
+    """Drop the traceback from Prefect's log records of a task or flow run that failed with a
+    :class:`~libre_lib.errors.LibreError` (data validation failed, a column gone): the record
+    keeps its one-line reason. In ``libre serve``'s output and the worker's, each such run
+    printed about 100 lines of traceback for an outcome production expects."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, LibreError):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+EXPECTED_FAILURE = ExpectedFailureFilter()
+EXPECTED_FAILURE_LOGGERS = ("prefect.task_runs", "prefect.flow_runs", "prefect.flow_engine")
 
 
 def served() -> bool:

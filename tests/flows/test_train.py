@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -229,10 +230,25 @@ def test_a_served_run_that_fails_validation_ends_failed_with_one_line(spec_copy,
 
     monkeypatch.setattr(train_module, "served", lambda: True)
     spec = spec_copy(expectations__columns={"age": {"min": 50, "max": 60}})
-    state = train_flow(str(spec), return_state=True)
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    keep = Keep()
+    logging.getLogger("prefect").addHandler(keep)
+    try:
+        state = train_flow(str(spec), return_state=True)
+    finally:
+        logging.getLogger("prefect").removeHandler(keep)
     assert state.is_failed()
     assert state.message.startswith("DataValidationError: Data validation failed:")
     assert "age" in state.message and "\n" not in state.message
+    # the task's and the flow's failure records keep their reason, not ~100 lines of traceback
+    failed = [r for r in records if "DataValidationError" in r.getMessage()]
+    assert {r.name for r in failed} >= {"prefect.task_runs", "prefect.flow_runs"}
+    assert not [r for r in failed if r.exc_info or r.exc_text]
 
 
 def test_undeclared_target_classes_fail_validation(spec_copy):
