@@ -53,7 +53,7 @@ from .inputs import (
 from .params import AUTO, validate_params
 from .progress import progress_on_stderr
 from .render import rule_from_dict, rule_to_dict, ruleset_sql
-from .rules import RuleSet, fired_text, rules_from_points, tested_columns
+from .rules import RuleSet, fired_patterns, fired_text, rules_from_points, tested_columns
 from .selection import (
     F1_GAIN,
     OBJECTIVES,
@@ -1182,14 +1182,18 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         """
         fired = self.fired_rules(X)
         texts = [str(r) for r in self.rules_]
-        idx = [np.flatnonzero(row).tolist() for row in fired]
+        inverse, patterns = fired_patterns(fired)  # once per distinct pattern, not per row
+        positions = np.empty(len(patterns), dtype=object)  # rows of a pattern share its list
+        positions[:] = [list(p) for p in patterns]
+        explained = np.empty(len(patterns), dtype=object)
+        explained[:] = [fired_text([texts[i] for i in p]) if p else "" for p in patterns]
         X = pandas_frame(X)
         index = X.index if isinstance(X, pd.DataFrame) else None
         return pd.DataFrame(
             {
                 "prediction": self._labels(fired.any(axis=1)),
-                "rules": idx,
-                "explanation": [fired_text([texts[i] for i in r]) if r else "" for r in idx],
+                "rules": positions[inverse],
+                "explanation": explained[inverse],
             },
             index=index,
         )

@@ -251,6 +251,24 @@ def interval_text(interval: Interval) -> str:
 _RULE_WORDS = re.compile(r"(?:^|\s)(?:IF|AND|OR|THEN|ELSE)(?:\s|$)|^missing$")
 
 
+def fired_patterns(fired: np.ndarray) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """The distinct rows of a fired-rules matrix (rows x rules): each row's pattern number,
+    and each pattern's rule positions. Explanations are then built once per pattern, not per
+    row."""
+    n_rows, n_rules = fired.shape
+    if n_rules == 0:
+        return np.zeros(n_rows, dtype=np.intp), [()]
+    if n_rules <= 62:
+        keys = fired.astype(np.int64) @ (np.int64(1) << np.arange(n_rules, dtype=np.int64))
+        inverse, uniques = pd.factorize(keys)
+        bits = np.arange(n_rules, dtype=np.int64)
+        patterns = [tuple(np.flatnonzero((int(k) >> bits) & 1).tolist()) for k in uniques]
+    else:
+        rows, inverse = np.unique(fired, axis=0, return_inverse=True)
+        patterns = [tuple(np.flatnonzero(r).tolist()) for r in rows]
+    return np.asarray(inverse).ravel(), patterns
+
+
 def fired_text(texts: Sequence[str]) -> str:
     """The texts of the rules that fire on a row, joined by OR; when several fire, each rule
     of more than one condition in parentheses (``A OR B AND C`` read as one conjunction)."""

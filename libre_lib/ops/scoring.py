@@ -53,7 +53,7 @@ import pandas as pd
 from ..discretization import NUMERIC
 from ..errors import DataError, LibreWarning, ParameterError, counted, excerpt, user_stacklevel
 from ..inputs import as_frame
-from ..rules import fired_text
+from ..rules import fired_patterns, fired_text
 from .contract import (
     ContractIssue,
     ContractReport,
@@ -237,16 +237,7 @@ def _score(model, frame: pd.DataFrame, texts: list[str]) -> _Scores:
     precision = np.array([s.precision for s in model.rules_.stats], dtype=float)
     score = np.where(fired, precision, 0.0).max(axis=1) if n_rules else np.zeros(n_rows)
     prediction = model._labels(fired.any(axis=1))
-    if n_rules == 0:
-        inverse, patterns = np.zeros(n_rows, dtype=np.intp), [()]
-    elif n_rules <= 62:
-        keys = fired.astype(np.int64) @ (np.int64(1) << np.arange(n_rules, dtype=np.int64))
-        inverse, uniques = pd.factorize(keys)
-        bits = np.arange(n_rules, dtype=np.int64)
-        patterns = [tuple(np.flatnonzero((int(k) >> bits) & 1).tolist()) for k in uniques]
-    else:
-        rows, inverse = np.unique(fired, axis=0, return_inverse=True)
-        patterns = [tuple(np.flatnonzero(r).tolist()) for r in rows]
+    inverse, patterns = fired_patterns(fired)
     pattern_texts = [fired_text([texts[i] for i in p]) if p else "" for p in patterns]
     return _Scores(fired, prediction, score, np.asarray(inverse).ravel(), patterns, pattern_texts)
 
