@@ -652,6 +652,7 @@ class ModelRegistry:
         split: str = "",
         reuse: bool = True,
         data_aliases: Sequence[str] = (),
+        spec_aliases: Sequence[str] = (),
     ) -> tuple[ModelVersion, bool]:
         """:meth:`register`, except that a model equal to one of the pipeline's versions (same
         ``model.json`` bytes, data fingerprint and spec hash; the latest such) reuses that
@@ -661,7 +662,9 @@ class ModelRegistry:
         pipeline's lock, so identical concurrent runs share one version.
         ``data_aliases``: other fingerprints of the same data (what an earlier release
         recorded, the content's hash: a copy of the rows in other bytes); they match too, and
-        are kept as the version's ``data_aliases``."""
+        are kept as the version's ``data_aliases``. ``spec_aliases``: other hashes of the same
+        spec that a version may have recorded (what an earlier release hashed); they match
+        too."""
         reserved = {MODEL_FILE, SPEC_FILE, VERSION_FILE}
         for name in extra_files or {}:
             if name in reserved or "/" in name or name.startswith("."):
@@ -702,10 +705,12 @@ class ModelRegistry:
             with self._lock(pipeline):
                 aliases = tuple(f for f in dict.fromkeys(data_aliases) if f != data_fingerprint)
                 data = {data_fingerprint, *aliases}
+                specs = {spec_hash, *spec_aliases}
                 same = [
                     v
                     for v in (self.versions(pipeline) if reuse else ())
-                    if (v.model_sha256, v.spec_hash) == (model_sha256, spec_hash)
+                    if v.model_sha256 == model_sha256
+                    and v.spec_hash in specs
                     and v.data_fingerprints & data
                 ]
                 if same:

@@ -75,10 +75,29 @@ Stored = tuple[pa.Table | pd.DataFrame, dict]
 
 
 def spec_hash(spec: PipelineSpec) -> str:
-    """The fingerprint of the whole spec (provenance of every stage file and model version)."""
+    """The fingerprint of the whole spec (provenance of every stage file)."""
     dumped = spec.model_dump(mode="json")
     if not dumped["split_by"]:  # unset, it leaves the hashes of earlier specs as they were
         del dumped["split_by"]
+    return fingerprint_json(dumped)
+
+
+#: The spec's sections that change neither the model, nor its data, nor how it is scored:
+#: how and when a run executes, where it stores, what the report calls things, how a version
+#: is promoted.
+NOT_MODEL_SECTIONS = ("description", "runner", "schedule", "report", "store", "promotion")
+
+
+def model_spec_hash(spec: PipelineSpec) -> str:
+    """The fingerprint of the spec's sections that make the model (a model version's spec
+    hash): a spec that changes only :data:`NOT_MODEL_SECTIONS` (another runner, a report
+    title, the store path spelled otherwise) and trains the same model on the same data
+    reuses its version instead of registering a copy."""
+    dumped = spec.model_dump(mode="json")
+    if not dumped["split_by"]:
+        del dumped["split_by"]
+    for section in NOT_MODEL_SECTIONS:
+        dumped.pop(section, None)
     return fingerprint_json(dumped)
 
 
@@ -1133,7 +1152,8 @@ def register(
         metrics=trained.metrics,
         validation=validation_record(trained.validation),
         data_fingerprint=data_fingerprint,
-        spec_hash=spec_hash(spec),
+        spec_hash=model_spec_hash(spec),
+        spec_aliases=(spec_hash(spec),),  # what earlier releases recorded
         run_id=run_id,
         extra_files=trained.contract_files(),
         split=split_key(spec, [spec.target.column, *trained.model.columns_]),

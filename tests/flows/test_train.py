@@ -499,3 +499,21 @@ def test_a_run_says_when_its_data_are_not_those_its_event_announced(spec_copy):
     for expected in (actual, None, "{{ event.payload.sha256 }}"):  # the same; no event
         summary = train_flow(str(spec), expected_sha256=expected)
         assert not any("event that started" in n for n in summary["notes"])
+
+
+def test_a_spec_that_changes_only_how_a_run_executes_reuses_the_version(spec_copy):
+    """Another runner, a report title or the store path spelled otherwise registered a copy of
+    a byte-identical model, and the champion moved to the copy."""
+    first = train(spec_copy())
+    store = Path(first["run_dir"]).parents[2]
+    again = train(
+        spec_copy(
+            runner={"kind": "thread", "max_workers": 1},
+            report__title="Another title",
+            description="edited",
+            store=str(store / ".." / store.name),
+        )
+    )
+    assert again["model_version"] == first["model_version"] and not again["new_version"]
+    changed = train(spec_copy(model__alpha=0.9))  # a model section change: its own version
+    assert changed["new_version"]

@@ -1255,3 +1255,25 @@ def test_a_decision_states_the_change_as_its_rounded_figures_differ(registry, mo
     assert "0.639 is not below the champion" in decision.reason
     assert "0.552 (change +0.087)" in decision.reason
     assert decision.delta == pytest.approx(0.63866 - 0.55238)
+
+
+def test_a_version_recorded_under_an_earlier_spec_hash_is_still_reused(registry, models):
+    """Versions of an earlier release recorded the hash of the whole spec: a run that hashes
+    only the model's sections passes that hash as an alias, so it reuses them."""
+    kwargs = dict(spec={"name": PIPE}, validation=PASSED, data_fingerprint="d" * 64, run_id="r")
+    old, _ = registry.register_unless_unchanged(
+        PIPE, models[0].to_json(), metrics={"f1": 0.6}, spec_hash="whole" * 4, **kwargs
+    )
+    again, new = registry.register_unless_unchanged(
+        PIPE,
+        models[0].to_json(),
+        metrics={"f1": 0.6},
+        spec_hash="model" * 4,
+        spec_aliases=("whole" * 4,),
+        **kwargs,
+    )
+    assert not new and again.version == old.version
+    other, new = registry.register_unless_unchanged(
+        PIPE, models[0].to_json(), metrics={"f1": 0.6}, spec_hash="else" * 4, **kwargs
+    )
+    assert new and other.version != old.version
