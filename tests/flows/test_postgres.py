@@ -39,7 +39,8 @@ from .test_deployments import _prefect_deploy, _renamed
 from .test_local_server import _libre
 
 PIMA = SPECS.parents[1] / "libre_lib" / "datasets" / "pima.csv"
-SHA = hashlib.sha256(PIMA.read_bytes()).hexdigest()[:12]  # runs are named <pipeline>-<SHA>
+SHA_FULL = hashlib.sha256(PIMA.read_bytes()).hexdigest()  # what `libre notify` announces
+SHA = SHA_FULL[:12]  # runs are named <pipeline>-<SHA>
 
 
 def _postgres_bin() -> Path | None:
@@ -238,6 +239,6 @@ def test_libre_notify_starts_a_deployment_that_a_worker_runs(server, write_spec,
         children = FlowRunFilter(parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[run.id]))
         (pipeline,) = client.read_flow_runs(flow_run_filter=children)
     assert run.state.is_completed(), run.state
-    assert run.parameters == {"spec_path": spec.name, "force": False}
+    assert run.parameters == {"spec_path": spec.name, "force": False, "expected_sha256": SHA_FULL}
     assert pipeline.state.is_completed() and run.name == pipeline.name == f"pima-deployed-{SHA}"
     assert (tmp_path / "store" / "models" / "pima-deployed").is_dir()
