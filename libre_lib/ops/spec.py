@@ -258,7 +258,16 @@ class TargetSpec(_Strict):
     @field_validator("classes")
     @classmethod
     def _classes(cls, value):
-        alike = spelled_alike([str(label) for label in value or ()])
+        texts = [str(label) for label in value or ()]
+        twice = sorted({t for t in texts if texts.count(t) > 1})
+        if twice:
+            raise ValueError(f"lists {', '.join(map(repr, twice))} twice")
+        if value is not None and len(texts) < 2:
+            raise ValueError(
+                f"lists {len(texts)} class{'' if len(texts) == 1 else 'es'}: a rule set needs "
+                "two (the positive one and at least one other)"
+            )
+        alike = spelled_alike(texts)
         if alike:
             raise ValueError(
                 f"{' and '.join(map(repr, alike))} write one value in different ways (spaces, "
@@ -286,6 +295,23 @@ class FeatureSpec(_Strict):
                 "and categorical, not one text"
             )
         return {"include": value} if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FeatureSpec:
+        for key in ("include", "exclude", "categorical"):
+            names = getattr(self, key) or []
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ValueError(f"{key} names {', '.join(map(repr, twice))} twice")
+        if self.include is not None and not self.include:
+            raise ValueError("include is empty: name at least one feature column")
+        both = sorted(set(self.include or ()) & set(self.exclude))
+        if both:
+            raise ValueError(
+                f"include and exclude both name {', '.join(map(repr, both))}: a column is either "
+                "a feature or not"
+            )
+        return self
 
 
 class ColumnExpectation(_Strict):
@@ -659,6 +685,8 @@ class PipelineSpec(_Strict):
     @field_validator("store")
     @classmethod
     def _store(cls, value: str) -> str:
+        if not value.strip():  # "" made the spec's own folder the store
+            raise ValueError("is empty: name the store's folder (default .libre-store)")
         return _no_nul(value)
 
     @field_validator("name")
@@ -888,6 +916,11 @@ _SpecLoader.yaml_implicit_resolvers = {
 }
 _SpecLoader.add_implicit_resolver(
     _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+# Numbers in exponent form without a point (1e-3) as YAML 1.2 reads them: YAML 1.1 read them as
+# text, and `min_local_support: 1e-3` was refused as "must be a float (got '1e-3')".
+_SpecLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$"), list("-+0123456789")
 )
 
 

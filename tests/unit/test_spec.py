@@ -1,5 +1,6 @@
 """The pipeline spec: YAML read safely and bounded, every problem one short SpecError line."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -440,3 +441,40 @@ def test_hostile_paths_and_numbers_are_refused_by_their_key(tmp_path):
     ):
         with pytest.raises(SpecError, match=message):
             load_spec(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("features: [age, age]", "features: include names 'age' twice"),
+        ("features: []", "features: include is empty"),
+        ("features: {include: [age], exclude: [age]}", "include and exclude both name 'age'"),
+        ("features: {categorical: [a, a]}", "categorical names 'a' twice"),
+        ("store: ''", "store: is empty"),
+    ],
+)
+def test_spec_mistakes_are_named_where_they_are(tmp_path, extra, message):
+    """A feature listed twice failed at load with "Parquet cannot store"; no feature at all
+    passed `libre validate`; a column both included and excluded read as missing from the
+    data; an empty store made the spec's own folder the store."""
+    with pytest.raises(SpecError, match=re.escape(message)) as raised:
+        load_spec(write(tmp_path, BASE + extra + "\n"))
+    assert "Parquet" not in one_line(raised)
+
+
+@pytest.mark.parametrize(
+    ("classes", "message"),
+    [('["1", "2", "2"]', "lists '2' twice"), ('["2"]', "lists 1 class: a rule set needs two")],
+)
+def test_declared_classes_are_checked_when_the_spec_is_read(tmp_path, classes, message):
+    """A class listed twice was called "written in different ways"; one class passed the spec
+    and failed validation naming ValidationRules.target_classes."""
+    text = BASE.replace('positive_class: "1"}', f'positive_class: "2", classes: {classes}}}')
+    with pytest.raises(SpecError, match=re.escape(f"target.classes: {message}")):
+        load_spec(write(tmp_path, text))
+
+
+def test_numbers_in_exponent_form_read_as_numbers(tmp_path):
+    """YAML 1.1 read 1e-3 as text: `min_local_support: 1e-3` was refused as not a float."""
+    spec = load_spec(write(tmp_path, BASE + "model: {min_local_support: 1e-3}\n"))
+    assert spec.model.min_local_support == 0.001
