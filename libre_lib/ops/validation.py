@@ -793,9 +793,26 @@ def _gx_expectation(item: dict, index: int, kwargs: Mapping, classes: Mapping[st
     try:
         return classes[item["type"]](**{**kwargs, "meta": meta})
     except Exception as exc:  # pydantic.v1 ValidationError, TypeError: bad user kwargs
+        where = "expectations.extra: " if item.get("source") == "user" else ""
         raise ParameterError(
-            f"Expectation {item['type']!r} rejected its kwargs {kwargs!r}: {exc}"
+            f"{where}expectation {item['type']!r} rejected its kwargs {kwargs!r}: "
+            f"{_kwargs_problems(exc)}"
         ) from None
+
+
+def _kwargs_problems(exc: Exception) -> str:
+    """A validation error of an expectation's kwargs in one line: each field and its problem
+    (pydantic's own text spans several lines and names its model classes)."""
+    errors = getattr(exc, "errors", None)
+    try:
+        found = errors() if callable(errors) else None
+    except Exception:  # not pydantic's: its text
+        found = None
+    if not found:
+        return " ".join(str(exc).split())
+    return "; ".join(
+        f"{'.'.join(map(str, e.get('loc', ()))) or 'kwargs'}: {e.get('msg', '')}" for e in found
+    )
 
 
 def _run_gx_suite(gx, progress_bars_config, frame: pd.DataFrame, expectations: list) -> list:

@@ -545,3 +545,24 @@ def test_a_column_pair_expectation_shows_its_examples_as_plain_pairs():
     assert "np." not in str(failure) and "np." not in repr(failure.unexpected_examples)
     assert (1.0, 2.0) in failure.unexpected_examples
     json.dumps(failure.to_dict())
+
+
+@gx
+def test_an_expectation_with_bad_kwargs_is_refused_in_one_line_naming_its_key():
+    """Great Expectations' own error spanned five lines and named its model classes, not the
+    spec's key."""
+    from libre_lib.errors import ParameterError
+
+    frame = pd.DataFrame({"age": [30, 40, 50], "y": [0, 1, 0]})
+    rules = ValidationRules(
+        required_columns=("age",),
+        target_column="y",
+        expectations=(
+            {"type": "expect_column_values_to_be_between", "kwargs": {"column": "age", "minn": 0}},
+        ),
+    )
+    with pytest.raises(ParameterError) as raised:
+        validate_frame(frame, rules)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("expectations.extra: expectation ")
+    assert "minn: extra fields not permitted" in message
