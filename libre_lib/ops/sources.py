@@ -26,11 +26,38 @@ _TOKENIZING_OPTIONS = frozenset(
 _MANGLED = re.compile(r".*\.\d+")
 
 
+#: The package each usual URL protocol needs besides fsspec.
+_PROTOCOL_PACKAGES = {
+    "s3": "s3fs",
+    "gs": "gcsfs",
+    "gcs": "gcsfs",
+    "az": "adlfs",
+    "abfs": "adlfs",
+    "http": "aiohttp and requests",
+    "https": "aiohttp and requests",
+}
+
+
+def url_fs(location: str):
+    """``fsspec.core.url_to_fs(location)``; a protocol whose package is not installed is a
+    :class:`DataError` naming the package, not a bare ImportError."""
+    import fsspec
+
+    try:
+        return fsspec.core.url_to_fs(location)
+    except ImportError as exc:
+        protocol = location.split("://", 1)[0].lower()
+        package = _PROTOCOL_PACKAGES.get(protocol, f"the fsspec implementation of {protocol}://")
+        raise DataError(
+            f"Data path {location!r} is a {protocol}:// URL, and reading it needs {package}, "
+            f"which is not installed ({exc}): pip install it where the pipeline runs."
+        ) from None
+
+
 def _open(location: str):
     if "://" in location and not location.startswith("file://"):
-        import fsspec
-
-        return fsspec.open(location, "rb").open()
+        fs, path = url_fs(location)
+        return fs.open(path, "rb")
     path = Path(location.removeprefix("file://"))
     if path.is_dir():
         raise DataError(
@@ -75,9 +102,7 @@ def source_files(location: str, file_format: str) -> list[str]:
     source)."""
     suffixes = DATA_SUFFIXES[file_format]
     if is_url(location):
-        import fsspec
-
-        fs, root = fsspec.core.url_to_fs(location)
+        fs, root = url_fs(location)
         if fs.isfile(root):
             return [location]
         if not fs.isdir(root):
@@ -142,9 +167,7 @@ def fingerprint_source(location: str, file_format: str | None = None) -> str:
     directory, of the names (relative) and bytes of the files a run reads
     (:func:`source_files`; every file when ``file_format`` is None), in name order."""
     if is_url(location):
-        import fsspec
-
-        fs, root = fsspec.core.url_to_fs(location)
+        fs, root = url_fs(location)
         if not fs.isdir(root):
             return _file_digest(location)
         found = sorted(fs.find(root))

@@ -225,3 +225,16 @@ def test_a_dask_address_where_no_scheduler_answers_is_named_before_the_run(tmp_p
         listening.close()
     with pytest.raises(SpecError, match=rf"runner.address 'tcp://127.0.0.1:{port}': no Dask"):
         preflight(write(f"tcp://127.0.0.1:{port}"))
+
+
+def test_a_url_whose_protocol_package_is_missing_names_the_package():
+    """An s3:// path failed with a bare "ImportError: Install s3fs to access S3"."""
+    import importlib.util
+
+    from libre_lib.errors import DataError
+    from libre_lib.ops.sources import fingerprint_source
+
+    if importlib.util.find_spec("s3fs") is not None:
+        pytest.skip("s3fs is installed here")
+    with pytest.raises(DataError, match=r"s3:// URL, and reading it needs s3fs"):
+        fingerprint_source("s3://bucket/data.csv", "csv")
