@@ -82,6 +82,10 @@ UNMATCHED_EXAMPLES = 5
 #: precision 0, as a hand-written model may hold, must not read as "no rule fires").
 _SMALLEST_SCORE = 1e-12
 
+#: Parameters that say how a fit runs, not what it learns ("Results do not depend on it"):
+#: :meth:`LibreClassifier.to_dict` saves them as these defaults.
+RUN_PARAMS = {"n_jobs": None, "verbose": False}
+
 #: What ``max_intervals="auto"`` chooses from: ChiMerge capped at 3 intervals, or uncapped
 #: (on at most :data:`AUTO_UNCAPPED_ROWS` rows).
 AUTO_INTERVALS = (3, None)
@@ -1222,7 +1226,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             ``positive_class`` (the class the rules describe), the columns, the
             discretization, the learners' feature subsets and the rules with their training
             figures. :meth:`from_dict` restores the model exactly (an int ``random_state`` is
-            kept; a ``RandomState`` is saved as None).
+            kept; a ``RandomState`` is saved as None). ``n_jobs`` and ``verbose`` are saved as
+            their defaults: how a fit ran is not part of the model, so the same rules give the
+            same JSON whatever threads fitted them.
 
         Examples
         --------
@@ -1238,7 +1244,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "format": MODEL_FORMAT,
             "format_version": MODEL_FORMAT_VERSION,
             "library_version": __version__,
-            "params": {k: _jsonable(v, k) for k, v in self.get_params().items()},
+            "params": {k: _jsonable(RUN_PARAMS.get(k, v), k) for k, v in self.get_params().items()},
             "classes": [_jsonable(c, "classes") for c in self.classes_],
             "positive_class": _jsonable(self.positive_class_, "positive_class"),
             "target": self.target_name_,

@@ -983,3 +983,16 @@ def test_one_row_as_a_1d_array_is_told_how_to_reshape():
     model = LibreClassifier(random_state=0).fit(X, y)
     with pytest.raises(DataError, match=re.escape("X.reshape(1, -1) for one row")):
         model.predict(X.to_numpy()[0])
+
+
+def test_the_json_of_a_model_does_not_depend_on_how_its_fit_ran():
+    """to_json saved n_jobs: the same rules hashed differently with 1 or 2 threads."""
+    X, y, info = load_dataset("haberman")
+    texts = {
+        LibreClassifier(positive_class=info.positive_class, random_state=0, n_jobs=n)
+        .fit(X, y)
+        .to_json()
+        for n in (None, 1, 2, -1)
+    }
+    assert len(texts) == 1
+    assert json.loads(texts.pop())["params"]["n_jobs"] is None
