@@ -941,7 +941,8 @@ def parse_spec(raw: dict, base_dir: str | Path = ".", source: str = "spec") -> P
     try:
         spec = PipelineSpec.model_validate({**raw, "base_dir": str(base_dir)})
     except ValidationError as exc:
-        raise SpecError(f"{source}: " + "; ".join(_describe(e) for e in exc.errors())) from None
+        described = dict.fromkeys(_describe(e) for e in _unions_merged(exc.errors()))
+        raise SpecError(f"{source}: " + "; ".join(described)) from None
     if spec.data.format == "auto" and _format_of(spec.data.path, "auto") is None:
         found = directory_format(spec.data_location()) if not spec.data.is_url() else None
         if found is not None:
@@ -1028,6 +1029,26 @@ ELSEWHERE = {
 }
 
 
+_LABEL_TYPES = ("str", "int", "float", "bool")
+
+
+def _unions_merged(errors: list[dict]) -> list[dict]:
+    """A label of none of its types gave one error per type (``positive_class.str``,
+    ``.int``, ``.float``, ``.bool``): one error for the label instead."""
+    out = []
+    for error in errors:
+        loc = tuple(error["loc"])
+        if loc and loc[-1] in _LABEL_TYPES:
+            error = {
+                **error,
+                "loc": loc[:-1],
+                "type": "label_type",
+                "msg": "must be one text or number (write a date in quotes: '2021-01-01')",
+            }
+        out.append(error)
+    return out
+
+
 def _describe(error: dict) -> str:
     """One error of the spec's check, with at most a short excerpt of the bad key or value."""
     where = ".".join(str(p) for p in error["loc"]) or "(top level)"
@@ -1042,6 +1063,10 @@ def _describe(error: dict) -> str:
         hint = REQUIRED_HINTS.get(where)
         return f"missing required key {excerpt(where)}" + (f" ({hint})" if hint else "")
     message = error["msg"].removeprefix("Value error, ")  # a rule, not the value
+    if error["type"] == "model_type":  # "a valid dictionary or instance of TuningSpec"
+        message = "must be a mapping of keys (key: value lines under it)"
+        if where == "data" and isinstance(error.get("input"), str):
+            message += f"; write data: {{path: {error['input']}}}"
     if error["type"] == "bool_type" and str(error.get("input")).lower() in _YAML11_BOOLEANS:
         message += "; write true or false (a spec reads yes, no, on and off as text)"
     return f"{shorten(where)}: {message} (got {excerpt(error.get('input'))})"

@@ -478,3 +478,25 @@ def test_numbers_in_exponent_form_read_as_numbers(tmp_path):
     """YAML 1.1 read 1e-3 as text: `min_local_support: 1e-3` was refused as not a float."""
     spec = load_spec(write(tmp_path, BASE + "model: {min_local_support: 1e-3}\n"))
     assert spec.model.min_local_support == 0.001
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"tuning": None}, "tuning: must be a mapping of keys"),
+        ({"data": "x.csv"}, "data: must be a mapping of keys (key: value lines under it); "
+         "write data: {path: x.csv}"),
+        (
+            {"target": {"column": "target", "positive_class": [1, 2]}},
+            "target.positive_class: must be one text or number",
+        ),
+    ],
+)  # fmt: skip
+def test_sections_of_the_wrong_shape_are_named_in_the_specs_words(change, message):
+    """A section of the wrong shape named pydantic's class ("instance of TuningSpec"), and a
+    positive class of none of its types gave four errors, one per type."""
+    with pytest.raises(SpecError) as raised:
+        parse_spec({**RAW, **change})
+    text = one_line(raised)
+    assert message in text and "instance of" not in text and ".str:" not in text
+    assert text.count("positive_class") <= 1
