@@ -88,6 +88,8 @@ class DataSource(_Strict):
     @field_validator("path")
     @classmethod
     def _path(cls, value: str) -> str:
+        if not value.strip():  # "" read the spec's own folder as the data
+            raise ValueError("is empty: give the data file (or folder), relative to the spec")
         return _no_nul(value)
 
     @model_validator(mode="before")

@@ -462,6 +462,12 @@ def test_spec_mistakes_are_named_where_they_are(tmp_path, extra, message):
     assert "Parquet" not in one_line(raised)
 
 
+def test_an_empty_data_path_is_named_as_empty():
+    """data.path "" read the spec's own folder: "a directory without .csv or .parquet files"."""
+    with pytest.raises(SpecError, match=re.escape("data.path: is empty")):
+        parse_spec({**RAW, "data": {"path": ""}})
+
+
 @pytest.mark.parametrize(
     ("classes", "message"),
     [('["1", "2", "2"]', "lists '2' twice"), ('["2"]', "lists 1 class: a rule set needs two")],
