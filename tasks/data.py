@@ -95,19 +95,29 @@ def finish_validation(
 def _record_failed_run(spec: PipelineSpec, store_root: str, report: ValidationReport) -> None:
     """A run folder for a run that failed data validation: ``validation.md`` and a ``run.json``
     saying so, so that ``libre report`` shows the failure instead of an older run's report."""
+    message = (
+        f"Data validation failed: {len(report.failures())} of "
+        f"{counted(len(report.results), 'expectation')} not met; no model was trained."
+    )
+    _write_failed_run(
+        spec, store_root, "validate", "validation.md", validation_markdown(spec, report), message
+    )
+
+
+def _write_failed_run(
+    spec: PipelineSpec, store_root: str, stage: str, page_name: str, page: str, message: str
+) -> None:
+    """A failed run's folder: its page (what failed) and a ``run.json`` with status failed."""
     run_dir = run_folder(store_root, spec)
     run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_dir / "validation.md", validation_markdown(spec, report))
+    atomic_write_text(run_dir / page_name, page)
     summary = {
         "pipeline": spec.name,
         "run_dir": str(run_dir),
         "status": "failed",
-        "failed_stage": "validate",
-        "report": str(run_dir / "validation.md"),
-        "message": (
-            f"Data validation failed: {len(report.failures())} of "
-            f"{counted(len(report.results), 'expectation')} not met; no model was trained."
-        ),
+        "failed_stage": stage,
+        "report": str(run_dir / page_name),
+        "message": message,
     }
     atomic_write_text(run_dir / RUN_FILE, json.dumps(summary, indent=2))
 
@@ -118,23 +128,13 @@ def record_failed_read(spec: PipelineSpec, store_root: str, exc: BaseException) 
     that ``libre report`` shows the failure instead of an older run's report. Best effort: a
     store it cannot write leaves the original error to be raised."""
     message = " ".join(str(exc).split()) or type(exc).__name__
+    page = (
+        f"# {spec.name}: the run failed reading its data\n\n{message}\n\nNo model was "
+        "trained, and the champion (if any) is unchanged.\n"
+    )
+    summary = f"Reading the data failed ({type(exc).__name__}); no model was trained."
     try:
-        run_dir = run_folder(store_root, spec)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        page = (
-            f"# {spec.name}: the run failed reading its data\n\n{message}\n\nNo model was "
-            "trained, and the champion (if any) is unchanged.\n"
-        )
-        atomic_write_text(run_dir / "failure.md", page)
-        summary = {
-            "pipeline": spec.name,
-            "run_dir": str(run_dir),
-            "status": "failed",
-            "failed_stage": "load",
-            "report": str(run_dir / "failure.md"),
-            "message": f"Reading the data failed ({type(exc).__name__}); no model was trained.",
-        }
-        atomic_write_text(run_dir / RUN_FILE, json.dumps(summary, indent=2))
+        _write_failed_run(spec, store_root, "load", "failure.md", page, summary)
     except OSError:
         pass
 

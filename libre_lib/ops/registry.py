@@ -994,20 +994,19 @@ class ModelRegistry:
         PromotionDecision
         """
         _check_tolerance(tolerance)
+        return self._judged(pipeline, version, tolerance, metric, holdout, min_accuracy)[2]
+
+    def _judged(self, pipeline, version, tolerance, metric, holdout, min_accuracy):
+        """(candidate, champion, decision) as the registry stands now (nothing written)."""
         candidate = self.get(pipeline, version)
         champion = self.champion(pipeline)
         changed = self._question_change(candidate, champion)
         compared = self._compare(candidate, champion, metric, None if changed else holdout)
-        return self._decide(
-            candidate,
-            champion,
-            tolerance,
-            metric,
-            compared,
-            changed,
-            min_accuracy,
-            self._rolled_back_twin(candidate),
+        twin = self._rolled_back_twin(candidate)
+        decision = self._decide(
+            candidate, champion, tolerance, metric, compared, changed, min_accuracy, twin
         )
+        return candidate, champion, decision
 
     def _rolled_back_twin(self, candidate: ModelVersion) -> ModelVersion | None:
         """An other version that a promotion by hand retired and that holds the same model,
@@ -1329,19 +1328,8 @@ class ModelRegistry:
         """
         _check_tolerance(tolerance)
         with self._lock(pipeline):
-            candidate = self.get(pipeline, version)
-            champion = self.champion(pipeline)
-            changed = self._question_change(candidate, champion)
-            compared = self._compare(candidate, champion, metric, None if changed else holdout)
-            decision = self._decide(
-                candidate,
-                champion,
-                tolerance,
-                metric,
-                compared,
-                changed,
-                min_accuracy,
-                self._rolled_back_twin(candidate),
+            candidate, champion, decision = self._judged(
+                pipeline, version, tolerance, metric, holdout, min_accuracy
             )
             stamp = _now()
             try:
