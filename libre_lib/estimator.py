@@ -83,8 +83,9 @@ UNMATCHED_EXAMPLES = 5
 _SMALLEST_SCORE = 1e-12
 
 #: Parameters that say how a fit runs, not what it learns ("Results do not depend on it"):
-#: :meth:`LibreClassifier.to_dict` saves them as these defaults.
-RUN_PARAMS = {"n_jobs": None, "verbose": False}
+#: :meth:`LibreClassifier.to_dict` saves them as these defaults. (``verbose`` is saved as
+#: given: the pipeline's models save 0, and their bytes name their registered versions.)
+RUN_PARAMS = {"n_jobs": None}
 
 #: What ``max_intervals="auto"`` chooses from: ChiMerge capped at 3 intervals, or uncapped
 #: (on at most :data:`AUTO_UNCAPPED_ROWS` rows).
@@ -1226,9 +1227,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             ``positive_class`` (the class the rules describe), the columns, the
             discretization, the learners' feature subsets and the rules with their training
             figures. :meth:`from_dict` restores the model exactly (an int ``random_state`` is
-            kept; a ``RandomState`` is saved as None). ``n_jobs`` and ``verbose`` are saved as
-            their defaults: how a fit ran is not part of the model, so the same rules give the
-            same JSON whatever threads fitted them.
+            kept; a ``RandomState`` is saved as None). ``n_jobs`` is saved as None: how many
+            threads fitted the model is not part of it, so the same rules give the same JSON
+            whatever threads fitted them.
 
         Examples
         --------
