@@ -89,17 +89,17 @@ def rounding_note(rows: str = "training and holdout") -> str:
     ("training and holdout", "training", ...; empty when it was built from none)."""
     if not rows:
         return (
-            "Each cut point is printed rounded; the exact cut points are in model.json, and a "
-            "value between a printed and an exact cut point can be sorted differently from the "
-            "text."
+            "A cut point of at most four significant digits is printed as it is, a longer one "
+            "rounded; the exact cut points are in model.json, and a value between a printed "
+            "and an exact cut point can be sorted differently from the text."
         )
     return (
-        "Each cut point is printed with the fewest digits (at least three significant ones) "
-        "that keep it above the closest value below it in the rows of this report "
-        f"({rows} rows), so every printed rule sorts "
-        "those rows exactly as the model does. The exact cut points are in model.json; a new "
-        "value between a printed and an exact cut point can be sorted differently from the "
-        "text."
+        "A cut point of at most four significant digits is printed as it is. A longer one is "
+        "printed with the fewest digits (at least three significant ones) that keep it above "
+        f"the closest value below it in the rows of this report ({rows} rows), so every "
+        "printed rule sorts those rows exactly as the model does. The exact cut points are in "
+        "model.json; a new value between a printed and an exact cut point can be sorted "
+        "differently from the text."
     )
 
 
