@@ -1191,7 +1191,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         positions = np.empty(len(patterns), dtype=object)  # rows of a pattern share its list
         positions[:] = [list(p) for p in patterns]
         explained = np.empty(len(patterns), dtype=object)
-        explained[:] = [fired_text([texts[i] for i in p]) if p else "" for p in patterns]
+        explained[:] = [fired_text([texts[i] for i in p]) for p in patterns]
         X = pandas_frame(X)
         index = X.index if isinstance(X, pd.DataFrame) else None
         return pd.DataFrame(

@@ -271,9 +271,10 @@ def fired_patterns(fired: np.ndarray) -> tuple[np.ndarray, list[tuple[int, ...]]
 
 def fired_text(texts: Sequence[str]) -> str:
     """The texts of the rules that fire on a row, joined by OR; when several fire, each rule
-    of more than one condition in parentheses (``A OR B AND C`` read as one conjunction)."""
-    if len(texts) == 1:
-        return texts[0]
+    of more than one condition in parentheses (``A OR B AND C`` read as one conjunction);
+    empty when none fires."""
+    if len(texts) <= 1:
+        return "".join(texts)
     return " OR ".join(f"({t})" if " AND " in t else t for t in texts)
 
 

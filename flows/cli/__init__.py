@@ -304,10 +304,10 @@ def init(
 
 def latest_run(store: Path, pipeline: str) -> Path:
     """The newest finished run folder of ``pipeline`` under ``store`` (one with run.json)."""
-    from libre_lib.ops.cleanup import RUN_FILE, RUNS_DIR
+    from libre_lib.ops.cleanup import RUNS_DIR, finished_runs
 
     runs = store / RUNS_DIR / pipeline
-    finished = _by_time([p for p in runs.glob("*") if (p / RUN_FILE).is_file()], RUN_FILE)
+    finished = finished_runs(store, pipeline)
     if not finished and not runs.is_dir():
         known = sorted(p.name for p in (store / RUNS_DIR).glob("*") if p.is_dir())
         raise FileNotFoundError(
@@ -492,13 +492,13 @@ def prune(
     Keeps its newest runs and its champion's run, every other pipeline's runs, and the model
     registry whole; what goes is a cache that a later run computes again."""
     from libre_lib.errors import LibreError
-    from libre_lib.ops.cleanup import prune_store
+    from libre_lib.ops.cleanup import RUNS_DIR, prune_store
 
     try:
         pipeline, root = pipeline_and_store(target, store)
-        if not (root / "runs" / pipeline).is_dir():
+        if not (root / RUNS_DIR / pipeline).is_dir():
             raise FileNotFoundError(
-                f"No runs of {pipeline!r} under {root / 'runs'}: pass the pipeline's name or "
+                f"No runs of {pipeline!r} under {root / RUNS_DIR}: pass the pipeline's name or "
                 "spec file, and --store for a store elsewhere."
             )
         if min_age_hours < 0:

@@ -1131,12 +1131,11 @@ class ModelRegistry:
         if before is None or after is None:
             return []
         then = {c.name: _read_as_number(c.dtype) for c in before.columns}
+        now = {c.name: _read_as_number(c.dtype) for c in after.columns}
         return [
-            c.name
-            for c in after.columns
-            if c.name in then
-            and None not in (then[c.name], _read_as_number(c.dtype))
-            and then[c.name] != _read_as_number(c.dtype)
+            name
+            for name, number in now.items()
+            if then.get(name) is not None and number is not None and then[name] != number
         ]
 
     def _seen_by_champion(self, candidate: ModelVersion, champion: ModelVersion) -> str:

@@ -238,7 +238,7 @@ def _score(model, frame: pd.DataFrame, texts: list[str]) -> _Scores:
     score = np.where(fired, precision, 0.0).max(axis=1) if n_rules else np.zeros(n_rows)
     prediction = model._labels(fired.any(axis=1))
     inverse, patterns = fired_patterns(fired)
-    pattern_texts = [fired_text([texts[i] for i in p]) if p else "" for p in patterns]
+    pattern_texts = [fired_text([texts[i] for i in p]) for p in patterns]
     return _Scores(fired, prediction, score, np.asarray(inverse).ravel(), patterns, pattern_texts)
 
 

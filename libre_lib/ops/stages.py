@@ -74,12 +74,16 @@ Stored = tuple[pa.Table | pd.DataFrame, dict]
 """What a stage returns for the store: its table and its metadata."""
 
 
-def spec_hash(spec: PipelineSpec) -> str:
-    """The fingerprint of the whole spec (provenance of every stage file)."""
+def _spec_dump(spec: PipelineSpec) -> dict:
     dumped = spec.model_dump(mode="json")
     if not dumped["split_by"]:  # unset, it leaves the hashes of earlier specs as they were
         del dumped["split_by"]
-    return fingerprint_json(dumped)
+    return dumped
+
+
+def spec_hash(spec: PipelineSpec) -> str:
+    """The fingerprint of the whole spec (provenance of every stage file)."""
+    return fingerprint_json(_spec_dump(spec))
 
 
 #: The spec's sections that change neither the model, nor its data, nor how it is scored:
@@ -93,9 +97,7 @@ def model_spec_hash(spec: PipelineSpec) -> str:
     hash): a spec that changes only :data:`NOT_MODEL_SECTIONS` (another runner, a report
     title, the store path spelled otherwise) and trains the same model on the same data
     reuses its version instead of registering a copy."""
-    dumped = spec.model_dump(mode="json")
-    if not dumped["split_by"]:
-        del dumped["split_by"]
+    dumped = _spec_dump(spec)
     for section in NOT_MODEL_SECTIONS:
         dumped.pop(section, None)
     return fingerprint_json(dumped)
