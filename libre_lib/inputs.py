@@ -1143,6 +1143,7 @@ def _positive_class_hint(positive_class, classes) -> str:
     if isinstance(positive_class, list | tuple | set | np.ndarray | pd.Series):
         return " positive_class names one label, not a list of them."
     spelled = [c for c in classes if str(c).strip().lower() == str(positive_class).strip().lower()]
+    spelled = spelled or same_number(positive_class, classes)
     if spelled:
         return f" Did you mean positive_class={spelled[0]!r}?"
     booleans = all(isinstance(c, bool | np.bool_) for c in classes)
@@ -1155,6 +1156,14 @@ def _positive_class_hint(positive_class, classes) -> str:
             f"{positive_class!r} as y and leave positive_class at its default."
         )
     return ""
+
+
+def same_number(label, classes) -> list:
+    """The ``classes`` that are ``label``'s number written otherwise (1 and "1.0"), if any."""
+    value = _number(label)
+    if value is None:
+        return []
+    return [c for c in classes if _number(c) == value and str(c) != str(label)]
 
 
 def _number(label) -> float | None:

@@ -32,7 +32,14 @@ from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, SpecError, counted, excerpt
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier, auto_refit_order
-from ..inputs import Target, as_frame, binary_target, misread_text_columns, python_scalar
+from ..inputs import (
+    Target,
+    as_frame,
+    binary_target,
+    misread_text_columns,
+    python_scalar,
+    same_number,
+)
 from ..params import AUTO
 from ..search import (
     WIDE_COLUMNS,
@@ -452,7 +459,13 @@ def absent_positive_class(spec: PipelineSpec, column: pd.Series) -> DataError:
     values = sorted(map(str, pd.unique(column.dropna())))
     shown = ", ".join(repr(v) for v in values[:10]) + (", ..." if len(values) > 10 else "")
     hint = ""
-    if isinstance(spec.target.positive_class, bool):
+    written = same_number(spec.target.positive_class, values)
+    if written:
+        hint = (
+            f" The column writes that number as {written[0]!r}, and classes are matched as "
+            f'written: positive_class: "{written[0]}".'
+        )
+    elif isinstance(spec.target.positive_class, bool):
         hint = (
             " An unquoted true or false in the spec is a boolean, compared as 'True' or "
             "'False': quote the class as the data writes it, e.g. positive_class: \"true\"."

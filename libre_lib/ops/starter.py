@@ -20,6 +20,7 @@ from ..inputs import (
     date_text_example,
     numbers_as_text_message,
     python_scalar,
+    same_number,
     spelled_alike,
     temporal_kind,
     yes_of_pair,
@@ -280,9 +281,11 @@ def starter(
     if positive_class is not None:
         if str(positive_class) not in counts.index:
             shown = ", ".join(repr(c) for c in classes[:MAX_CLASSES])
+            written = same_number(positive_class, classes)
+            hint = f" Did you mean --positive {written[0]!r}?" if written else ""
             raise DataError(
                 f"--positive {positive_class!r} is not a value of the target column {target!r} "
-                f"(its values: {shown}{', ...' if len(classes) > MAX_CLASSES else ''})."
+                f"(its values: {shown}{', ...' if len(classes) > MAX_CLASSES else ''}).{hint}"
             )
         positive, why = str(positive_class), "given with --positive"
     else:

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, DataValidationError, ParameterError, counted
-from ..inputs import is_categorical_dtype
+from ..inputs import is_categorical_dtype, same_number
 from .contract import plain_value
 
 __all__ = [
@@ -679,7 +679,7 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
         allowed = list(kwargs.get("value_set", []))
         shown = allowed[:10] + (["..."] if len(allowed) > 10 else [])
         of = f"{count:,} of {counted(total, 'value')}{_percent(count, total)}"
-        return f"{of} not in {shown}{unchecked}"
+        return f"{of} not in {shown}{unchecked}{_written_otherwise(allowed, info)}"
     if type_ == "expect_column_values_to_be_between" and count is not None:
         low, high = kwargs.get("min_value"), kwargs.get("max_value")
         bounds = (
@@ -748,6 +748,17 @@ def _checked_frame(frame) -> pd.DataFrame:
     if list(frame.columns) != names:
         frame = frame.set_axis(names, axis=1)
     return frame
+
+
+def _written_otherwise(allowed: list, info: Mapping) -> str:
+    """A note when the values found are the allowed numbers written otherwise ('1.0' for 1):
+    values are compared as written."""
+    found = list(info.get("partial_unexpected_list") or [])
+    pairs = [(a, w[0]) for a in allowed if (w := same_number(a, found))]
+    if not pairs:
+        return ""
+    shown = ", ".join(f"{a} as {w!r}" for a, w in pairs[:3])
+    return f" (the column writes {shown}: list the values as the data writes them)"
 
 
 def _target_keys(series: pd.Series) -> pd.Series:

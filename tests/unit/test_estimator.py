@@ -962,6 +962,7 @@ def test_thresholding_the_decision_function_at_zero_answers_as_predict(name):
         ([False, True], "True", "Did you mean positive_class=True?"),
         ([False, True], "diabetic", "y holds booleans: pass positive_class=True"),
         (["0", "1"], 1, "Did you mean positive_class='1'?"),
+        (["0.0", "1.0"], 1, "Did you mean positive_class='1.0'?"),  # a number written otherwise
         (["no", "Yes"], "yes", "Did you mean positive_class='Yes'?"),
         (["0", "1"], [1], "names one label, not a list"),
         ([0, 1], "x", "pass y == 'x' as y"),  # a tool encoded y as 0/1

@@ -650,6 +650,11 @@ def test_a_positive_class_absent_from_the_target_is_named_with_the_yaml_pitfall(
     assert "unquoted" not in str(caught.value)
     good = _with(unlabelled, target=unlabelled.target.model_copy(update={"positive_class": "Yes"}))
     assert stages.split(good, frame)[0].num_rows == 20
+    frame["target"] = ["1.0", "0.0"] * 10  # a float column written out; read as text
+    number = _with(unlabelled, target=unlabelled.target.model_copy(update={"positive_class": 1}))
+    with pytest.raises(DataError, match=r"'1' is not a value .* The column writes that number "
+                       r"as '1\.0'.* positive_class: \"1\.0\"\."):  # fmt: skip
+        stages.split(number, frame)
 
 
 def test_promotion_can_ask_a_version_to_beat_the_majority_answer(unlabelled, tmp_path):

@@ -103,6 +103,12 @@ def test_a_wrong_target_or_class_is_named(target, positive, pattern):
         st.starter(_frame(), target, positive_class=positive)
 
 
+def test_a_positive_class_written_as_another_number_is_suggested():
+    frame = _frame().assign(churned=lambda f: np.where(f.churned == "yes", "1.0", "0.0"))
+    with pytest.raises(DataError, match=re.escape("Did you mean --positive '1.0'?")):
+        st.starter(frame, "churned", positive_class="1")
+
+
 def test_without_a_target_and_a_two_valued_column_init_says_what_to_give():
     frame = _frame()[["age", "row"]]
     with pytest.raises(DataError, match="no column holds two values in the rows read"):

@@ -566,3 +566,21 @@ def test_an_expectation_with_bad_kwargs_is_refused_in_one_line_naming_its_key():
     message = str(raised.value)
     assert "\n" not in message and message.startswith("expectations.extra: expectation ")
     assert "minn: extra fields not permitted" in message
+
+
+@gx
+def test_classes_written_as_other_numbers_are_named():
+    """A target written out as floats ('1.0') against classes 0/1 said only that every value
+    was not in ['0', '1']."""
+    frame = pd.DataFrame({"x": np.arange(20.0), "target": ["1.0", "0.0"] * 10})
+    rules = ValidationRules(
+        required_columns=("x",), target_column="target", target_classes=("0", "1"), min_rows=1
+    )
+    (result,) = [
+        r
+        for r in validate_frame(frame, rules).failures()
+        if r.expectation == "expect_column_values_to_be_in_set"
+    ]
+    assert "(the column writes 0 as '0.0', 1 as '1.0': list the values as the data" in (
+        result.details
+    )
