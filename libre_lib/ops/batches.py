@@ -22,7 +22,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, SpecError
-from .sources import _refuse_duplicate_names, integer_fields, is_url, read_types, source_files
+from .sources import (
+    _refuse_duplicate_names,
+    integer_fields,
+    is_url,
+    part_options,
+    read_types,
+    source_files,
+)
 
 #: Batches per part of a Parquet file (a part is what one task reads).
 PART_BATCHES = 4
@@ -108,7 +115,7 @@ def source_columns(location: str, file_format: str, read_options: dict | None = 
         except (OSError, ValueError) as exc:
             raise DataError(f"Could not read {first!r} as Parquet: {exc}.") from None
     else:
-        options = {k: v for k, v in (read_options or {}).items() if k != "chunksize"}
+        options = {k: v for k, v in part_options(first, read_options).items() if k != "chunksize"}
         try:
             names = [str(c) for c in pd.read_csv(first, nrows=0, **options).columns]
         except (ValueError, OSError, pd.errors.ParserError) as exc:
@@ -171,7 +178,7 @@ def _parquet_batches(part: Part, columns: list[str], batch_rows: int) -> Iterato
 def _csv_batches(
     part: Part, columns: list[str], string_columns: list[str], batch_rows: int, options: dict
 ) -> Iterator[pd.DataFrame]:
-    options = dict(options)
+    options = part_options(part.path, options)
     options.setdefault("na_values", [""])
     dtypes = {c: "string" for c in string_columns}
     try:

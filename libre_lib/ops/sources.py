@@ -84,6 +84,19 @@ DATA_SUFFIXES = {
 }
 
 
+#: File names whose fields a tab separates.
+TAB_SUFFIXES = (".tsv", ".tsv.gz", ".tab")
+
+
+def part_options(path: str, options: dict | None) -> dict:
+    """A CSV file's read options: a ``.tsv`` part of a directory reads with tabs unless the
+    options name a separator (the spec does so for a ``.tsv`` file it names itself)."""
+    options = dict(options or {})
+    if str(path).lower().endswith(TAB_SUFFIXES) and not {"sep", "delimiter"} & set(options):
+        options["sep"] = "\t"
+    return options
+
+
 def skipped_entry(parts) -> bool:
     """A directory entry no source reads: a hidden name or a marker (``_SUCCESS``)."""
     return any(part.startswith((".", "_")) for part in parts)
@@ -223,6 +236,7 @@ def read_source(
             if string_columns:
                 integers = integer_fields(_parquet_schema(location, local))
         else:
+            options = part_options(location, options)
             options.setdefault("na_values", [""])
             dtypes = {c: "string" for c in string_columns}
             frame = pd.read_csv(location, dtype=dtypes or None, **options)

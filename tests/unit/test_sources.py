@@ -4,6 +4,7 @@ directory source reads its data files only."""
 import gzip
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from libre_lib.errors import DataError
@@ -238,3 +239,20 @@ def test_a_url_whose_protocol_package_is_missing_names_the_package():
         pytest.skip("s3fs is installed here")
     with pytest.raises(DataError, match=r"s3:// URL, and reading it needs s3fs"):
         fingerprint_source("s3://bucket/data.csv", "csv")
+
+
+def test_the_tsv_parts_of_a_folder_read_with_tabs_as_a_tsv_file_does(tmp_path):
+    """A folder of .tsv parts read as one column each (a spec names a .tsv file's tabs, not
+    those of the parts of a folder); a separator the options give still decides."""
+    from libre_lib.ops.batches import plan_parts, read_batches, source_columns
+
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "a.tsv").write_text("x\ty\n1\tno\n2\tyes\n")
+    (tmp_path / "parts" / "b.tsv").write_text("x\ty\n3\tyes\n")
+    folder = str(tmp_path / "parts")
+    assert source_columns(folder, "csv") == ["x", "y"]
+    parts = plan_parts(folder, "csv", 100)
+    rows = [b for p in parts for _, b in read_batches(p, "csv", ["x", "y"], ["y"], 100)]
+    assert pd.concat(rows)["y"].tolist() == ["no", "yes", "yes"]
+    assert read_source(parts[0].path, "csv")["x"].tolist() == [1, 2]
+    assert source_columns(folder, "csv", {"sep": ","}) == ["x\ty"]
