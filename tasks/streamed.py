@@ -28,7 +28,7 @@ from libre_lib.ops.sources import DATA_SUFFIXES, fingerprint_source, unread_file
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.streamed import SourcePlan
 from libre_lib.ops.tables import discretization_table, records_table
-from libre_lib.ops.validation_stream import validate_statistics
+from libre_lib.ops.validation_stream import name_parts, validate_statistics
 
 from .common import (
     Stage,
@@ -159,6 +159,7 @@ def validate(
     def compute():
         merged = merged_profile(store_root, plan, profiles)
         report = validate_statistics(merged.statistics, rules, merged.user_results)
+        report = name_parts(report, merged.part_statistics, rules.target_column)
         return report.to_frame(), {"report": report.to_dict()}
 
     params = {**stages.validate_params(spec), "streamed": True}

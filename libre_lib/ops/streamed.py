@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -428,6 +429,9 @@ class Profile:
     ranges: dict[str, list[float]] = field(default_factory=dict)
     """Each numeric feature's smallest and largest value on the training rows (absent where
     it has none): the data contract's training range, which a sample could only narrow."""
+    part_statistics: tuple = ()
+    """(name, validation statistics) of each part, in order: a failed expectation names the
+    parts that hold its unexpected values (:func:`~.validation_stream.name_parts`)."""
 
     def training_statistics(self) -> dict:
         """What the data contract needs of every training row (JSON): their number, each
@@ -489,7 +493,20 @@ def merge_profiles(plan: SourcePlan, parts: Iterable[tuple[pa.Table, dict]]) -> 
         missing=missing,
         n_unlabeled=sum(m.get("n_unlabeled", 0) for m in metadata),
         ranges=ranges,
+        part_statistics=tuple(
+            (part_name(plan, part), m["statistics"])
+            for part, m in zip(plan.parts, metadata, strict=True)
+            if m["statistics"]
+        ),
     )
+
+
+def part_name(plan: SourcePlan, part: Part) -> str:
+    """A part as a person finds it: its file's name, and where a file has several parts the
+    row it starts at."""
+    name = Path(part.path).name
+    shared = sum(p.path == part.path for p in plan.parts) > 1
+    return f"{name} from row {part.first_row + 1:,}" if shared else name
 
 
 class _MergedNumeric:

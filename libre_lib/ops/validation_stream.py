@@ -39,6 +39,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import reduce
 from itertools import chain
 from types import SimpleNamespace
@@ -773,6 +774,50 @@ def validate_statistics(
     return ValidationReport(
         success=all(r.success for r in results), n_rows=stats["n_rows"], results=tuple(results)
     )
+
+
+def _unexpected_in(result: ExpectationResult, stats: dict, target_column: str) -> int:
+    """How many of one batch's rows (its statistics) a failed built-in expectation found
+    unexpected; 0 where the statistics cannot tell."""
+    column, kind = result.column, result.expectation
+    if column is None or column not in stats["columns"]:
+        return 0
+    if kind == "expect_column_values_to_not_be_null":
+        return stats["columns"][column]["missing"]
+    if column == target_column and kind == "expect_column_values_to_be_in_set":
+        return stats["target"]["outside"]["count"]
+    if kind == DTYPE_EXPECTATION:
+        return stats["non_numbers"].get(column, {"count": 0})["count"]
+    if kind == "expect_column_values_to_be_between":
+        found = stats["ranges"].get(column, {"count": 0})["count"]
+        return found + stats["non_numbers"].get(column, {"count": 0})["count"]
+    if kind == "expect_column_values_to_be_in_set":
+        return stats["value_sets"].get(column, {"count": 0})["count"]
+    return 0
+
+
+def name_parts(
+    report: ValidationReport, parts: Sequence[tuple[str, dict]], target_column: str
+) -> ValidationReport:
+    """The report with each failed expectation's details naming the parts (files) that hold
+    its unexpected values: ``parts`` are (name, ``batch_statistics``) in order. A report of one
+    part is returned as it is."""
+    if len(parts) < 2 or report.success:
+        return report
+    results = []
+    for result in report.results:
+        found = [] if result.success else [
+            (name, _unexpected_in(result, stats, target_column)) for name, stats in parts
+        ]  # fmt: skip
+        found = [(name, n) for name, n in found if n]
+        if found:
+            found.sort(key=lambda item: -item[1])  # the most first, else in part order
+            shown = ", ".join(f"{name} ({n:,})" for name, n in found[:3])
+            more = f" and {len(found) - 3:,} more" if len(found) > 3 else ""
+            where = f"in {counted(len(found), 'part')} of {len(parts):,}: {shown}{more}"
+            result = replace(result, details=f"{result.details}; {where}")
+        results.append(result)
+    return replace(report, results=tuple(results))
 
 
 def _categorical(item: dict, stats: dict) -> bool:

@@ -246,6 +246,14 @@ def test_validating_a_streamed_spec_profiles_it_part_by_part(spec_copy, pima_fol
         validate(failing)
     summary = train(spec)  # the profiles are reused
     assert all(s["cache_hit"] for s in _stages(summary, "profile"))
+    # a failure names the parts that hold the values it did not expect, the most first
+    old = {f.name: int((pd.read_csv(f)["age"] > 60).sum()) for f in pima_folder.glob("*.csv")}
+    named = ", ".join(f"{n} ({c})" for n, c in sorted(old.items(), key=lambda i: -i[1]) if c)
+    aged = _streamed_spec(spec_copy, pima_folder, expectations={"columns": {"age": {"max": 60}}})
+    with pytest.raises(DataValidationError) as caught:
+        validate(aged)
+    found = sum(c > 0 for c in old.values())
+    assert f"; in {found} parts of 3: {named}" in str(caught.value), str(caught.value)
 
 
 def test_a_streamed_run_is_not_refined_and_says_so(spec_copy, pima_folder):

@@ -479,3 +479,26 @@ def test_a_user_expectation_is_skipped_in_batches_without_its_column():
     assert (result.success, result.unexpected_count) == (False, 1)
     assert result.unexpected_examples == (40.0,)
     assert "skipped in 1 batch without its column; batch 1:" in result.details
+
+
+def test_a_failure_names_the_parts_that_hold_its_unexpected_values():
+    """A streamed run said "1 of 768 values not in ['0', '1']" of a folder of files, without
+    saying which file held it."""
+    from libre_lib.ops.validation_stream import name_parts
+
+    frame = pd.DataFrame(
+        {"x": [1.0, None, 3.0, 4.0, None, None], "target": ["0", "1", "0", "7", "1", "9"]}
+    )
+    rules = ValidationRules(
+        required_columns=("x",), target_column="target", target_classes=("0", "1"), min_rows=1,
+        max_missing_fraction=0.0,
+    )  # fmt: skip
+    parts = [("a.csv", batch_statistics(frame[:3], rules))]
+    parts.append(("b.csv", batch_statistics(frame[3:], rules)))
+    report = validate_statistics(merge_statistics([s for _, s in parts]), rules)
+    named = {r.expectation: r.details for r in name_parts(report, parts, "target").failures()}
+    assert named["expect_column_values_to_be_in_set"].endswith("; in 1 part of 2: b.csv (2)")
+    assert named["expect_column_values_to_not_be_null"].endswith(
+        "; in 2 parts of 2: b.csv (2), a.csv (1)"
+    )
+    assert name_parts(report, parts[:1], "target") == report  # one part: nothing to name
