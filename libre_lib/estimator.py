@@ -1604,11 +1604,38 @@ def _with_said(first: list, then: list) -> list:
     return [*first, *(w for w in then if (w.category, str(w.message)) not in seen)]
 
 
+#: The warnings :func:`_said` gave under a filter that shows a warning once per place.
+_GIVEN: set = set()
+
+
 def _said(model, said):
-    """``model``, once the warnings its fit gave are given (through the caller's filters)."""
+    """``model``, once the warnings its fit gave are given (through the caller's filters).
+    Under Python's "default", "module" or "once" filter a warning shows once per text and
+    place, not once per fit of a search's or cross-validation's loop: each fit records its
+    warnings with ``catch_warnings``, which resets the registries Python keeps for this."""
     for w in said:
+        module = w.filename[:-3] if w.filename.endswith(".py") else w.filename
+        action = _filter_action(str(w.message), w.category, module, w.lineno)
+        if action in ("default", "module", "once"):
+            key = (str(w.message), w.category) + ((w.filename, w.lineno) * (action != "once"))
+            if key in _GIVEN:
+                continue
+            _GIVEN.add(key)
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     return model
+
+
+def _filter_action(text: str, category: type, module: str, lineno: int) -> str:
+    """The action of the first of ``warnings.filters`` that matches, as Python picks it."""
+    for action, message, kind, where, line in warnings.filters:
+        if (
+            (message is None or message.match(text))
+            and issubclass(category, kind)
+            and (where is None or where.match(module))
+            and (line == 0 or line == lineno)
+        ):
+            return action
+    return warnings.defaultaction
 
 
 def f1_score(truth: np.ndarray, pred: np.ndarray, weight: np.ndarray | None = None) -> float:

@@ -997,3 +997,24 @@ def test_the_json_of_a_model_does_not_depend_on_how_its_fit_ran():
     }
     assert len(texts) == 1
     assert json.loads(texts.pop())["params"]["n_jobs"] is None
+
+
+def test_a_fit_s_warnings_show_once_per_place_under_python_s_default_filter():
+    """Every fit of a loop (a grid search, cross-validation) gave its warnings again: a frame
+    with a constant column printed its note once per fit, where ``warnings.warn`` shows a
+    warning once per text and place. "always" still shows each."""
+    X, y, _ = load_dataset("haberman")
+    X = X.assign(flat_here=1.0)  # a name no other test gives: its note is new to the process
+    settings = dict(random_state=0, max_rules=3, alpha=0.7, max_intervals=3, conflict_tolerance=0)
+
+    def given(action: str) -> list[str]:
+        with warnings.catch_warnings(record=True) as said:
+            warnings.resetwarnings()
+            warnings.simplefilter(action)
+            for _ in range(3):
+                LibreClassifier(**settings).fit(X, y)
+        return [str(w.message) for w in said if "'flat_here'" in str(w.message)]
+
+    assert len(given("always")) == 3
+    assert len(given("default")) == 1
+    assert given("default") == []  # given once in this process
