@@ -44,10 +44,26 @@ class Interval:
             raise ValueError(f"empty interval [{self.low}, {self.high})")
 
     def contains(self, values: np.ndarray) -> np.ndarray:
-        return (values >= self.low) & (values < self.high)
+        """Which ``values`` lie in the range, compared in their own float type: a float32
+        column's 0.585 is float32(0.585), below the float64 cut point 0.585, but equal to the
+        cut point in float32."""
+        low, high = self.low, self.high
+        if values.dtype != np.float64:
+            with np.errstate(over="ignore"):  # a cut beyond the type's range: its infinity
+                low, high = values.dtype.type(low), values.dtype.type(high)
+        return (values >= low) & (values < high)
 
     def __str__(self) -> str:
         return interval_text(self)
+
+
+def narrow_float(dtype) -> np.dtype | None:
+    """float32 or float16 for a column of that type (numpy's or pandas' nullable one), else
+    None: its values are compared with the cut points in that type."""
+    dtype = getattr(dtype, "numpy_dtype", dtype)
+    if isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype.itemsize < 8:
+        return dtype
+    return None
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,9 @@ class Condition:
         """Boolean mask of the values that satisfy the condition."""
         if self.kind == NUMERIC:
             values = numeric_values(column, learned=True)
+            narrow = narrow_float(column.dtype)
+            if narrow is not None:  # compared as the column holds them (Interval.contains)
+                values = values.astype(narrow)
             is_missing = np.isnan(values)
             hit = np.zeros(values.shape, dtype=bool)
             for interval in self.intervals:

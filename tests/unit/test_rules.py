@@ -375,3 +375,26 @@ def test_the_outcome_quotes_a_target_or_class_that_would_read_as_rule_text():
     assert display.ruleset_text(model.rules_).endswith(outcome)
     labelled = RuleDisplay.from_model(model, class_labels={" yes": "churned"})
     assert labelled.outcome_text(model.rules_) == "THEN churned ELSE target = no"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "Float32", "float16"])
+def test_a_narrower_float_column_is_compared_in_its_own_type(dtype):
+    """float32(0.585) is 0.58499998 in float64, below the cut point 0.585: the same data given
+    as float32 fell out of [0.585, ...) and 7 of credit-approval's predictions changed."""
+    condition = Condition("x", NUMERIC, (Interval(0.585, 2.5),))
+    column = pd.Series([0.585, 0.58, 2.4, 2.5, None], dtype=dtype)
+    assert condition.evaluate(column).tolist() == [True, False, True, False, False]
+    assert not condition.evaluate(column.astype("float64"))[0]  # widened: 0.58499998 < 0.585
+    beyond = Condition("x", NUMERIC, (Interval(-math.inf, 1e39),))  # a cut float32 cannot hold
+    assert beyond.evaluate(pd.Series([1.0], dtype="float32")).tolist() == [True]
+
+
+def test_a_model_predicts_the_same_data_alike_in_float32():
+    from libre_lib import LibreClassifier
+    from libre_lib.datasets import load_dataset
+
+    X, y, _ = load_dataset("credit_approval")
+    narrow = X.astype({c: "float32" for c in X.select_dtypes("number").columns})
+    settings = dict(max_intervals=None, max_rules=8, alpha=0.9, conflict_tolerance=0)
+    model = LibreClassifier(random_state=0, **settings).fit(X, y)
+    np.testing.assert_array_equal(model.predict(narrow), model.predict(X))
