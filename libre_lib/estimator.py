@@ -893,9 +893,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         no learner's subset about a third of the time, and a concept joining them is lost in
         this fit while the inner folds' learners found it."""
         inner = self.auto_inner_score()
-        message = (
-            None if inner is None else below_inner_message(self.rules_, target.totals()[0], inner)
-        )
+        message = None if inner is None else below_inner_message(self, target.totals()[0], inner)
         if message:
             warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
 
@@ -1544,17 +1542,28 @@ def reaches(ruleset: RuleSet, n_positive: float, inner: float) -> bool:
     return bool(len(ruleset)) and training_f1(ruleset, n_positive) >= inner - BELOW_INNER
 
 
-def below_inner_message(ruleset: RuleSet, n_positive: float, inner: float) -> str | None:
-    """The warning about a fitted rule set that :func:`falls_short` of ``inner``; None
-    otherwise."""
-    if not falls_short(ruleset, n_positive, inner):
+def below_inner_message(model: LibreClassifier, n_positive: float, inner: float) -> str | None:
+    """The warning about a fitted model whose rule set :func:`falls_short` of ``inner``; None
+    otherwise. It blames the learners' random columns only where more learners would have
+    drawn other columns (:func:`growing_factors`)."""
+    if not falls_short(model.rules_, n_positive, inner):
         return None
-    f1 = training_f1(ruleset, n_positive)
-    return (
+    f1 = training_f1(model.rules_, n_positive)
+    start = (
         f"The rule set scores F1 {f1:.3f} on its training rows, far below the {inner:.3f} its "
-        "settings averaged on the inner folds' validation rows: this fit's learners, whose "
-        "columns are drawn at random, most likely missed a combination of columns that the "
-        "inner folds' learners used, and fits with "
+        "settings averaged on the inner folds' validation rows"
+    )
+    if not growing_factors(model):
+        return (
+            f"{start}. Its learners already saw every set of columns they can draw, so more "
+            "learners or another random_state would find the same rules: the fit on all the "
+            "rows found other rules than the inner folds' fits did (a column of many "
+            "categories, or few rows, can do this). Other settings, compared by LibreSearchCV, "
+            "may do better."
+        )
+    return (
+        f"{start}: this fit's learners, whose columns are drawn at random, most likely missed a "
+        "combination of columns that the inner folds' learners used, and fits with "
         + " and ".join(str(k) for k in LEARNER_FACTORS)
         + " times n_estimators learners fell as short. Another random_state, or more "
         "learners (n_estimators), may find it."

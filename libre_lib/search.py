@@ -671,7 +671,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             len(self.best_estimator_.rules_),
         )
         if n_positive is not None:
-            short = below_inner_message(self.best_estimator_.rules_, n_positive, self.best_score_)
+            short = below_inner_message(self.best_estimator_, n_positive, self.best_score_)
             if short:
                 warnings.warn(short, LibreWarning, stacklevel=user_stacklevel())
         self.n_features_in_ = self.best_estimator_.n_features_in_

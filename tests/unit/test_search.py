@@ -877,11 +877,28 @@ def test_a_refit_far_below_the_inner_score_draws_a_warning(credit_data):
         warnings.simplefilter("always")
         search.fit(X, y)
     assert not any("far below" in str(w.message) for w in said)
-    rules = search.best_estimator_.rules_
+    model = search.best_estimator_
     n_positive = float((np.asarray(y) == info.positive_class).sum())
-    assert len(rules)
-    assert below_inner_message(rules, n_positive, search.best_score_) is None
-    assert "far below the 1.000" in below_inner_message(rules, n_positive, 1.0)
+    assert len(model.rules_)
+    assert below_inner_message(model, n_positive, search.best_score_) is None
+    assert "far below the 1.000" in below_inner_message(model, n_positive, 1.0)
+
+
+def test_a_fit_far_below_its_inner_score_blames_random_columns_only_where_more_were_drawn(
+    credit_data,
+):
+    """On three columns every learner sees every column: the warning advised more learners or
+    another random_state, and said fits with more learners fell short, where none was run."""
+    from libre_lib.estimator import below_inner_message
+
+    X, y, info = credit_data
+    n_positive = float((np.asarray(y) == info.positive_class).sum())
+    settings = dict(positive_class=info.positive_class, random_state=0, max_rules=3)
+    few = LibreClassifier(**settings).fit(X[["a2", "a3", "a8"]], y)
+    said = below_inner_message(few, n_positive, 1.0)
+    assert "already saw every set of columns" in said and "n_estimators" not in said
+    many = LibreClassifier(max_features=2, n_estimators=3, **settings).fit(X, y)
+    assert "missed a combination of columns" in below_inner_message(many, n_positive, 1.0)
 
 
 def test_a_refit_far_below_the_inner_score_is_fitted_again_with_more_learners(
