@@ -8,6 +8,7 @@ import logging
 import numbers
 import time
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from itertools import product
 
@@ -1203,8 +1204,19 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
 
     # -- persistence --------------------------------------------------------------------------
 
-    def to_sql(self) -> str:
+    def to_sql(self, missing_values=None) -> str:
         """The rule set as one boolean SQL expression over the training columns.
+
+        SQL NULL is the missing value: a table must hold missing values as NULL, not as a
+        float NaN (which PostgreSQL and DuckDB compare as larger than every number), and its
+        columns in the types of the training columns (numbers as numbers, not as text).
+
+        Parameters
+        ----------
+        missing_values : dict, optional
+            Per column, the values that stand for a missing value in the table (e.g.
+            ``{"bmi": [0]}``, as ``pd.read_csv``'s ``na_values`` read the training file): they
+            are read as NULL. A pipeline's model gets its spec's with ``libre models sql``.
 
         Returns
         -------
@@ -1213,7 +1225,28 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             ``∪ missing`` parts); see :func:`libre_lib.render.ruleset_sql`.
         """
         check_is_fitted(self, "rules_")
-        return ruleset_sql(self.rules_)
+        return ruleset_sql(self.rules_, self._sql_markers(missing_values))
+
+    def _sql_markers(self, missing_values) -> dict:
+        if missing_values is None:
+            return {}
+        if not isinstance(missing_values, Mapping):
+            raise ParameterError(
+                "missing_values must map column names to the values that stand for a missing "
+                f"value, e.g. {{'bmi': [0]}}; got {type(missing_values).__name__}."
+            )
+        unknown = [c for c in missing_values if str(c) not in set(self.columns_)]
+        if unknown:
+            raise ParameterError(
+                f"missing_values names columns the model was not fitted on: {unknown}. Its "
+                f"columns: {excerpt(list(self.columns_), 400)}."
+            )
+        out = {}
+        for column, values in missing_values.items():
+            if isinstance(values, str) or not isinstance(values, Iterable):
+                values = [values]  # one marker
+            out[str(column)] = list(values)
+        return out
 
     def to_dict(self) -> dict:
         """A JSON-ready description of the fitted model.

@@ -48,8 +48,24 @@ def sql_literal(value) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"{value!r} has no SQL literal; sql_in compares with it instead.")
-        return repr(value)
+        return float_literal(value)
     return "'" + str(value).replace("'", "''") + "'"
+
+
+#: Significant digits up to which a number's shortest form is its SQL literal.
+SHORT_LITERAL_DIGITS = 5
+
+
+def float_literal(value: float) -> str:
+    """A double as a literal every engine reads back as that double: its shortest form (26.4)
+    up to :data:`SHORT_LITERAL_DIGITS` significant digits, else all 17 digits. SQLite reads a
+    few literals of more digits one unit off in the last place (0.986512 as the double above
+    it), which flips the rows on such a cut point; it reads 17 digits exactly."""
+    text = repr(value)
+    if value.is_integer() and abs(value) < 2**53:  # whole numbers read exactly
+        return text
+    digits = text.split("e")[0].replace("-", "").replace(".", "").strip("0")
+    return text if len(digits) <= SHORT_LITERAL_DIGITS else f"{value:.17g}"
 
 
 def sql_in(column: str, values) -> str:
@@ -74,8 +90,36 @@ def sql_in(column: str, values) -> str:
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
 
-def condition_sql(condition: Condition) -> str:
+def marker_literals(condition: Condition, markers) -> list[str]:
+    """The SQL literals of ``markers`` (values that stand for a missing value in the
+    condition's column) that its column can hold: numbers for a numeric column or one of
+    numeric categories, texts for one of text categories."""
+    numeric = condition.kind == NUMERIC or (
+        condition.categories and not any(isinstance(c, str) for c in condition.categories)
+    )
+    literals = []
+    for marker in markers:
+        if isinstance(marker, np.generic):
+            marker = marker.item()
+        if numeric:
+            try:
+                number = float(marker)
+            except (TypeError, ValueError):
+                continue  # "?" cannot be in a column of numbers
+            if math.isfinite(number):
+                literals.append(sql_literal(number))
+        elif isinstance(marker, str):
+            literals.append(sql_literal(marker))
+    return list(dict.fromkeys(literals))
+
+
+def condition_sql(condition: Condition, markers=()) -> str:
+    """``condition`` in SQL; ``markers``: values of its column that stand for a missing value
+    (read as NULL, as the pipeline's ``na_values`` read them when scoring)."""
     column = sql_identifier(condition.feature)
+    literals = marker_literals(condition, markers)
+    if literals:
+        column = f"(CASE WHEN {column} IN ({', '.join(literals)}) THEN NULL ELSE {column} END)"
     parts = []
     if condition.kind == NUMERIC:
         for interval in condition.intervals:  # finite bounds: an unbounded side is left out
@@ -92,15 +136,18 @@ def condition_sql(condition: Condition) -> str:
     return parts[0] if len(parts) == 1 else "(" + " OR ".join(f"({p})" for p in parts) + ")"
 
 
-def ruleset_sql(ruleset: RuleSet) -> str:
+def ruleset_sql(ruleset: RuleSet, missing_values=None) -> str:
     """A boolean SQL expression over the original column names, true where the model predicts
-    the positive class. SQL NULLs stand for missing values; the expression is wrapped in
-    ``COALESCE(..., FALSE)`` so a comparison with NULL never leaks a NULL prediction."""
+    the positive class. SQL NULLs stand for missing values, and so do the values
+    ``missing_values`` (a dict: column → values) names for a column; the expression is
+    wrapped in ``COALESCE(..., FALSE)`` so a comparison with NULL never leaks a NULL
+    prediction."""
     if not ruleset.rules:
         return "FALSE"
+    markers = dict(missing_values or {})
     rules = []
     for rule in ruleset.rules:
-        atoms = [condition_sql(c) for c in rule.conditions] or ["TRUE"]
+        atoms = [condition_sql(c, markers.get(c.feature, ())) for c in rule.conditions] or ["TRUE"]
         rules.append("(" + " AND ".join(atoms) + ")")
     return "COALESCE(" + "\n OR ".join(rules) + ", FALSE)"
 

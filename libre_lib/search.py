@@ -1045,15 +1045,21 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         """
         return self._refitted().explain(X)
 
-    def to_sql(self) -> str:
+    def to_sql(self, missing_values=None) -> str:
         """The best model's rule set as a boolean SQL expression.
+
+        Parameters
+        ----------
+        missing_values : dict, optional
+            Per column, the values that stand for a missing value (see
+            :meth:`LibreClassifier.to_sql`).
 
         Returns
         -------
         str
             See :meth:`LibreClassifier.to_sql`.
         """
-        return self._refitted().to_sql()
+        return self._refitted().to_sql(missing_values)
 
     def to_json(self, indent: int | None = 2) -> str:
         """The best model as JSON.

@@ -246,6 +246,39 @@ def show_version(
     console.print(str(model.rules_), markup=False, highlight=False)
 
 
+@models_app.command("sql")
+def sql_version(
+    pipeline: PipelineArg,
+    version: Annotated[
+        str, typer.Argument(help="A version id (e.g. v0003-1a2b3c4d) or `champion`.")
+    ] = "champion",
+    store: StoreOpt = None,
+) -> None:
+    """One version's rule set as a boolean SQL expression (default: the champion's), TRUE
+    where it predicts the positive class. The spec's missing-value markers (na_values) read
+    as NULL, so the SQL answers as `libre score` does on the same rows."""
+    from libre_lib.errors import LibreError
+
+    try:
+        pipeline, store = pipeline_and_store(pipeline, store)
+        registry = _registry(store)
+        entry = registry.get(pipeline, version)
+        model = registry.load_model(pipeline, entry.version)
+        contract = registry.load_contract(pipeline, entry.version)
+    except (LibreError, OSError) as exc:
+        _fail(exc)
+        return
+    markers = {} if contract is None else contract.missing_values()
+    markers = {c: m for c, m in markers.items() if c in set(model.columns_)}
+    rules = model.rules_
+    print(f"-- {pipeline} {entry.version}: TRUE where {rules.target} = {rules.positive_class}")
+    if markers:
+        shown = "; ".join(f"{c}: {', '.join(map(str, m))}" for c, m in markers.items())
+        print(f"-- read as NULL, as the spec's na_values: {shown}")
+    print("-- SQL NULL is the missing value: store NaN as NULL, and numbers as numbers")
+    print(model.to_sql(markers))
+
+
 @models_app.command("promote")
 def promote_version(
     pipeline: PipelineArg,

@@ -289,6 +289,17 @@ class DataContract:
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
 
+    def missing_values(self) -> dict[str, list[str]]:
+        """Per column, the values scoring reads as missing besides empty cells (the column's
+        markers, then those of every column): what ``LibreClassifier.to_sql`` reads as NULL
+        so that the SQL answers as ``libre score`` does."""
+        out = {}
+        for name in self.names:
+            markers = [*self.column_markers.get(name, ()), *self.missing_markers]
+            if markers:
+                out[name] = list(dict.fromkeys(markers))
+        return out
+
     def __getitem__(self, name: str) -> ColumnContract:
         for column in self.columns:
             if column.name == name:

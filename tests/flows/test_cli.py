@@ -298,3 +298,34 @@ def test_a_run_that_fails_reading_its_data_leaves_a_failed_run(spec_copy, data_c
     assert code == 1, output
     assert "Reading the data failed" in flat and "the run failed reading its data" in flat
     assert "The latest trained model's report" in flat
+
+
+def test_models_sql_reads_the_spec_s_missing_value_markers_as_libre_score_does(spec_copy):
+    """A pipeline model's SQL compared pima's raw 0s (the spec's na_values) with the cut
+    points: on the raw file it flagged other rows than `libre score` (93 of 768)."""
+    import sqlite3
+
+    import numpy as np
+    import pandas as pd
+
+    from libre_flows.flows.train import train
+    from libre_lib import LibreClassifier
+    from libre_lib.ops.spec import load_spec
+
+    path = spec_copy("pima")
+    summary = train(path)
+    spec = load_spec(path)
+    code, printed = _run("models", "sql", path)
+    assert code == 0, printed
+    assert "-- read as NULL, as the spec's na_values: plasma_glucose: 0;" in printed
+    sql = "\n".join(line for line in printed.splitlines() if not line.startswith("--"))
+    raw = pd.read_csv(spec.data_location())
+    with sqlite3.connect(":memory:") as con:
+        raw.to_sql("t", con, index=False)
+        flagged = np.array([bool(r[0]) for r in con.execute(f"SELECT {sql} FROM t")])
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    read = pd.read_csv(spec.data_location(), **spec.data.read_options)  # as the pipeline reads
+    expected = model.predict(read.drop(columns="target")) == model.positive_class_
+    np.testing.assert_array_equal(flagged, expected)
+    unmarked = np.array(model.predict(raw.drop(columns="target")) == model.positive_class_)
+    assert (unmarked != expected).any()  # the markers matter on these rows

@@ -231,6 +231,18 @@ def test_sql_matches_predict_on_credit_approval(credit):
     assert sql_positive == (clf.predict(X) == clf.positive_class_).tolist()
 
 
+def test_to_sql_takes_the_values_that_stand_for_missing(credit):
+    _, clf, _ = credit
+    condition = clf.rules_.rules[0].conditions[0]
+    marker = "0" if condition.kind == "numeric" or not condition.categories else "?"
+    assert "THEN NULL" in clf.to_sql({condition.feature: marker})  # one marker, not a list
+    assert "THEN NULL" not in clf.to_sql()
+    with pytest.raises(ParameterError, match=r"not fitted on: \['nope'\]"):
+        clf.to_sql({"nope": [0]})
+    with pytest.raises(ParameterError, match="must map column names"):
+        clf.to_sql([0])
+
+
 # --- labels and the positive class -----------------------------------------------------------
 
 

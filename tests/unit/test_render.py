@@ -276,3 +276,46 @@ def test_rule_dict_round_trip_with_stats():
 def test_malformed_condition_dict(data):
     with pytest.raises(ModelFormatError, match="Malformed rule condition"):
         condition_from_dict(data)
+
+
+def test_missing_value_markers_read_as_null_where_the_column_can_hold_them():
+    """``ruleset_sql``'s ``missing_values``: a 0 that stands for a missing bmi is NULL (so the
+    ``∪ missing`` part takes it, the cut points do not); "?" only in a column of texts."""
+    rules = RuleSet(
+        (
+            Rule((Condition("bmi", NUMERIC, (Interval(-INF, 30.0),), missing=True),)),
+            Rule((Condition("kind", CATEGORICAL, categories=("a",)),)),
+        )
+    )
+    frame = pd.DataFrame({"bmi": [0.0, 25.0, 35.0, 35.0, None], "kind": ["b", "b", "?", "a", "b"]})
+    markers = {"bmi": [0, "?"], "kind": ["?", 0]}
+    sql = ruleset_sql(rules, markers)
+    assert "IN (0.0)" in sql and "IN ('?')" in sql and "'0'" not in sql
+    with sqlite3.connect(":memory:") as con:
+        frame.to_sql("t", con, index=False)
+        got = [bool(r[0]) for r in con.execute(f"SELECT {sql} FROM t")]
+        plain = [bool(r[0]) for r in con.execute(f"SELECT {ruleset_sql(rules)} FROM t")]
+    assert got == [True, True, False, True, True]  # the 0 is missing, so the rule takes it
+    assert plain == [True, True, False, True, True]  # 0 < 30: the same here, by the cut
+    shifted = RuleSet((Rule((Condition("bmi", NUMERIC, (Interval(20.0, 30.0),)),)),))
+    with sqlite3.connect(":memory:") as con:
+        frame.assign(bmi=[0.0, 25.0, 35.0, 35.0, None]).to_sql("t", con, index=False)
+        sql = ruleset_sql(shifted, {"bmi": [25]})
+        assert [bool(r[0]) for r in con.execute(f"SELECT {sql} FROM t")] == [False] * 5
+
+
+def test_sql_literals_read_back_as_the_model_s_doubles_in_sqlite():
+    """SQLite read 0.986512 as the double above it, so the 50 rows on that cut point fell
+    out of ``ratio >= 0.986512``; literals of more than five significant digits are written
+    with 17 (short ones stay readable: 26.4, 155.0)."""
+    rng = np.random.default_rng(0)
+    values = [0.986512, 0.475494, 0.008916345, 54.68354634223763, *rng.random(2000).tolist()]
+    with sqlite3.connect(":memory:") as con:
+        misread = [
+            v
+            for v in values
+            if con.execute(f"SELECT ? = {sql_literal(v)}", (v,)).fetchone()[0] != 1
+        ]
+    assert misread == []
+    assert sql_literal(26.4) == "26.4" and sql_literal(155.0) == "155.0"
+    assert sql_literal(123456.0) == "123456.0" and float(sql_literal(0.986512)) == 0.986512
