@@ -70,6 +70,7 @@ OUT_OF_RANGE = "out_of_range"
 MISSING_RATE = "missing_rate"
 NEW_MISSING = "missing_not_in_training"
 EMPTY_COLUMN = "empty_column"
+UNSEEN_COLUMN = "no_category_seen"
 #: A column the rules test that is missing in every one of at least this many rows (and in
 #: less than half of the training rows) is an error, not drift: most likely an upstream
 #: failure, and every row would be scored by the column's missing bin.
@@ -607,8 +608,25 @@ class DataContract:
 def _empty_tested(column: ColumnContract, observation: ColumnObservation) -> list:
     """An error when a column the rules test is missing in every row (:data:`EMPTY_MIN_ROWS`
     or more) though the training rows mostly held it (known from the contract saved with the
-    model; a contract built from the model alone does not know it)."""
+    model; a contract built from the model alone does not know it), or when none of its
+    values (as many) is a category seen in training."""
     n_rows, trained = observation.n_rows, column.missing_rate
+    present = n_rows - observation.n_missing
+    if column.in_rules and present >= EMPTY_MIN_ROWS and observation.n_unseen == present:
+        shown = ", ".join(repr(v) for v in observation.unseen_examples[:5])
+        return [
+            ContractIssue(
+                column.name,
+                UNSEEN_COLUMN,
+                ERROR,
+                present,
+                tuple(observation.unseen_examples),
+                f"column {column.name!r}: none of its {present:,} values is a category seen in "
+                f"training (e.g. {shown}), and rules test it: most likely re-coded upstream "
+                "(codes for names, booleans for t/f), and no rule on it could match. Write the "
+                "column as in training, or retrain the model on data like these rows.",
+            )
+        ]
     if not column.in_rules or n_rows < EMPTY_MIN_ROWS or observation.n_missing < n_rows:
         return []
     if trained is None or trained >= 0.5:  # unknown (a contract without training rows)

@@ -173,7 +173,8 @@ def test_score_a_registered_champion_by_pipeline_name(spec_copy, tmp_path):
 def test_fail_on_drift_fails_the_command_when_a_tested_column_drifts(scoring, tmp_path):
     X, model, model_path, _, _ = scoring
     tested = sorted({c.feature for rule in model.rules_ for c in rule if c.kind == "categorical"})
-    drifted = X.assign(**{tested[0]: X[tested[0]].str.upper()})
+    column = X[tested[0]]
+    drifted = X.assign(**{tested[0]: column.where(X.index % 2 == 0, column.str.upper())})
     drifted.to_csv(tmp_path / "in.csv", index=False)
     output = tmp_path / "scored.parquet"
     args = ["score", str(model_path), str(tmp_path / "in.csv"), str(output)]
@@ -181,6 +182,15 @@ def test_fail_on_drift_fails_the_command_when_a_tested_column_drifts(scoring, tm
     assert result.exit_code == 1 and "Drift in columns the rules test" in result.output
     assert not output.exists()
     assert CliRunner().invoke(app, args).exit_code == 0 and output.exists()  # a warning only
+    output.unlink()
+    X.assign(**{tested[0]: column.str.upper()}).to_csv(tmp_path / "all.csv", index=False)
+    result = CliRunner().invoke(
+        app, ["score", str(model_path), str(tmp_path / "all.csv"), str(output)]
+    )
+    assert result.exit_code == 1 and "is a category seen in training" in " ".join(
+        result.output.split()
+    )
+    assert not output.exists()  # every row re-coded: an error, as an empty column is
 
 
 def test_inputs_without_rows_are_said_to_hold_none_not_to_have_no_drift(scoring, tmp_path):

@@ -517,14 +517,20 @@ def test_integer_columns_of_parquet_inputs_stay_integers(credit, tmp_path):
 
 
 def test_fail_on_drift_refuses_drift_in_a_tested_column_and_writes_nothing(credit, tmp_path):
-    """An upstream case change ('t' -> 'T') made every row of a tested column unseen: all rows
-    were scored negative, with exit 0 and a drift warning. fail_on_drift stops there."""
+    """An upstream case change ('t' -> 'T') in some rows of a tested column: those rows are
+    scored with a drift warning; fail_on_drift stops there. In every row it is an error, as an
+    empty column is (it was scored negative throughout, with exit 0 and a warning)."""
     X, model, contract = credit
     tested = sorted({c.feature for rule in model.rules_ for c in rule if c.kind == "categorical"})
     column = tested[0]
-    drifted = X.assign(**{column: X[column].str.upper()})
-    drifted.to_parquet(tmp_path / "in.parquet")
+    recoded = X.assign(**{column: X[column].str.upper()})
+    recoded.to_parquet(tmp_path / "all.parquet")
     output = tmp_path / "out.parquet"
+    with pytest.raises(ContractViolation, match=rf"column '{column}': none of its .* is a categ"):
+        score_files(model, tmp_path / "all.parquet", output, contract=contract)
+    assert not output.exists()
+    drifted = X.assign(**{column: X[column].where(X.index % 2 == 0, X[column].str.upper())})
+    drifted.to_parquet(tmp_path / "in.parquet")
     summary = score_files(model, tmp_path / "in.parquet", output, contract=contract)
     assert any(column in w.message for w in summary.warnings) and output.exists()
     output.unlink()
@@ -928,10 +934,11 @@ def test_the_training_files_own_markers_match_every_spelling_in_every_input(
 
 
 def test_score_frame_warns_of_drift_as_predict_does(credit):
-    """Every row held a value unseen in training in the one column the rules test: predict
+    """Rows held a value unseen in training in the one column the rules test: predict
     warned, score_frame said nothing (the drift sat in its returned report only)."""
     X, model, contract = credit
-    frame = X.iloc[:20].assign(a9="never-seen")
+    frame = X.iloc[:20].copy()
+    frame.loc[frame.index[:5], "a9"] = "never-seen"  # in every row it is an error
     said = r"score_frame: 1 drift warning in columns the rules test, e.g. column 'a9'"
     with pytest.warns(LibreWarning, match=said):
         _, report = score_frame(model, frame, contract)
