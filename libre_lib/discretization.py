@@ -464,6 +464,8 @@ def row_ids_message(name, distinct: np.ndarray, n_present: int) -> str | None:
     values = np.asarray(distinct, dtype=np.float64)
     if not np.all(np.isfinite(values)) or not np.all(values == np.round(values)):
         return None
+    if np.asarray(distinct).dtype.kind == "f" and np.abs(values).max() >= 2.0**52:
+        return None  # every float that large is a whole number: it tells nothing
     return (
         f"Column {name!r} holds a different whole number in each of its {n_present:,} rows: "
         "if it identifies rows (an id, a row or line number), exclude it, since cut points "

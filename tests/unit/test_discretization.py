@@ -592,13 +592,14 @@ def test_a_numeric_column_of_row_ids_draws_a_warning_naming_it():
             "line": np.arange(400.0),  # a float column of running numbers
             "amount": rng.normal(size=400).round(2),  # continuous: repeats are rare, not whole
             "visits": rng.integers(0, 20, 400),  # whole numbers that repeat
+            "joules": rng.normal(1e20, 1e19, 400),  # every float this large is whole: no id
         }
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit_discretization(frame, positive, [False] * 4)
+        fit_discretization(frame, positive, [False] * 5)
     said = [str(w.message) for w in caught if issubclass(w.category, LibreWarning)]
-    assert len(said) == 2
+    assert len(said) == 2, said
     assert said[0].startswith("Column 'customer_id' holds a different whole number in each")
     assert said[1].startswith("Column 'line' holds a different whole number")
     assert "exclude it" in said[0]
