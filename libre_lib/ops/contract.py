@@ -744,7 +744,7 @@ def _observe_numeric(column: ColumnContract, series: pd.Series):
             ]
         values = parsed.to_numpy(dtype=np.float64, na_value=np.nan)
     infinite = np.isinf(values)
-    if infinite.any():
+    if infinite.any() and column.in_rules:  # no rule tests the others: out of range, as drift
         count = int(infinite.sum())
         return None, [
             ContractIssue(
@@ -753,7 +753,9 @@ def _observe_numeric(column: ColumnContract, series: pd.Series):
                 ERROR,
                 count,
                 _examples(values[infinite]),
-                f"column {name!r}: {counted(count, 'infinite value')}; use NaN for a missing value",
+                f"column {name!r}: {counted(count, 'infinite value')}, which the rules that "
+                "test it cannot place: replace them with finite numbers, or with NaN where "
+                "they stand for a missing value",
             )
         ]
     missing = np.isnan(values)

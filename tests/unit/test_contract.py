@@ -175,6 +175,7 @@ def test_every_error_is_listed_in_one_message(credit):
     for column in ("a1", "a3", "a9", "a14"):
         assert f"column '{column}'" in message
     assert message.count("\n  - ") == 4
+    assert "which the rules that test it cannot place" in message  # a14: the rules test it
     problems = {e.column: e.problem for e in caught.value.report.errors}
     assert problems == {
         "a1": "missing_column",
@@ -366,3 +367,21 @@ def test_a_tested_column_empty_in_every_row_is_an_error(credit):
     bare = DataContract.from_model(model)
     assert bare[tested[0]].missing_rate is None
     assert not bare.check(frame, raise_errors=False).errors
+
+
+def test_an_infinite_value_fails_only_a_column_the_rules_test(credit_data):
+    """One inf in a column no rule tests failed the whole file, though predict scores such
+    rows; there it is out of the training range, as drift."""
+    from libre_lib import LibreClassifier
+
+    X, y, info = credit_data
+    model = LibreClassifier(positive_class=info.positive_class, random_state=0, max_rules=1)
+    model.fit(X, y)
+    contract = DataContract.from_model(model, X)
+    numeric = [c.name for c in contract.columns if c.kind == "numeric"]
+    tested = {c.feature for rule in model.rules_ for c in rule}
+    free = next(c for c in numeric if c not in tested)
+    frame = X.assign(**{free: X[free].replace(X[free].max(), np.inf)})
+    report = contract.check(frame)
+    assert report.ok and any(w.column == free and "outside" in w.message for w in report.warnings)
+    assert (model.predict(frame) == model.predict(X)).all()
