@@ -316,6 +316,25 @@ def as_console_command() -> None:
     the warm runner's child), not a caller running the CLI in its own process."""
     global _console_command
     _console_command = True
+    warnings.showwarning = _show_warning
+
+
+_default_show = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """The library's warnings as a command prints its own ("warning: ..."), not as Python
+    does (a file path of the library, a line of its source); others as Python does."""
+    from libre_lib.errors import LibreWarning
+
+    if not issubclass(category, LibreWarning):
+        _default_show(message, category, filename, lineno, file, line)
+        return
+    stream = file if file is not None else sys.stderr
+    try:
+        stream.write(f"warning: {message}\n")
+    except OSError:  # a closed stream, as Python's own showwarning allows
+        pass
 
 
 def work_committed() -> None:

@@ -176,3 +176,23 @@ def test_off_a_terminal_progress_is_printed_as_throttled_lines(capsys):
     assert counts[-1].endswith("weak learners finished: 50 of 50")
     assert 5 <= len(counts) <= 8  # every 10 s of the 50, not one per task
     assert lines[-1].endswith("set_cover: computed")
+
+
+def test_a_console_command_prints_the_library_s_warnings_as_its_own(monkeypatch, capsys):
+    """`libre score` printed a skipped file's warning as Python does: a path inside the
+    library, "LibreWarning:", then a line of the library's source."""
+    import warnings
+
+    from libre_flows.flows.cli import common
+    from libre_lib.errors import LibreWarning
+
+    monkeypatch.setattr(common, "_console_command", False)
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)
+    common.as_console_command()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("1 file in incoming/ is not read: notes.txt", LibreWarning, stacklevel=1)
+        warnings.warn("something else", UserWarning, stacklevel=1)
+    err = capsys.readouterr().err
+    assert err.startswith("warning: 1 file in incoming/ is not read: notes.txt\n"), err
+    assert "warning: something else" not in err  # other warnings go on as Python shows them
