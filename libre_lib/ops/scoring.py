@@ -855,8 +855,27 @@ class _Reader:
                 f"{file.name}'s header names column {repeated[1]!r} twice: rename one so that "
                 "each name means one column."
             )
+        if file.format == "parquet" and "duplicate field names" in message:
+            twice = _repeated_parquet_names(file.path)
+            if twice:
+                return DataError(
+                    f"{file.name} names column {twice[0]!r} twice: write it with one name per "
+                    "column, so that each name means one column."
+                )
         kind = "CSV" if file.format == "csv" else "Parquet"
         return DataError(f"Could not read {file.name} as {kind}: {message}")
+
+
+def _repeated_parquet_names(path) -> list[str]:
+    """The column names a Parquet file's schema holds more than once (none if unreadable)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+    except (OSError, pa.ArrowException):
+        return []
+    return [n for n in dict.fromkeys(names) if names.count(n) > 1]
 
 
 def _spellings(markers) -> list[str]:

@@ -689,6 +689,17 @@ def test_a_csv_the_reader_refuses_is_named_with_what_to_do(credit, tmp_path, tex
     assert not (tmp_path / "out.parquet").exists()
 
 
+def test_a_parquet_file_naming_a_column_twice_is_named_as_a_csv_is(credit, tmp_path):
+    """It said "Can't unify schema with duplicate field names", without the name."""
+    X, model, contract = credit
+    columns = [pa.array(X[c]) for c in X.columns]
+    table = pa.Table.from_arrays([*columns, columns[1]], names=[*X.columns, X.columns[1]])
+    pq.write_table(table, tmp_path / "new.parquet")
+    with pytest.raises(DataError, match=rf"new\.parquet names column '{X.columns[1]}' twice"):
+        score_files(model, tmp_path / "new.parquet", tmp_path / "out.parquet", contract=contract)
+    assert not (tmp_path / "out.parquet").exists()
+
+
 def test_one_class_against_the_rest_says_which_class_its_true_predictions_are(tmp_path):
     """With three classes the predictions are True / False: the summary names the class the
     rules describe beside them ("predicted True (hi)")."""
