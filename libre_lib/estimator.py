@@ -850,7 +850,28 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 stacklevel=user_stacklevel(),
             )
         self._warn_weak_rules(target)
+        self._warn_exact_column(target)
         return self
+
+    def _warn_exact_column(self, target: Target) -> None:
+        """Warn when one condition on one column is the whole rule set and tells the classes
+        apart exactly on the training rows: most often the target itself, or a column
+        computed from it, left in X (``IF target ∈ {1}``)."""
+        if len(self.rules_) != 1 or len(self.rules_.rules[0]) != 1 or not self.rules_.stats:
+            return
+        (stats,) = self.rules_.stats
+        n_positive = target.totals()[0]
+        if stats.negatives > 0 or not np.isclose(stats.positives, n_positive):
+            return
+        column = self.rules_.rules[0].conditions[0].feature
+        warnings.warn(
+            f"Column {column!r} alone tells the classes apart exactly on the training rows "
+            f"(rule: {self.rules_.rules[0]}): check that it is not the target, or computed "
+            f"from it, left in X (X.drop(columns={column!r})). If it is a real cause, ignore "
+            "this.",
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
 
     def refine_boundaries(self, frame: pd.DataFrame, target: Target) -> LibreClassifier:
         """Move the fitted rules' numeric endpoints as ``refine`` asks (the last stage of

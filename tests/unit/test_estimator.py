@@ -1030,3 +1030,18 @@ def test_a_fit_s_warnings_show_once_per_place_under_python_s_default_filter():
     assert len(given("always")) == 3
     assert len(given("default")) == 1
     assert given("default") == []  # given once in this process
+
+
+def test_a_column_that_alone_tells_the_classes_apart_is_named_as_a_possible_leak():
+    """The target left in X gave `IF target ∈ {1}` without a word."""
+    X, y, _ = load_dataset("pima")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        leaked = LibreClassifier(random_state=0).fit(X.assign(target=y), y)
+    assert str(leaked.rules_.rules[0]) == "target ∈ {1}"
+    named = [str(w.message) for w in said if "alone tells the classes apart" in str(w.message)]
+    assert len(named) == 1 and "X.drop(columns='target')" in named[0]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        LibreClassifier(random_state=0).fit(X, y)
+    assert not any("alone tells the classes apart" in str(w.message) for w in said)
