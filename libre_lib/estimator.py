@@ -432,6 +432,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             said = _with_said(binned, self._more_learners_check(frame, target, stages, said))
             _said(self, said)
             self._warn_below_inner(target)
+            self._warn_exact_column(frame, target)
             return self
 
     def _more_learners_check(self, frame, target: Target, stages: dict, said: list) -> list:
@@ -850,13 +851,13 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 stacklevel=user_stacklevel(),
             )
         self._warn_weak_rules(target)
-        self._warn_exact_column(target)
         return self
 
-    def _warn_exact_column(self, target: Target) -> None:
-        """Warn when one condition on one column is the whole rule set and tells the classes
-        apart exactly on the training rows: most often the target itself, or a column
-        computed from it, left in X (``IF target ∈ {1}``)."""
+    def _warn_exact_column(self, frame: pd.DataFrame, target: Target) -> None:
+        """Warn when one condition on a column of two values is the whole rule set and tells
+        the classes apart exactly on the training rows: the target itself, or a recoding of
+        it, left in X (``IF target ∈ {1}``). A threshold on a column of many values that
+        happens to separate the classes is not named."""
         if len(self.rules_) != 1 or len(self.rules_.rules[0]) != 1 or not self.rules_.stats:
             return
         (stats,) = self.rules_.stats
@@ -864,6 +865,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         if stats.negatives > 0 or not np.isclose(stats.positives, n_positive):
             return
         column = self.rules_.rules[0].conditions[0].feature
+        if column not in frame.columns or frame[column].nunique(dropna=True) > 2:
+            return
         warnings.warn(
             f"Column {column!r} alone tells the classes apart exactly on the training rows "
             f"(rule: {self.rules_.rules[0]}): check that it is not the target, or computed "

@@ -983,14 +983,19 @@ def spelled_alike(values) -> list | None:
 
 
 def binary_target(
-    y, positive_class=None, n_rows: int | None = None, owner: str = "LibreClassifier"
+    y,
+    positive_class=None,
+    n_rows: int | None = None,
+    owner: str = "LibreClassifier",
+    fitter: str | None = None,
 ) -> Target:
     """Check ``y`` and map it to a positive mask. Labels keep their original values; an unknown
-    ``positive_class`` is named as ``owner``'s parameter."""
+    ``positive_class`` is named as ``owner``'s parameter, and errors about y name ``fitter``
+    (default: ``owner``), the estimator being fitted."""
+    fitter = fitter or owner
     if y is None:
         raise DataError(
-            "LibreClassifier requires y to be passed, but the target y is None: pass one label "
-            "per row."
+            f"{fitter} requires y to be passed, but the target y is None: pass one label per row."
         )
     if isinstance(y, pd.DataFrame):
         if y.shape[1] != 1:
@@ -1019,7 +1024,7 @@ def binary_target(
         raise DataError(
             f"y has {counted(int(missing.sum()), 'missing label')} "
             f"(first at row {int(np.argmax(missing))}). "
-            "Drop those rows or give them a label; LibreClassifier does not guess labels."
+            f"Drop those rows or give them a label; {fitter} does not guess labels."
         )
     if values.dtype.kind == "S" or (
         values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) == "bytes"
@@ -1073,12 +1078,12 @@ def binary_target(
     if len(classes) > 2 and _continuous(classes):
         raise DataError(
             f"Unknown label type: continuous. y holds {len(classes)} distinct non-integer "
-            "numbers; LibreClassifier needs class labels (bin or threshold y first)."
+            f"numbers; {fitter} needs class labels (bin or threshold y first)."
         )
     if len(classes) > 2:
         raise DataError(
             f"Only binary classification is supported: y has {len(classes)} classes "
-            f"{classes[:10]!r}; LibreClassifier learns rules for one "
+            f"{classes[:10]!r}; {fitter} learns rules for one "
             "positive class. Pass positive_class=<label> to learn that class against the rest."
         )
     chosen = _default_positive(classes, counts)

@@ -723,7 +723,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         declared_categorical(list(frame.columns), self.categorical_features, "LibreSearchCV")
         fixed = self._fixed_positive_class()
         owner = "LibreSearchCV" if self.positive_class is not None else "LibreClassifier"
-        target = binary_target(y, fixed, n_rows=frame.shape[0], owner=owner)
+        target = binary_target(y, fixed, frame.shape[0], owner, fitter="LibreSearchCV")
         # one class against the rest of several: the folds see the class mask, as the model
         # does (its classes are False and True)
         labels = target.positive if one_vs_rest(target.positive_class, fixed) else _labels(y)

@@ -969,3 +969,17 @@ def test_multi_metric_scoring_is_refused_by_name():
     for scoring in (["f1", "accuracy"], {"a": "accuracy"}):
         with pytest.raises(ParameterError, match="takes one metric"):
             LibreSearchCV({"alpha": [0.5]}, scoring=scoring, cv=3).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("labels", "said"),
+    [
+        (["a", "b", None], "LibreSearchCV does not guess labels"),
+        (["a", "b", "c"], "LibreSearchCV learns rules for one positive class"),
+    ],
+)
+def test_errors_about_y_name_the_search_being_fitted(labels, said):
+    """They named LibreClassifier, which the user had not called."""
+    X = pd.DataFrame({"a": np.arange(30.0)})
+    with pytest.raises(DataError, match=said):
+        LibreSearchCV({"alpha": [0.5]}).fit(X, pd.Series(labels * 10))
