@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -57,6 +58,14 @@ class Interval:
         return interval_text(self)
 
 
+def _mixed_key(value) -> tuple:
+    """Orders categories of several types: numbers by value (2 before 10), then the others by
+    type and text."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return (0, "", float(value), "")
+    return (1, type(value).__name__, 0.0, str(value))
+
+
 def narrow_float(dtype) -> np.dtype | None:
     """float32 or float16 for a column of that type (numpy's or pandas' nullable one), else
     None: its values are compared with the cut points in that type."""
@@ -87,8 +96,8 @@ class Condition:
         object.__setattr__(self, "intervals", tuple(merged))
         try:
             cats = tuple(sorted(set(self.categories)))
-        except TypeError:
-            cats = tuple(sorted(set(self.categories), key=lambda v: (type(v).__name__, str(v))))
+        except TypeError:  # numbers and texts: the numbers first, by value, then the texts
+            cats = tuple(sorted(set(self.categories), key=_mixed_key))
         object.__setattr__(self, "categories", cats)
         if not (self.intervals or self.categories or self.missing):
             raise ValueError(f"condition on {self.feature!r} allows nothing")

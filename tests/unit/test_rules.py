@@ -398,3 +398,9 @@ def test_a_model_predicts_the_same_data_alike_in_float32():
     settings = dict(max_intervals=None, max_rules=8, alpha=0.9, conflict_tolerance=0)
     model = LibreClassifier(random_state=0, **settings).fit(X, y)
     np.testing.assert_array_equal(model.predict(narrow), model.predict(X))
+
+
+def test_categories_of_numbers_and_texts_list_the_numbers_by_value():
+    """They read {10, 11, 2, 9, unk}: numbers sorted as text."""
+    condition = Condition("code", CATEGORICAL, categories=(10, 11, 2, 9, "unk", np.int64(3)))
+    assert str(condition) == "code ∈ {2, 3, 9, 10, 11, unk}"
