@@ -1007,10 +1007,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 missing = [c for c in expected if c not in frame.columns]
                 extra = [c for c in frame.columns if c not in expected]
                 if missing or extra:
+                    parts = [f"missing {excerpt(missing)}"] if missing else []
+                    parts += [f"unexpected {excerpt(extra)}"] if extra else []
                     raise SchemaError(
-                        "X's columns differ from the columns seen in fit: "
-                        f"missing {missing}, unexpected {extra}. Pass the same columns "
-                        "(any order) as in fit."
+                        f"X's columns differ from the columns seen in fit: {', '.join(parts)}. "
+                        "Pass the same columns (any order) as in fit"
+                        + (f", e.g. X.drop(columns={extra!r})." if extra and not missing else ".")
                     )
                 frame = frame[expected]
             return frame

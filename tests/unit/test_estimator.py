@@ -1045,3 +1045,16 @@ def test_a_column_that_alone_tells_the_classes_apart_is_named_as_a_possible_leak
         warnings.simplefilter("always")
         LibreClassifier(random_state=0).fit(X, y)
     assert not any("alone tells the classes apart" in str(w.message) for w in said)
+
+
+def test_columns_other_than_fit_s_are_named_without_empty_lists():
+    """It said "missing [], unexpected ['extra']"."""
+    X, y, _ = load_dataset("haberman")
+    model = LibreClassifier(random_state=0).fit(X, y)
+    with pytest.raises(SchemaError) as raised:
+        model.predict(X.assign(extra=1))
+    message = str(raised.value)
+    assert "unexpected ['extra']" in message and "missing" not in message
+    assert "X.drop(columns=['extra'])" in message
+    with pytest.raises(SchemaError, match=r"missing \['age'\]\. Pass the same columns"):
+        model.predict(X.drop(columns="age"))
