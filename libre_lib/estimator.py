@@ -42,6 +42,7 @@ from .inputs import (
     as_frame,
     binary_target,
     check_sample_weight,
+    is_usual_marker,
     label_array,
     misread_text_columns,
     one_vs_rest,
@@ -433,6 +434,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             _said(self, said)
             self._warn_below_inner(target)
             self._warn_exact_column(frame, target)
+            self._warn_marker_categories()
             return self
 
     def _more_learners_check(self, frame, target: Target, stages: dict, said: list) -> list:
@@ -852,6 +854,28 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             )
         self._warn_weak_rules(target)
         return self
+
+    def _warn_marker_categories(self) -> None:
+        """Warn when a rule tests a category that often writes a missing value ("?", "",
+        "n/a"): as a category it matches only that spelling, where a missing value would take
+        the rules' ``∪ missing`` parts and missing cells of other spellings."""
+        found = {
+            (c.feature, value)
+            for rule in self.rules_
+            for c in rule
+            for value in c.categories
+            if is_usual_marker(value)
+        }
+        if not found:
+            return
+        listed = ", ".join(f"{value!r} in column {feature!r}" for feature, value in sorted(found))
+        warnings.warn(
+            f"The rules test {listed} as a category: a text that often writes a missing "
+            "value. If it does here, read it as missing (pd.read_csv(..., na_values=[...]) or "
+            "X.replace(..., np.nan)) and fit again; if it is a real category, ignore this.",
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
 
     def _warn_exact_column(self, frame: pd.DataFrame, target: Target) -> None:
         """Warn when one condition on a column of two values is the whole rule set and tells

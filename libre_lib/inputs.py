@@ -1163,6 +1163,15 @@ def _positive_class_hint(positive_class, classes) -> str:
     return ""
 
 
+#: Texts that often write a missing value (compared stripped and in lower case).
+USUAL_MARKERS = frozenset({"?", "-", ".", "--", "n/a", "na", "null", "nan", "#n/a"})
+
+
+def is_usual_marker(value) -> bool:
+    """Is ``value`` a text that often writes a missing value ("?", "n/a", "", ...)?"""
+    return isinstance(value, str) and (not value.strip() or value.strip().lower() in USUAL_MARKERS)
+
+
 def same_number(label, classes) -> list:
     """The ``classes`` that are ``label``'s number written otherwise (1 and "1.0"), if any."""
     value = _number(label)

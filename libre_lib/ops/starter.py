@@ -17,6 +17,7 @@ from ..discretization import distinct_numbers, id_like_message, row_ids_message
 from ..errors import DataError, LibreError, SpecError
 from ..inputs import (
     DURATION_TEXT,
+    USUAL_MARKERS,
     date_text_example,
     numbers_as_text_message,
     python_scalar,
@@ -45,9 +46,6 @@ MAX_CLASSES = 20
 #: markers (``?``, ``NA``, ``-``), each at most :data:`MAX_MARKER_LENGTH` characters long.
 MAX_MARKERS = 3
 MAX_MARKER_LENGTH = 8
-#: Markers read as missing even where a text column also holds them (there they mean the
-#: same: the UCI files write "?" in every column).
-USUAL_MARKERS = frozenset({"?", "-", ".", "--", "n/a", "na", "null", "nan", "#n/a"})
 #: A column of numbers whose values are whole numbers of at least 3 and at most this many
 #: distinct values may hold codes (a chest-pain type 1-4, a region 3/6/7): ``libre init``
 #: names it, since only the user knows whether the order means something.
@@ -347,7 +345,8 @@ def missing_markers(frame: pd.DataFrame, columns: list[str]) -> dict[str, list[s
     """The texts that stand for missing values in text columns that otherwise hold numbers
     (``?`` in a column of ages): at most :data:`MAX_MARKERS` short ones per column, and none
     that is also a value of a column that is text for other reasons (reading it as missing
-    there would lose a category) unless it is one of :data:`USUAL_MARKERS`. Marker -> the
+    there would lose a category) unless it is one of :data:`USUAL_MARKERS` (read as missing
+    even there: the UCI files write "?" in every column). Marker -> the
     columns of numbers it sits in."""
     found: dict[str, list[str]] = {}
     text_values = set()

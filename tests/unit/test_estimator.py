@@ -439,8 +439,8 @@ def fitted4():
     ("X", "message"),
     [
         (X4.rename(columns={"a": "c"}), r"missing \['a'\], unexpected \['c'\]"),
-        (X4[["a"]], r"missing \['b'\], unexpected \[\]"),
-        (X4.assign(z=1), r"missing \[\], unexpected \['z'\]"),
+        (X4[["a"]], r"missing \['b'\]\. Pass"),
+        (X4.assign(z=1), r"fit: unexpected \['z'\]\. Pass"),
         (X4.to_numpy()[:, :1], "X has 1 features, but LibreClassifier is expecting 2 features"),
     ],
     ids=["renamed", "dropped", "extra", "array-with-fewer-columns"],
@@ -1058,3 +1058,17 @@ def test_columns_other_than_fit_s_are_named_without_empty_lists():
     assert "X.drop(columns=['extra'])" in message
     with pytest.raises(SchemaError, match=r"missing \['age'\]\. Pass the same columns"):
         model.predict(X.drop(columns="age"))
+
+
+def test_a_rule_on_a_text_that_often_writes_a_missing_value_says_so():
+    """`e ∈ {?}` and `e ∈ {""}` were learned as categories without a word."""
+    rng = np.random.default_rng(0)
+    e = rng.choice(["a", "b", "?"], 600)
+    y = np.where((e == "?") | (rng.random(600) < 0.1), "yes", "no")
+    X = pd.DataFrame({"e": e, "z": rng.normal(size=600)})
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model = LibreClassifier(random_state=0).fit(X, y)
+    assert "?" in str(model.rules_)
+    named = [str(w.message) for w in said if "often writes a missing value" in str(w.message)]
+    assert len(named) == 1 and "'?' in column 'e'" in named[0]
