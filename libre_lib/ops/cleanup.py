@@ -17,6 +17,7 @@ run starts; a scoring run removes its output's stale temps the same way
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import counted
-from .artifacts import SIDECAR_SUFFIX, ArtifactStore
+from .artifacts import META_PREFIX, SIDECAR_SUFFIX, ArtifactStore
 from .files import STALE_AFTER_S
 from .registry import ModelRegistry
 
@@ -203,6 +204,23 @@ def _stages_listed(run: Path) -> set[tuple[str, str]]:
     return out
 
 
+def _written_by(path: Path) -> str | None:
+    """The pipeline a stage file's footer names (None if it names none or cannot be read)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        raw = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException):
+        return None
+    value = raw.get(f"{META_PREFIX}pipeline".encode())
+    try:
+        name = json.loads(value) if value is not None else None
+    except ValueError:
+        return None
+    return name if isinstance(name, str) else None
+
+
 def prune_store(
     root: str | os.PathLike[str],
     pipeline: str,
@@ -210,14 +228,16 @@ def prune_store(
     min_age_s: float = PRUNE_MIN_AGE_S,
     dry_run: bool = False,
 ) -> Pruned:
-    """Remove a pipeline's older run folders, then the stage files no remaining run lists.
+    """Remove a pipeline's older run folders, then its stage files no remaining run lists.
 
     Kept: the ``keep_runs`` newest finished runs of ``pipeline`` and the run that trained its
     champion; every run of the other pipelines in the store; the model registry (``models/``)
     whole. Then a stage file (and its checksum sidecar) goes when no remaining finished run of
-    any pipeline lists it, it was written over ``min_age_s`` ago, and its stage is one runs
-    list (so a stage kind no run records is left alone); quarantined ``*.corrupt-*`` files go
-    once as old. Everything removed is a cache: a later run that needs it computes it again.
+    any pipeline lists it, ``pipeline`` wrote it (its footer says so; a file of another
+    pipeline, such as one a ``libre validate`` wrote, is that pipeline's to prune), it was
+    written over ``min_age_s`` ago, and its stage is one runs list (so a stage kind no run
+    records is left alone); quarantined ``*.corrupt-*`` files go once as old. Everything
+    removed is a cache: a later run that needs it computes it again.
 
     Parameters
     ----------
@@ -265,7 +285,11 @@ def prune_store(
                 continue
             if ".corrupt-" in path.name:
                 quarantined.append(path)
-            elif path.suffix == ".parquet" and (folder.name, path.name) not in listed:
+            elif (
+                path.suffix == ".parquet"
+                and (folder.name, path.name) not in listed
+                and _written_by(path) in (pipeline, None)
+            ):
                 stage_files.append(path)
     sidecars = [p.with_name(p.name + SIDECAR_SUFFIX) for p in stage_files]
     sidecars = [p for p in sidecars if p.is_file()]

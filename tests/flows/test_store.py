@@ -54,6 +54,7 @@ def test_prune_keeps_the_newest_runs_the_champions_run_and_what_they_use(spec_co
     from pathlib import Path
 
     import pandas as pd
+    import pyarrow.parquet as pq
     from typer.testing import CliRunner
 
     from libre_flows.flows.cli import app
@@ -80,11 +81,22 @@ def test_prune_keeps_the_newest_runs_the_champions_run_and_what_they_use(spec_co
     young = cli.invoke(app, args)  # every stage file is younger than a day: runs only
     assert young.exit_code == 0 and "removed 1 run folder, 0 stage files" in young.output
 
+    from libre_flows.flows.validate import validate
+    from libre_lib.ops.artifacts import _decode_metadata
+
+    validate(spec_copy("credit-approval"))  # another pipeline's files, no run of it listing them
+    other = {p for p in store.rglob("*.parquet") if p not in files_before}
+    assert other and all(
+        _decode_metadata(pq.read_schema(p).metadata)["pipeline"] == "credit-approval"
+        for p in other
+    )
+
     done = cli.invoke(app, [*args, "--min-age-hours", "0"])
     assert done.exit_code == 0, done.output
+    assert all(p.is_file() for p in other)  # credit-approval's to prune, not haberman's
     assert not Path(runs[1]["run_dir"]).exists()  # neither the newest nor the champion's
     assert Path(runs[0]["run_dir"]).exists() and Path(runs[2]["run_dir"]).exists()
-    kept = {p for p in store.rglob("*.parquet")}
+    kept = {p for p in store.rglob("*.parquet")} - other
     assert kept < files_before
     for run in (runs[0], runs[2]):  # what the kept runs list is all there
         assert all(Path(s["path"]).is_file() for s in run["stages"])
