@@ -87,8 +87,7 @@ def test_prune_keeps_the_newest_runs_the_champions_run_and_what_they_use(spec_co
     validate(spec_copy("credit-approval"))  # another pipeline's files, no run of it listing them
     other = {p for p in store.rglob("*.parquet") if p not in files_before}
     assert other and all(
-        _decode_metadata(pq.read_schema(p).metadata)["pipeline"] == "credit-approval"
-        for p in other
+        _decode_metadata(pq.read_schema(p).metadata)["pipeline"] == "credit-approval" for p in other
     )
 
     done = cli.invoke(app, [*args, "--min-age-hours", "0"])
