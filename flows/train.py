@@ -210,10 +210,11 @@ def train_pipeline(
         streamed.check_source(spec, source, outputs)
     run_dir = run_folder(root, spec)
     picked = tuning[-1] if tuning else None
-    trained = report(
+    trained, table = report(
         spec, root, rules, data, holdout, validation, force, picked, fallbacks, fitted["choice"],
         notes,
     )  # fmt: skip
+    outputs.append(table)  # listed as every stage is: prune keeps what runs list
     registration = register(spec, root, trained, source, str(run_dir))  # the data read
     publish(spec, trained, registration, str(run_dir))
     summary = summarize(spec, run_dir, trained, registration, outputs, started)

@@ -47,11 +47,12 @@ def report(
     refit_fallbacks: int = 0,
     choice: Stage | None = None,
     notes: tuple[str, ...] = (),
-) -> TrainingReport:
+) -> tuple[TrainingReport, Stage]:
     """Metrics and per-rule statistics on the holdout rows, and the model's data contract; the
-    per-rule table is stored. ``picked``: the tuning's ``pick`` stage, shown in the report, and
-    the points the refit check passed over (``refit_fallbacks``). ``choice``: the ``choose``
-    stage the model was fitted from, whose inner scores the report compares the fit with."""
+    per-rule table is stored (the stage returned, which the run lists as it lists the others).
+    ``picked``: the tuning's ``pick`` stage, shown in the report, and the points the refit
+    check passed over (``refit_fallbacks``). ``choice``: the ``choose`` stage the model was
+    fitted from, whose inner scores the report compares the fit with."""
     read = read_stage(store_root, data)[1]
     model = load_model(store_root, rules)
     if choice is not None:  # the model's JSON does not keep its inner scores
@@ -74,8 +75,8 @@ def report(
         return stages.report_table(trained)
 
     params = stages.report_params(spec)
-    run_stage(spec, store_root, "report", params, [rules, data, split, validation], compute, force)
-    return trained
+    table = [rules, data, split, validation]
+    return trained, run_stage(spec, store_root, "report", params, table, compute, force)
 
 
 @task(name="register", cache_policy=NO_CACHE)

@@ -99,6 +99,11 @@ def test_prune_keeps_the_newest_runs_the_champions_run_and_what_they_use(spec_co
     assert kept < files_before
     for run in (runs[0], runs[2]):  # what the kept runs list is all there
         assert all(Path(s["path"]).is_file() for s in run["stages"])
+    reports = {
+        Path(s["path"]) for r in (runs[0], runs[2]) for s in r["stages"] if s["stage"] == "report"
+    }
+    assert len(reports) == 2  # the report stage is listed, so pruned as the others are
+    assert set((store / "report").glob("*.parquet")) == reports
     assert [v.version for v in registry.versions("haberman")] == versions_before
     again = train(spec)  # the latest data again: every stage read from the store
     assert again["cache_hits"] == again["n_stages"]

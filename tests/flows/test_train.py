@@ -32,7 +32,7 @@ def test_every_stage_writes_a_parquet_file_that_loads(first_run):
     n_learners = len(_stages(summary, "learn"))
     assert names == [
         "load", "validate", "split", "choose", "discretize", "encode",
-        *["learn"] * n_learners, "union_filter", "set_cover",
+        *["learn"] * n_learners, "union_filter", "set_cover", "report",
     ]  # fmt: skip
     assert n_learners >= 2 and summary["n_stages"] == len(names)
     for stage in summary["stages"]:
@@ -165,11 +165,12 @@ def test_changing_alpha_reruns_choose_and_set_cover_and_the_learners_for_a_new_t
             "learn",
             "union_filter",
             "set_cover",
+            "report",
         }
     elif _chosen_tolerance(summary) == _chosen_tolerance(first):
-        assert recomputed == {"choose", "set_cover"}
+        assert recomputed == {"choose", "set_cover", "report"}
     else:
-        assert recomputed == {"choose", "learn", "union_filter", "set_cover"}
+        assert recomputed == {"choose", "learn", "union_filter", "set_cover", "report"}
 
 
 def test_both_branches_of_the_alpha_test_are_taken(first_run):
@@ -187,11 +188,11 @@ def test_both_branches_of_the_alpha_test_are_taken(first_run):
 
 def test_changing_what_the_model_does_not_read_keeps_the_choice(first_run):
     """The choice depends on the training rows and the model parameters only: new
-    expectations re-run validate and nothing else."""
+    expectations re-run validate and the report that shows them, and nothing else."""
     spec_path, _, _ = first_run
     summary = train(_variant(spec_path, "expectations", "expectations", max_missing_fraction=0.5))
     recomputed = {s["stage"] for s in summary["stages"] if not s["cache_hit"]}
-    assert recomputed == {"validate"}
+    assert recomputed == {"validate", "report"}
 
 
 def test_a_corrupted_cache_file_is_recomputed(first_run):
