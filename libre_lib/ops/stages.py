@@ -938,12 +938,8 @@ def set_cover(
     model.n_candidates_ = len(candidates) if n_candidates is None else int(n_candidates)
     model.auto_fallbacks_ = choice.fallbacks
     model.learner_factor_ = learner_factor
-    skipped = None
-    if model.refine is not None and spec.is_streamed():
-        skipped = (
-            f"refine={model.refine!r} was not applied: a streamed run does not hold its "
-            "training rows, so the rules keep ChiMerge's cut points"
-        )
+    skipped = refine_skipped(spec)
+    if skipped is not None:
         model.set_params(refine=None)
     elif model.refine is not None:
         model.refine_boundaries(as_frame(X), target(spec, y))
@@ -952,6 +948,18 @@ def set_cover(
     shipped += [None] * (table.num_rows - len(shipped))
     table = table.append_column("model_rule", pa.array(shipped, pa.string()))
     return table, {"model": model.to_dict(), "refinement_skipped": skipped}
+
+
+def refine_skipped(spec: PipelineSpec) -> str | None:
+    """Why a streamed run leaves the spec's ``refine`` unapplied (None otherwise): the
+    report's notes and the command's output say it, as the set cover's log does."""
+    if spec.model.refine is None or not spec.is_streamed():
+        return None
+    return (
+        f"The spec's model section sets refine: {spec.model.refine}, which was not applied: a "
+        "streamed run does not hold all its training rows, so the rules keep ChiMerge's cut "
+        "points. Set data.streamed: false to refine (the rows must then fit in memory)."
+    )
 
 
 def dropped_notes(X_train: pd.DataFrame, dropped) -> tuple[str, ...]:
@@ -1074,6 +1082,7 @@ def report(
         skip=as_text.__contains__,
     )
     dropped = dropped_notes(X_train, getattr(model.discretization_, "dropped", ()))
+    skipped = () if streamed is None or refine_skipped(spec) is None else (refine_skipped(spec),)
     rule_report = build_report(
         model,
         X,
@@ -1092,7 +1101,7 @@ def report(
         ),
         description=spec.description,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        notes=(*notes, *dropped, *as_text.values(), *identifiers, *note),
+        notes=(*notes, *skipped, *dropped, *as_text.values(), *identifiers, *note),
         X_train=X_train,
         y_train=y_train,
         tuning=None if tuning is None else pa.table(tuning[0]).to_pandas(),

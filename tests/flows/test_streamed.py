@@ -263,9 +263,13 @@ def test_a_streamed_run_is_not_refined_and_says_so(spec_copy, pima_folder):
     path = Path(_stages(summary, "set_cover")[0]["path"])
     store = ArtifactStore(path.parents[1])
     metadata = store.metadata(store.lookup("set_cover", path.stem))
-    assert "refine='f1' was not applied: a streamed run" in metadata["refinement_skipped"]
+    said = "sets refine: f1, which was not applied: a streamed run"
+    assert said in metadata["refinement_skipped"]
     model = LibreClassifier.from_json(Path(summary["model"]).read_text())
     assert model.refine is None
+    # the command's output and the report say it (the set cover's log alone did)
+    assert any(said in note for note in summary["notes"]), summary["notes"]
+    assert said in " ".join((Path(summary["run_dir"]) / "report.md").read_text().split())
 
 
 def test_rows_without_a_target_value_are_left_out_and_counted(spec_copy, tmp_path):
