@@ -397,7 +397,9 @@ class ModelSpec(_Strict):
             return value
         rule = broken_rule(info.field_name, value)
         if rule is not None:
-            raise PydanticCustomError("libre_parameter", "must be {rule}", {"rule": rule})
+            raise PydanticCustomError(
+                "libre_parameter", "must be {rule}", {"rule": _spec_words(rule, value)}
+            )
         return value
 
     @model_validator(mode="after")
@@ -475,7 +477,8 @@ class TuningSpec(_Strict):
                     if v == "auto":
                         raise ValueError(f"{name}: list values to try, not 'auto'")
                     if broken_rule(name, v) is not None:
-                        raise ValueError(f"{name}: {v!r} must be {broken_rule(name, v)}")
+                        rule = _spec_words(broken_rule(name, v), v)
+                        raise ValueError(f"{name}: {v!r} must be {rule}")
         return value
 
     @field_validator("max_rules")
@@ -1049,6 +1052,15 @@ def _unions_merged(errors: list[dict]) -> list[dict]:
             }
         out.append(error)
     return out
+
+
+def _spec_words(rule: str, value) -> str:
+    """A parameter's rule as a spec writes it: null for Python's None (YAML reads None as
+    the text 'None')."""
+    rule = re.sub(r"\bNone\b", "null", rule)
+    if isinstance(value, str) and value.strip() in ("None", "none"):
+        rule += " (write null: YAML reads None as text)"
+    return rule
 
 
 def _describe(error: dict) -> str:

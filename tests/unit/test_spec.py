@@ -262,6 +262,11 @@ def test_the_default_store_lies_next_to_the_spec_and_an_absolute_store_is_kept(t
         ({"tuning": {"refine": "precision"}}, r"tuning.refine: .*'f1' or 'accuracy'"),
         ({"tuning": {"grid": {"refine": ["f1"]}}}, r"'refine' cannot be tuned"),
         ({"tuning": {"grid": {"verbose": [0, 1]}}}, r"'verbose' cannot be tuned; tunable: \["),
+        (  # said "None" is allowed, then refused None: YAML reads it as text
+            {"model": {"max_rules": "None"}},
+            r"model.max_rules: must be an int >= 1, null or one of \('auto',\) \(write null",
+        ),
+        ({"tuning": {"grid": {"max_rules": [3, "None"]}}}, r"must be .*null.* \(write null"),
     ],
 )
 def test_spec_problems_are_caught_by_validation(section, match):
