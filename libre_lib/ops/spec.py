@@ -836,6 +836,10 @@ def _spec_error(loc: tuple, rule: str, value) -> None:
     )
 
 
+#: File names of data, not specs: a command given one says how to write its spec.
+DATA_NAMES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".pq", ".xlsx", ".json")
+
+
 def load_spec(path: str | Path) -> PipelineSpec:
     """Read and check a YAML spec; every problem becomes one :class:`SpecError` line.
 
@@ -848,6 +852,11 @@ def load_spec(path: str | Path) -> PipelineSpec:
         raise SpecError(f"Spec file {where} is a directory: give the path of a spec (.yaml) file.")
     if not path.is_file():
         raise SpecError(f"Spec file {where} does not exist.")
+    if path.name.lower().endswith(DATA_NAMES):
+        raise SpecError(
+            f"{where} is a data file, not a spec: write a spec for it with `libre init "
+            f"{path}` (docs/pipeline.md), then pass the spec."
+        )
     size = path.stat().st_size
     if size > MAX_SPEC_BYTES:
         raise SpecError(

@@ -329,3 +329,18 @@ def test_models_sql_reads_the_spec_s_missing_value_markers_as_libre_score_does(s
     np.testing.assert_array_equal(flagged, expected)
     unmarked = np.array(model.predict(raw.drop(columns="target")) == model.positive_class_)
     assert (unmarked != expected).any()  # the markers matter on these rows
+
+
+def test_a_mistyped_spec_file_or_a_data_file_is_named_as_such(tmp_path):
+    """Each command said something else of a spec file that is not there ("Pipeline name
+    'specs/nonexist.yaml' is not valid", "No runs of ...") and of a CSV given to train ("must
+    hold a mapping of keys, got str")."""
+    missing = tmp_path / "specs" / "nonexist.yaml"
+    for command in (["models", "list"], ["models", "sql"], ["prune"], ["report"]):
+        code, output = _run(*command, missing)
+        assert code == 1 and "Spec file" in output and "does not exist" in output, output
+    data = tmp_path / "visits.csv"
+    data.write_text("a,b\n1,2\n")
+    code, output = _run("train", data)
+    assert code == 1 and "is a data file, not a spec" in " ".join(output.split()), output
+    assert "libre init" in output
