@@ -32,6 +32,8 @@ def _write_spec(folder: Path, name: str = "haberman", **changes) -> Path:
     raw["store"] = str(folder / "store")
     if not any(k.startswith("tuning") for k in changes):  # quick runs; tuning has its own tests
         raw.setdefault("tuning", {"enabled": False})
+        if name == "haberman":  # ten learners, as the tests were written for
+            raw["model"].setdefault("n_estimators", 10)
     for dotted, value in changes.items():
         node = raw
         *parents, leaf = dotted.split("__")
