@@ -165,6 +165,8 @@ def run(argv: list[str]) -> int | None:
     debug = "--debug" in argv
     path = socket_path()
     if not path.exists():
+        if debug:
+            _note("not using the warm runner: none runs (`libre server start` starts one)")
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -173,6 +175,8 @@ def run(argv: list[str]) -> int | None:
             conn.connect(str(path))
         except (ConnectionRefusedError, FileNotFoundError):
             _clean_stale()
+            if debug:
+                _note("not using the warm runner: it stopped (`libre server start` starts one)")
             return None
         request = {
             "argv": list(argv),

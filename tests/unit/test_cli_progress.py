@@ -196,3 +196,15 @@ def test_a_console_command_prints_the_library_s_warnings_as_its_own(monkeypatch,
     err = capsys.readouterr().err
     assert err.startswith("warning: 1 file in incoming/ is not read: notes.txt\n"), err
     assert "warning: something else" not in err  # other warnings go on as Python shows them
+
+
+def test_debug_says_why_no_warm_runner_served_the_command(monkeypatch, tmp_path, capsys):
+    """The docs promise one line under --debug; with no runner there was none."""
+    from libre_flows.flows import warm
+
+    monkeypatch.setenv("LIBRE_HOME", str(tmp_path))
+    monkeypatch.delenv("LIBRE_SERVER", raising=False)
+    assert warm.run(["libre", "report", "pima"]) is None
+    assert capsys.readouterr().err == ""  # silently without --debug
+    assert warm.run(["libre", "report", "pima", "--debug"]) is None
+    assert capsys.readouterr().err.startswith("note: not using the warm runner: none runs")
