@@ -491,7 +491,7 @@ def prune(
 
     Keeps its newest runs and its champion's run, every other pipeline's runs, and the model
     registry whole; what goes is a cache that a later run computes again."""
-    from libre_lib.errors import LibreError
+    from libre_lib.errors import LibreError, ParameterError
     from libre_lib.ops.cleanup import RUNS_DIR, prune_store
 
     try:
@@ -502,9 +502,9 @@ def prune(
                 "spec file, and --store for a store elsewhere."
             )
         if min_age_hours < 0:
-            raise typer.BadParameter(f"--min-age-hours must be at least 0; got {min_age_hours}.")
+            raise ParameterError(f"--min-age-hours must be at least 0; got {min_age_hours:g}.")
         done = prune_store(root, pipeline, keep_runs, min_age_hours * 3600, dry_run)
-    except (OSError, LibreError, typer.BadParameter) as exc:
+    except (OSError, LibreError) as exc:
         fail(exc, debug)
         return
     verb = "would remove" if dry_run else "removed"

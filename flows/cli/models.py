@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from libre_flows.flows.cli.common import known_pipelines, pipeline_and_store
+from libre_flows.flows.cli.common import Debug, known_pipelines, pipeline_and_store
 
 models_app = typer.Typer(
     add_completion=False,
@@ -57,8 +57,10 @@ def _minute(stamp: str) -> str:
     return stamp[:16].replace("T", " ") if len(stamp) >= 16 and stamp[10:11] == "T" else stamp
 
 
-def _fail(exc: BaseException) -> None:
-    """One clear line on stderr, exit code 1."""
+def _fail(exc: BaseException, debug: bool = False) -> None:
+    """One clear line on stderr, exit code 1 (with --debug, the traceback)."""
+    if debug:
+        raise exc
     message = str(exc).strip().splitlines() or [type(exc).__name__]
     errors.print(f"[bold red]error:[/] {escape(message[0])}", highlight=False)
     raise typer.Exit(code=1)
@@ -111,7 +113,7 @@ def _count(value) -> str:
 
 
 @models_app.command("list")
-def list_versions(pipeline: PipelineArg, store: StoreOpt = None) -> None:
+def list_versions(pipeline: PipelineArg, store: StoreOpt = None, debug: Debug = False) -> None:
     """Every version of PIPELINE, oldest first; the champion is marked with ★."""
     from libre_lib.errors import LibreError
 
@@ -120,7 +122,7 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = None) -> None:
         registry = _registry(store)
         versions = registry.versions(pipeline)
     except (LibreError, OSError) as exc:
-        _fail(exc)
+        _fail(exc, debug)
         return
     if not versions:
         known = registry.pipelines()
@@ -182,6 +184,7 @@ def show_version(
         str, typer.Argument(help="A version id (e.g. v0003-1a2b3c4d) or `champion`.")
     ] = "champion",
     store: StoreOpt = None,
+    debug: Debug = False,
 ) -> None:
     """Metadata and rules of one version of PIPELINE (default: the champion)."""
     from libre_lib.errors import LibreError
@@ -192,7 +195,7 @@ def show_version(
         entry = registry.get(pipeline, version)
         model = registry.load_model(pipeline, entry.version)
     except (LibreError, OSError) as exc:
-        _fail(exc)
+        _fail(exc, debug)
         return
     star = " ★ champion" if entry.is_champion else ""
     console.print(f"[bold]{pipeline} {entry.version}[/]{star}", highlight=False)
@@ -253,6 +256,7 @@ def sql_version(
         str, typer.Argument(help="A version id (e.g. v0003-1a2b3c4d) or `champion`.")
     ] = "champion",
     store: StoreOpt = None,
+    debug: Debug = False,
 ) -> None:
     """One version's rule set as a boolean SQL expression (default: the champion's), TRUE
     where it predicts the positive class. The spec's missing-value markers (na_values) read
@@ -266,7 +270,7 @@ def sql_version(
         model = registry.load_model(pipeline, entry.version)
         contract = registry.load_contract(pipeline, entry.version)
     except (LibreError, OSError) as exc:
-        _fail(exc)
+        _fail(exc, debug)
         return
     markers = {} if contract is None else contract.missing_values()
     markers = {c: m for c, m in markers.items() if c in set(model.columns_)}
@@ -287,6 +291,7 @@ def promote_version(
         str, typer.Option("--reason", help="Why (recorded with the promotion).")
     ] = "",
     store: StoreOpt = None,
+    debug: Debug = False,
 ) -> None:
     """Make VERSION the champion of PIPELINE by hand (a rollback, or a damaged champion).
 
@@ -305,7 +310,7 @@ def promote_version(
             before = None
         champion = registry.set_champion(pipeline, version, reason)
     except (LibreError, OSError, LookupError) as exc:
-        _fail(exc)
+        _fail(exc, debug)
         return
     if before is not None and before.version == champion.version:
         console.print(f"{pipeline} {champion.version} is already the champion.", highlight=False)

@@ -339,6 +339,9 @@ def test_a_mistyped_spec_file_or_a_data_file_is_named_as_such(tmp_path):
     for command in (["models", "list"], ["models", "sql"], ["prune"], ["report"]):
         code, output = _run(*command, missing)
         assert code == 1 and "Spec file" in output and "does not exist" in output, output
+    for command in (["list"], ["show"], ["sql"], ["promote", "v0001-1a2b3c4d"]):
+        code, output = _run("models", *command[:1], missing, *command[1:], "--debug")
+        assert code == 1 and "No such option" not in output, output  # --debug, as elsewhere
     data = tmp_path / "visits.csv"
     data.write_text("a,b\n1,2\n")
     code, output = _run("train", data)
