@@ -950,6 +950,32 @@ def set_cover(
     return table, {"model": model.to_dict(), "refinement_skipped": skipped}
 
 
+#: Columns of more distinct values than this are not checked for unheld value labels.
+LABELLED_VALUES_CHECKED = 10_000
+
+
+def unheld_label_notes(spec: PipelineSpec, X_train: pd.DataFrame) -> tuple[str, ...]:
+    """A note per column whose ``report.value_labels`` name values the training rows never
+    hold: a misspelled value ("Basic" for "basic") is never shown, without a word."""
+    notes = []
+    for column, labels in spec.report.value_labels.items():
+        if column not in X_train.columns:
+            continue
+        held = pd.unique(X_train[column].dropna())
+        if len(held) > LABELLED_VALUES_CHECKED:
+            continue
+        keys = {value_key(python_scalar(v)) for v in held}
+        unheld = [k for k in labels if value_key(k) not in keys]
+        if unheld:
+            shown = ", ".join(repr(k) for k in unheld[:5]) + (", ..." if len(unheld) > 5 else "")
+            notes.append(
+                f"report.value_labels names values of column {column!r} that its training rows "
+                f"never hold: {shown}. Values are matched as the data write them: check the "
+                "spelling (the labels of values the data hold are shown)."
+            )
+    return tuple(notes)
+
+
 def refine_skipped(spec: PipelineSpec) -> str | None:
     """Why a streamed run leaves the spec's ``refine`` unapplied (None otherwise): the
     report's notes and the command's output say it, as the set cover's log does."""
@@ -1082,6 +1108,7 @@ def report(
         skip=as_text.__contains__,
     )
     dropped = dropped_notes(X_train, getattr(model.discretization_, "dropped", ()))
+    dropped += unheld_label_notes(spec, X_train)
     skipped = () if streamed is None or refine_skipped(spec) is None else (refine_skipped(spec),)
     rule_report = build_report(
         model,

@@ -578,6 +578,22 @@ def _reported(spec, model, frame: pd.DataFrame, holdout):
     return stages.report(spec, model, frame, holdout, ValidationReport(True, len(frame), ()))
 
 
+def test_value_labels_the_training_rows_never_hold_are_noted(unlabelled):
+    """A misspelled value in report.value_labels was never shown, without a word."""
+    labels = {"year_of_operation": {58: "1958", 99: "1999", "6O": "typo"}}
+    spec = _with(
+        unlabelled,
+        report=unlabelled.report.model_copy(update={"value_labels": labels}),
+        features=unlabelled.features.model_copy(update={"categorical": ["year_of_operation"]}),
+    )
+    frame, _ = stages.load(spec, "sha")
+    holdout, X, y = _split_frame(spec, frame)
+    model = LibreClassifier(**spec.estimator_params()).fit(X, y)
+    notes = _reported(spec, model, frame, holdout).rules.notes
+    (note,) = [n for n in notes if "report.value_labels" in n]
+    assert "column 'year_of_operation' that its training rows never hold: 99, '6O'." in note
+
+
 def test_the_report_repeats_the_warning_about_an_identifier_column(unlabelled):
     """The warning went to the console of whoever ran the pipeline; the report's readers did
     not see that a rule could rest on a row id."""
