@@ -213,5 +213,7 @@ def map_missing(
         # one request per PROGRESS_EVERY_S, and the last: 50 small learners made 50 requests
         if done == len(items) or time.monotonic() - updated >= PROGRESS_EVERY_S:
             update_progress_artifact(artifact, 100.0 * done / max(len(items), 1))
+            # the flow's count too: tasks on Dask workers log in their own processes
+            log().info("stage %-12s finished %d of %d tasks", task.name, done, len(items))
             updated = time.monotonic()
     return found

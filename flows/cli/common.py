@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -98,6 +99,10 @@ class StageProgress(logging.Handler):
                 # "stage learn cache hit 3 of 50 tasks": the cached ones and the total
                 if hit and len(words) >= 7 and words[5] == "of" and words[4].isdigit():
                     self.counts[stage], self.totals[stage] = int(words[4]), int(words[6])
+                elif words[2] == "finished" and len(words) >= 6 and words[3].isdigit():
+                    # the flow's count ("stage learn finished 7 of 50 tasks"): the tasks' own
+                    # lines may be ahead of it, or (on Dask workers) never reach this process
+                    self.counts[stage] = max(self.counts[stage], int(words[3]))
                 else:
                     self.counts[stage] += 1
                 done = f"{self.counts[stage]}"
@@ -105,7 +110,7 @@ class StageProgress(logging.Handler):
                 if total:
                     done += f" of {total}"
                 self.status.update(f"{self.MAPPED[stage]}: {done}")
-            else:  # the result, not the file's path (it wrapped the line)
+            elif words[2] != "finished":  # the result, not the file's path (it wrapped the line)
                 self.status.update(escape(f"{stage}: {'cache hit' if hit else words[2]}"))
 
 
@@ -170,7 +175,11 @@ def pipeline_console(debug: bool, message: str):
             handler.addFilter(quiet)
             if SHUTDOWN_FILTER not in handler.filters:
                 handler.addFilter(SHUTDOWN_FILTER)
-    with _status(message) as status, warnings.catch_warnings():
+    with (
+        _status(message) as status,
+        warnings.catch_warnings(),
+        _quiet_workers(not debug),
+    ):
         if not debug:
             warnings.filterwarnings("ignore", category=LibreWarning)
         progress = StageProgress(status)
@@ -185,6 +194,25 @@ def pipeline_console(debug: bool, message: str):
                 logger.removeHandler(progress)
             for handler in handlers:
                 handler.removeFilter(quiet)
+
+
+#: Prefect's setting of its console handler's level (``PREFECT_LOGGING_[PATH]_[KEY]``).
+WORKER_CONSOLE_LEVEL = "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"
+
+
+@contextlib.contextmanager
+def _quiet_workers(quiet: bool):
+    """Processes started meanwhile (a Dask cluster's workers) print warnings only to the
+    command's console, as this process does; their logs still reach the server. A level the
+    user set is kept."""
+    if not quiet or WORKER_CONSOLE_LEVEL in os.environ:
+        yield
+        return
+    os.environ[WORKER_CONSOLE_LEVEL] = "WARNING"
+    try:
+        yield
+    finally:
+        os.environ.pop(WORKER_CONSOLE_LEVEL, None)
 
 
 def server_note() -> str:

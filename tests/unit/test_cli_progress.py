@@ -208,3 +208,42 @@ def test_debug_says_why_no_warm_runner_served_the_command(monkeypatch, tmp_path,
     assert capsys.readouterr().err == ""  # silently without --debug
     assert warm.run(["libre", "report", "pima", "--debug"]) is None
     assert capsys.readouterr().err.startswith("note: not using the warm runner: none runs")
+
+
+def test_the_flow_s_count_moves_the_line_when_the_tasks_log_elsewhere():
+    """On Dask the tasks log in the workers' processes: the line stayed at "0 of 4" until the
+    next stage; the flow's own count moves it, and never back below the tasks' lines."""
+    status = _Status()
+    progress = StageProgress(status)
+    for message in [
+        "stage learn        cache hit  0 of 4 tasks",
+        "stage learn        finished 2 of 4 tasks",  # the flow's count, from Dask
+        "stage learn        computed   /s/learn/a.parquet",  # a task's own line (threads): 3
+        "stage learn        finished 2 of 4 tasks",  # behind the tasks' lines: kept at 3
+        "stage learn        finished 4 of 4 tasks",
+    ]:
+        progress.emit(_record(message))
+    assert status.lines == [
+        "weak learners finished: 0 of 4",
+        "weak learners finished: 2 of 4",
+        "weak learners finished: 3 of 4",
+        "weak learners finished: 3 of 4",
+        "weak learners finished: 4 of 4",
+    ]
+
+
+def test_processes_a_quiet_command_starts_print_warnings_only(monkeypatch):
+    """A Dask cluster's workers printed every task's INFO line into `libre train`'s output."""
+    import os
+
+    from libre_flows.flows.cli import common
+
+    monkeypatch.delenv(common.WORKER_CONSOLE_LEVEL, raising=False)
+    with common._quiet_workers(True):
+        assert os.environ[common.WORKER_CONSOLE_LEVEL] == "WARNING"
+    assert common.WORKER_CONSOLE_LEVEL not in os.environ
+    with common._quiet_workers(False):  # --debug: everything
+        assert common.WORKER_CONSOLE_LEVEL not in os.environ
+    monkeypatch.setenv(common.WORKER_CONSOLE_LEVEL, "DEBUG")  # the user's own choice stays
+    with common._quiet_workers(True):
+        assert os.environ[common.WORKER_CONSOLE_LEVEL] == "DEBUG"
