@@ -66,6 +66,26 @@ def _fail(exc: BaseException, debug: bool = False) -> None:
     raise typer.Exit(code=1)
 
 
+VersionArg = Annotated[
+    str, typer.Argument(help="A version id (e.g. v0003-1a2b3c4d) or `champion`.")
+]
+
+
+def _version(pipeline: str, version: str, store: Path | None, debug: bool):
+    """(pipeline, store, registry, its registry entry, its model) of the version a command
+    names; one error line (exit 1) if it cannot be read."""
+    from libre_lib.errors import LibreError
+
+    try:
+        pipeline, store = pipeline_and_store(pipeline, store)
+        registry = _registry(store)
+        entry = registry.get(pipeline, version)
+        return pipeline, store, registry, entry, registry.load_model(pipeline, entry.version)
+    except (LibreError, OSError) as exc:
+        _fail(exc, debug)
+        raise  # not reached: _fail exits
+
+
 def _registry(store: Path):
     from libre_lib.ops.registry import ModelRegistry
 
@@ -180,23 +200,12 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = None, debug: Debug = 
 @models_app.command("show")
 def show_version(
     pipeline: PipelineArg,
-    version: Annotated[
-        str, typer.Argument(help="A version id (e.g. v0003-1a2b3c4d) or `champion`.")
-    ] = "champion",
+    version: VersionArg = "champion",
     store: StoreOpt = None,
     debug: Debug = False,
 ) -> None:
     """Metadata and rules of one version of PIPELINE (default: the champion)."""
-    from libre_lib.errors import LibreError
-
-    try:
-        pipeline, store = pipeline_and_store(pipeline, store)
-        registry = _registry(store)
-        entry = registry.get(pipeline, version)
-        model = registry.load_model(pipeline, entry.version)
-    except (LibreError, OSError) as exc:
-        _fail(exc, debug)
-        return
+    pipeline, store, registry, entry, model = _version(pipeline, version, store, debug)
     star = " ★ champion" if entry.is_champion else ""
     console.print(f"[bold]{pipeline} {entry.version}[/]{star}", highlight=False)
     meta = Table(show_header=False, show_edge=False, box=None, pad_edge=False)
@@ -252,9 +261,7 @@ def show_version(
 @models_app.command("sql")
 def sql_version(
     pipeline: PipelineArg,
-    version: Annotated[
-        str, typer.Argument(help="A version id (e.g. v0003-1a2b3c4d) or `champion`.")
-    ] = "champion",
+    version: VersionArg = "champion",
     store: StoreOpt = None,
     debug: Debug = False,
 ) -> None:
@@ -263,11 +270,8 @@ def sql_version(
     as NULL, so the SQL answers as `libre score` does on the same rows."""
     from libre_lib.errors import LibreError
 
+    pipeline, store, registry, entry, model = _version(pipeline, version, store, debug)
     try:
-        pipeline, store = pipeline_and_store(pipeline, store)
-        registry = _registry(store)
-        entry = registry.get(pipeline, version)
-        model = registry.load_model(pipeline, entry.version)
         contract = registry.load_contract(pipeline, entry.version)
     except (LibreError, OSError) as exc:
         _fail(exc, debug)
