@@ -1696,8 +1696,10 @@ def _with_said(first: list, then: list) -> list:
     return [*first, *(w for w in then if (w.category, str(w.message)) not in seen)]
 
 
-#: The warnings :func:`_said` gave under a filter that shows a warning once per place.
+#: The warnings :func:`_said` gave under a filter that shows a warning once per place (at
+#: most :data:`GIVEN_KEPT`: a process that fits for months forgets them and starts again).
 _GIVEN: set = set()
+GIVEN_KEPT = 10_000
 
 
 def _said(model, said):
@@ -1712,6 +1714,8 @@ def _said(model, said):
             key = (str(w.message), w.category) + ((w.filename, w.lineno) * (action != "once"))
             if key in _GIVEN:
                 continue
+            if len(_GIVEN) >= GIVEN_KEPT:
+                _GIVEN.clear()
             _GIVEN.add(key)
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     return model
