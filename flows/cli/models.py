@@ -265,9 +265,10 @@ def sql_version(
     store: StoreOpt = None,
     debug: Debug = False,
 ) -> None:
-    """One version's rule set as a boolean SQL expression (default: the champion's), TRUE
-    where it predicts the positive class. The spec's missing-value markers (na_values) read
-    as NULL, so the SQL answers as `libre score` does on the same rows."""
+    """One version's rule set as a boolean SQL expression (default: the champion).
+
+    TRUE where it predicts the positive class. The spec's missing-value markers (na_values)
+    read as NULL, so the SQL answers as `libre score` does on the same rows."""
     from libre_lib.errors import LibreError
 
     pipeline, store, registry, entry, model = _version(pipeline, version, store, debug)
