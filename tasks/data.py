@@ -12,6 +12,7 @@ from libre_lib.errors import DataError, counted
 from libre_lib.ops import stages
 from libre_lib.ops.cleanup import RUN_FILE
 from libre_lib.ops.files import atomic_write_text
+from libre_lib.ops.markdown import md_cells
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.validation import ValidationReport, raise_for_failures
@@ -166,7 +167,7 @@ def _publish_validation(spec: PipelineSpec, report: ValidationReport) -> None:
         description="Data validation",
     )
     create_table_artifact(
-        json.loads(report.to_frame().to_json(orient="records")),
+        md_cells(json.loads(report.to_frame().to_json(orient="records"))),
         key=artifact_key(spec, "expectations"),
         description="One row per expectation",
     )

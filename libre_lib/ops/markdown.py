@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 __all__ = [
     "md_block",
     "md_blocks",
+    "md_cells",
     "md_code",
     "md_fence",
     "md_image",
@@ -27,6 +28,12 @@ _LINE_START = re.compile(r"^(\s*(?:\d+)?)([-+=.)])")
 def md_inline(text) -> str:
     """Inline text with every character Markdown could act on backslash-escaped."""
     return " ".join(_SPECIAL.sub(r"\\\1", str(text)).splitlines())
+
+
+def md_cells(rows: Iterable[dict]) -> list[dict]:
+    """Rows for a table artifact whose text cells are escaped (:func:`md_inline`): the Prefect
+    UI renders each cell as Markdown, so a column named ``[x](javascript:...)`` was a link."""
+    return [{k: md_inline(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows]
 
 
 def md_block(text) -> str:

@@ -52,7 +52,16 @@ from .baselines import scores as _scores
 from .diff import ChampionChanges, diff_blocks, plain_rule_text
 from .display import RuleDisplay
 from .figures import svg_curve, svg_rule_bars
-from .markdown import md_block, md_blocks, md_code, md_fence, md_image, md_inline, md_table
+from .markdown import (
+    md_block,
+    md_blocks,
+    md_cells,
+    md_code,
+    md_fence,
+    md_image,
+    md_inline,
+    md_table,
+)
 from .report_sections import (
     DASH,
     NOT_AVAILABLE,
@@ -979,7 +988,8 @@ def _cell(value, kind: str, flagged=None):
 
 def artifact_tables(report: RuleReport) -> dict[str, list[dict]]:
     """The ``rules`` and ``metrics`` tables for Prefect table artifacts: the report's column
-    headers, rounded numbers ("n/a" for a precision of a rule matching no row)."""
+    headers, rounded numbers ("n/a" for a precision of a rule matching no row), texts escaped
+    for the Markdown the Prefect UI renders them as."""
     rules = []
     covered = report.rules["covered"].tolist() if "covered" in report.rules else []
     for i, record in enumerate(report.rules.to_dict("records")):
@@ -997,7 +1007,7 @@ def artifact_tables(report: RuleReport) -> dict[str, list[dict]]:
         label, kind = metric_label(key, report.evaluated_on)
         kind = "precision" if key == "precision" else kind
         metrics_rows.append({"Measure": label, "Value": _cell(value, kind, flagged)})
-    return {"rules": rules, "metrics": metrics_rows}
+    return {"rules": md_cells(rules), "metrics": md_cells(metrics_rows)}
 
 
 # --- Markdown ----------------------------------------------------------------------------------

@@ -62,6 +62,7 @@ from .contract import (
     input_family,
 )
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly, write_failed
+from .markdown import md_block, md_code, md_inline
 from .registry import registered_version, verified_text
 from .sources import (
     csv_dialect,
@@ -1343,7 +1344,9 @@ def predicted_text(summary: Mapping) -> str:
 
 
 def _cell(value) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    """Text from the data or the model as a table cell: every character Markdown could act on
+    escaped (a column named ``[x](javascript:...)`` is no link in the Prefect UI)."""
+    return md_inline(value)
 
 
 #: What a scoring of inputs without rows says instead of its predictions and drift.
@@ -1365,19 +1368,19 @@ def render_scoring_report(summary: dict, title: str = "Scoring report", model: s
     """A Markdown scoring report from ``ScoringSummary.to_dict()``: throughput, predictions,
     rules fired and drift warnings."""
     rows = summary["rows"]
-    lines = [f"# {title}", ""]
+    lines = [f"# {md_inline(title)}", ""]
     if model:
-        lines.append(f"- **model:** `{model}`")
+        lines.append(f"- **model:** {md_code(model)}")
     files = summary["files"]
-    shown = ", ".join(f"`{f}`" for f in files[:5]) + (
+    shown = ", ".join(md_code(f) for f in files[:5]) + (
         f" and {len(files) - 5} more" if len(files) > 5 else ""
     )
     lines += [
         f"- **inputs:** {counted(len(files), 'file')}: {shown}",
-        f"- **output:** `{summary['output']}`",
+        f"- **output:** {md_code(summary['output'])}",
         f"- **rows scored:** {rows:,} in {counted(summary['batches'], 'batch', 'batches')}, "
         f"{summary['seconds']:.2f} s ({summary['rows_per_second']:,.0f} rows/s)",
-        f"- **{predicted_text(summary)}:** {summary['n_positive']:,} "
+        f"- **{md_inline(predicted_text(summary))}:** {summary['n_positive']:,} "
         f"({100.0 * summary['positive_rate']:.2f}%)",
         *([f"- **warning:** {no_rules_text(summary)}."] if no_rules_text(summary) else []),
         "",
@@ -1412,7 +1415,7 @@ def render_scoring_report(summary: dict, title: str = "Scoring report", model: s
                 f"| {_cell(w['column'])} | {w['problem']} | {count:,} | {share} | {examples} |"
             )
         lines += ["", "Details:", ""]
-        lines += [f"- {w['message']}" for w in warnings]
+        lines += [f"- {md_block(w['message'])}" for w in warnings]
     lines += ["", "## Rules fired", "", "| index | rule | rows | share |", "|---:|---|---:|---:|"]
     for rule in summary["rules"]:
         share = f"{100.0 * rule['rows'] / rows:.2f}%" if rows else ""

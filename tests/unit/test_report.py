@@ -1669,3 +1669,13 @@ def test_commands_in_the_reports_sentences_read_as_code_in_html():
     html_text = render_html(build_report(model, X, y, title="t", notes=(note,)))
     assert "<code>libre models promote haberman v0002-1a2b3c4d</code>" in html_text
     assert "`libre models" not in html_text and "a&lt;b stays text" in html_text
+
+
+def test_artifact_tables_escape_the_texts_the_prefect_ui_renders_as_markdown(report):
+    """A rule or column text such as ``[l](javascript:...)`` was a link in the UI's table."""
+    from dataclasses import replace
+
+    rules = report.rules.copy()
+    rules["text"] = "<img src=x> [l](javascript:alert(1))"
+    tables = artifact_tables(replace(report, rules=rules))
+    assert tables["rules"][0]["Rule"] == "\\<img src=x\\> \\[l\\](javascript:alert(1))"

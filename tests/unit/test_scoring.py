@@ -1080,3 +1080,22 @@ def test_an_explanation_of_several_rules_groups_each_rule(credit):
     assert grouped  # some row fires a rule of several conditions beside another
     explained = model.explain(X)
     assert explained["explanation"].tolist() == scored["explanation"].tolist()
+
+
+def test_the_scoring_report_shows_data_as_text_never_as_markup(credit, tmp_path):
+    """A column named ``[l](javascript:alert(1))`` was a link in the Prefect UI, and an
+    unseen category ``<img src=x onerror=...>`` an element; so were file names."""
+    X, model, contract = credit
+    evil = "<img src=x onerror=alert(1)> [l](javascript:alert(1))"
+    drifted = X.assign(a7=X["a7"].where(X.index % 5 != 0, evil))
+    drifted.to_parquet(tmp_path / "in <b>.parquet")
+    summary = score_files(
+        model, tmp_path / "in <b>.parquet", tmp_path / "o.parquet", contract=contract
+    )
+    data = summary.to_dict()
+    data["warnings"][0]["column"] = evil
+    data["rules"][0]["rule"] = evil
+    markdown = render_scoring_report(data)
+    assert "<img" not in markdown.replace("\\<img", "")
+    assert "](javascript" not in markdown.replace("\\](javascript", "")
+    assert "\\[l\\]" in markdown and "`" in markdown  # escaped text, file names as code
