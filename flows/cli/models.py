@@ -280,12 +280,18 @@ def sql_version(
     markers = {} if contract is None else contract.missing_values()
     markers = {c: m for c, m in markers.items() if c in set(model.columns_)}
     rules = model.rules_
-    print(f"-- {pipeline} {entry.version}: TRUE where {rules.target} = {rules.positive_class}")
+    said = f"{entry.version}: TRUE where {rules.target!r} = {str(rules.positive_class)!r}"
+    print(_sql_comment(f"{pipeline} {said}"))
     if markers:
-        shown = "; ".join(f"{c}: {', '.join(map(str, m))}" for c, m in markers.items())
-        print(f"-- read as NULL, as the spec's na_values: {shown}")
-    print("-- SQL NULL is the missing value: store NaN as NULL, and numbers as numbers")
+        shown = "; ".join(f"{c!r}: {', '.join(map(repr, m))}" for c, m in markers.items())
+        print(_sql_comment(f"read as NULL, as the spec's na_values: {shown}"))
+    print(_sql_comment("SQL NULL is the missing value: store NaN as NULL, and numbers as numbers"))
     print(model.to_sql(markers))
+
+
+def _sql_comment(text: str) -> str:
+    """One SQL comment line: texts from the data (a class, a marker) cannot end it."""
+    return "-- " + " ".join(text.splitlines())
 
 
 @models_app.command("promote")

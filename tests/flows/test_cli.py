@@ -317,7 +317,12 @@ def test_models_sql_reads_the_spec_s_missing_value_markers_as_libre_score_does(s
     spec = load_spec(path)
     code, printed = _run("models", "sql", path)
     assert code == 0, printed
-    assert "-- read as NULL, as the spec's na_values: plasma_glucose: 0;" in printed
+    assert "-- read as NULL, as the spec's na_values: 'plasma_glucose': '0';" in printed
+    assert "-- pima v0001-" in printed and "TRUE where 'target' = '1'" in printed
+    from libre_flows.flows.cli.models import _sql_comment
+
+    # a class from the data with a line break cannot end the comment and run as SQL
+    assert _sql_comment("TRUE where 'y' = 'yes\nDROP TABLE t; --'").count("\n") == 0
     sql = "\n".join(line for line in printed.splitlines() if not line.startswith("--"))
     raw = pd.read_csv(spec.data_location())
     with sqlite3.connect(":memory:") as con:
