@@ -108,9 +108,23 @@ def marker_literals(condition: Condition, markers) -> list[str]:
                 continue  # "?" cannot be in a column of numbers
             if math.isfinite(number):
                 literals.append(sql_literal(number))
-        elif isinstance(marker, str):
-            literals.append(sql_literal(marker))
+        else:  # texts as written; a number as pandas' na_values matches it in text (0, 0.0)
+            literals += [sql_literal(t) for t in _texts_of(marker)]
     return list(dict.fromkeys(literals))
+
+
+def _texts_of(marker) -> list[str]:
+    """The texts a marker matches in a column of texts: itself, and for a number its
+    spellings (``0`` and ``0.0``)."""
+    if isinstance(marker, str):
+        return [marker]
+    if isinstance(marker, bool) or not isinstance(marker, int | float):
+        return [str(marker)]
+    number = float(marker)
+    texts = [str(marker), repr(number)]
+    if number.is_integer():
+        texts.append(str(int(number)))
+    return list(dict.fromkeys(texts))
 
 
 def condition_sql(condition: Condition, markers=()) -> str:

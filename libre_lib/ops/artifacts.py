@@ -116,10 +116,32 @@ def _json_default(value: Any) -> Any:
 
 
 def canonical_json(obj: Any) -> str:
-    """Return ``obj`` as canonical JSON: sorted keys, no spaces, UTF-8 text kept as is."""
+    """Return ``obj`` as canonical JSON: sorted keys, no spaces, UTF-8 text kept as is. Keys
+    are JSON's texts before they are sorted (a mapping of ``0`` and ``"01"`` cannot be sorted
+    as it is; JSON writes the same texts)."""
     return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default
+        _text_keys(obj),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=_json_default,
     )
+
+
+def _text_keys(obj: Any) -> Any:
+    """``obj`` with every mapping's keys as JSON writes them (``1`` -> ``"1"``, ``True`` ->
+    ``"true"``), only where some mapping mixes key types (else ``obj`` itself)."""
+    if isinstance(obj, dict):
+        keys = {type(k) for k in obj}
+        if len(keys) > 1:
+            obj = {
+                k if isinstance(k, str) else json.dumps(k, default=_json_default): v
+                for k, v in obj.items()
+            }
+        return {k: _text_keys(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_text_keys(v) for v in obj]
+    return obj
 
 
 def fingerprint_json(obj: Any) -> str:

@@ -87,6 +87,17 @@ def test_fingerprint_json_is_canonical_and_converts_numpy():
     assert fingerprint_json(with_numpy) == fingerprint_json(plain)
 
 
+def test_canonical_json_sorts_a_mapping_of_numbers_and_texts_as_json_writes_its_keys():
+    """report.value_labels {0: none, "01": one, 1.5: odd} failed the report stage with
+    "'<' not supported between instances of 'str' and 'int'"; keys of one type are unchanged
+    (numbers still sort as numbers, so no stored key moves)."""
+    from libre_lib.ops.artifacts import canonical_json
+
+    mixed = {"labels": {0: "none", "01": "one", 1.5: "odd", np.int64(7): "seven"}}
+    assert canonical_json(mixed) == '{"labels":{"0":"none","01":"one","1.5":"odd","7":"seven"}}'
+    assert canonical_json({10: "a", 2: "b"}) == '{"2":"b","10":"a"}'
+
+
 @pytest.mark.parametrize("bad", [{1, 2}, object(), b"bytes", pd.Timestamp("2020-01-01")])
 def test_fingerprint_json_rejects_unsupported_values_by_name(bad):
     with pytest.raises(TypeError, match=type(bad).__name__):
