@@ -1696,9 +1696,11 @@ def _with_said(first: list, then: list) -> list:
     return [*first, *(w for w in then if (w.category, str(w.message)) not in seen)]
 
 
-#: The warnings :func:`_said` gave under a filter that shows a warning once per place (at
-#: most :data:`GIVEN_KEPT`: a process that fits for months forgets them and starts again).
+#: The warnings :func:`_said` gave under a filter that shows a warning once per place, while
+#: the filters stay those they were given under (Python forgets what it showed when they
+#: change, as ``catch_warnings`` does), and at most :data:`GIVEN_KEPT` of them.
 _GIVEN: set = set()
+_GIVEN_UNDER: list = [None, 0, None]  # the filters list, its length, its first filter
 GIVEN_KEPT = 10_000
 
 
@@ -1707,6 +1709,11 @@ def _said(model, said):
     Under Python's "default", "module" or "once" filter a warning shows once per text and
     place, not once per fit of a search's or cross-validation's loop: each fit records its
     warnings with ``catch_warnings``, which resets the registries Python keeps for this."""
+    filters = warnings.filters
+    under = [filters, len(filters), filters[0] if filters else None]
+    if under[0] is not _GIVEN_UNDER[0] or under[1:] != _GIVEN_UNDER[1:]:
+        _GIVEN.clear()  # the list is held, so no later list can take its id
+        _GIVEN_UNDER[:] = under
     for w in said:
         module = w.filename[:-3] if w.filename.endswith(".py") else w.filename
         action = _filter_action(str(w.message), w.category, module, w.lineno)

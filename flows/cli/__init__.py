@@ -501,7 +501,7 @@ def prune(
                 f"No runs of {pipeline!r} under {root / RUNS_DIR}: pass the pipeline's name or "
                 "spec file, and --store for a store elsewhere."
             )
-        if min_age_hours < 0:
+        if not min_age_hours >= 0:  # NaN too
             raise ParameterError(f"--min-age-hours must be at least 0; got {min_age_hours:g}.")
         done = prune_store(root, pipeline, keep_runs, min_age_hours * 3600, dry_run)
     except (OSError, LibreError) as exc:

@@ -128,6 +128,7 @@ class PlainStatus:
         self.clock, self.every = clock, every
         self.started = clock()
         self.last_key: str | None = None
+        self.last_text: str | None = None
         self.last_at = -float("inf")
         console.print(f"{message} ...", highlight=False)
 
@@ -136,9 +137,11 @@ class PlainStatus:
         words = rest.split()
         complete = len(words) == 3 and words[1] == "of" and words[0] == words[2]
         now = self.clock()
-        if key == self.last_key and now - self.last_at < self.every and not complete:
+        if text == self.last_text or (
+            key == self.last_key and now - self.last_at < self.every and not complete
+        ):  # a count said again (the flow's, after its tasks'): once
             return
-        self.last_key, self.last_at = key, now
+        self.last_key, self.last_text, self.last_at = key, text, now
         console.print(f"[{now - self.started:7.1f} s] {text}", highlight=False)
 
 

@@ -85,7 +85,7 @@ DATA_SUFFIXES = {
 
 
 #: File names whose fields a tab separates.
-TAB_SUFFIXES = (".tsv", ".tsv.gz", ".tab")
+TAB_SUFFIXES = (".tsv", ".tsv.gz")
 
 
 def part_options(path: str, options: dict | None) -> dict:

@@ -101,7 +101,7 @@ class DataSource(_Strict):
             return data
         options = data.get("read_options") or {}
         if (
-            data["path"].lower().endswith((".tsv", ".tsv.gz", ".tab"))
+            data["path"].lower().endswith((".tsv", ".tsv.gz"))
             and data.get("format", "auto") in ("auto", "csv")
             and isinstance(options, dict)
             and not {"sep", "delimiter"} & set(options)

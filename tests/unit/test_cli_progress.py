@@ -163,6 +163,7 @@ def test_off_a_terminal_progress_is_printed_as_throttled_lines(capsys):
         (0.5, "stage learn        cache hit  0 of 50 tasks"),
         *[(1.0, "stage learn        computed   /s/learn/x.parquet")] * 49,  # 1 s apart
         (1.0, "stage learn        computed   /s/learn/y.parquet"),  # the 50th
+        (0.1, "stage learn        finished 50 of 50 tasks"),  # the flow's count: said once
         (0.2, "stage set_cover    computed   /s/set_cover/z.parquet"),
     ]
     for seconds, message in steps:
@@ -174,6 +175,7 @@ def test_off_a_terminal_progress_is_printed_as_throttled_lines(capsys):
     counts = [line for line in lines if "weak learners finished" in line]
     assert counts[0].endswith("weak learners finished: 0 of 50")
     assert counts[-1].endswith("weak learners finished: 50 of 50")
+    assert not counts[-2].endswith("50 of 50")
     assert 5 <= len(counts) <= 8  # every 10 s of the 50, not one per task
     assert lines[-1].endswith("set_cover: computed")
 
