@@ -267,7 +267,11 @@ def pipeline_and_store(given: str, store: Path | None) -> tuple[str, Path]:
     stands for its pipeline and, unless ``store`` (--store) is given, the spec's own store, as
     `libre train` used it; a name looks in ``store`` or :data:`DEFAULT_STORE`."""
     pipeline = given
-    if Path(given).suffix.lower() in (".yaml", ".yml"):  # a spec, even one that is not there
+    from libre_lib.ops.spec import DATA_NAMES
+
+    named = Path(given).name.lower()
+    # a spec, even one that is not there; a data file: load_spec says to write its spec
+    if Path(given).suffix.lower() in (".yaml", ".yml") or named.endswith(DATA_NAMES):
         from libre_lib.ops.spec import load_spec
 
         spec = load_spec(given)

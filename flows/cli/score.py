@@ -54,8 +54,15 @@ def resolve_model(model: Path, store: Path | None) -> Path:
     """A model.json path as given, or the registered version that PIPELINE[@VERSION] or
     SPEC[@VERSION] names (a spec file stands for its pipeline, in the spec's store unless
     ``store`` is given)."""
+    from libre_lib.errors import ParameterError
     from libre_lib.ops.registry import ModelRegistry
+    from libre_lib.ops.spec import DATA_NAMES
 
+    if model.name.lower().endswith(DATA_NAMES):
+        raise ParameterError(
+            f"{str(model)!r} is a data file: libre score takes the model first (a pipeline's "
+            "name, its spec file or a model.json), then the inputs, then the output."
+        )
     spec, at, version = str(model).rpartition("@")
     if not at:
         spec, version = str(model), ""

@@ -837,7 +837,7 @@ def _spec_error(loc: tuple, rule: str, value) -> None:
 
 
 #: File names of data, not specs: a command given one says how to write its spec.
-DATA_NAMES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".pq", ".xlsx", ".json")
+DATA_NAMES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".pq", ".xlsx")
 
 
 def load_spec(path: str | Path) -> PipelineSpec:

@@ -349,6 +349,9 @@ def test_a_mistyped_spec_file_or_a_data_file_is_named_as_such(tmp_path):
         assert code == 1 and "No such option" not in output, output  # --debug, as elsewhere
     data = tmp_path / "visits.csv"
     data.write_text("a,b\n1,2\n")
-    code, output = _run("train", data)
-    assert code == 1 and "is a data file, not a spec" in " ".join(output.split()), output
-    assert "libre init" in output
+    for command in (["train"], ["models", "list"], ["models", "sql"], ["prune"], ["report"]):
+        code, output = _run(*command, data)
+        assert code == 1 and "is a data file, not a spec" in " ".join(output.split()), output
+        assert "libre init" in output
+    code, output = _run("score", data, data, tmp_path / "out.parquet")  # the model first
+    assert code == 1 and "libre score takes the model first" in " ".join(output.split()), output
