@@ -39,7 +39,7 @@ import pandas as pd
 
 from ..discretization import CATEGORICAL, NUMERIC
 from ..errors import LibreError, ParameterError, counted
-from ..inputs import category_values, numeric_values, resolve_categorical
+from ..inputs import category_values, numeric_values, resolve_categorical, same_number
 from .files import atomic_write_text
 
 __all__ = [
@@ -614,6 +614,16 @@ def _empty_tested(column: ColumnContract, observation: ColumnObservation) -> lis
     present = n_rows - observation.n_missing
     if column.in_rules and present >= EMPTY_MIN_ROWS and observation.n_unseen == present:
         shown = ", ".join(repr(v) for v in observation.unseen_examples[:5])
+        pairs = [
+            (w[0], v)
+            for v in observation.unseen_examples
+            if (w := same_number(v, column.domain or ()))
+        ]
+        how = (
+            f"the column writes {pairs[0][0]!r} as {pairs[0][1]!r} (a number written another way), "
+            if pairs
+            else "most likely re-coded upstream (codes for names, booleans for t/f), "
+        )
         return [
             ContractIssue(
                 column.name,
@@ -622,9 +632,9 @@ def _empty_tested(column: ColumnContract, observation: ColumnObservation) -> lis
                 present,
                 tuple(observation.unseen_examples),
                 f"column {column.name!r}: none of its {present:,} values is a category seen in "
-                f"training (e.g. {shown}), and rules test it: most likely re-coded upstream "
-                "(codes for names, booleans for t/f), and no rule on it could match. Write the "
-                "column as in training, or retrain the model on data like these rows.",
+                f"training (e.g. {shown}), and rules test it: {how}and no rule on it could "
+                "match. Write the column as in training, or retrain the model on data like "
+                "these rows.",
             )
         ]
     if not column.in_rules or n_rows < EMPTY_MIN_ROWS or observation.n_missing < n_rows:

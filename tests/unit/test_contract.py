@@ -4,6 +4,7 @@ import dataclasses
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from libre_lib import LibreError
@@ -385,3 +386,20 @@ def test_an_infinite_value_fails_only_a_column_the_rules_test(credit_data):
     report = contract.check(frame)
     assert report.ok and any(w.column == free and "outside" in w.message for w in report.warnings)
     assert (model.predict(frame) == model.predict(X)).all()
+
+
+def test_a_tested_column_of_codes_written_as_decimals_is_named_as_such():
+    """Codes read as text ('6') arriving as '6.0' failed as "re-coded upstream (codes for
+    names, booleans for t/f)"; the number written another way is named."""
+    from libre_lib import LibreClassifier
+
+    rng = np.random.default_rng(0)
+    codes = rng.choice(["1", "2", "3", "6"], 400)
+    X = pd.DataFrame({"code": codes, "z": rng.normal(size=400)})
+    y = np.where((codes == "6") | (rng.random(400) < 0.05), "yes", "no")
+    model = LibreClassifier(random_state=0, categorical_features=["code"]).fit(X, y)
+    assert "code" in {c.feature for rule in model.rules_ for c in rule}
+    contract = DataContract.from_model(model, X)
+    decimals = X.assign(code=X["code"] + ".0")
+    with pytest.raises(ContractViolation, match=r"the column writes '\d' as '\d\.0' \(a number"):
+        contract.check(decimals)
