@@ -312,6 +312,9 @@ def set_item_text(value) -> str:
     text) or as part of the rule around it (a relation sign, a word such as AND, the word
     missing)."""
     text = str(value)
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
+        # a line break, a terminal escape, a right-to-left override: as a column's name is
+        return json.dumps(text, ensure_ascii=True)
     if (
         not text
         or text != text.strip()
@@ -340,9 +343,22 @@ def name_text(name) -> str:
     return json.dumps(text, ensure_ascii=False) if ambiguous else text
 
 
+def _shown_order(value) -> tuple:
+    """How categories are listed: numbers, and texts that write one, by value ("2" before
+    "10"), then the other texts (a pipeline reads categories as text)."""
+    try:
+        number = float(value if isinstance(value, numbers.Real) else str(value))
+    except ValueError:
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number):
+        return (1, 0.0, str(value))
+    return (0, number, str(value))
+
+
 def set_items_text(values) -> str:
-    """Categories as ``{a, b}``; where a text spells the same as another value (the text "25"
-    beside the number 25, in a column of mixed types) the texts are quoted."""
+    """Categories as ``{a, b}``, numbers by value; where a text spells the same as another value
+    (the text "25" beside the number 25, in a column of mixed types) the texts are quoted."""
+    values = sorted(values, key=_shown_order)
     spelled = [str(v) for v in values]
     clash = len(set(spelled)) < len(spelled)
     items = [

@@ -296,7 +296,7 @@ def test_a_text_that_spells_as_another_category_is_quoted():
     from libre_lib.rules import condition_text
 
     mixed = Condition("age", CATEGORICAL, categories=(25, 26, "25", "27"))
-    assert condition_text(mixed) == 'age ∈ {25, 26, "25", "27"}'
+    assert condition_text(mixed) == 'age ∈ {25, "25", 26, "27"}'
     plain = Condition("age", CATEGORICAL, categories=(25, "26"))
     assert condition_text(plain) == "age ∈ {25, 26}"  # nothing to tell apart: as before
 
@@ -404,3 +404,16 @@ def test_categories_of_numbers_and_texts_list_the_numbers_by_value():
     """They read {10, 11, 2, 9, unk}: numbers sorted as text."""
     condition = Condition("code", CATEGORICAL, categories=(10, 11, 2, 9, "unk", np.int64(3)))
     assert str(condition) == "code ∈ {2, 3, 9, 10, 11, unk}"
+
+
+def test_categories_that_write_numbers_are_listed_by_value_and_control_characters_quoted():
+    """A pipeline reads categories as text: pregnancies ∈ {0, 1, 10, 11, ..., 2, 3}. A
+    category or class holding a line break, a terminal escape or a right-to-left override was
+    printed as it is (a rule split over lines, a terminal recoloured, text reordered)."""
+    from libre_lib.rules import class_text, condition_text
+
+    codes = Condition("n", CATEGORICAL, categories=("0", "1", "10", "11", "2", "x", "nan"))
+    assert condition_text(codes) == "n ∈ {0, 1, 2, 10, 11, nan, x}"
+    tricky = Condition("c", CATEGORICAL, categories=("safe", "evil\u202eDNA", "two\nlines"))
+    assert condition_text(tricky) == 'c ∈ {"evil\\u202eDNA", safe, "two\\nlines"}'
+    assert class_text("y", "yes\x1b[7m") == 'y = "yes\\u001b[7m"'
