@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,7 +89,7 @@ class Starter:
             f"the first {self.rows_read:,} rows" if self.more_rows else f"{self.rows_read:,} rows"
         )
         lines = [
-            f"# A first spec for {source}, written from {read}. Edit it freely;",
+            f"# A first spec for {_comment(source)}, written from {read}. Edit it freely;",
             "# every section is described in docs/pipeline.md.",
             f"name: {_scalar(self.name)}",
             "data:",
@@ -97,7 +98,8 @@ class Starter:
             f"store: {_scalar(store)}  # where libre score and libre models look by default",
             "target:",
             f"  column: {_scalar(self.target)}",
-            f"  # the class the rules describe: {self.why_positive} ({self.positive_share:.1%}"
+            f"  # the class the rules describe: {_comment(self.why_positive)} "
+            f"({self.positive_share:.1%}"
             " of the rows read)",
             f"  positive_class: {_scalar(self.positive_class)}",
             f"  classes: {_scalar(self.classes)}",
@@ -105,7 +107,10 @@ class Starter:
             "features:",
             "  include:  # drop a line to leave a column out",
             *(f"    - {_scalar(column)}" for column in self.features),
-            *(f"  # left out: {column} ({why})" for column, why in self.left_out.items()),
+            *(
+                f"  # left out: {_comment(column)} ({_comment(why)})"
+                for column, why in self.left_out.items()
+            ),
             "  # text columns; list numeric codes here too when their order means nothing",
             "  # (a region code, a product id)",
             *self._code_lines(),
@@ -176,7 +181,7 @@ class Starter:
             lines.append("  # in columns of numbers these texts stand for missing values (read as")
             lines.append("  # missing in every column):")
             for marker, columns in self.missing_markers.items():
-                lines.append(f"  # {marker!r} in {', '.join(columns)}")
+                lines.append(f"  # {marker!r} in {_comment(', '.join(columns))}")
             options.append(f"na_values: {_scalar(list(self.missing_markers))}")
         return [*lines, f"  read_options: {{{', '.join(options)}}}"]
 
@@ -603,6 +608,16 @@ def _class_key(label: str):
         return (0, float(label), label)
     except ValueError:
         return (1, 0.0, label)
+
+
+def _comment(text) -> str:
+    """Text from the data (a file or column name, a class) inside a YAML comment: its line
+    breaks and other control characters escaped, so it cannot end the comment and write keys
+    (a file named "x\\nholdout_fraction: 0.9" did)."""
+    text = str(text)
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
+        return json.dumps(text, ensure_ascii=True)
+    return text
 
 
 def _scalar(value) -> str:

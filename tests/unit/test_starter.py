@@ -410,3 +410,16 @@ def test_a_name_is_taken_by_other_data_whatever_path_a_spec_wrote(tmp_path):
     register("old", "e" * 64, ())  # an earlier release: the load file's hash, no aliases
     assert st.name_taken(store, "old", "data.csv", a, "csv") is None
     assert st.name_taken(store, "old", "other.csv", a, "csv") is not None
+
+
+def test_names_with_line_breaks_stay_inside_the_spec_s_comments(tmp_path):
+    """A file named "x\\nholdout_fraction: 0.9\\n#.csv" wrote that key into the spec, and a
+    left-out column so named made YAML the spec could not read."""
+    import yaml
+
+    frame = _frame().assign(**{"const\nsplit_seed: 12345": 7})
+    found = st.starter(frame, "churned")
+    text = found.yaml("data/x.csv", "data/x\nholdout_fraction: 0.9\n#.csv")
+    raw = yaml.safe_load(text)
+    assert "holdout_fraction" not in raw and "split_seed" not in raw
+    assert '# left out: "const\\nsplit_seed: 12345"' in text
