@@ -297,8 +297,11 @@ def prune_store(
     done = Pruned(tuple(removed_runs), tuple(stage_files), tuple(quarantined), n_bytes)
     if dry_run:
         return done
-    for run in removed_runs:
-        shutil.rmtree(run, ignore_errors=True)
+    for run in removed_runs:  # a link is removed, never what it points to; an error is said
+        if run.is_symlink():
+            run.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(run)
     for path in [*stage_files, *sidecars, *quarantined]:  # the file first: a file without its
         path.unlink(missing_ok=True)  # sidecar is never trusted, a sidecar alone is ignored
     logger.info("pruned %s from %s: %s", pipeline, root, done)

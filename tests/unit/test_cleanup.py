@@ -121,3 +121,23 @@ def test_a_missing_or_empty_store_is_fine(tmp_path):
     assert clean_store(tmp_path / "absent") == Cleanup()
     assert clean_store(tmp_path) == Cleanup()
     assert list(incomplete_runs(tmp_path)) == []
+
+
+def test_prune_removes_a_linked_run_folder_s_link_never_its_target(tmp_path):
+    """A run folder that was a symbolic link was reported removed and stayed (its removal
+    ignored every error); the link goes, what it points to stays."""
+    from libre_lib.ops.cleanup import prune_store
+
+    runs = tmp_path / "store" / "runs" / "p"
+    runs.mkdir(parents=True)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "run.json").write_text("{}")
+    (runs / "20200101-000000-aaaaaaaaaaaa").symlink_to(victim)
+    for name in ("20210101-000000-bbbbbbbbbbbb", "20220101-000000-cccccccccccc"):
+        (runs / name).mkdir()
+        (runs / name / "run.json").write_text("{}")
+    done = prune_store(tmp_path / "store", "p", keep_runs=1, min_age_s=0)
+    assert sorted(r.name[:4] for r in done.runs) == ["2020", "2021"]
+    assert [p.name[:4] for p in runs.iterdir()] == ["2022"]
+    assert (victim / "run.json").is_file()
