@@ -53,7 +53,7 @@ import pandas as pd
 from ..discretization import NUMERIC
 from ..errors import DataError, LibreWarning, ParameterError, counted, excerpt, user_stacklevel
 from ..inputs import as_frame
-from ..rules import fired_patterns, fired_text
+from ..rules import fired_patterns, fired_text, set_item_text
 from .contract import (
     ContractIssue,
     ContractReport,
@@ -1335,8 +1335,8 @@ def predicted_text(summary: Mapping) -> str:
     """``predicted <class>`` for a scoring summary (``to_dict``): the prediction's label, and
     the class the rules name when it differs (``predicted True (setosa)``)."""
     described = summary.get("described_class")
-    return f"predicted {summary['positive_class']!s}" + (
-        f" ({described})" if described is not None else ""
+    return f"predicted {set_item_text(summary['positive_class'])}" + (
+        f" ({set_item_text(described)})" if described is not None else ""
     )
 
 

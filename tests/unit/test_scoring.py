@@ -711,6 +711,8 @@ def test_one_class_against_the_rest_says_which_class_its_true_predictions_are(tm
     summary = score_files(model, tmp_path / "in.csv", tmp_path / "out.parquet").to_dict()
     assert summary["positive_class"] is True and summary["described_class"] == "hi"
     assert scoring.predicted_text(summary) == "predicted True (hi)"
+    escaped = {**summary, "described_class": "hi\x1b[7m"}  # a terminal escape
+    assert scoring.predicted_text(escaped) == 'predicted True ("hi\\u001b[7m")'
     assert "**predicted True (hi):**" in render_scoring_report(summary)
     binary = {**summary, "positive_class": "yes", "described_class": None}
     assert scoring.predicted_text(binary) == "predicted yes"
