@@ -443,6 +443,15 @@ def list_inputs(
                 if p.is_file() and _file_format(p) and not skipped_entry(p.relative_to(path).parts)
             ]
             found = [p for p in found if p.resolve() not in skip]
+            inside = [p for p in skip if p.is_relative_to(path.resolve())]
+            if inside and not skipped_entry(inside[0].relative_to(path.resolve()).parts):
+                warnings.warn(
+                    f"The output {str(inside[0])!r} is inside the input folder {str(path)!r}: "
+                    "the next scoring of that folder will read it as an input (and refuse its "
+                    "score columns). Write it elsewhere, or name it with a leading '_'.",
+                    LibreWarning,
+                    stacklevel=user_stacklevel(),
+                )
             unread = unread_files(str(path), CSV_SUFFIXES + PARQUET_SUFFIXES)
             if unread is not None:
                 warnings.warn(unread, LibreWarning, stacklevel=user_stacklevel())

@@ -490,7 +490,12 @@ def test_an_earlier_output_among_the_inputs_is_named(credit, tmp_path):
     column(s) ['prediction', ...]", naming no file."""
     X, model, contract = credit
     _write_inputs(X, tmp_path / "in")
-    score_files(model, tmp_path / "in", tmp_path / "in" / "out.parquet", contract=contract)
+    with warnings.catch_warnings(record=True) as said:  # a name with a leading '_' is not read
+        warnings.simplefilter("always")
+        score_files(model, tmp_path / "in", tmp_path / "in" / "_out.parquet", contract=contract)
+    assert not any("inside the input folder" in str(w.message) for w in said)
+    with pytest.warns(LibreWarning, match=r"out\.parquet' is inside the input folder"):
+        score_files(model, tmp_path / "in", tmp_path / "in" / "out.parquet", contract=contract)
     with pytest.raises(DataError, match=r"in/out\.parquet already has column\(s\) \['predic"):
         score_files(model, tmp_path / "in", tmp_path / "again.parquet", contract=contract)
     assert not (tmp_path / "again.parquet").exists()
