@@ -329,7 +329,8 @@ def name_text(name) -> str:
     """A column's name (or label) in a rule: quoted (JSON-style) where it would read as part
     of the rule around it: a word such as AND or OR (``income AND age``, ``OR``), a set sign
     (∈, ∉, ∪, braces), ``missing`` alone, or an empty or space-padded name. Other signs are
-    kept as written (a label ``Age <years>``, ``a "quoted" word``)."""
+    kept as written (a label ``Age <years>``, ``a "quoted" word``); a name that reads as a
+    number is quoted too."""
     text = str(name)
     if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
         # control and format characters (a right-to-left override reorders what follows)
@@ -339,8 +340,13 @@ def name_text(name) -> str:
         or text != text.strip()
         or any(ch in text for ch in "{}∈∉∪")
         or _RULE_WORDS.search(text)
+        or _NUMBER_NAME.fullmatch(text)  # a column named 1 read as a value: 1 ∈ [155, max]
     )
     return json.dumps(text, ensure_ascii=False) if ambiguous else text
+
+
+#: A name that reads as a number.
+_NUMBER_NAME = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def _shown_order(value) -> tuple:

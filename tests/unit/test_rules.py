@@ -417,3 +417,11 @@ def test_categories_that_write_numbers_are_listed_by_value_and_control_character
     tricky = Condition("c", CATEGORICAL, categories=("safe", "evil\u202eDNA", "two\nlines"))
     assert condition_text(tricky) == 'c ∈ {"evil\\u202eDNA", safe, "two\\nlines"}'
     assert class_text("y", "yes\x1b[7m") == 'y = "yes\\u001b[7m"'
+
+
+def test_a_column_named_by_a_number_is_quoted_so_it_does_not_read_as_a_value():
+    """pima with columns named 0..7 read `IF 1 ∈ [155, max] OR 1 ∈ [100, max] AND 3 ∈ ...`."""
+    from libre_lib.rules import condition_text
+
+    assert condition_text(Condition("1", NUMERIC, (Interval(155.0, INF),))) == '"1" ∈ [155, max]'
+    assert condition_text(Condition("x1", NUMERIC, (Interval(155.0, INF),))) == "x1 ∈ [155, max]"
