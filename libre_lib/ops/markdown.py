@@ -67,8 +67,16 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Seq
     return "\n".join(lines)
 
 
+#: SVG's namespace: a browser draws an SVG given as an image (a ``data:`` URL) only with it;
+#: inline in HTML it is implied, so the figures themselves leave it out.
+SVG_NAMESPACE = 'xmlns="http://www.w3.org/2000/svg"'
+
+
 def md_image(svg: str, alt: str) -> str:
-    """An inline image of an SVG figure: ``![alt](data:image/svg+xml;base64,...)``."""
+    """An inline image of an SVG figure: ``![alt](data:image/svg+xml;base64,...)``, the root
+    element given SVG's namespace (the Prefect UI showed broken images without it)."""
+    if svg.startswith("<svg ") and "xmlns=" not in svg.split(">", 1)[0]:
+        svg = f"<svg {SVG_NAMESPACE} {svg[len('<svg ') :]}"
     data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
     return f"![{md_inline(alt)}](data:image/svg+xml;base64,{data})"
 

@@ -790,8 +790,9 @@ def test_markdown_artifact_has_the_figures_as_inline_images(report):
         r"!\[(Figure \d+\.[^\]]*)\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)", md
     )
     assert [alt.split(".")[0] for alt, _ in images] == ["Figure 1", "Figure 2", "Figure 3"]
-    for _, data in images:
-        ET.fromstring(base64.b64decode(data))  # each a well-formed SVG
+    for _, data in images:  # each a well-formed SVG, in SVG's namespace: without it a browser
+        # draws no SVG given as an image, and the Prefect UI showed broken images
+        assert ET.fromstring(base64.b64decode(data)).tag == "{http://www.w3.org/2000/svg}svg"
     assert render_markdown(report) == render_markdown(report, figures=False)
     assert "data:image" not in render_markdown(report)
 
