@@ -198,7 +198,10 @@ def map_missing(
     todo = [i for i, stage in enumerate(found) if stage is None]
     done = len(items) - len(todo)
     # always said: the live status line counts the tasks "of" this total
-    log().info("stage %-12s cache hit  %d of %d tasks", task.name, done, len(items))
+    log().info(
+        "stage %-12s cache hit  %d of %d tasks, %d to compute",
+        task.name, done, len(items), len(todo),
+    )  # fmt: skip
     key, description = progress
     artifact = create_progress_artifact(
         100.0 * done / max(len(items), 1), key=artifact_key(spec, key), description=description

@@ -166,8 +166,11 @@ def _publish_validation(spec: PipelineSpec, report: ValidationReport) -> None:
         key=artifact_key(spec, "validation"),
         description="Data validation",
     )
+    rows = json.loads(report.to_frame().to_json(orient="records"))
+    first = ("expectation", "column", "success", "details")  # in view before the examples
+    rows = [{**{k: r[k] for k in first if k in r}, **r} for r in rows]
     create_table_artifact(
-        md_cells(json.loads(report.to_frame().to_json(orient="records"))),
+        md_cells(rows),
         key=artifact_key(spec, "expectations"),
         description="One row per expectation",
     )

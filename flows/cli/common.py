@@ -111,7 +111,8 @@ class StageProgress(logging.Handler):
                     done += f" of {total}"
                 self.status.update(f"{self.MAPPED[stage]}: {done}")
             elif words[2] != "finished":  # the result, not the file's path (it wrapped the line)
-                self.status.update(escape(f"{stage}: {'cache hit' if hit else words[2]}"))
+                said = words[2] if hit or words[2] == "computed" else " ".join(words[2:])
+                self.status.update(escape(f"{stage}: {'cache hit' if hit else said}"))
 
 
 #: Off a terminal, a mapped stage's progress is printed at most this often (its first and last

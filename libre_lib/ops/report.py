@@ -994,13 +994,13 @@ def artifact_tables(report: RuleReport) -> dict[str, list[dict]]:
     covered = report.rules["covered"].tolist() if "covered" in report.rules else []
     for i, record in enumerate(report.rules.to_dict("records")):
         flagged = covered[i] if covered else None
-        rules.append(
-            {
-                head: _cell(record[col], kind, flagged)
-                for col, head, kind in RULE_HEADERS
-                if col in record
-            }
-        )
+        row = {
+            head: _cell(record[col], kind, flagged)
+            for col, head, kind in RULE_HEADERS
+            if col in record
+        }
+        row["Rule"] = row.pop("Rule")  # last: a long rule pushed the numbers out of the UI's view
+        rules.append(row)
     flagged = _flagged(report)
     metrics_rows = []
     for key, value in report.metrics.items():

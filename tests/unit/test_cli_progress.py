@@ -249,3 +249,20 @@ def test_processes_a_quiet_command_starts_print_warnings_only(monkeypatch):
     monkeypatch.setenv(common.WORKER_CONSOLE_LEVEL, "DEBUG")  # the user's own choice stays
     with common._quiet_workers(True):
         assert os.environ[common.WORKER_CONSOLE_LEVEL] == "DEBUG"
+
+
+def test_a_stage_line_that_says_its_result_shows_all_of_it():
+    """`libre score` printed "check_inputs: 1" where the log said "1 file, 68 sample rows"."""
+    status = _Status()
+    progress = StageProgress(status)
+    for message in [
+        "stage check_inputs 1 file, 68 sample rows, no drift warning (0.12 s)",
+        "stage score_inputs 49 of 49 rows",
+        "stage load         computed   /s/load/a.parquet",
+    ]:
+        progress.emit(_record(message))
+    assert status.lines == [
+        "check_inputs: 1 file, 68 sample rows, no drift warning (0.12 s)",
+        "score_inputs: 49 of 49 rows",
+        "load: computed",
+    ]

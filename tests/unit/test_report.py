@@ -776,7 +776,7 @@ def test_precision_of_a_rule_matching_nothing_reads_na(liver):
 def test_artifact_tables_have_readable_headers_and_rounded_numbers(report):
     tables = artifact_tables(report)
     first = tables["rules"][0]
-    assert list(first)[:3] == ["#", "Rule", "Conditions"]
+    assert list(first)[:2] == ["#", "Conditions"] and list(first)[-1] == "Rule"
     assert first["Precision"] == round(report.rules["precision"][0], 3)
     assert isinstance(first["Rows matched"], int)
     assert {"Measure": "F1 score", "Value": round(report.metrics["f1"], 3)} in tables["metrics"]
