@@ -35,7 +35,18 @@ from libre_lib.ops.scoring import DEFAULT_BATCH_ROWS, check_output, list_inputs,
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
 
-@flow(name="libre-score")
+def _run_name() -> str:
+    """``score-<pipeline>-<time>``: which pipeline's model scored, in the UI's run list."""
+    from datetime import UTC, datetime
+
+    from prefect.runtime import flow_run
+
+    given = flow_run.parameters or {}
+    named = scoring_name(given.get("model_path"), given.get("name"))
+    return f"score-{named}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+
+
+@flow(name="libre-score", flow_run_name=_run_name)
 def score_flow(
     model_path: str | None,
     inputs: str,

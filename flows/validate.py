@@ -15,7 +15,25 @@ from libre_lib.ops.spec import load_spec
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
 
-@flow(name="libre-validate")
+def _run_name() -> str:
+    """``validate-<pipeline>-<time>``: which pipeline's data were checked, in the UI's run
+    list (the spec's name, else its file's)."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from prefect.runtime import flow_run
+
+    from libre_lib.errors import LibreError
+
+    path = str((flow_run.parameters or {}).get("spec_path", "spec"))
+    try:
+        named = load_spec(path).name
+    except (LibreError, OSError):
+        named = Path(path).stem
+    return f"validate-{named}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+
+
+@flow(name="libre-validate", flow_run_name=_run_name)
 def validate_flow(spec_path: str, store: str | None = None) -> dict:
     """Load the data and run the spec's expectations; fails the run on a failed expectation.
     The result's ``notes`` name columns that training would read as text although they mostly

@@ -206,3 +206,19 @@ def test_inputs_without_rows_are_said_to_hold_none_not_to_have_no_drift(scoring,
     assert "warning: the inputs hold no rows" in text and "no drift was checked" in text
     assert "no drift against" not in text and "predicted" not in text
     assert len(pd.read_parquet(output)) == 0
+
+
+def test_validate_and_score_runs_are_named_for_their_pipeline(scoring, spec_copy):
+    """They got Prefect's random names (amphibian-raven), where a training run is named for
+    its pipeline: the UI's run list could not tell which pipeline failed validation."""
+    from prefect.client.orchestration import get_client
+
+    from libre_flows.flows.validate import validate
+
+    _, _, model_path, inputs, folder = scoring
+    score(model_path, inputs, folder / "named.parquet")
+    validate(spec_copy())
+    with get_client(sync_client=True) as client:
+        names = [run.name for run in client.read_flow_runs(limit=200)]
+    assert any(n.startswith("score-credit-") for n in names), names
+    assert any(n.startswith("validate-haberman-") for n in names), names
