@@ -162,7 +162,8 @@ def promote(
             promoted.decision.reason,
             registration.decision.reason,
         )
-    log().info("model %s: %s", promoted.version.version, promoted.decision.reason)
+    verdict = "promoted: the champion now" if promoted.decision.promoted else "not promoted"
+    log().info("model %s %s (%s)", promoted.version.version, verdict, promoted.decision.reason)
     return promoted
 
 

@@ -179,6 +179,13 @@ def pipeline_console(debug: bool, message: str):
             handler.addFilter(quiet)
             if SHUTDOWN_FILTER not in handler.filters:
                 handler.addFilter(SHUTDOWN_FILTER)
+        # bad data or a bad spec: the server's log of the run (its UI) gets the one-line
+        # reason this command prints, not the traceback
+        from libre_flows.flows.train import EXPECTED_FAILURE, EXPECTED_FAILURE_LOGGERS
+
+        for name in EXPECTED_FAILURE_LOGGERS:
+            if EXPECTED_FAILURE not in logging.getLogger(name).filters:
+                logging.getLogger(name).addFilter(EXPECTED_FAILURE)
     with (
         _status(message) as status,
         warnings.catch_warnings(),

@@ -266,3 +266,22 @@ def test_a_stage_line_that_says_its_result_shows_all_of_it():
         "score_inputs: 49 of 49 rows",
         "load: computed",
     ]
+
+
+def test_a_command_s_runs_log_an_expected_failure_without_its_traceback(capsys):
+    """A failed `libre validate` against a server put about 65 traceback lines in the run's log
+    in the UI under the one-line reason the command printed."""
+    import sys
+
+    from libre_flows.flows.cli.common import pipeline_console
+    from libre_lib.errors import DataValidationError
+
+    with pipeline_console(False, "validating"):
+        try:
+            raise DataValidationError("Data validation failed: 2 of 12 expectations not met")
+        except DataValidationError:
+            record = logging.LogRecord(
+                "prefect.task_runs", logging.ERROR, __file__, 1, "failed", (), sys.exc_info()
+            )
+        logging.getLogger("prefect.task_runs").filter(record)
+    assert record.exc_info is None  # the reason stays in the message; the traceback goes
