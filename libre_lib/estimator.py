@@ -6,6 +6,7 @@ import copy
 import json
 import logging
 import numbers
+import os
 import time
 import warnings
 from collections.abc import Iterable, Mapping
@@ -1231,8 +1232,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         DataFrame
             Indexed as ``X``: ``prediction``; ``rules``, the 0-based positions in ``rules_`` of
             the rules that fire (the rule reports number rules from 1: position ``i`` is
-            "Rule ``i + 1``" there); ``explanation``, their texts joined by " OR ", a rule of
-            several conditions in parentheses when several fire (empty when none fires).
+            "Rule ``i + 1``" there; rows where the same rules fire share one list, so copy a
+            row's list before changing it); ``explanation``, their texts joined by " OR ", a
+            rule of several conditions in parentheses when several fire (empty when none
+            fires).
         """
         fired = self.fired_rules(X)
         texts = [str(r) for r in self.rules_]
@@ -1389,6 +1392,17 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 f"Model format version {version!r} is not supported by this release "
                 f"(it reads versions {readable}); retrain or upgrade libre-flows."
             )
+        params = data.get("params")
+        unknown = (
+            sorted(set(params) - set(cls._get_param_names())) if isinstance(params, dict) else []
+        )
+        if unknown:
+            saved = data.get("library_version", "an unknown release")
+            raise ModelFormatError(
+                f"The model has parameter(s) this release does not know: {excerpt(unknown)}. "
+                f"It was saved by libre-flows {saved}; this is {__version__}: upgrade "
+                "libre-flows to read it."
+            )
         try:
             model = cls(**data["params"])
             model.classes_ = sorted_labels(label_array(data["classes"]))
@@ -1452,6 +1466,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         ModelFormatError
             Not valid JSON, or not a readable model (:meth:`from_dict`).
         """
+        if isinstance(text, dict):
+            raise ModelFormatError("from_json reads JSON text; for a dict, use from_dict.")
+        if isinstance(text, os.PathLike) or (
+            isinstance(text, str) and not text.lstrip().startswith("{") and os.path.isfile(text)
+        ):
+            raise ModelFormatError(
+                f"from_json reads the JSON text, not a path: "
+                f"LibreClassifier.from_json(Path({str(text)!r}).read_text())."
+            )
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

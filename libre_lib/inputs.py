@@ -72,6 +72,11 @@ def as_frame(
             "columns. Convert with X.toarray() or pass a DataFrame."
         )
     else:
+        if isinstance(X, list | tuple) and X and all(isinstance(row, dict) for row in X):
+            raise DataError(
+                "X is a list of dicts (records): pass pd.DataFrame(X), whose columns are "
+                "matched by name."
+            )
         if isinstance(X, list | tuple):  # each column keeps its own type (numbers stay numbers)
             array = np.asarray(X, dtype=object)
             if array.ndim == 1 and any(isinstance(row, list | tuple) for row in array):

@@ -508,6 +508,11 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         stops = self._early_stops()
         if self.param_grid is not None:
             grid = self.param_grid
+            if hasattr(grid, "fit") and hasattr(grid, "get_params"):  # GridSearchCV's order
+                raise ParameterError(
+                    "LibreSearchCV's first argument is param_grid; pass the estimator by name: "
+                    f"LibreSearchCV(estimator={type(grid).__name__}(...))."
+                )
         else:  # with the cap fixed or listed, the default grid without its early-stop axis
             grid = default_grid(
                 n_positives,

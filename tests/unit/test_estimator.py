@@ -1072,3 +1072,26 @@ def test_a_rule_on_a_text_that_often_writes_a_missing_value_says_so():
     assert "?" in str(model.rules_)
     named = [str(w.message) for w in said if "often writes a missing value" in str(w.message)]
     assert len(named) == 1 and "'?' in column 'e'" in named[0]
+
+
+def test_model_files_and_inputs_misused_as_a_service_would_get_the_fix(tmp_path):
+    """A newer model's parameter read as "Malformed ... unexpected keyword argument"; a path
+    given to from_json as "not valid JSON"; a dict as a bare TypeError; a list of records as
+    "X.reshape(1, -1)"."""
+    X, y, _ = load_dataset("haberman")
+    model = LibreClassifier(positive_class="2", random_state=0).fit(X, y)
+    data = json.loads(model.to_json())
+    newer = {**data, "params": {**data["params"], "new_param": 3}, "library_version": "9.9.0"}
+    with pytest.raises(
+        ModelFormatError, match=r"\['new_param'\]\. It was saved by libre-flows 9\.9"
+    ):
+        LibreClassifier.from_dict(newer)
+    path = tmp_path / "model.json"
+    path.write_text(model.to_json())
+    for given in (str(path), path):
+        with pytest.raises(ModelFormatError, match=r"not a path: LibreClassifier\.from_json\(Path"):
+            LibreClassifier.from_json(given)
+    with pytest.raises(ModelFormatError, match="for a dict, use from_dict"):
+        LibreClassifier.from_json(data)
+    with pytest.raises(DataError, match=r"list of dicts \(records\): pass pd\.DataFrame\(X\)"):
+        model.predict([dict(X.iloc[0])])

@@ -983,3 +983,9 @@ def test_errors_about_y_name_the_search_being_fitted(labels, said):
     X = pd.DataFrame({"a": np.arange(30.0)})
     with pytest.raises(DataError, match=said):
         LibreSearchCV({"alpha": [0.5]}).fit(X, pd.Series(labels * 10))
+
+
+def test_an_estimator_given_first_as_gridsearchcv_takes_it_is_told_its_name():
+    X = pd.DataFrame({"a": np.arange(30.0)})
+    with pytest.raises(ParameterError, match=r"pass the estimator by name: LibreSearchCV\(estim"):
+        LibreSearchCV(LibreClassifier(), cv=3).fit(X, ["a", "b"] * 15)
