@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -112,6 +113,7 @@ class StageProgress(logging.Handler):
                 self.status.update(f"{self.MAPPED[stage]}: {done}")
             elif words[2] != "finished":  # the result, not the file's path (it wrapped the line)
                 said = words[2] if hit or words[2] == "computed" else " ".join(words[2:])
+                said = re.sub(r"\s*\(\d+(\.\d+)? s\)$", "", said)  # the line has its own time
                 self.status.update(escape(f"{stage}: {'cache hit' if hit else said}"))
 
 
