@@ -108,23 +108,30 @@ def marker_literals(condition: Condition, markers) -> list[str]:
                 continue  # "?" cannot be in a column of numbers
             if math.isfinite(number):
                 literals.append(sql_literal(number))
-        else:  # texts as written; a number as pandas' na_values matches it in text (0, 0.0)
-            literals += [sql_literal(t) for t in _texts_of(marker)]
+        else:  # as libre score matches them in a column of texts
+            literals += [sql_literal(t) for t in marker_texts([marker])]
     return list(dict.fromkeys(literals))
 
 
-def _texts_of(marker) -> list[str]:
-    """The texts a marker matches in a column of texts: itself, and for a number its
-    spellings (``0`` and ``0.0``)."""
-    if isinstance(marker, str):
-        return [marker]
-    if isinstance(marker, bool) or not isinstance(marker, int | float):
-        return [str(marker)]
-    number = float(marker)
-    texts = [str(marker), repr(number)]
-    if number.is_integer():
-        texts.append(str(int(number)))
-    return list(dict.fromkeys(texts))
+def marker_texts(markers) -> list[str]:
+    """The texts ``markers`` match in a column of texts, as pandas' ``na_values`` and
+    ``libre score`` match them: each as written, and a number (or a text that reads as one)
+    in its other spellings too (``0``, ``0.0``)."""
+    out = []
+    for marker in markers:
+        if isinstance(marker, np.generic):
+            marker = marker.item()
+        out.append(str(marker))
+        if isinstance(marker, bool):
+            continue
+        try:
+            number = float(marker)
+        except (TypeError, ValueError):
+            continue
+        out.append(str(number))
+        if number.is_integer():
+            out.append(str(int(number)))
+    return list(dict.fromkeys(out))
 
 
 def condition_sql(condition: Condition, markers=()) -> str:

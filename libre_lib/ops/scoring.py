@@ -53,6 +53,7 @@ import pandas as pd
 from ..discretization import NUMERIC
 from ..errors import DataError, LibreWarning, ParameterError, counted, excerpt, user_stacklevel
 from ..inputs import as_frame
+from ..render import marker_texts
 from ..rules import fired_patterns, fired_text, set_item_text
 from .contract import (
     ContractIssue,
@@ -352,7 +353,7 @@ def unmarked(frame: pd.DataFrame, contract: DataContract) -> pd.DataFrame:
         else:
             present = series.notna().to_numpy()
             text = series.astype(str).where(present)
-            mask = present & text.isin(_spellings(markers)).to_numpy()
+            mask = present & text.isin(marker_texts(markers)).to_numpy()
             if name in numeric:
                 numbers = _numbers(markers)
                 parsed = pd.to_numeric(text.where(present & ~mask), errors="coerce").to_numpy()
@@ -536,7 +537,7 @@ class _Reader:
         # each model column's markers: the training files' own (every column) and the column's,
         # matched as numbers in any spelling by _unmark, in CSV and Parquet files alike
         self.column_markers = {
-            c.name: _spellings(
+            c.name: marker_texts(
                 [*contract.missing_markers, *contract.column_markers.get(c.name, ())]
             )
             for c in contract.columns
@@ -886,22 +887,6 @@ def _repeated_parquet_names(path) -> list[str]:
     except (OSError, pa.ArrowException):
         return []
     return [n for n in dict.fromkeys(names) if names.count(n) > 1]
-
-
-def _spellings(markers) -> list[str]:
-    """``markers`` and, for a number, its other spellings (``0``, ``0.0``), as pandas'
-    ``na_values`` matches them."""
-    out = []
-    for marker in markers:
-        out.append(str(marker))
-        try:
-            number = float(marker)
-        except ValueError:
-            continue
-        out.append(str(number))
-        if number.is_integer():
-            out.append(str(int(number)))
-    return list(dict.fromkeys(out))
 
 
 def _written_hint(value: str) -> str:
