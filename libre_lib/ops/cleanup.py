@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import counted
-from .artifacts import META_PREFIX, SIDECAR_SUFFIX, ArtifactStore
+from .artifacts import SIDECAR_SUFFIX, ArtifactStore, _decode_metadata
 from .files import STALE_AFTER_S
 from .registry import ModelRegistry
 
@@ -189,8 +189,6 @@ def finished_runs(root: str | os.PathLike[str], pipeline: str) -> list[Path]:
 def _stages_listed(run: Path) -> set[tuple[str, str]]:
     """(stage folder, file name) of every stage file a finished run's ``run.json`` lists
     (by name, not by path: the store may have moved since)."""
-    import json
-
     try:
         summary = json.loads((run / RUN_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -210,13 +208,8 @@ def _written_by(path: Path) -> str | None:
     import pyarrow.parquet as pq
 
     try:
-        raw = pq.read_schema(path).metadata or {}
-    except (OSError, pa.ArrowException):
-        return None
-    value = raw.get(f"{META_PREFIX}pipeline".encode())
-    try:
-        name = json.loads(value) if value is not None else None
-    except ValueError:
+        name = _decode_metadata(pq.read_schema(path).metadata).get("pipeline")
+    except (OSError, pa.ArrowException, ValueError):
         return None
     return name if isinstance(name, str) else None
 

@@ -1109,7 +1109,7 @@ def report(
     )
     dropped = dropped_notes(X_train, getattr(model.discretization_, "dropped", ()))
     dropped += unheld_label_notes(spec, X_train)
-    skipped = () if streamed is None or refine_skipped(spec) is None else (refine_skipped(spec),)
+    skipped = tuple(filter(None, [refine_skipped(spec) if streamed is not None else None]))
     rule_report = build_report(
         model,
         X,
