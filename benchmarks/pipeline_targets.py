@@ -167,7 +167,7 @@ def measure(spec_path: Path, search_time: bool, rerun: bool = True) -> dict:
         "dt_f1": tree["f1"],
         "dt_accuracy": tree["accuracy"],
         "dt_depth": tree["depth"],
-        "majority": max(truth.mean(), 1 - truth.mean()),
+        "majority": max(truth.mean(), 1 - truth.mean()),  # the holdout's own: the stricter rate
         "first_s": first,
         "rerun_s": second,
         "rerun_hits": f"{again['cache_hits']}/{again['n_stages']}",

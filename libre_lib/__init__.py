@@ -16,9 +16,10 @@ from .errors import (
 )
 from .estimator import LibreClassifier
 from .rules import Condition, Interval, Rule, RuleSet, RuleStats
-from .search import LibreSearchCV
+from .search import PAPER_GRID, LibreSearchCV
 
 __all__ = [
+    "PAPER_GRID",
     "Condition",
     "DataError",
     "Interval",

@@ -1162,7 +1162,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         0 where no rule fires; the negative class gets the rest. It ranks rows as
         :meth:`decision_function` does. A row covered only by a rule less than half precise
         gets a positive probability below 0.5 although ``predict`` answers positive: the rules
-        decide, the probability measures how reliable the deciding rule was.
+        decide, the probability measures how reliable the deciding rule was. It is not
+        calibrated (0 where no rule fires), and 0.5 on it is not :meth:`predict`'s answer.
 
         Parameters
         ----------

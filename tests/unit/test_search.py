@@ -944,6 +944,13 @@ def test_a_grid_that_leaves_auto_parameters_says_what_it_fits_them_as():
     assert str(again.rules_) == str(search.best_estimator_.rules_)
 
 
+def test_the_paper_grid_is_importable_from_the_package_as_the_readme_writes_it():
+    import libre_lib
+
+    assert libre_lib.PAPER_GRID is PAPER_GRID
+    assert "PAPER_GRID" in libre_lib.__all__
+
+
 def test_the_library_s_own_grids_leave_auto_parameters_without_a_warning():
     """LibreSearchCV(PAPER_GRID), as the README suggests, warned on every fit."""
     X, y, _ = load_dataset("haberman")
