@@ -872,6 +872,14 @@ def load_spec(path: str | Path) -> PipelineSpec:
             f"Spec file {where} is not UTF-8 text (byte {payload[exc.start]:#04x} at offset "
             f"{exc.start}); save it as UTF-8."
         ) from None
+    return spec_from_text(text, path)
+
+
+def spec_from_text(text: str, path: str | Path) -> PipelineSpec:
+    """``text`` read as the spec file ``path`` (paths in it relative to its folder), as
+    :func:`load_spec` reads the file."""
+    path = Path(path)
+    where = excerpt(str(path))
     try:
         raw = yaml.load(text, Loader=_SpecLoader)
     except yaml.MarkedYAMLError as exc:
@@ -933,9 +941,16 @@ _SpecLoader.add_implicit_resolver(
 )
 # Numbers in exponent form without a point (1e-3) as YAML 1.2 reads them: YAML 1.1 read them as
 # text, and `min_local_support: 1e-3` was refused as "must be a float (got '1e-3')".
-_SpecLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$"), list("-+0123456789")
-)
+_EXPONENT = re.compile(r"^[-+]?[0-9]+[eE][-+]?[0-9]+$")
+_SpecLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT, list("-+0123456789"))
+
+
+class SpecDumper(yaml.SafeDumper):
+    """Writes YAML the spec loader reads back as written: texts such as ``1e3``, a number to
+    the loader, are quoted."""
+
+
+SpecDumper.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT, list("-+0123456789"))
 
 
 def _refusal(problem: str, where) -> yaml.MarkedYAMLError:

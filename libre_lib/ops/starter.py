@@ -37,7 +37,7 @@ from .sources import (
     source_files,
     text_encoding,
 )
-from .spec import DataSource, PipelineSpec, directory_format, parse_spec
+from .spec import DataSource, PipelineSpec, SpecDumper, directory_format, spec_from_text
 
 #: Rows read to write the spec (the first ones; of a directory, its first file's).
 SAMPLE_ROWS = 100_000
@@ -380,10 +380,7 @@ def missing_markers(frame: pd.DataFrame, columns: list[str]) -> dict[str, list[s
 def check(text: str, spec_path: str | Path) -> PipelineSpec:
     """``text`` read as ``libre train`` reads the spec file ``spec_path`` (a
     :class:`~libre_lib.errors.SpecError` if it would not be)."""
-    spec_path = Path(spec_path)
-    return parse_spec(
-        yaml.safe_load(text), base_dir=spec_path.resolve().parent, source=str(spec_path)
-    )
+    return spec_from_text(text, spec_path)
 
 
 def name_taken(
@@ -623,5 +620,7 @@ def _comment(text) -> str:
 def _scalar(value) -> str:
     """``value`` as one line of YAML (text quoted where YAML would read it otherwise)."""
     listed = value if isinstance(value, list) else [value]
-    text = yaml.safe_dump(listed, default_flow_style=True, allow_unicode=True, width=10**6)
+    text = yaml.dump(
+        listed, Dumper=SpecDumper, default_flow_style=True, allow_unicode=True, width=10**6
+    )
     return text.strip() if isinstance(value, list) else text.strip()[1:-1]

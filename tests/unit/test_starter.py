@@ -423,3 +423,21 @@ def test_names_with_line_breaks_stay_inside_the_spec_s_comments(tmp_path):
     raw = yaml.safe_load(text)
     assert "holdout_fraction" not in raw and "split_seed" not in raw
     assert '# left out: "const\\nsplit_seed: 12345"' in text
+
+
+def test_texts_the_spec_reads_as_numbers_are_quoted_in_the_spec_init_writes(tmp_path):
+    """`1e3` is a number to the spec's loader (YAML 1.2), so a column or class of that name was
+    written bare and the spec init wrote was refused by its own check."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "1e3": rng.normal(size=60),
+            "1E-2": rng.integers(0, 50, 60),
+            "kind": rng.choice(["1e3", "2e3"], 60, p=[0.7, 0.3]),
+        }
+    )
+    found = st.starter(frame, "kind", name="exponents")
+    text = found.yaml("data/e.csv", "data/e.csv")
+    spec = st.check(text, tmp_path / "exponents.yaml")
+    assert spec.features.include == ["1e3", "1E-2"]
+    assert spec.target.positive_class == "2e3" and spec.target.classes == ["1e3", "2e3"]
