@@ -150,6 +150,33 @@ def libre_tags(tags):
     return tags
 
 
+def exact_column(rules: RuleSet, frame: pd.DataFrame, n_positive: float) -> str | None:
+    """The column of the rule set's only condition when that condition alone tells the classes
+    apart exactly on the training rows ``frame`` (``n_positive`` of them positive) and the
+    column holds two values: the target itself, or a recoding of it, left among the features
+    (``IF target ∈ {1}``). A threshold on a column of many values that happens to separate the
+    classes is not named."""
+    if len(rules) != 1 or len(rules.rules[0]) != 1 or not rules.stats:
+        return None
+    (stats,) = rules.stats
+    if stats.negatives > 0 or not np.isclose(stats.positives, n_positive):
+        return None
+    column = rules.rules[0].conditions[0].feature
+    if column not in frame.columns or frame[column].nunique(dropna=True) > 2:
+        return None
+    return column
+
+
+def exact_column_message(rules: RuleSet, remedy: str) -> str:
+    """What :func:`exact_column` found, and ``remedy``: how to leave the column out."""
+    column = rules.rules[0].conditions[0].feature
+    return (
+        f"Column {column!r} alone tells the classes apart exactly on the training rows "
+        f"(rule: {rules.rules[0]}): check that it is not the target, or computed from it, "
+        f"left among the features ({remedy}). If it is a real cause, ignore this."
+    )
+
+
 class LibreClassifier(ClassifierMixin, BaseEstimator):
     """Learn a small set of IF-THEN rules for one positive class (LIBRE, Mita et al. 2020).
 
@@ -879,27 +906,14 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def _warn_exact_column(self, frame: pd.DataFrame, target: Target) -> None:
-        """Warn when one condition on a column of two values is the whole rule set and tells
-        the classes apart exactly on the training rows: the target itself, or a recoding of
-        it, left in X (``IF target ∈ {1}``). A threshold on a column of many values that
-        happens to separate the classes is not named."""
-        if len(self.rules_) != 1 or len(self.rules_.rules[0]) != 1 or not self.rules_.stats:
-            return
-        (stats,) = self.rules_.stats
-        n_positive = target.totals()[0]
-        if stats.negatives > 0 or not np.isclose(stats.positives, n_positive):
-            return
-        column = self.rules_.rules[0].conditions[0].feature
-        if column not in frame.columns or frame[column].nunique(dropna=True) > 2:
-            return
-        warnings.warn(
-            f"Column {column!r} alone tells the classes apart exactly on the training rows "
-            f"(rule: {self.rules_.rules[0]}): check that it is not the target, or computed "
-            f"from it, left in X (X.drop(columns={column!r})). If it is a real cause, ignore "
-            "this.",
-            LibreWarning,
-            stacklevel=user_stacklevel(),
-        )
+        """Warn of a column that alone tells the classes apart (:func:`exact_column_message`)."""
+        column = exact_column(self.rules_, frame, target.totals()[0])
+        if column is not None:
+            warnings.warn(
+                exact_column_message(self.rules_, f"X.drop(columns={column!r})"),
+                LibreWarning,
+                stacklevel=user_stacklevel(),
+            )
 
     def refine_boundaries(self, frame: pd.DataFrame, target: Target) -> LibreClassifier:
         """Move the fitted rules' numeric endpoints as ``refine`` asks (the last stage of

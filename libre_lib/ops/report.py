@@ -34,6 +34,8 @@ from ..estimator import (
     LEARNER_FACTORS,
     LibreClassifier,
     auto_refit_order,
+    exact_column,
+    exact_column_message,
     falls_short,
     training_f1,
 )
@@ -535,6 +537,22 @@ def below_inner_caution(
     )
 
 
+def exact_column_caution(
+    model: LibreClassifier, X_train: pd.DataFrame | None, train_positive: np.ndarray | None
+) -> tuple[str, ...]:
+    """A caution when the model's one condition on a column of two values tells the training
+    rows' classes apart exactly (:func:`~libre_lib.estimator.exact_column`): most often the
+    target, or a recoding of it, left among the features. ``LibreClassifier.fit`` warns of it;
+    the report says it where a reader sees it."""
+    if X_train is None or train_positive is None:
+        return ()
+    if exact_column(model.rules_, X_train, float(np.sum(train_positive))) is None:
+        return ()
+    column = model.rules_.rules[0].conditions[0].feature
+    remedy = f"features.exclude: [{column}] in a spec, X.drop(columns={column!r}) in Python"
+    return (exact_column_message(model.rules_, remedy),)
+
+
 def _with_notes(given: tuple[str, ...], found: tuple[str, ...]) -> tuple[str, ...]:
     """The notes passed in, then those the report found that are not among them."""
     return given + tuple(note for note in found if note not in given)
@@ -694,7 +712,10 @@ def build_report(
         changes=changes,
         description=description,
         display=display,
-        fit_cautions=below_inner_caution(model, train_positive, tuning_summary),
+        fit_cautions=below_inner_caution(model, train_positive, tuning_summary)
+        + exact_column_caution(
+            model, X_train if isinstance(X_train, pd.DataFrame) else None, train_positive
+        ),
         class_names=names,
         confusion=confusion_matrix(fired.any(axis=1), positive),
         baselines=table,

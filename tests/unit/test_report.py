@@ -1680,3 +1680,22 @@ def test_artifact_tables_escape_the_texts_the_prefect_ui_renders_as_markdown(rep
     rules["text"] = "<img src=x> [l](javascript:alert(1))"
     tables = artifact_tables(replace(report, rules=rules))
     assert tables["rules"][0]["Rule"] == "\\<img src=x\\> \\[l\\](javascript:alert(1))"
+
+
+def test_a_column_that_alone_tells_the_classes_apart_is_a_caution_of_the_report():
+    """The pipeline shipped `IF leak = pos` with holdout F1 1.000 without a word; only
+    LibreClassifier.fit warned of it."""
+    from libre_lib.datasets import load_dataset
+
+    X, y, info = load_dataset("pima")
+    leaked = X.assign(leak=np.where(y == info.positive_class, "pos", "neg"))
+    with pytest.warns(Warning, match="alone tells the classes apart"):
+        model = LibreClassifier(random_state=0).fit(leaked, y)
+    report = build_report(model, leaked, y, title="t", X_train=leaked, y_train=y)
+    (caution,) = [c for c in report.cautions if "alone tells the classes apart" in c]
+    assert caution.startswith("Column 'leak' alone tells the classes apart exactly")
+    assert "features.exclude: [leak] in a spec" in caution
+    assert "alone tells the classes apart" in render_markdown(report)
+    plain = LibreClassifier(random_state=0).fit(X, y)
+    report = build_report(plain, X, y, title="t", X_train=X, y_train=y)
+    assert not [c for c in report.cautions if "alone tells the classes apart" in c]
