@@ -230,7 +230,10 @@ def init(
         spec_path = output or Path(f"{pipeline}.yaml")
         options = starter.dialect(location, file_format)
         frame, more = starter.sample(location, file_format, target, options)
-        found = starter.starter(frame, target, positive, pipeline, more, file_format, options)
+        texts = starter.target_missing_texts(location, file_format, target, options)
+        found = starter.starter(
+            frame, target, positive, pipeline, more, file_format, options, texts
+        )
         if spec_path.exists() and not force:  # after the data's own problems, which come first
             raise FileExistsError(
                 f"{spec_path} exists: --force overwrites it, --output writes another file."
@@ -281,6 +284,12 @@ def init(
             soft_wrap=True,
             highlight=False,
         )
+        if found.unlabeled_texts:
+            console.print(
+                f"[bold yellow]check[/]: {escape(found.unlabeled_hint())}",
+                soft_wrap=True,
+                highlight=False,
+            )
     if found.codes:
         console.print(
             f"few whole numbers, codes?: {escape(', '.join(found.codes))} (read as numbers; "

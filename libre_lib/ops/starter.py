@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from .scoring import SCORE_COLUMNS
 from .sources import (
     csv_dialect,
     fingerprint_source,
+    part_options,
     read_source,
     read_types,
     separator_hint,
@@ -81,6 +83,16 @@ class Starter:
     more_rows: bool = False
     n_unlabeled: int = 0
     """Rows read without a target value."""
+    unlabeled_texts: dict[str, int] = field(default_factory=dict)
+    """Among them, the texts their target cells held that pandas reads as missing (``NA``,
+    ``null``, ...): text -> rows (:func:`target_missing_texts`)."""
+
+    def unlabeled_hint(self) -> str:
+        """Where target cells read as missing hold a text such as ``NA``: that it may be a
+        class, and what to do (empty when none does)."""
+        if not self.unlabeled_texts:
+            return ""
+        return "target " + missing_texts_hint(self.unlabeled_texts)
 
     def yaml(self, data_path: str, source: str, store: str = ".libre-store") -> str:
         """The spec as commented YAML; ``data_path`` and ``store`` as the spec will hold them
@@ -154,7 +166,9 @@ class Starter:
         """The ``target.unlabeled`` lines: none when every row read has a target value."""
         if not self.n_unlabeled:
             return []
+        hint = self.unlabeled_hint()
         return [
+            *(f"  # {_comment(line)}" for line in textwrap.wrap(hint, 86)),
             f"  # {self.n_unlabeled:,} of the rows read have no target value; the validation",
             "  # refuses such rows unless this leaves them out of each run (and counts them):",
             "  unlabeled: drop",
@@ -223,6 +237,42 @@ def sample(
     return frame.iloc[:SAMPLE_ROWS], more
 
 
+def target_missing_texts(
+    location: str, file_format: str, target: str | None, read_options: dict | None = None
+) -> dict[str, int]:
+    """The texts of the target's cells (in the rows :func:`sample` reads) that a CSV reader
+    takes for missing values though they are not empty (``NA``, ``null``, ``N/A``, ...): text
+    -> rows. A class named ``NA`` (North America, "not applicable") would otherwise be dropped
+    as rows without a target value. Empty for Parquet, whose missing values are typed."""
+    if file_format != "csv" or target is None:
+        return {}
+    files = source_files(location, file_format)
+    options = {**part_options(files[0], read_options), "nrows": SAMPLE_ROWS}
+    options.setdefault("na_values", [""])
+    kept = {k: v for k, v in options.items() if k not in ("na_values", "keep_default_na")}
+    declared = options["na_values"] if isinstance(options["na_values"], list) else []
+    try:
+        read = pd.read_csv(files[0], usecols=[target], dtype=str, **options)[target]
+        raw = pd.read_csv(
+            files[0], usecols=[target], dtype=str, keep_default_na=False, na_values=[], **kept
+        )[target]
+    except (ValueError, TypeError, OSError, pd.errors.ParserError):
+        return {}  # the sample's own read says what is wrong
+    texts = raw[read.isna().to_numpy() & (raw.str.strip() != "").to_numpy()]
+    texts = texts[~texts.isin([str(m) for m in declared])]
+    return {str(k): int(v) for k, v in texts.value_counts().items()}
+
+
+def missing_texts_hint(texts: dict[str, int]) -> str:
+    """What :func:`target_missing_texts` found, and what to do if those texts are classes."""
+    shown = ", ".join(f"{text!r} in {count:,} rows" for text, count in texts.items())
+    return (
+        f"cells read as missing hold text: {shown} (pandas reads such texts as missing "
+        "values). If that is a class, rename it in the data (for example 'NA' to 'N.A.') and "
+        "run libre init again."
+    )
+
+
 def starter(
     frame: pd.DataFrame,
     target: str | None,
@@ -231,6 +281,7 @@ def starter(
     more_rows: bool = False,
     file_format: str = "csv",
     read_options: dict | None = None,
+    unlabeled_texts: dict[str, int] | None = None,
 ) -> Starter:
     """The spec's content for ``frame``, the rows read (``more_rows``: the data hold more; see
     :class:`Starter`; missing-value markers only for CSV, whose reader takes them;
@@ -273,7 +324,10 @@ def starter(
         )
     if len(counts) < 2:
         found = f"only {counts.index[0]!r}" if len(counts) else "no value"
-        raise DataError(f"Target column {target!r} holds {found}: the rules need two classes.")
+        hint = f" Its {missing_texts_hint(unlabeled_texts)}" if unlabeled_texts else ""  # cells
+        raise DataError(
+            f"Target column {target!r} holds {found}: the rules need two classes.{hint}"
+        )
     if len(counts) > MAX_CLASSES and positive_class is None:
         raise DataError(
             f"Target column {target!r} holds {len(counts):,} distinct values: LIBRE learns "
@@ -343,6 +397,7 @@ def starter(
         rows_read=len(frame),
         more_rows=more_rows,
         n_unlabeled=int(frame[target].isna().sum()),
+        unlabeled_texts=dict(unlabeled_texts or {}),
     )
 
 

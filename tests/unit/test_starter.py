@@ -441,3 +441,29 @@ def test_texts_the_spec_reads_as_numbers_are_quoted_in_the_spec_init_writes(tmp_
     spec = st.check(text, tmp_path / "exponents.yaml")
     assert spec.features.include == ["1e3", "1E-2"]
     assert spec.target.positive_class == "2e3" and spec.target.classes == ["1e3", "2e3"]
+
+
+def test_a_class_written_na_is_named_not_dropped_without_a_word(tmp_path):
+    """A target of 'NA' (North America), 'EU' and 'AS': pandas reads 'NA' as missing, and init
+    wrote `unlabeled: drop` for a third of the rows without saying why they were empty."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=90), "region": np.repeat(["NA", "EU", "AS"], 30)})
+    frame.loc[0, "region"] = ""  # a truly empty cell is no text
+    path = tmp_path / "regions.csv"
+    frame.to_csv(path, index=False)
+    texts = st.target_missing_texts(str(path), "csv", "region", st.dialect(str(path), "csv"))
+    assert texts == {"NA": 29}
+    sampled, _ = st.sample(str(path), "csv", "region")
+    found = st.starter(sampled, "region", unlabeled_texts=texts)
+    assert found.n_unlabeled == 30
+    text = found.yaml("regions.csv", "regions.csv")
+    assert "# target cells read as missing hold text: 'NA' in 29 rows" in text
+    assert st.check(text, tmp_path / "regions.yaml").target.unlabeled == "drop"
+    two = tmp_path / "two.csv"
+    frame[frame["region"] != "AS"].to_csv(two, index=False)
+    texts = st.target_missing_texts(str(two), "csv", "region")
+    with pytest.raises(DataError, match=r"holds only 'EU'.*'NA' in 29 rows.*rename it"):
+        st.starter(st.sample(str(two), "csv", "region")[0], "region", unlabeled_texts=texts)
+    declared = st.target_missing_texts(str(path), "csv", "region", {"na_values": ["NA"]})
+    assert declared == {}  # markers the spec declares are meant as missing
+    assert st.target_missing_texts(str(path), "parquet", "region") == {}
