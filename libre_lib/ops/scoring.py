@@ -244,12 +244,24 @@ def _score(model, frame: pd.DataFrame, texts: list[str]) -> _Scores:
     return _Scores(fired, prediction, score, np.asarray(inverse).ravel(), patterns, pattern_texts)
 
 
-def _check_no_clash(columns: Iterable) -> None:
+def _check_no_clash(columns: Iterable, target: str | None = None, where: str = "The input") -> None:
     clash = [c for c in SCORE_COLUMNS if c in {str(n) for n in columns}]
-    if clash:
+    if not clash:
+        return
+    if target is not None and str(target) in clash:  # a labelled batch of a target so named
         raise DataError(
-            f"The input already has column(s) {clash}, which scoring adds: rename or drop them."
+            f"{where} has column {str(target)!r}, the model's target (the labels), and scoring "
+            f"writes its answers under that name: drop the column from the input, or rename "
+            f"it (e.g. to '{target}_label')."
         )
+    if where != "The input":
+        raise DataError(
+            f"{where} already has column(s) {clash}, which scoring adds: is it an earlier "
+            "scoring output? Move it out of the inputs, or rename or drop those columns."
+        )
+    raise DataError(
+        f"The input already has column(s) {clash}, which scoring adds: rename or drop them."
+    )
 
 
 def score_frame(
@@ -267,7 +279,7 @@ def score_frame(
     model, contract = _model_and_contract(model, contract)
     if not isinstance(frame, pd.DataFrame):
         raise ParameterError(f"score_frame needs a pandas DataFrame; got {type(frame).__name__}.")
-    _check_no_clash(frame.columns)
+    _check_no_clash(frame.columns, model.rules_.target)
     read = unmarked(categories_as_text(as_frame(frame, allow_empty=True), contract), contract)
     report = contract.check(read)
     tested = {c.name for c in contract.columns if c.in_rules}
@@ -932,7 +944,9 @@ def _csv_header(path: Path, delimiter: str = ",") -> list[str]:
     return next(rows, [])
 
 
-def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContract):
+def _input_schema(
+    reader: _Reader, files: list[InputFile], contract: DataContract, target: str | None = None
+):
     """The output schema of the input columns: every file must have the contract's columns.
     Numeric model columns become float64 (integers stay integers when every file is Parquet
     and stores them so) and text categories strings (after the contract has checked each
@@ -943,13 +957,7 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
     schemas, problems = [], []
     for file in files:
         schema = reader.schema(file)
-        added = [c for c in SCORE_COLUMNS if c in schema.names]
-        if added:
-            raise DataError(
-                f"Input {file.name} already has column(s) {added}, which scoring adds: is it an "
-                "earlier scoring output? Move it out of the inputs, or rename or drop those "
-                "columns."
-            )
+        _check_no_clash(schema.names, target, f"Input {file.name}")
         for issue in contract.missing_columns(schema.names, where=file.name):
             problems.append(issue.message)
         schemas.append(schema)
@@ -976,7 +984,7 @@ def _input_schema(reader: _Reader, files: list[InputFile], contract: DataContrac
                 ) from None
             fields.append(pa.field(name, pa.string()))  # not read: every file's values as text
     schema = pa.schema(fields)
-    _check_no_clash(schema.names)
+    _check_no_clash(schema.names, target)
     return schema
 
 
@@ -1061,7 +1069,7 @@ def check_inputs(
     _check_rows(sample_rows, "sample_rows")
     files = list_inputs(inputs, exclude)
     reader = _Reader(contract)
-    schema = _input_schema(reader, files, contract)
+    schema = _input_schema(reader, files, contract, model.rules_.target)
     report = ContractReport(0, missing_rate_tolerance=contract.missing_rate_tolerance)
     for file in files:
         for table in reader.batches(file, sample_rows):
@@ -1238,7 +1246,7 @@ def score_files(
     output = check_output(output_path)
     files = list_inputs(inputs, exclude=[output])
     reader = _Reader(contract)
-    schema = _input_schema(reader, files, contract)
+    schema = _input_schema(reader, files, contract, model.rules_.target)
     counts = [reader.n_rows(f) for f in files]
     total = None if any(c is None for c in counts) else int(sum(counts))
     out_schema = schema

@@ -1106,3 +1106,23 @@ def test_the_scoring_report_shows_data_as_text_never_as_markup(credit, tmp_path)
     assert "<img" not in markdown.replace("\\<img", "")
     assert "](javascript" not in markdown.replace("\\](javascript", "")
     assert "\\[l\\]" in markdown and "`" in markdown  # escaped text, file names as code
+
+
+def test_a_labelled_batch_of_a_target_named_prediction_is_told_apart_from_an_old_output(
+    tmp_path,
+):
+    """A target named `prediction` trained; scoring a labelled batch said "is it an earlier
+    scoring output?"."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=200)})
+    y = pd.Series(np.where(X["x"] > 0.3, "yes", "no"), name="prediction")
+    model = LibreClassifier(random_state=0, positive_class="yes").fit(X, y)
+    assert model.rules_.target == "prediction"
+    labelled = X.assign(prediction=y)
+    with pytest.raises(DataError, match=r"'prediction', the model's target \(the labels\)"):
+        score_frame(model, labelled)
+    labelled.to_parquet(tmp_path / "batch.parquet")
+    with pytest.raises(DataError, match=r"batch\.parquet has column 'prediction', the model's"):
+        score_files(model, tmp_path / "batch.parquet", tmp_path / "out.parquet")
+    scored, _ = score_frame(model, X)
+    assert list(scored["prediction"]) == list(model.predict(X))
