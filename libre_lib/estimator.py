@@ -35,6 +35,7 @@ from .errors import (
     ModelFormatError,
     ParameterError,
     SchemaError,
+    counted,
     excerpt,
     user_stacklevel,
 )
@@ -122,6 +123,8 @@ AUTO_STOPS = (1, 2, 3, 5, 8)
 AUTO_FALLBACK = {"max_intervals": 3, "conflict_tolerance": 0.0, "alpha": 0.5, "max_rules": None}
 #: The parameters "auto" may choose, in the order their combinations are scored.
 AUTO_CHOSEN = tuple(AUTO_FALLBACK)
+#: A class of fewer training rows than this draws a warning: its rules describe those rows.
+RARE_CLASS_ROWS = 10
 #: Inner folds of the "auto" choice (fewer from :data:`AUTO_LARGE` rows on).
 AUTO_FOLDS, AUTO_FOLDS_LARGE, AUTO_LARGE = 5, 3, 20_000
 #: Sample weights averaging below this draw a warning: a row of weight w counts as w rows, so
@@ -441,6 +444,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)
             self._warn_id_like_columns(frame)  # before the "auto" choice, which silences it
             chosen, self.auto_scores_ = self.choose_auto(frame, target)
+            self._warn_rare_class(target, validated=self.auto_scores_ is not None)
             named = isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns)
             target_name = _target_name(y, frame.columns)
             self.set_chosen(chosen)
@@ -901,6 +905,29 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             f"The rules test {listed} as a category: a text that often writes a missing "
             "value. If it does here, read it as missing (pd.read_csv(..., na_values=[...]) or "
             "X.replace(..., np.nan)) and fit again; if it is a real category, ignore this.",
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+    def _warn_rare_class(self, target: Target, validated: bool) -> None:
+        """Warn when the positive class, the one the rules describe, has fewer than
+        :data:`RARE_CLASS_ROWS` training rows: rules learned from so few rows describe them
+        rather than a pattern (``validated``: whether the "auto" choice ran its inner folds)."""
+        count = int(np.count_nonzero(target.positive))
+        if count >= RARE_CLASS_ROWS:
+            return
+        auto = [name for name in AUTO_CHOSEN if getattr(self, name) == AUTO]
+        unvalidated = (
+            f' The "auto" parameters ({", ".join(auto)}) took their fallback values '
+            "unvalidated: too few rows of the class for inner folds."
+            if auto and not validated
+            else ""
+        )
+        warnings.warn(
+            f"Only {counted(count, 'training row')} of {target.positive.shape[0]:,} "
+            f"{'is' if count == 1 else 'are'} of the positive class ({target.positive_class!r}):"
+            " rules learned from so few rows describe those rows rather than a pattern, and "
+            f"seldom hold on new rows.{unvalidated}",
             LibreWarning,
             stacklevel=user_stacklevel(),
         )

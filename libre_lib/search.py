@@ -641,6 +641,14 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             )
         self.search_time_ = time.perf_counter() - started
         best = self.choose(plan, scores, n_rules, n_atoms)
+        if plan.scorer is None and self.best_score_ <= 0:
+            warnings.warn(
+                "No point of the grid scored an F1 above 0 on the inner folds' held-out rows: "
+                "the rules refitted on all rows found no positive row out of fold, so do not "
+                "expect them to find any on new rows.",
+                LibreWarning,
+                stacklevel=user_stacklevel(),
+            )
         logger.info(
             "LibreSearchCV: best %s (mean score %.3f, %.1f rules) after %.1f s",
             self.best_params_,
@@ -751,7 +759,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         candidates = self._candidates(base, int(target.positive.sum()), frame)
         if _own_splitter(self.cv):
             _refuse_small_classes(int(self.cv), target)
-        splits = given or list(splitter.split(frame, target.positive, groups))
+        with warnings.catch_warnings():  # a class below the folds: the fit's own warning says it
+            warnings.filterwarnings("ignore", "The least populated class", UserWarning)
+            splits = given or list(splitter.split(frame, target.positive, groups))
         _refuse_one_class_folds(splits, target)
         self.n_splits_ = len(splits)
         scorer = _scorer(self.scoring, target.positive_class)
@@ -1450,7 +1460,7 @@ def _refuse_small_classes(n_folds: int, target) -> None:
             f"{target.positive_class!r} and {negatives} of the negative class: LibreSearchCV's "
             f"inner cross-validation cuts them into {n_folds} stratified folds, which needs "
             f"more rows. Give it more rows, a smaller cv (tuning.folds in a pipeline spec), "
-            "or fit LibreClassifier, which tunes nothing (tuning: {enabled: false})."
+            "or fit LibreClassifier without a search (tuning: {enabled: false} in a spec)."
         )
 
 
@@ -1466,12 +1476,14 @@ def _refuse_one_class_folds(splits, target) -> None:
         else:
             absent = f"the positive class {target.positive_class!r}"
             count = int(target.positive.sum())
+        smaller = (
+            ", a smaller cv (tuning.folds in a pipeline spec)" if count > 1 else ""
+        )  # one row of a class leaves the training rows of the fold that holds it out
         raise DataError(
             f"The training rows of inner fold {k + 1} of {len(splits)} hold no row of {absent} "
             f"({count:,} in y): LibreSearchCV's inner cross-validation needs both classes in "
-            "every training fold. Give it more rows of that class, a smaller cv (tuning.folds "
-            "in a pipeline spec), or fit LibreClassifier, which tunes nothing (tuning: "
-            "{enabled: false})."
+            f"every training fold. Give it more rows of that class{smaller}, or fit "
+            "LibreClassifier without a search (tuning: {enabled: false} in a spec)."
         )
 
 

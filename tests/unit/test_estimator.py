@@ -29,6 +29,7 @@ from libre_lib import (
     SchemaError,
 )
 from libre_lib.datasets import load_dataset
+from libre_lib.estimator import AUTO_FALLBACK
 from libre_lib.inputs import binary_target
 from libre_lib.rules import set_item_text
 
@@ -1095,3 +1096,28 @@ def test_model_files_and_inputs_misused_as_a_service_would_get_the_fix(tmp_path)
         LibreClassifier.from_json(data)
     with pytest.raises(DataError, match=r"list of dicts \(records\): pass pd\.DataFrame\(X\)"):
         model.predict([dict(X.iloc[0])])
+
+
+def test_a_class_of_a_few_rows_draws_a_warning_that_its_rules_describe_those_rows():
+    """One to five positive rows of 768: the fit memorised them (`age ∈ [min, 31) AND ...`)
+    without a word, its "auto" choice silently unvalidated."""
+    X, _, _ = load_dataset("pima")
+    for k in (1, 4):
+        y = (np.arange(len(X)) < k).astype(int)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            LibreClassifier(random_state=0).fit(X, y)
+        (rare,) = [str(w.message) for w in said if "rules learned from so few" in str(w.message)]
+        assert rare.startswith(f"Only {k} training row{'s' if k > 1 else ''} of 768 ")
+        assert "of the positive class (1)" in rare and "fallback values unvalidated" in rare
+    y = (np.arange(len(X)) < 4).astype(int)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        LibreClassifier(random_state=0, **AUTO_FALLBACK).fit(X, y)  # nothing "auto"
+    (rare,) = [str(w.message) for w in said if "rules learned from so few" in str(w.message)]
+    assert "unvalidated" not in rare
+    y = (np.arange(len(X)) < 10).astype(int)  # ten rows: no warning
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        LibreClassifier(random_state=0).fit(X, y)
+    assert not [w for w in said if "rules learned from so few" in str(w.message)]

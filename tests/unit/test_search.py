@@ -813,8 +813,8 @@ def test_a_class_too_small_for_the_inner_folds_is_named():
     with pytest.raises(DataError, match=r"hold no row of the negative class \(1 in y\)"):
         LibreSearchCV(grid, random_state=0).fit(X, ~y)
     y[1] = True
-    with pytest.warns(UserWarning, match="least populated class"):
-        LibreSearchCV(grid, random_state=0).fit(X, y)
+    with pytest.warns(LibreWarning, match="Only 2 training rows of 200 are of the positive"):
+        LibreSearchCV(grid, random_state=0).fit(X, y)  # the fit's own words, not the splitter's
     # fewer rows of either class than folds: scikit-learn's splitter failed with its own words
     tiny, labels = X.iloc[:6], np.array([False] * 4 + [True] * 2)
     with pytest.raises(
@@ -996,3 +996,22 @@ def test_an_estimator_given_first_as_gridsearchcv_takes_it_is_told_its_name():
     X = pd.DataFrame({"a": np.arange(30.0)})
     with pytest.raises(ParameterError, match=r"pass the estimator by name: LibreSearchCV\(estim"):
         LibreSearchCV(LibreClassifier(), cv=3).fit(X, ["a", "b"] * 15)
+
+
+def test_a_search_that_finds_no_positive_row_out_of_fold_says_so():
+    """Four positive rows of 768: best_score_ 0.000, and the refit's rules were shipped
+    without a word; scikit-learn's "least populated class" warning leaked instead."""
+    X, _, _ = load_dataset("pima")
+    y = (np.arange(len(X)) < 4).astype(int)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        search = LibreSearchCV({"alpha": [0.5, 0.9]}, cv=2, random_state=0).fit(X, y)
+    texts = [str(w.message) for w in said]
+    assert search.best_score_ == 0
+    assert any(t.startswith("No point of the grid scored an F1 above 0") for t in texts)
+    assert any(t.startswith("Only 4 training rows of 768") for t in texts)
+    assert not any("least populated class" in t for t in texts)
+    y = (np.arange(len(X)) < 1).astype(int)
+    with pytest.raises(DataError) as raised:
+        LibreSearchCV({"alpha": [0.5]}, cv=2, random_state=0).fit(X, y)
+    assert "smaller cv" not in str(raised.value) and "without a search" in str(raised.value)
