@@ -97,6 +97,9 @@ def guard_embedded_server() -> subprocess.Popen | None:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        # a session of its own, as the server's: a kill of the command's whole process group
+        # (`timeout -s KILL`, a supervisor) killed the watchdog too and left the server running
+        start_new_session=True,
     )
     return _guarded[pid]
 

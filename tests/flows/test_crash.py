@@ -148,6 +148,42 @@ def test_a_sigkilled_parent_takes_a_just_started_server_with_it(tmp_path):
 
 
 @pytest.mark.skipif(not LINUX, reason="the guard reads /proc (Linux)")
+def test_a_kill_of_the_command_s_process_group_takes_its_detached_server_with_it(tmp_path):
+    """`timeout -s KILL` and supervisors kill a command's whole process group: the watchdog,
+    in that group, died with it, and the server (in a session of its own, as Prefect's is
+    started) ran on for good."""
+    parent = textwrap.dedent(
+        f"""
+        import subprocess, sys, time
+        from libre_flows.flows.embedded_server import guard_embedded_server
+        watchdog = guard_embedded_server()
+        server = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(120)", {SERVER_APP!r}],
+            start_new_session=True,
+        )
+        print(watchdog.pid, server.pid, flush=True)
+        time.sleep(120)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", parent],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+        start_new_session=True,  # its own group, as a shell gives a command
+    )
+    try:
+        watchdog, server = (int(n) for n in proc.stdout.readline().split())
+        mine = {pid: _started(pid) for pid in (watchdog, server)}
+        time.sleep(1)  # the watchdog's first look at its parent
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert _wait_gone({server: mine[server]}, 30) == {}, "the server outlived the killed group"
+    assert _wait_gone({watchdog: mine[watchdog]}, 30) == {}, "the watchdog outlived its parent"
+
+
+@pytest.mark.skipif(not LINUX, reason="the guard reads /proc (Linux)")
 def test_a_server_a_live_descendant_started_for_itself_is_left_alone(tmp_path):
     """A child of the guarded process inherits its token; when the guarded process dies, the
     server that child started (its own, the child still alive) must keep running."""
