@@ -404,6 +404,12 @@ def _status_since(run_dir: Path, summary: dict) -> str | None:
     except (LibreError, OSError, IndexError):
         return None
     now = champion.version if champion is not None else "none"
+    if summary.get("promotion_state") == "pending" and not entry.is_champion:
+        return (
+            f"this run stopped before it applied its promotion decision, so what the report "
+            f"says of promoting {version} did not happen: {version} is {entry.status} and the "
+            f"champion is {now}. Train the spec again to apply it (the run reuses {version})."
+        )
     if promoted and not entry.is_champion:
         reason = f" ({entry.reason})" if entry.reason else ""
         return (

@@ -1,5 +1,6 @@
 """The `libre` command: bad input gives one clear line and a non-zero exit, no traceback."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -235,8 +236,6 @@ def test_a_data_file_replaced_while_it_is_read_is_not_cached(
 def test_models_views_say_which_rows_scored_a_version_and_what_its_report_cautioned(spec_copy):
     """A version trained without a holdout listed its in-sample F1 as a holdout figure, and
     `models show` left out the cautions its report opened with."""
-    import json
-
     from libre_flows.flows.train import train
 
     in_sample = train(spec_copy(holdout_fraction=0))
@@ -269,6 +268,14 @@ def test_report_of_a_run_says_what_changed_for_its_version_since(spec_copy):
     second = train(spec_copy(holdout_fraction=0))  # without a holdout: not promoted itself
     assert first["promoted"] and not second["promoted"]
     store = Path(first["run_dir"]).parents[2]
+    run_json = Path(second["run_dir"]) / "run.json"  # as a run killed before promote leaves it
+    finished = run_json.read_text()
+    run_json.write_text(json.dumps({**json.loads(finished), "promotion_state": "pending"}))
+    code, output = _run("report", second["run_dir"])
+    flat = " ".join(output.split())
+    assert code == 0 and "this run stopped before it applied its promotion decision" in flat
+    assert f"the champion is {first['model_version']}" in flat, flat
+    run_json.write_text(finished)
     code, output = _run("models", "promote", "haberman", second["model_version"], "--store", store)
     assert code == 0, output
     code, output = _run("report", first["run_dir"])
