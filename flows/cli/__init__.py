@@ -504,8 +504,9 @@ def prune(
 ) -> None:
     """Remove a pipeline's older run folders and the cached stage files no remaining run uses.
 
-    Keeps its newest runs and its champion's run, every other pipeline's runs, and the model
-    registry whole; what goes is a cache that a later run computes again."""
+    Keeps its newest runs, the runs that trained and promoted its champion, every other
+    pipeline's runs, and the model registry whole; what goes is a cache that a later run
+    computes again."""
     from libre_lib.errors import LibreError, ParameterError
     from libre_lib.ops.cleanup import RUNS_DIR, prune_store
 

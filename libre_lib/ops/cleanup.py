@@ -186,14 +186,26 @@ def finished_runs(root: str | os.PathLike[str], pipeline: str) -> list[Path]:
     return sorted(found, key=lambda p: (p.name[:15], (p / RUN_FILE).stat().st_mtime_ns))
 
 
-def _stages_listed(run: Path) -> set[tuple[str, str]]:
-    """(stage folder, file name) of every stage file a finished run's ``run.json`` lists
-    (by name, not by path: the store may have moved since)."""
+def _summary(run: Path) -> dict:
+    """A finished run's ``run.json`` ({} if it cannot be read)."""
     try:
         summary = json.loads((run / RUN_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        return set()
-    listed = summary.get("stages") if isinstance(summary, dict) else None
+        return {}
+    return summary if isinstance(summary, dict) else {}
+
+
+def _promoted(run: Path, version: str) -> bool:
+    """Whether ``run`` promoted ``version`` (a later run can promote a version an earlier run
+    registered: both stay while it is the champion)."""
+    summary = _summary(run)
+    return summary.get("model_version") == version and summary.get("promoted") is True
+
+
+def _stages_listed(run: Path) -> set[tuple[str, str]]:
+    """(stage folder, file name) of every stage file a finished run's ``run.json`` lists
+    (by name, not by path: the store may have moved since)."""
+    listed = _summary(run).get("stages")
     out = set()
     for entry in listed if isinstance(listed, list) else ():
         path = entry.get("path") if isinstance(entry, dict) else None
@@ -223,14 +235,14 @@ def prune_store(
 ) -> Pruned:
     """Remove a pipeline's older run folders, then its stage files no remaining run lists.
 
-    Kept: the ``keep_runs`` newest finished runs of ``pipeline`` and the run that trained its
-    champion; every run of the other pipelines in the store; the model registry (``models/``)
-    whole. Then a stage file (and its checksum sidecar) goes when no remaining finished run of
-    any pipeline lists it, ``pipeline`` wrote it (its footer says so; a file of another
-    pipeline, such as one a ``libre validate`` wrote, is that pipeline's to prune), it was
-    written over ``min_age_s`` ago, and its stage is one runs list (so a stage kind no run
-    records is left alone); quarantined ``*.corrupt-*`` files go once as old. Everything
-    removed is a cache: a later run that needs it computes it again.
+    Kept: the ``keep_runs`` newest finished runs of ``pipeline`` and the runs that trained its
+    champion and promoted it; every run of the other pipelines in the store; the model registry
+    (``models/``) whole. Then a stage file (and its checksum sidecar) goes when no remaining
+    finished run of any pipeline lists it, ``pipeline`` wrote it (its footer says so; a file of
+    another pipeline, such as one a ``libre validate`` wrote, is that pipeline's to prune), it
+    was written over ``min_age_s`` ago, and its stage is one runs list (so a stage kind no run
+    records is left alone); quarantined ``*.corrupt-*`` files go once as old. Everything removed
+    is a cache: a later run that needs it computes it again.
 
     Parameters
     ----------
@@ -257,7 +269,8 @@ def prune_store(
     runs = finished_runs(root, pipeline)
     champion = ModelRegistry(root).champion(pipeline) if (root / "models").is_dir() else None
     kept = set(runs[-keep_runs:])
-    kept |= {r for r in runs if champion is not None and r.name == champion.run_id}
+    if champion is not None:  # the run that registered the champion, and those that promoted it
+        kept |= {r for r in runs if r.name == champion.run_id or _promoted(r, champion.version)}
     removed_runs = [r for r in runs if r not in kept]
     remaining = [
         run
