@@ -486,7 +486,8 @@ def prune(
         float,
         typer.Option(
             "--min-age-hours",
-            help="Keep any stage file written more recently (a run in progress may use it).",
+            help="Keep any stage file written or read by a run more recently (a run in "
+            "progress may use it).",
         ),
     ] = 24.0,
     dry_run: Annotated[

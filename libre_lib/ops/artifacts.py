@@ -444,6 +444,7 @@ class ArtifactStore:
             return None
         ref, problem = self._verified_ref(stage, key, path)
         if ref is not None:
+            _touch(path)
             return ref
         with _directory_lock(path.parent):  # re-check: a commit may have been in flight
             ref, problem = self._verified_ref(stage, key, path)
@@ -574,3 +575,13 @@ class ArtifactStore:
             return []
         temps = (path for path in self.root.rglob(".*.tmp-*") if is_temp_name(path.name))
         return remove_stale(temps, max_age_s, Path.unlink)
+
+
+def _touch(path: Path) -> None:
+    """Mark a cache hit's file as just used: ``libre prune`` keeps files used or written within
+    its ``--min-age-hours``, so a run in progress keeps an old stage it reads (a read-only
+    store keeps the file's time)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass

@@ -10,6 +10,7 @@ import pickle
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -507,3 +508,24 @@ def test_a_file_copied_in_under_another_key_is_not_trusted(tmp_path):
     assert store.lookup(STAGE, "b" * 64) is not None
     assert store.lookup(STAGE, "a" * 64) is None  # moved aside, to be recomputed
     assert not os.path.exists(first.path)
+
+
+def test_a_cache_hit_marks_its_file_used_so_prune_keeps_what_a_run_in_progress_reads(tmp_path):
+    """prune's --min-age-hours looked at when a file was written: a run in progress reading a
+    two-day-old stage had 43 of its 48 files pruned under it."""
+    from libre_lib.ops.cleanup import prune_store
+
+    store = ArtifactStore(tmp_path)
+    ref = store.write(STAGE, KEY, make_frame(), {"pipeline": "p"})
+    runs = tmp_path / "runs" / "p" / "20200101-000000-aaaaaaaaaaaa"
+    runs.mkdir(parents=True)
+    (runs / "run.json").write_text(json.dumps({"stages": [{"path": f"{STAGE}/other.parquet"}]}))
+    two_days = time.time() - 2 * 86400
+    os.utime(ref.path, (two_days, two_days))
+    assert store.lookup(STAGE, KEY) == ref  # a run's cache hit
+    assert os.path.getmtime(ref.path) > time.time() - 60
+    assert prune_store(tmp_path, "p", keep_runs=1, dry_run=True).stage_files == ()
+    os.utime(ref.path, (two_days, two_days))  # not used since: prune may take it
+    assert [Path(p).name for p in prune_store(tmp_path, "p", dry_run=True).stage_files] == [
+        f"{KEY}.parquet"
+    ]
