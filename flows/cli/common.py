@@ -243,7 +243,26 @@ def server_note() -> str:
     configured = get_current_settings().api.url
     if configured:
         return f"Prefect server {configured}"
+    check_prefect_home(Path(get_current_settings().home).expanduser())
     return "starting a temporary Prefect server; `libre server start` keeps one running"
+
+
+def check_prefect_home(home: Path) -> None:
+    """Refuse at once a PREFECT_HOME that cannot be written: Prefect's temporary server keeps
+    its database there, and on a read-only folder the command waited some two minutes, then
+    failed with "Timed out while attempting to connect to ephemeral Prefect API server"."""
+    import tempfile
+
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=home, prefix=".libre-write-check-"):
+            pass
+    except OSError as exc:
+        raise PermissionError(
+            f"PREFECT_HOME {str(home)!r} cannot be written ({exc.strerror or exc}): Prefect's "
+            "temporary server keeps its database there. Set PREFECT_HOME to a writable "
+            "folder, or PREFECT_API_URL to a running server."
+        ) from None
 
 
 def fail(exc: BaseException, debug: bool) -> None:

@@ -4,6 +4,7 @@ a spec file stands for its pipeline, in its own store."""
 
 import os
 
+import pytest
 from typer.testing import CliRunner
 
 from libre_flows.flows.cli import app, latest_run
@@ -189,3 +190,16 @@ def test_a_store_that_is_a_file_is_named_as_such(tmp_path):
         result = runner.invoke(invoke, args, terminal_width=300)
         assert result.exit_code == 1, (args, result.output)
         assert f"The store {store} is a file, not a folder." in " ".join(result.output.split())
+
+
+def test_a_prefect_home_that_cannot_be_written_is_refused_at_once(tmp_path):
+    """A read-only PREFECT_HOME: libre train and libre score waited some two minutes, then
+    said "Timed out while attempting to connect to ephemeral Prefect API server"."""
+    from libre_flows.flows.cli.common import check_prefect_home
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(PermissionError, match=r"PREFECT_HOME '.*a-file/home' cannot be written"):
+        check_prefect_home(blocker / "home")
+    check_prefect_home(tmp_path / "new" / "home")  # created when missing
+    assert (tmp_path / "new" / "home").is_dir() and not list((tmp_path / "new" / "home").iterdir())
