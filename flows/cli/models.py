@@ -192,9 +192,17 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = None, debug: Debug = 
             f"[{style}]{version.status}[/]" if style else version.status,
             _rate(version.metrics.get("f1")) + (" *" if version.version in in_sample else ""),
             _count(version.metrics.get("n_rules")),
-            *((Text(version.reason),) if wide else ()),
+            *((Text(_reason(version)),) if wide else ()),
         )
     console.print(table)
+
+
+def _reason(entry) -> str:
+    """The version's promotion reason; for a candidate never decided on (its run stopped before
+    the promotion), that."""
+    if entry.reason or entry.status != "candidate" or entry.decided_at:
+        return entry.reason
+    return "undecided: its run stopped before the promotion (training the spec again decides)"
 
 
 @models_app.command("show")
@@ -223,7 +231,7 @@ def show_version(
         valid = f"failed ({failed} not met)"
     rows = [
         ("status", entry.status),
-        ("reason", entry.reason or "–"),
+        ("reason", _reason(entry) or "–"),
         ("created", entry.created_at),
         ("decided", entry.decided_at or "–"),
         ("run id", entry.run_id),

@@ -1277,3 +1277,29 @@ def test_a_version_recorded_under_an_earlier_spec_hash_is_still_reused(registry,
         PIPE, models[0].to_json(), metrics={"f1": 0.6}, spec_hash="else" * 4, **kwargs
     )
     assert new and other.version != old.version
+
+
+def test_a_version_whose_run_stopped_before_promotion_reads_undecided(
+    registry, models, tmp_path, monkeypatch
+):
+    """`libre models list` showed such a version as a candidate with an empty reason."""
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+    from libre_flows.flows.cli import models as models_cli
+
+    monkeypatch.setattr(models_cli.console, "width", 200)  # room for the reason column
+
+    first = register(registry, models[0])
+    registry.promote(PIPE, first.version)
+    stopped = register(registry, models[1], run_id="run-2")  # registered, never decided
+    assert stopped.status == "candidate" and not stopped.reason
+    root = str(tmp_path / "store")
+    runner = CliRunner()
+    listed = runner.invoke(app, ["models", "list", PIPE, "--store", root])
+    row = next(line for line in listed.output.splitlines() if stopped.version in line)
+    assert "undecided: its run stopped before the promotion" in row
+    shown = runner.invoke(app, ["models", "show", PIPE, stopped.version, "--store", root])
+    assert "undecided: its run stopped" in " ".join(shown.output.split())
+    shown = runner.invoke(app, ["models", "show", PIPE, first.version, "--store", root])
+    assert "undecided" not in shown.output
