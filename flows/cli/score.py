@@ -132,6 +132,7 @@ def score_command(
             soft_wrap=True,
         )
         started = time.perf_counter()
+        replaced = Path(output).expanduser().is_file()
         with pipeline_console(debug, f"scoring ({server_note()})"):
             summary = run_score(
                 model, inputs, output, batch_rows=batch_rows, fail_on_drift=fail_on_drift
@@ -145,10 +146,10 @@ def score_command(
             "temporary file and renamed only when every batch is in)."
         )
     work_committed()
-    _print_summary(summary, time.perf_counter() - started)
+    _print_summary(summary, time.perf_counter() - started, replaced)
 
 
-def _print_summary(summary: dict, seconds: float) -> None:
+def _print_summary(summary: dict, seconds: float, replaced: bool = False) -> None:
     from libre_lib.errors import counted
     from libre_lib.ops.scoring import NO_ROWS, no_rules_text, predicted_text
 
@@ -180,7 +181,11 @@ def _print_summary(summary: dict, seconds: float) -> None:
                 console.print(f"  [yellow]-[/] {escape(warning['message'])}", highlight=False)
         else:
             console.print("[green]no drift[/] against the model's data contract")
-    console.print(f"output: [green]{escape(str(summary['output']))}[/]", soft_wrap=True)
+    console.print(
+        f"output: [green]{escape(str(summary['output']))}[/]"
+        + (" (replaced the file that was there)" if replaced else ""),
+        soft_wrap=True,
+    )
     console.print(
         f"report artifact: {escape(str(summary.get('artifact')))}; {seconds:.1f} s in total"
     )

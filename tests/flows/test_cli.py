@@ -172,6 +172,13 @@ def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_
     said = " ".join(output.split())
     assert code == 1 and "'haber_man' is neither a model file nor a pipeline name" in said
     assert "Did you mean 'haberman'?" in said and not out.exists()
+    for replaced in (False, True):  # the second scoring replaces the first's output
+        code, output = _run(
+            "score", "haberman", tmp_path / "eu.csv", out, "--store", tmp_path / "store"
+        )
+        said = " ".join(output.split())
+        assert code == 0 and out.exists(), said
+        assert ("(replaced the file that was there)" in said) == replaced, said
 
 
 def test_an_unknown_runner_is_refused_before_prefect_starts(spec_copy):
