@@ -132,6 +132,7 @@ from .inputs import (
     declared_categorical,
     label_array,
     one_vs_rest,
+    one_vs_rest_labels,
     pandas_frame,
     refuse_infinite,
 )
@@ -1012,23 +1013,36 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         return self._refitted().predict_proba(X)
 
     def score(self, X, y, sample_weight=None) -> float:
-        """The best model's :meth:`LibreClassifier.score`: mean accuracy (for one class
-        against the rest, ``y`` compared as ``y == positive_class``).
+        """The search's own metric for the best model on ``X``, ``y``, as scikit-learn's
+        searches score: ``scoring`` (by default the F1 of the positive class, which chose
+        the model), not accuracy. For accuracy, ``best_estimator_.score``.
 
         Parameters
         ----------
         X : DataFrame or array of shape (n_samples, n_features)
             The rows to predict.
         y : array-like of shape (n_samples,)
-            Their labels.
+            Their labels; for one class against the rest, the labels of every class
+            (compared as ``y == positive_class``) or the model's own classes, True and False.
         sample_weight : array-like of shape (n_samples,), default=None
-            Row weights.
+            Row weights (for the default F1; a scorer of ``scoring`` is called without them,
+            as scikit-learn's searches call theirs).
 
         Returns
         -------
         float
         """
-        return self._refitted().score(X, y, sample_weight=sample_weight)
+        model = self._refitted()
+        labels = y
+        if one_vs_rest(model.positive_class_, model.positive_class):
+            labels = one_vs_rest_labels(y, model.positive_class)
+        scorer = _scorer(self.scoring, model.positive_class_)
+        if scorer is not None:
+            return float(scorer(model, X, labels))
+        truth = np.asarray(labels, dtype=object) == model.positive_class_
+        predicted = model.fired_rules(X).any(axis=1)
+        weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        return float(f1_score(truth, predicted, weight))
 
     def fired_rules(self, X) -> np.ndarray:
         """Which rule of the best model fires on which row (:meth:`LibreClassifier.fired_rules`).

@@ -290,7 +290,11 @@ def test_explicit_positive_class_and_one_vs_rest():
     search = LibreSearchCV(
         {"alpha": [0.5, 0.9]}, estimator=inner, positive_class="green", cv=2, random_state=0
     ).fit(X, y)
-    assert search.score(X, y) == 1.0 and search.score(X, wrong) == pytest.approx(2 / 6)
+    assert search.score(X, y) == 1.0  # the search's metric, F1 of green, as GridSearchCV's
+    assert search.score(X, wrong) == pytest.approx(2 * 2 / (6 + 2))
+    assert search.best_estimator_.score(X, wrong) == pytest.approx(2 / 6)  # accuracy
+    search.set_params(scoring="accuracy").fit(X, y)
+    assert search.score(X, wrong) == pytest.approx(2 / 6)
 
 
 def test_target_name_comes_from_the_series():
