@@ -24,7 +24,11 @@ def offsets(n_bins: np.ndarray) -> np.ndarray:
 
 
 def inverse_one_hot(codes: np.ndarray, n_bins: np.ndarray) -> np.ndarray:
-    """Bit matrix (rows x sum(n_bins), bool) of bin codes; code -1 gives an all-ones block."""
+    """Bit matrix (rows x sum(n_bins), bool) of bin codes (the paper's inverse one-hot,
+    section 3). Code -1 gives an all-ones block, which the lattice reads as "every bin": a
+    display and test helper only, since a model's coverage matches a value no bin holds only
+    by rules that leave its column free; the learners never see -1
+    (:class:`ZeroSets` refuses it)."""
     codes = np.asarray(codes)
     n_bins = np.asarray(n_bins, dtype=np.int64)
     bits = np.ones((codes.shape[0], int(n_bins.sum())), dtype=bool)

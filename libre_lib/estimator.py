@@ -117,9 +117,10 @@ AUTO_CHOICE = (0.01, 1.0)
 #: set has at most 8 rules.
 AUTO_STOPS = (1, 2, 3, 5, 8)
 #: The "auto" parameters' values when no choice is made (too few rows of a class to validate,
-#: or a model assembled from stages without one): the paper's learner (no tolerance, alpha
-#: 0.5, no early stop) on ChiMerge bins capped at 3 intervals (the paper's ChiMerge is uncapped:
-#: ``max_intervals=None``).
+#: or a model assembled from stages without one): the paper's learner (no tolerance) and its
+#: selection without an early stop, with alpha 0.5 (the lowest of the paper's grid; this
+#: library's choice), on ChiMerge bins capped at 3 intervals (the paper's ChiMerge is
+#: uncapped: ``max_intervals=None``).
 AUTO_FALLBACK = {"max_intervals": 3, "conflict_tolerance": 0.0, "alpha": 0.5, "max_rules": None}
 #: The parameters "auto" may choose, in the order their combinations are scored.
 AUTO_CHOSEN = tuple(AUTO_FALLBACK)
@@ -209,12 +210,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Weight of new positives against new negatives in the weighted set cover (section 3.3):
         a rule joins while its new positives are more than ``(1 - alpha) / alpha`` times its new
         negatives, i.e. its marginal precision exceeds ``1 - alpha``. 0.5 accepts only rules
-        that make the rule set more accurate on its training data; the paper's default is
-        0.7. "auto" (the default) chooses from :data:`AUTO_ALPHAS` by inner cross-validation
-        (see ``conflict_tolerance``): on imbalanced data F1 rewards rules below 50 %
-        precision. "f1" (not in the paper): the cover takes the rule that raises the rule
-        set's training F1 the most, while one does and (with negatives the majority) true
-        positives stay at least as many as false ones.
+        that make the rule set more accurate on its training data; the paper tunes 0.5, 0.7 and
+        0.9 (its Appendix C uses 0.7). "auto" (the default) chooses from :data:`AUTO_ALPHAS`
+        by inner cross-validation (see ``conflict_tolerance``): on imbalanced data F1 rewards
+        rules below 50 % precision. "f1" (not in the paper): the cover takes the rule that
+        raises the rule set's training F1 the most, while one does and (with negatives the
+        majority) true positives stay at least as many as false ones.
     chi2_threshold : float >= 0, default=4.6
         ChiMerge threshold: adjacent intervals whose chi-square is below it are merged.
     max_intervals : int, None or "auto", default="auto"
@@ -238,7 +239,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         0 is the paper's learner: a boundary point covers no training negative of its
         learner's projection (records identical to its seed aside). With a value > 0 (not in
         the paper) a learner may keep generalizing while the negatives its point covers weigh
-        at most ``conflict_tolerance`` times the positives it covers: fewer, more general rules
+        at most ``conflict_tolerance`` times the positives it covers (negatives identical to its
+        seed in the learner's columns aside, as at 0): fewer, more general rules
         on large noisy data. Needs ``heuristic="H1"`` and ``seeds="uncovered"``. "auto"
         chooses 0 or 0.5 (0 for other learners) by inner cross-validation: stratified 5-fold
         (3-fold from 20,000 rows) F1 of every combination of the "auto" parameters' values,

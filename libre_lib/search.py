@@ -7,9 +7,10 @@ The paper (Mita et al. 2020, section 4, "Parameter Tuning") tunes LIBRE over
 * the set-cover weight ``alpha`` in {.5, .7, .9},
 * the ChiMerge threshold ``chi2_threshold`` in {6, 4.6, 4},
 
-54 combinations (:data:`PAPER_GRID`). Its appendix adds that the early stop of the weighted
-set cover should be tuned too, and the authors' code applies it as "use only the first k
-selected rules". The default grid :data:`DEFAULT_GRID` is the paper's grid times
+54 combinations (:data:`PAPER_GRID`). Its LIBRE has no early stop (its appendix leaves the
+effect of early stopping unreported; only "LIBRE 3" caps the rules); the authors' code offers
+one as "use only the first k selected rules", and this library tunes it. The default grid
+:data:`DEFAULT_GRID` is the paper's grid times
 
 * the early stop ``max_rules`` in {1, 2, 3, 5, 8} (:data:`EARLY_STOP`),
 * the learners' subset-size policy ``subset_sizes`` in {"cycle", "fixed"},

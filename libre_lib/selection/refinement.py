@@ -1,7 +1,7 @@
 """Boundary refinement: the selected rules' numeric cut points moved to the training rows' own
 gaps (not in the paper; it follows section 3.3's set cover).
 
-ChiMerge places cut points from each column's class counts alone (section 3), so a rule's
+ChiMerge places cut points from each column's class counts alone (section 4), so a rule's
 boundary on one column sits where that column's classes change on their own, not where they
 change among the rows its other conditions select. Refinement moves each endpoint of a
 numeric condition to the position that most raises a training score of the whole rule set
