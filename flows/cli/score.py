@@ -149,6 +149,29 @@ def score_command(
     _print_summary(summary, time.perf_counter() - started, replaced)
 
 
+#: More drift warnings than this on columns no rule tests are given as one line.
+UNTESTED_SHOWN = 3
+
+
+def _print_warnings(warnings: list[dict]) -> None:
+    """Drift warnings on the columns the rules test first, each on its line; those on columns
+    no rule tests (predictions unaffected) too, or as one line naming the columns when there
+    are more than :data:`UNTESTED_SHOWN` (a wide table's noise columns gave 43 lines)."""
+    tested = [w for w in warnings if w.get("tested", True)]
+    untested = [w for w in warnings if not w.get("tested", True)]
+    for warning in tested + (untested if len(untested) <= UNTESTED_SHOWN else []):
+        console.print(f"  [yellow]-[/] {escape(warning['message'])}", highlight=False)
+    if len(untested) > UNTESTED_SHOWN:
+        names = list(dict.fromkeys(str(w["column"]) for w in untested))
+        shown = ", ".join(repr(n) for n in names[:8]) + (", ..." if len(names) > 8 else "")
+        console.print(
+            f"  [yellow]-[/] {len(untested)} on {len(names)} columns no rule tests, so "
+            f"predictions are unaffected: {escape(shown)} (the scoring report artifact lists "
+            "each)",
+            highlight=False,
+        )
+
+
 def _print_summary(summary: dict, seconds: float, replaced: bool = False) -> None:
     from libre_lib.errors import counted
     from libre_lib.ops.scoring import NO_ROWS, no_rules_text, predicted_text
@@ -177,8 +200,7 @@ def _print_summary(summary: dict, seconds: float, replaced: bool = False) -> Non
             console.print(
                 f"[yellow]{counted(len(warnings), 'drift warning')}[/] (rows were scored):"
             )
-            for warning in warnings:
-                console.print(f"  [yellow]-[/] {escape(warning['message'])}", highlight=False)
+            _print_warnings(warnings)
         else:
             console.print("[green]no drift[/] against the model's data contract")
     console.print(

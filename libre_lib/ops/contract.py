@@ -116,8 +116,12 @@ def _examples(values: Iterable, limit: int = MAX_EXAMPLES) -> tuple:
 
 
 def _fmt(value) -> str:
+    """A value for a message: whole floats as integers, others to 6 significant digits (the
+    training range read [-2.70660, 2.69122], not [-2.7065975442971535, 2.6912150260939796])."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.6g}"
     return repr(value) if isinstance(value, str) else str(value)
 
 

@@ -1107,6 +1107,11 @@ class ScoringSummary:
     def warnings(self) -> tuple[ContractIssue, ...]:
         return self.report.warnings
 
+    def _tested(self, column) -> bool:
+        """Whether a rule tests ``column`` (a drift warning there can change predictions)."""
+        observation = self.report.observations.get(column)
+        return True if observation is None else bool(observation.in_rules)
+
     def to_dict(self) -> dict:
         positive = self.positive_class
         if isinstance(positive, np.generic):
@@ -1126,7 +1131,7 @@ class ScoringSummary:
                 {"index": i, "rule": t, "rows": n}
                 for i, (t, n) in enumerate(zip(self.rule_texts, self.rule_counts, strict=True))
             ],
-            "warnings": [w.to_dict() for w in self.warnings],
+            "warnings": [{**w.to_dict(), "tested": self._tested(w.column)} for w in self.warnings],
             "report": self.report.to_dict(),
         }
 

@@ -1126,3 +1126,35 @@ def test_a_labelled_batch_of_a_target_named_prediction_is_told_apart_from_an_old
         score_files(model, tmp_path / "batch.parquet", tmp_path / "out.parquet")
     scored, _ = score_frame(model, X)
     assert list(scored["prediction"]) == list(model.predict(X))
+
+
+def test_drift_on_columns_no_rule_tests_is_told_apart_and_one_line_on_the_command(tmp_path):
+    """A 300-column table scored 45 drift warnings, each on its line, 43 of them on noise
+    columns no rule tests, with bounds in full precision."""
+    from libre_flows.flows.cli.common import console
+    from libre_flows.flows.cli.score import _print_warnings
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({f"noise_{i}": rng.normal(size=300) for i in range(6)})
+    X["signal"] = rng.normal(size=300)
+    y = np.where(X["signal"] > 0.5, "yes", "no")
+    model = LibreClassifier(random_state=0, positive_class="yes").fit(X, y)
+    assert {f for rule in model.rules_ for f in rule.features} == {"signal"}
+    batch = X.head(50) * 10  # every column beyond its training range
+    batch.to_parquet(tmp_path / "batch.parquet")
+    contract = DataContract.from_model(model, X)
+    summary = score_files(
+        model, tmp_path / "batch.parquet", tmp_path / "out.parquet", contract=contract
+    ).to_dict()
+    tested = {w["column"]: w["tested"] for w in summary["warnings"]}
+    assert tested == {**{f"noise_{i}": False for i in range(6)}, "signal": True}
+    message = next(w["message"] for w in summary["warnings"] if w["column"] == "noise_0")
+    assert re.search(r"training range \[-?\d+\.\d{1,5}, \d+\.\d{1,5}\]", message), message
+    with console.capture() as captured:
+        _print_warnings(summary["warnings"])
+    lines = captured.get().strip().splitlines()
+    assert len(lines) == 2 and "'signal'" in lines[0]
+    assert lines[1].startswith("  - 6 on 6 columns no rule tests, so predictions are unaffected")
+    with console.capture() as captured:
+        _print_warnings(summary["warnings"][:3])  # few: each on its line
+    assert len(captured.get().strip().splitlines()) == 3
