@@ -1152,8 +1152,7 @@ def _positive_class_hint(positive_class, classes) -> str:
     """What to pass instead of a ``positive_class`` that is not among y's ``classes``."""
     if isinstance(positive_class, list | tuple | set | np.ndarray | pd.Series):
         return " positive_class names one label, not a list of them."
-    spelled = [c for c in classes if str(c).strip().lower() == str(positive_class).strip().lower()]
-    spelled = spelled or same_number(positive_class, classes)
+    spelled = same_label(positive_class, classes) or same_number(positive_class, classes)
     if spelled:
         return f" Did you mean positive_class={spelled[0]!r}?"
     booleans = all(isinstance(c, bool | np.bool_) for c in classes)
@@ -1175,6 +1174,12 @@ USUAL_MARKERS = frozenset({"?", "-", ".", "--", "n/a", "na", "null", "nan", "#n/
 def is_usual_marker(value) -> bool:
     """Is ``value`` a text that often writes a missing value ("?", "n/a", "", ...)?"""
     return isinstance(value, str) and (not value.strip() or value.strip().lower() in USUAL_MARKERS)
+
+
+def same_label(label, classes) -> list:
+    """The ``classes`` that write ``label`` with other case or spaces ("true" and "True")."""
+    key = str(label).strip().casefold()
+    return [c for c in classes if str(c).strip().casefold() == key]
 
 
 def same_number(label, classes) -> list:

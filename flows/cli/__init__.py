@@ -254,11 +254,13 @@ def init(
     except user_errors() as exc:
         fail(exc, debug)
         return
+    from libre_lib.errors import counted
+
     categorical = f", {len(found.categorical)} of them categorical" if found.categorical else ""
     console.print(
         f"wrote [cyan]{escape(str(spec_path))}[/]: target {found.target!r}, positive class "
         f"{found.positive_class!r} ({found.why_positive}, {found.positive_share:.1%} of the "
-        f"rows read; --positive chooses another); {len(found.features)} features"
+        f"rows read; --positive chooses another); {counted(len(found.features), 'feature')}"
         f"{categorical}",
         soft_wrap=True,
         highlight=False,

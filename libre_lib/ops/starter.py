@@ -23,6 +23,7 @@ from ..inputs import (
     date_text_example,
     numbers_as_text_message,
     python_scalar,
+    same_label,
     same_number,
     spelled_alike,
     temporal_kind,
@@ -338,7 +339,7 @@ def starter(
     if positive_class is not None:
         if str(positive_class) not in counts.index:
             shown = ", ".join(repr(c) for c in classes[:MAX_CLASSES])
-            written = same_number(positive_class, classes)
+            written = same_label(positive_class, classes) or same_number(positive_class, classes)
             hint = f" Did you mean --positive {written[0]!r}?" if written else ""
             raise DataError(
                 f"--positive {positive_class!r} is not a value of the target column {target!r} "
@@ -495,9 +496,11 @@ def _spelled_alike(counts: pd.Series) -> str | None:
 
 
 def pipeline_name(path: str | Path) -> str:
-    """A valid pipeline name from a file name: lower case, runs of other characters as one
-    dash (``Customer Visits.csv`` → ``customer-visits``)."""
-    stem = Path(str(path).rstrip("/")).name.split(".")[0].lower()
+    """A valid pipeline name from a file name: accents dropped, lower case, runs of other
+    characters as one dash (``Customer Visits.csv`` → ``customer-visits``, ``données.csv`` →
+    ``donnees``)."""
+    stem = Path(str(path).rstrip("/")).name.split(".")[0]
+    stem = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode().lower()
     name = re.sub(r"[^a-z0-9]+", "-", stem).strip("-")[:61].strip("-")
     return name or "pipeline"
 
@@ -637,9 +640,13 @@ def _durations(series: pd.Series) -> str | None:
 
 def _codes(series: pd.Series) -> list | None:
     """The sorted distinct values of a column of numbers that may be codes: whole numbers,
-    from 3 to :data:`MAX_CODES` of them; None otherwise."""
-    values = pd.to_numeric(series, errors="coerce").dropna().unique()
-    if not 3 <= len(values) <= MAX_CODES or not np.all(np.mod(values, 1) == 0):
+    from 3 to :data:`MAX_CODES` of them, in at least twice as many rows (in a few rows any
+    column holds few values); None otherwise."""
+    numbers = pd.to_numeric(series, errors="coerce").dropna()
+    values = numbers.unique()
+    if not 3 <= len(values) <= MAX_CODES or len(numbers) < 2 * MAX_CODES:
+        return None
+    if not np.all(np.mod(values, 1) == 0):
         return None
     return sorted(int(v) for v in values)
 

@@ -107,6 +107,9 @@ def test_a_positive_class_written_as_another_number_is_suggested():
     frame = _frame().assign(churned=lambda f: np.where(f.churned == "yes", "1.0", "0.0"))
     with pytest.raises(DataError, match=re.escape("Did you mean --positive '1.0'?")):
         st.starter(frame, "churned", positive_class="1")
+    booleans = _frame().assign(churned=lambda f: np.where(f.churned == "yes", "True", "False"))
+    with pytest.raises(DataError, match=re.escape("Did you mean --positive 'True'?")):
+        st.starter(booleans, "churned", positive_class="true")  # it said nothing
 
 
 def test_without_a_target_and_a_two_valued_column_init_says_what_to_give():
@@ -203,6 +206,7 @@ def test_pipeline_names_come_from_file_names():
     assert st.pipeline_name("data/Customer Visits 2026.csv.gz") == "customer-visits-2026"
     assert st.pipeline_name("parts/") == "parts"
     assert st.pipeline_name("___.csv") == "pipeline"
+    assert st.pipeline_name("données patients v2.csv") == "donnees-patients-v2"  # not donn-es
 
 
 def test_texts_that_stand_for_missing_numbers_are_read_as_missing(tmp_path):
@@ -467,3 +471,17 @@ def test_a_class_written_na_is_named_not_dropped_without_a_word(tmp_path):
     declared = st.target_missing_texts(str(path), "csv", "region", {"na_values": ["NA"]})
     assert declared == {}  # markers the spec declares are meant as missing
     assert st.target_missing_texts(str(path), "parquet", "region") == {}
+
+
+def test_a_table_of_a_few_rows_names_no_column_as_possible_codes():
+    """On 12 rows init named four columns "few whole numbers, codes?" for their few values."""
+    rng = np.random.default_rng(0)
+    small = pd.DataFrame(
+        {
+            "age": rng.integers(20, 80, 12),
+            "visits": rng.integers(0, 5, 12),
+            "churned": ["yes", "no"] * 6,
+        }
+    )
+    assert st.starter(small, "churned").codes == {}
+    assert "visits" in st.starter(pd.concat([small] * 5), "churned").codes
