@@ -325,7 +325,7 @@ def starter(
         )
     if len(counts) < 2:
         found = f"only {counts.index[0]!r}" if len(counts) else "no value"
-        hint = f" Its {missing_texts_hint(unlabeled_texts)}" if unlabeled_texts else ""  # cells
+        hint = f" Its {missing_texts_hint(unlabeled_texts)}" if unlabeled_texts else ""
         raise DataError(
             f"Target column {target!r} holds {found}: the rules need two classes.{hint}"
         )
