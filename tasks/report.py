@@ -57,11 +57,15 @@ def report(
     model = load_model(store_root, rules)
     if choice is not None:  # the model's JSON does not keep its inner scores
         model.auto_scores_ = load_choice(store_root, choice).scores
+    frame, flags = read_frame(store_root, data), holdout_flags(store_root, split)
+    if read.get("streamed") is None:  # a streamed run's frame is a sample: no rates from it
+        X_train = stages.split_rows(spec, frame, flags)[0]
+        notes = (*notes, *stages.drift_notes(ModelRegistry(store_root), spec, X_train, model))
     trained = stages.report(
         spec,
         model,
-        read_frame(store_root, data),
-        holdout_flags(store_root, split),
+        frame,
+        flags,
         load_validation(store_root, validation),
         None
         if picked is None
@@ -179,6 +183,13 @@ def outcome(registration: Registration) -> dict:
     }
 
 
+def _column_changes(registration: Registration) -> list[str]:
+    """The columns the new version reads that the champion did not, or no longer reads (the
+    report's "changes since the champion" says it; ``libre train`` prints it too)."""
+    changes = registration.changes
+    return [changes.columns] if changes is not None and changes.columns else []
+
+
 def summarize(
     spec: PipelineSpec,
     run_dir: Path,
@@ -198,7 +209,7 @@ def summarize(
         "model": str(run_dir / "model.json"),
         "metrics": trained.metrics,
         "metrics_on": trained.scored_rows[2] if trained.scored_rows is not None else "holdout",
-        "notes": list(trained.rules.notes),
+        "notes": list(trained.rules.notes) + _column_changes(registration),
         "cautions": list(trained.rules.cautions),
         **outcome(registration),
         "stages": [

@@ -30,7 +30,7 @@ from sklearn.model_selection import train_test_split
 from ..discretization import CATEGORICAL, Discretization, identifier_messages
 from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
-from ..errors import DataError, SpecError, counted, excerpt
+from ..errors import DataError, LibreError, SpecError, counted, excerpt
 from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier, auto_refit_order
 from ..inputs import (
     Target,
@@ -41,6 +41,7 @@ from ..inputs import (
     same_number,
 )
 from ..params import AUTO
+from ..rules import tested_columns
 from ..search import (
     WIDE_COLUMNS,
     WIDE_MAX_FEATURES,
@@ -974,6 +975,59 @@ def unheld_label_notes(spec: PipelineSpec, X_train: pd.DataFrame) -> tuple[str, 
                 "spelling (the labels of values the data hold are shown)."
             )
     return tuple(notes)
+
+
+#: At most this many columns are named by :func:`drift_notes`.
+DRIFT_NOTES = 5
+
+
+def drift_notes(
+    registry: ModelRegistry, spec: PipelineSpec, X_train: pd.DataFrame, model: LibreClassifier
+) -> tuple[str, ...]:
+    """What changed in the columns a rule tests (the champion's or this model's) since the
+    champion's training rows, from the champion's data contract: a column that turned to text,
+    a missing share far above the champion's, categories it never saw. Validation checks the
+    spec's expectations only; a spec ``libre init`` wrote has none, and a column 90 % missing
+    trained and was promoted without a word. Empty without a champion or its contract."""
+    from .contract import MISSING_COLUMN, MISSING_RATE, NEW_MISSING, UNSEEN_CATEGORY, WRONG_TYPE
+
+    try:
+        champion = registry.champion(spec.name)
+        contract = registry.load_contract(spec.name, champion.version) if champion else None
+    except (LibreError, OSError, ValueError):
+        return ()
+    if contract is None or not len(X_train):
+        return ()
+    tested = tested_columns(model.rules_) | {c.name for c in contract.columns if c.in_rules}
+    checked = contract.check(X_train, raise_errors=False, empty_columns=False)
+    found = []
+    for issue in (*checked.errors, *checked.warnings):
+        if issue.column not in tested or issue.problem == MISSING_COLUMN:
+            continue  # a column gone from the data: the changes since the champion name it
+        observation = checked.observations.get(issue.column)
+        if issue.problem == WRONG_TYPE:
+            found.append(issue.message)
+        elif issue.problem in (MISSING_RATE, NEW_MISSING) and observation is not None:
+            before = observation.training_missing_rate or 0.0
+            found.append(
+                f"column {issue.column!r}: {observation.missing_rate:.0%} missing, against "
+                f"{before:.0%} in the champion's training rows"
+            )
+        elif issue.problem == UNSEEN_CATEGORY and observation is not None:
+            found.append(
+                f"column {issue.column!r}: {observation.n_unseen:,} of {observation.n_rows:,} "
+                f"values are categories the champion never saw, e.g. "
+                f"{list(observation.unseen_examples)!r}"
+            )
+    if not found:
+        return ()
+    more = len(found) - DRIFT_NOTES
+    return (
+        f"Since the champion {champion.version}'s training rows, in columns the rules test: "
+        + "; ".join(found[:DRIFT_NOTES])
+        + (f"; and {more} more" if more > 0 else "")
+        + ". Check the data before trusting either model's comparison.",
+    )
 
 
 def refine_skipped(spec: PipelineSpec) -> str | None:

@@ -2,6 +2,7 @@
 champion's model is rescored on those rows, and run.json and the report say which rows."""
 
 import json
+import re
 from pathlib import Path
 
 from libre_flows.flows.train import train
@@ -119,3 +120,30 @@ def test_a_column_read_as_text_now_is_named_as_moving_the_rows_sides(spec_copy, 
     decision = json.loads(Path(second["run_dir"], "run.json").read_text())["decision"]
     assert "'year_of_operation' is read as text in one version" in decision["scored_on"]
     assert decision["scored_on"].endswith("(that favours it)")
+
+
+def test_a_tested_column_gone_mostly_missing_since_the_champion_is_a_note_of_the_run(
+    spec_copy, data_copy
+):
+    """A column the rules test went 90 % missing: a spec without expectations on it trained,
+    and the new model was promoted, without a word; scoring would have warned of it."""
+    import numpy as np
+    import pandas as pd
+
+    data = data_copy("haberman.csv")
+    spec = spec_copy(data={"path": str(data)}, expectations={"min_rows": 100})
+    first = train(spec)
+    registry = ModelRegistry(Path(first["run_dir"]).parents[2])
+    tested = sorted({f for rule in registry.load_model("haberman").rules_ for f in rule.features})
+    assert tested and not any("Since the champion" in n for n in first["notes"])
+    frame = pd.read_csv(data)
+    column = tested[0]
+    blank = np.random.default_rng(0).random(len(frame)) < 0.9
+    frame[column] = frame[column].astype(float).mask(blank)
+    frame.to_csv(data, index=False)
+    second = train(spec)
+    (note,) = [n for n in second["notes"] if "Since the champion" in n]
+    assert note.startswith(f"Since the champion {first['model_version']}'s training rows")
+    assert re.search(rf"column {column!r}: (8|9)\d% missing, against 0% in the champion's", note)
+    report = Path(second["run_dir"], "report.md").read_text()
+    assert "Since the champion" in report
