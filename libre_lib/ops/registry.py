@@ -1081,7 +1081,7 @@ class ModelRegistry:
         try:
             challenger_scores = holdout.scores(challenger_model)
         except DataError as exc:  # its own holdout: not expected, but never blame the champion
-            reason = shorten(" ".join(str(exc).split()) or type(exc).__name__, 160)
+            reason = _first_sentence(exc)
             return replace(
                 recorded,
                 scored_on=f"{own}, since {candidate.version} cannot score {holdout.source} "
@@ -1090,7 +1090,7 @@ class ModelRegistry:
         try:
             champion_scores = holdout.scores(champion_model)
         except DataError as exc:  # e.g. the champion tests a column these rows lack
-            reason = shorten(" ".join(str(exc).split()) or type(exc).__name__, 160)
+            reason = _first_sentence(exc)
             return replace(
                 recorded,
                 scored_on=f"{own}, since the champion cannot score {holdout.source} ({reason})",
@@ -1539,3 +1539,13 @@ def _exclusive_file_lock(path: Path, pipeline: str) -> Iterator[None]:  # pragma
     finally:
         os.close(fd)
         path.unlink(missing_ok=True)
+
+
+def _first_sentence(exc: BaseException, limit: int = 160) -> str:
+    """An error's first sentence, for a promotion reason (its advice is for another reader:
+    "The model learned it as numbers..." cut at 160 characters read as a broken reason)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    end = text.find(". ")
+    if 0 < end < limit:
+        return text[:end]
+    return shorten(text.rstrip("."), limit)

@@ -19,7 +19,7 @@ import libre_lib.ops.files as files_module
 import libre_lib.ops.registry as registry_module
 from libre_flows.flows.cli.models import models_app
 from libre_lib import LibreClassifier, LibreWarning
-from libre_lib.errors import LibreError
+from libre_lib.errors import DataError, LibreError
 from libre_lib.ops.registry import (
     CANDIDATE,
     CHAMPION,
@@ -1303,3 +1303,19 @@ def test_a_version_whose_run_stopped_before_promotion_reads_undecided(
     assert "undecided: its run stopped" in " ".join(shown.output.split())
     shown = runner.invoke(app, ["models", "show", PIPE, first.version, "--store", root])
     assert "undecided" not in shown.output
+
+
+def test_a_reason_quotes_an_error_s_first_sentence_not_a_cut_paragraph():
+    """The reason read "... The model learned it as numbers… (257 characters)))"."""
+    from libre_lib.ops.registry import _first_sentence
+
+    error = DataError(
+        "Column 'score' should be numeric but holds values that are not numbers (Unable to "
+        "parse string '5.4 pts' at position 0). The model learned it as numbers, so write "
+        "them as numbers in the data, or retrain with the column declared categorical."
+    )
+    assert _first_sentence(error) == (
+        "Column 'score' should be numeric but holds values that are not numbers (Unable to "
+        "parse string '5.4 pts' at position 0)"
+    )
+    assert _first_sentence(DataError("x" * 400)).endswith("(400 characters)")
