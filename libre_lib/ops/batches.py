@@ -15,6 +15,7 @@ added, removed or reordered in a later version of the data, in memory as in a st
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
@@ -188,6 +189,13 @@ def _csv_batches(
         with reader:
             yield from reader
     except (ValueError, TypeError, OSError, pd.errors.ParserError) as exc:
+        found = re.search(r"Usecols do not match columns.*?(\[.*\])", str(exc))
+        if found:  # a part without a column the spec reads: not a format problem
+            raise DataError(
+                f"{part.path!r} lacks column(s) {found.group(1)} that the spec reads (from the "
+                "other parts or features.include): give every part the same columns, or leave "
+                "the column out of the features."
+            ) from None
         raise DataError(
             f"Could not read {part.path!r} as CSV: {exc}. Check the file and data.format / "
             "data.read_options in the spec."

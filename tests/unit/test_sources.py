@@ -256,3 +256,17 @@ def test_the_tsv_parts_of_a_folder_read_with_tabs_as_a_tsv_file_does(tmp_path):
     assert pd.concat(rows)["y"].tolist() == ["no", "yes", "yes"]
     assert read_source(parts[0].path, "csv")["x"].tolist() == [1, 2]
     assert source_columns(folder, "csv", {"sep": ","}) == ["x\ty"]
+
+
+def test_a_part_without_a_column_the_spec_reads_is_named_not_blamed_on_the_format(tmp_path):
+    """It said "Usecols do not match columns ... Check the file and data.format /
+    data.read_options in the spec"."""
+    from libre_lib.ops.batches import plan_parts, read_batches
+
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "a.csv").write_text("x,z,y\n1,5,no\n2,6,yes\n")
+    (tmp_path / "parts" / "b.csv").write_text("x,y\n3,yes\n")
+    parts = plan_parts(str(tmp_path / "parts"), "csv", 100)
+    with pytest.raises(DataError, match=r"b\.csv' lacks column\(s\) \['z'\] that the spec"):
+        for part in parts:
+            list(read_batches(part, "csv", ["x", "z", "y"], ["y"], 100))
