@@ -546,13 +546,28 @@ class DataContract:
         names the data in the messages."""
         present = {str(c) for c in columns}
         loose = {" ".join(name.split()).casefold(): name for name in present}
-        return [
+        issues = [
             _missing_issue(
                 c.name, c.in_rules, where, loose.get(" ".join(c.name.split()).casefold())
             )
             for c in self.columns
             if c.name not in present
         ]
+        known = set(self.names)
+        extra = [str(c) for c in columns if str(c) not in known]
+        if issues and len(extra) == len(issues) <= 3:  # as many new names as lost ones: renamed?
+            shown = ", ".join(map(repr, extra))
+            issues = [
+                replace(
+                    i,
+                    message=f"{i.message}; {where} has {shown}, which the model does not "
+                    "read: renamed?",
+                )
+                if "names must match exactly" not in i.message
+                else i
+                for i in issues
+            ]
+        return issues
 
     def empty_columns(self, report: ContractReport) -> list[ContractIssue]:
         """The errors of the columns the rules test that are empty in every row ``report``

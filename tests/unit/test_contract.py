@@ -403,3 +403,19 @@ def test_a_tested_column_of_codes_written_as_decimals_is_named_as_such():
     decimals = X.assign(code=X["code"] + ".0")
     with pytest.raises(ContractViolation, match=r"the column writes '\d' as '\d\.0' \(a number"):
         contract.check(decimals)
+
+
+def test_a_column_missing_beside_as_many_unknown_ones_asks_whether_it_was_renamed(credit):
+    """A renamed column read "column 'a9': missing from the input" without a word of the new
+    name the input had instead."""
+    X, _, contract = credit
+    renamed = X.rename(columns={"a9": "prior_default"})
+    issues = contract.missing_columns(renamed.columns)
+    (issue,) = issues
+    assert issue.message.startswith("column 'a9': missing from the input")
+    assert issue.message.endswith(
+        "the input has 'prior_default', which the model does not read: renamed?"
+    )
+    extra = X.assign(id=1, source="x", batch=2).drop(columns="a9")  # more new names than lost
+    (issue,) = contract.missing_columns(extra.columns)
+    assert "renamed?" not in issue.message
