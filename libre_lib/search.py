@@ -646,8 +646,12 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if plan.scorer is None and self.best_score_ <= 0:
             warnings.warn(
                 "No point of the grid scored an F1 above 0 on the inner folds' held-out rows: "
-                "the rules refitted on all rows found no positive row out of fold, so do not "
-                "expect them to find any on new rows.",
+                "the rules each fold learned found no positive row they had not seen"
+                + (
+                    ", so do not expect the refitted rules to find any on new rows."
+                    if self.refit
+                    else "."
+                ),
                 LibreWarning,
                 stacklevel=user_stacklevel(),
             )
@@ -1023,27 +1027,35 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         X : DataFrame or array of shape (n_samples, n_features)
             The rows to predict.
         y : array-like of shape (n_samples,)
-            Their labels; for one class against the rest, the labels of every class
-            (compared as ``y == positive_class``) or the model's own classes, True and False.
+            Their labels (a one-column frame too); for one class against the rest, the labels
+            of every class (compared as ``y == positive_class``) or the model's own classes,
+            True and False.
         sample_weight : array-like of shape (n_samples,), default=None
-            Row weights (for the default F1; a scorer of ``scoring`` is called without them,
-            as scikit-learn's searches call theirs).
+            Row weights, passed to a scorer of ``scoring`` as the search's validation passes
+            them.
 
         Returns
         -------
         float
         """
         model = self._refitted()
-        labels = y
+        labels = _labels(y)
         if one_vs_rest(model.positive_class_, model.positive_class):
-            labels = one_vs_rest_labels(y, model.positive_class)
+            labels = one_vs_rest_labels(labels, model.positive_class)
+        weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        fired = model.fired_rules(X)
+        if len(labels) != fired.shape[0] or (weight is not None and len(weight) != len(labels)):
+            raise ParameterError(
+                f"score got {fired.shape[0]} rows of X, {len(labels)} labels"
+                + ("" if weight is None else f" and {len(weight)} weights")
+                + ": give one of each per row."
+            )
         scorer = _scorer(self.scoring, model.positive_class_)
         if scorer is not None:
-            return float(scorer(model, X, labels))
+            extra = {} if weight is None else {"sample_weight": weight}
+            return float(scorer(model, X, labels, **extra))
         truth = np.asarray(labels, dtype=object) == model.positive_class_
-        predicted = model.fired_rules(X).any(axis=1)
-        weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        return float(f1_score(truth, predicted, weight))
+        return float(f1_score(truth, fired.any(axis=1), weight))
 
     def fired_rules(self, X) -> np.ndarray:
         """Which rule of the best model fires on which row (:meth:`LibreClassifier.fired_rules`).

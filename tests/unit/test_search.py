@@ -1015,3 +1015,18 @@ def test_a_search_that_finds_no_positive_row_out_of_fold_says_so():
     with pytest.raises(DataError) as raised:
         LibreSearchCV({"alpha": [0.5]}, cv=2, random_state=0).fit(X, y)
     assert "smaller cv" not in str(raised.value) and "without a search" in str(raised.value)
+
+
+def test_score_takes_a_one_column_y_and_passes_weights_to_the_scorer():
+    """y as a one-column frame scored an "F1" of 82.0 (an n x n broadcast), and a scorer of
+    `scoring` never saw sample_weight."""
+    X, y, info = load_dataset("haberman")
+    grid = {"alpha": [0.5, 0.9]}
+    search = LibreSearchCV(grid, cv=3, random_state=0, positive_class=info.positive_class)
+    search.fit(X, y)
+    assert search.score(X, y.to_frame()) == search.score(X, y) <= 1.0
+    with pytest.raises(ParameterError, match="306 rows of X, 5 labels"):
+        search.score(X, y[:5])
+    search.set_params(scoring="accuracy").fit(X, y)
+    right = (search.predict(X) == y).astype(float)  # weighs only the rows it gets right
+    assert search.score(X, y) < 1.0 and search.score(X, y, sample_weight=right) == 1.0
