@@ -446,7 +446,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)
             self._warn_id_like_columns(frame)  # before the "auto" choice, which silences it
             chosen, self.auto_scores_ = self.choose_auto(frame, target)
-            self._warn_rare_class(target, validated=self.auto_scores_ is not None)
+            self._warn_rare_class(target)
             named = isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns)
             target_name = _target_name(y, frame.columns)
             self.set_chosen(chosen)
@@ -911,25 +911,31 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             stacklevel=user_stacklevel(),
         )
 
-    def _warn_rare_class(self, target: Target, validated: bool) -> None:
+    def _warn_rare_class(self, target: Target) -> None:
         """Warn when the positive class, the one the rules describe, has fewer than
         :data:`RARE_CLASS_ROWS` training rows: rules learned from so few rows describe them
-        rather than a pattern (``validated``: whether the "auto" choice ran its inner folds)."""
+        rather than a pattern (and the "auto" parameters, which need two positive rows per
+        inner fold, take :data:`AUTO_FALLBACK` unvalidated)."""
         count = int(np.count_nonzero(target.positive))
         if count >= RARE_CLASS_ROWS:
             return
+        label = (
+            self.positive_class
+            if one_vs_rest(target.positive_class, self.positive_class)
+            else target.positive_class
+        )
         auto = [name for name in AUTO_CHOSEN if getattr(self, name) == AUTO]
         unvalidated = (
             f' The "auto" parameters ({", ".join(auto)}) took their fallback values '
             "unvalidated: too few rows of the class for inner folds."
-            if auto and not validated
+            if auto and count < 2 * AUTO_FOLDS
             else ""
         )
         warnings.warn(
             f"Only {counted(count, 'training row')} of {target.positive.shape[0]:,} "
-            f"{'is' if count == 1 else 'are'} of the positive class ({target.positive_class!r}):"
-            " rules learned from so few rows describe those rows rather than a pattern, and "
-            f"seldom hold on new rows.{unvalidated}",
+            f"{'is' if count == 1 else 'are'} of the positive class ({label!r}): rules learned "
+            "from so few rows describe those rows rather than a pattern, and seldom hold on new "
+            f"rows.{unvalidated}",
             LibreWarning,
             stacklevel=user_stacklevel(),
         )
