@@ -1543,9 +1543,22 @@ def _exclusive_file_lock(path: Path, pipeline: str) -> Iterator[None]:  # pragma
 
 def _first_sentence(exc: BaseException, limit: int = 160) -> str:
     """An error's first sentence, for a promotion reason (its advice is for another reader:
-    "The model learned it as numbers..." cut at 160 characters read as a broken reason)."""
+    "The model learned it as numbers..." cut at 160 characters read as a broken reason). A
+    sentence ends at a full stop followed by a space and a capital letter, outside quotes and
+    brackets (so a column named ``No. of visits`` does not end it); a text without such an end
+    within ``limit`` characters is shortened."""
     text = " ".join(str(exc).split()) or type(exc).__name__
-    end = text.find(". ")
-    if 0 < end < limit:
-        return text[:end]
+    depth, quoted = 0, None
+    for i, char in enumerate(text[:limit]):
+        if quoted:
+            quoted = None if char == quoted else quoted
+        elif char in "'\"":
+            quoted = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == "." and not depth and text[i + 1 : i + 3].strip()[:1].isupper():
+            if text[i + 1 : i + 2] == " ":
+                return text[:i]
     return shorten(text.rstrip("."), limit)

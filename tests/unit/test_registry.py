@@ -1319,3 +1319,5 @@ def test_a_reason_quotes_an_error_s_first_sentence_not_a_cut_paragraph():
         "parse string '5.4 pts' at position 0)"
     )
     assert _first_sentence(DataError("x" * 400)).endswith("(400 characters)")
+    dotted = DataError("Column 'No. Of visits' holds text (e.g. 5. Five). Write numbers.")
+    assert _first_sentence(dotted) == "Column 'No. Of visits' holds text (e.g. 5. Five)"
