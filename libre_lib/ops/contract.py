@@ -116,13 +116,19 @@ def _examples(values: Iterable, limit: int = MAX_EXAMPLES) -> tuple:
 
 
 def _fmt(value) -> str:
-    """A value for a message: whole floats as integers, others to 6 significant digits (the
-    training range read [-2.70660, 2.69122], not [-2.7065975442971535, 2.6912150260939796])."""
+    """A value for a message: whole floats as integers, short ones as written (1.0000001),
+    long ones to 6 significant digits (the training range read [-2.7066, 2.69122], not
+    [-2.7065975442971535, 2.6912150260939796])."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     if isinstance(value, float | np.floating):
-        return f"{float(value):.6g}"
+        text = repr(float(value))
+        return text if len(text) <= MAX_SHORT_NUMBER else f"{float(value):.6g}"
     return repr(value) if isinstance(value, str) else str(value)
+
+
+#: A number of at most this many characters is written in full in a message.
+MAX_SHORT_NUMBER = 12
 
 
 def _percent(count: int, total: int) -> str:
@@ -543,31 +549,17 @@ class DataContract:
 
     def missing_columns(self, columns: Iterable, where: str = "the input") -> list[ContractIssue]:
         """Errors for the contract's columns that are not in ``columns`` (names); ``where``
-        names the data in the messages."""
-        present = {str(c) for c in columns}
+        names the data in the messages. A column whose name the input writes with other case
+        or spaces is named; otherwise, when the input has as many unknown columns as it
+        lacks (at most 3), they are offered as renamed."""
+        present = [str(c) for c in columns]
         loose = {" ".join(name.split()).casefold(): name for name in present}
-        issues = [
-            _missing_issue(
-                c.name, c.in_rules, where, loose.get(" ".join(c.name.split()).casefold())
-            )
-            for c in self.columns
-            if c.name not in present
-        ]
-        known = set(self.names)
-        extra = [str(c) for c in columns if str(c) not in known]
-        if issues and len(extra) == len(issues) <= 3:  # as many new names as lost ones: renamed?
-            shown = ", ".join(map(repr, extra))
-            issues = [
-                replace(
-                    i,
-                    message=f"{i.message}; {where} has {shown}, which the model does not "
-                    "read: renamed?",
-                )
-                if "names must match exactly" not in i.message
-                else i
-                for i in issues
-            ]
-        return issues
+        lost = [c for c in self.columns if c.name not in present]
+        alike = {c.name: loose.get(" ".join(c.name.split()).casefold()) for c in lost}
+        unmatched = [c for c in lost if alike[c.name] is None]
+        extra = [n for n in present if n not in self.names and n not in alike.values()]
+        renamed = extra if unmatched and len(extra) == len(unmatched) <= 3 else []
+        return [_missing_issue(c.name, c.in_rules, where, alike[c.name], renamed) for c in lost]
 
     def empty_columns(self, report: ContractReport) -> list[ContractIssue]:
         """The errors of the columns the rules test that are empty in every row ``report``
@@ -716,9 +708,10 @@ def _sorted(values) -> list:
 
 
 def _missing_issue(
-    name: str, in_rules: bool, where: str, alike: str | None = None
+    name: str, in_rules: bool, where: str, alike: str | None = None, renamed: list | None = None
 ) -> ContractIssue:
-    """``alike``: a column of ``where`` whose name differs only in case or spaces."""
+    """``alike``: a column of ``where`` whose name differs only in case or spaces;
+    ``renamed``: its unknown columns, as many as it lacks (renamed?)."""
     if alike is not None:
         unused = f" (it has {alike!r}: names must match exactly; rename that column)"
     elif not in_rules:
@@ -728,6 +721,9 @@ def _missing_issue(
         )
     else:
         unused = ""
+    if renamed and alike is None:
+        shown = ", ".join(map(repr, renamed))
+        unused += f"; {where} has {shown}, which the model does not read: renamed?"
     return ContractIssue(
         name, MISSING_COLUMN, ERROR, None, (), f"column {name!r}: missing from {where}{unused}"
     )

@@ -244,17 +244,20 @@ def _score(model, frame: pd.DataFrame, texts: list[str]) -> _Scores:
     return _Scores(fired, prediction, score, np.asarray(inverse).ravel(), patterns, pattern_texts)
 
 
-def _check_no_clash(columns: Iterable, target: str | None = None, where: str = "The input") -> None:
+def _check_no_clash(columns: Iterable, target: str | None = None, file: str | None = None) -> None:
+    """Refuse input columns named as scoring's own (``file``: the input file, for the
+    message): a labelled batch of a target so named, or an earlier scoring output."""
     clash = [c for c in SCORE_COLUMNS if c in {str(n) for n in columns}]
     if not clash:
         return
-    if target is not None and str(target) in clash:  # a labelled batch of a target so named
+    where = "The input" if file is None else f"Input {file}"
+    if target is not None and clash == [str(target)]:  # a labelled batch of a target so named
         raise DataError(
             f"{where} has column {str(target)!r}, the model's target (the labels), and scoring "
             f"writes its answers under that name: drop the column from the input, or rename "
             f"it (e.g. to '{target}_label')."
         )
-    if where != "The input":
+    if file is not None:
         raise DataError(
             f"{where} already has column(s) {clash}, which scoring adds: is it an earlier "
             "scoring output? Move it out of the inputs, or rename or drop those columns."
@@ -957,7 +960,7 @@ def _input_schema(
     schemas, problems = [], []
     for file in files:
         schema = reader.schema(file)
-        _check_no_clash(schema.names, target, f"Input {file.name}")
+        _check_no_clash(schema.names, target, file.name)
         for issue in contract.missing_columns(schema.names, where=file.name):
             problems.append(issue.message)
         schemas.append(schema)

@@ -1126,6 +1126,9 @@ def test_a_labelled_batch_of_a_target_named_prediction_is_told_apart_from_an_old
         score_files(model, tmp_path / "batch.parquet", tmp_path / "out.parquet")
     scored, _ = score_frame(model, X)
     assert list(scored["prediction"]) == list(model.predict(X))
+    scored.to_parquet(tmp_path / "old.parquet")  # an earlier output is still named one
+    with pytest.raises(DataError, match=r"old\.parquet already has column\(s\) .*earlier scoring"):
+        score_files(model, tmp_path / "old.parquet", tmp_path / "out2.parquet")
 
 
 def test_drift_on_columns_no_rule_tests_is_told_apart_and_one_line_on_the_command(tmp_path):
