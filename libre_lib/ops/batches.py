@@ -15,7 +15,6 @@ added, removed or reordered in a later version of the data, in memory as in a st
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
@@ -149,7 +148,7 @@ def read_batches(
     for frame in batches:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
-            raise DataError(f"Data file {part.path!r} has no column(s) {missing}.")
+            raise _no_columns(part.path, missing)
         integers = frame.attrs.get("integers", ())
         yield row, read_types(frame[columns], string_columns, integers)
         row += len(frame)
@@ -163,7 +162,7 @@ def _parquet_batches(part: Part, columns: list[str], batch_rows: int) -> Iterato
         names = set(handle.schema_arrow.names)
         missing = [c for c in columns if c not in names]
         if missing:
-            raise DataError(f"Data file {part.path!r} has no column(s) {missing}.")
+            raise _no_columns(part.path, missing)
         if not part.row_groups:
             return
         integers = integer_fields(handle.schema_arrow)
@@ -176,6 +175,15 @@ def _parquet_batches(part: Part, columns: list[str], batch_rows: int) -> Iterato
             yield frame
 
 
+def _no_columns(path: str, missing: list[str]) -> DataError:
+    """The error of a part without columns the spec reads."""
+    return DataError(
+        f"Data file {path!r} has no column(s) {missing}, which the spec reads (from the other "
+        "parts, or features.include): give every part the same columns, or leave those out of "
+        "the features."
+    )
+
+
 def _csv_batches(
     part: Part, columns: list[str], string_columns: list[str], batch_rows: int, options: dict
 ) -> Iterator[pd.DataFrame]:
@@ -183,19 +191,18 @@ def _csv_batches(
     options.setdefault("na_values", [""])
     dtypes = {c: "string" for c in string_columns}
     try:
+        header = pd.read_csv(part.path, nrows=0, **options).columns
+        missing = [c for c in columns if c not in header]
+        if missing:  # a part without a column the spec reads: not a format problem
+            raise _no_columns(part.path, missing)
         reader = pd.read_csv(
             part.path, dtype=dtypes or None, usecols=columns, chunksize=batch_rows, **options
         )
         with reader:
             yield from reader
+    except DataError:
+        raise
     except (ValueError, TypeError, OSError, pd.errors.ParserError) as exc:
-        found = re.search(r"Usecols do not match columns.*?(\[.*\])", str(exc))
-        if found:  # a part without a column the spec reads: not a format problem
-            raise DataError(
-                f"{part.path!r} lacks column(s) {found.group(1)} that the spec reads (from the "
-                "other parts or features.include): give every part the same columns, or leave "
-                "the column out of the features."
-            ) from None
         raise DataError(
             f"Could not read {part.path!r} as CSV: {exc}. Check the file and data.format / "
             "data.read_options in the spec."
