@@ -81,6 +81,7 @@ from .report_sections import (
     tuning_blocks,
 )
 from .report_sections import fmt as _fmt
+from .spec import yaml_scalar
 
 __all__ = [
     "RuleReport",
@@ -549,7 +550,9 @@ def exact_column_caution(
     if exact_column(model.rules_, X_train, float(np.sum(train_positive))) is None:
         return ()
     column = model.rules_.rules[0].conditions[0].feature
-    remedy = f"features.exclude: [{column}] in a spec, X.drop(columns={column!r}) in Python"
+    remedy = (
+        f"features.exclude: {yaml_scalar([column])} in a spec, X.drop(columns={column!r}) in Python"
+    )
     return (exact_column_message(model.rules_, remedy),)
 
 

@@ -953,6 +953,16 @@ class SpecDumper(yaml.SafeDumper):
 SpecDumper.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT, list("-+0123456789"))
 
 
+def yaml_scalar(value) -> str:
+    """``value`` (or a list) as one line of YAML that the spec loader reads back as written:
+    text quoted where YAML would read it otherwise (``1e3``, ``yes``, ``a: b``)."""
+    listed = value if isinstance(value, list) else [value]
+    text = yaml.dump(
+        listed, Dumper=SpecDumper, default_flow_style=True, allow_unicode=True, width=10**6
+    )
+    return text.strip() if isinstance(value, list) else text.strip()[1:-1]
+
+
 def _refusal(problem: str, where) -> yaml.MarkedYAMLError:
     return yaml.MarkedYAMLError(problem=problem, problem_mark=where.start_mark)
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from ..discretization import distinct_numbers, id_like_message, row_ids_message
 from ..errors import DataError, LibreError, SpecError
@@ -40,7 +39,7 @@ from .sources import (
     source_files,
     text_encoding,
 )
-from .spec import DataSource, PipelineSpec, SpecDumper, directory_format, spec_from_text
+from .spec import DataSource, PipelineSpec, directory_format, spec_from_text, yaml_scalar
 
 #: Rows read to write the spec (the first ones; of a directory, its first file's).
 SAMPLE_ROWS = 100_000
@@ -680,9 +679,5 @@ def _comment(text) -> str:
 
 
 def _scalar(value) -> str:
-    """``value`` as one line of YAML (text quoted where YAML would read it otherwise)."""
-    listed = value if isinstance(value, list) else [value]
-    text = yaml.dump(
-        listed, Dumper=SpecDumper, default_flow_style=True, allow_unicode=True, width=10**6
-    )
-    return text.strip() if isinstance(value, list) else text.strip()[1:-1]
+    """``value`` as one line of YAML (:func:`~libre_lib.ops.spec.yaml_scalar`)."""
+    return yaml_scalar(value)
