@@ -406,11 +406,13 @@ def _status_since(run_dir: Path, summary: dict) -> str | None:
     except (LibreError, OSError, IndexError):
         return None
     now = champion.version if champion is not None else "none"
-    if summary.get("promotion_state") == "pending" and not entry.is_champion:
+    decided = summary.get("decision")
+    to_promote = isinstance(decided, dict) and decided.get("promoted") is True
+    if summary.get("promotion_state") == "pending" and to_promote and not entry.is_champion:
         return (
-            f"this run stopped before it applied its promotion decision, so what the report "
-            f"says of promoting {version} did not happen: {version} is {entry.status} and the "
-            f"champion is {now}. Train the spec again to apply it (the run reuses {version})."
+            f"this run has not applied its decision to promote {version} (it is still "
+            f"running, or it stopped before): {version} is {entry.status} and the champion is "
+            f"{now}. Train the spec again to apply it (the run reuses {version})."
         )
     if promoted and not entry.is_champion:
         reason = f" ({entry.reason})" if entry.reason else ""

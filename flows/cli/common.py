@@ -243,7 +243,11 @@ def server_note() -> str:
     configured = get_current_settings().api.url
     if configured:
         return f"Prefect server {configured}"
-    check_prefect_home(Path(get_current_settings().home).expanduser())
+    settings = get_current_settings()
+    database = settings.server.database.connection_url
+    url = database.get_secret_value() if hasattr(database, "get_secret_value") else database
+    if not url or str(url).startswith("sqlite"):  # the server's database file: under home
+        check_prefect_home(Path(settings.home).expanduser())
     return "starting a temporary Prefect server; `libre server start` keeps one running"
 
 

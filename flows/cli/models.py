@@ -202,7 +202,10 @@ def _reason(entry) -> str:
     the promotion), that."""
     if entry.reason or entry.status != "candidate" or entry.decided_at:
         return entry.reason
-    return "undecided: its run stopped before the promotion (training the spec again decides)"
+    return (
+        "undecided: its run has applied no promotion decision (still running, or it stopped "
+        "before; training the spec again decides)"
+    )
 
 
 @models_app.command("show")

@@ -639,8 +639,8 @@ def _durations(series: pd.Series) -> str | None:
 
 def _codes(series: pd.Series) -> list | None:
     """The sorted distinct values of a column of numbers that may be codes: whole numbers,
-    from 3 to :data:`MAX_CODES` of them, in at least twice as many rows (in a few rows any
-    column holds few values); None otherwise."""
+    from 3 to :data:`MAX_CODES` of them, in at least ``2 * MAX_CODES`` rows (in a few rows
+    any column holds few values); None otherwise."""
     numbers = pd.to_numeric(series, errors="coerce").dropna()
     values = numbers.unique()
     if not 3 <= len(values) <= MAX_CODES or len(numbers) < 2 * MAX_CODES:

@@ -277,10 +277,15 @@ def test_report_of_a_run_says_what_changed_for_its_version_since(spec_copy):
     store = Path(first["run_dir"]).parents[2]
     run_json = Path(second["run_dir"]) / "run.json"  # as a run killed before promote leaves it
     finished = run_json.read_text()
-    run_json.write_text(json.dumps({**json.loads(finished), "promotion_state": "pending"}))
+    pending = {**json.loads(finished), "promotion_state": "pending"}
+    run_json.write_text(json.dumps(pending))  # a decision not to promote: nothing to say
+    code, output = _run("report", second["run_dir"])
+    assert code == 0 and "has not applied" not in " ".join(output.split())
+    pending["decision"] = {**pending["decision"], "promoted": True}
+    run_json.write_text(json.dumps(pending))
     code, output = _run("report", second["run_dir"])
     flat = " ".join(output.split())
-    assert code == 0 and "this run stopped before it applied its promotion decision" in flat
+    assert code == 0 and "this run has not applied its decision to promote" in flat
     assert f"the champion is {first['model_version']}" in flat, flat
     run_json.write_text(finished)
     code, output = _run("models", "promote", "haberman", second["model_version"], "--store", store)

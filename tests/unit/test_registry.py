@@ -1298,9 +1298,9 @@ def test_a_version_whose_run_stopped_before_promotion_reads_undecided(
     runner = CliRunner()
     listed = runner.invoke(app, ["models", "list", PIPE, "--store", root])
     row = next(line for line in listed.output.splitlines() if stopped.version in line)
-    assert "undecided: its run stopped before the promotion" in row
+    assert "undecided: its run has applied no promotion decision" in row
     shown = runner.invoke(app, ["models", "show", PIPE, stopped.version, "--store", root])
-    assert "undecided: its run stopped" in " ".join(shown.output.split())
+    assert "undecided: its run has applied no" in " ".join(shown.output.split())
     shown = runner.invoke(app, ["models", "show", PIPE, first.version, "--store", root])
     assert "undecided" not in shown.output
 
