@@ -76,6 +76,7 @@ from ..errors import (
     LibreError,
     LibreWarning,
     ModelFormatError,
+    ParameterError,
     counted,
     shorten,
     user_stacklevel,
@@ -530,7 +531,17 @@ class ModelRegistry:
     """Model versions of every pipeline under ``<root>/models`` (see the module docstring)."""
 
     def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root)
+        if not isinstance(root, str | os.PathLike):
+            raise ParameterError(
+                f"ModelRegistry takes the store's folder (a str or a path); got {root!r}."
+            )
+        if isinstance(root, str) and "://" in root:
+            raise ParameterError(
+                f"ModelRegistry root {root!r} is a URL; only local folders are supported. "
+                "Mount the remote storage and pass its local path."
+            )
+        # absolute, as the artifact store's: a process that changes directory keeps its store
+        self.root = Path(root).expanduser().absolute()
         self.models = self.root / "models"
         self._warned: set[str] = set()  # a damaged pointer is told once, not on every read
 
@@ -666,9 +677,20 @@ class ModelRegistry:
         spec that a version may have recorded (what an earlier release hashed); they match
         too."""
         reserved = {MODEL_FILE, SPEC_FILE, VERSION_FILE}
-        for name in extra_files or {}:
+        for name, text in (extra_files or {}).items():
             if name in reserved or "/" in name or name.startswith("."):
                 raise RegistryError(f"extra file name {name!r} is reserved or not a plain name.")
+            if not isinstance(text, str):
+                raise RegistryError(
+                    f"extra file {name!r} must be text (a str); got {type(text).__name__}."
+                )
+        if CONTRACT_FILE in (extra_files or {}):  # scoring and promotion read it: checked now
+            try:
+                DataContract.from_json(extra_files[CONTRACT_FILE])
+            except LibreError as exc:
+                raise RegistryError(
+                    f"Cannot register {pipeline!r}: {CONTRACT_FILE}: {exc}"
+                ) from None
         _check_pipeline(pipeline)
         if not isinstance(model_json, str):
             raise RegistryError(
@@ -946,7 +968,14 @@ class ModelRegistry:
                     f"{promote_hint(entry.pipeline, self.root)}."
                 )
             return None
-        return DataContract.from_json(verified_text(entry, CONTRACT_FILE))
+        try:
+            return DataContract.from_json(verified_text(entry, CONTRACT_FILE))
+        except RegistryError:
+            raise
+        except LibreError as exc:
+            raise RegistryError(
+                f"{CONTRACT_FILE} of {entry.pipeline}/{entry.version} cannot be read: {exc}"
+            ) from None
 
     def spec(self, pipeline: str, version: str = CHAMPION) -> dict[str, Any]:
         """The spec dict the version was trained from."""
@@ -998,6 +1027,7 @@ class ModelRegistry:
 
     def _judged(self, pipeline, version, tolerance, metric, holdout, min_accuracy):
         """(candidate, champion, decision) as the registry stands now (nothing written)."""
+        _check_promotion_args(metric, holdout, min_accuracy)
         candidate = self.get(pipeline, version)
         champion = self.champion(pipeline)
         changed = self._question_change(candidate, champion)
@@ -1071,7 +1101,7 @@ class ModelRegistry:
             return recorded
         own = (
             f"each scored on its own holdout (the champion on {_rows(champion)} rows, "
-            f"{candidate.version} on {_rows(candidate)}): not the same rows"
+            f"{candidate.version} on {_rows(candidate)} rows): not the same rows"
         )
         if holdout is None:
             return replace(recorded, scored_on=own)
@@ -1562,3 +1592,21 @@ def _first_sentence(exc: BaseException, limit: int = 160) -> str:
             if text[i + 1 : i + 2] == " ":
                 return text[:i]
     return shorten(text.rstrip("."), limit)
+
+
+def _check_promotion_args(metric, holdout, min_accuracy) -> None:
+    """Refuse, naming the parameter, arguments of the wrong kind (a metric the versions do not
+    record is not refused: the decision says it is missing)."""
+    if not isinstance(metric, str) or not metric:
+        raise ParameterError(f"metric must be the name of a recorded metric; got {metric!r}.")
+    if min_accuracy is not None and (
+        isinstance(min_accuracy, bool)
+        or not isinstance(min_accuracy, int | float)
+        or not 0 <= min_accuracy <= 1
+    ):
+        raise ParameterError(f"min_accuracy must be a number in [0, 1]; got {min_accuracy!r}.")
+    if holdout is not None and not isinstance(holdout, Holdout):
+        raise ParameterError(
+            f"holdout must be a Holdout (the version's holdout rows and labels); got "
+            f"{type(holdout).__name__}."
+        )

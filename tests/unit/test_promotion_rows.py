@@ -198,7 +198,7 @@ def test_without_the_rows_the_decision_says_they_differ(registry):
     assert not decision.promoted and decision.rows is None and not decision.same_rows
     assert decision.champion_value == 0.99
     assert "each scored on its own holdout (the champion on 154 rows" in decision.scored_on
-    assert f"{challenger.version} on 108): not the same rows" in decision.scored_on
+    assert f"{challenger.version} on 108 rows): not the same rows" in decision.scored_on
     changes = registry.changes(PIPE, champion, challenger, decision)
     assert changes.deltas["f1"]["before"] == 0.99
     assert "not the same rows" in changes.scored_on

@@ -19,7 +19,7 @@ import libre_lib.ops.files as files_module
 import libre_lib.ops.registry as registry_module
 from libre_flows.flows.cli.models import models_app
 from libre_lib import LibreClassifier, LibreWarning
-from libre_lib.errors import DataError, LibreError
+from libre_lib.errors import DataError, LibreError, ParameterError
 from libre_lib.ops.registry import (
     CANDIDATE,
     CHAMPION,
@@ -1321,3 +1321,31 @@ def test_a_reason_quotes_an_error_s_first_sentence_not_a_cut_paragraph():
     assert _first_sentence(DataError("x" * 400)).endswith("(400 characters)")
     dotted = DataError("Column 'No. Of visits' holds text (e.g. 5. Five). Write numbers.")
     assert _first_sentence(dotted) == "Column 'No. Of visits' holds text (e.g. 5. Five)"
+
+
+def test_the_registry_checks_its_root_contract_and_promotion_arguments(
+    registry, models, tmp_path, monkeypatch
+):
+    """A relative root broke when the process changed directory ("no champion"), a URL made
+    a local folder 's3:', an unreadable contract.json was promoted, min_accuracy='x' raised a
+    format error, and a holdout tuple "'tuple' object has no attribute 'kind'"."""
+    monkeypatch.chdir(tmp_path)
+    relative = ModelRegistry("store")
+    assert relative.root == tmp_path / "store"
+    first = register(relative, models[0])
+    relative.promote(PIPE, first.version)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert relative.champion(PIPE).version == first.version
+    with pytest.raises(ParameterError, match="is a URL"):
+        ModelRegistry("s3://bucket/x")
+    with pytest.raises(ParameterError, match="takes the store's folder"):
+        ModelRegistry(None)
+    with pytest.raises(RegistryError, match=r"contract\.json: The data contract is not valid"):
+        register(registry, models[1], extra_files={"contract.json": "not json"})
+    with pytest.raises(RegistryError, match="must be text"):
+        register(registry, models[1], extra_files={"notes.txt": b"bytes"})
+    with pytest.raises(ParameterError, match=r"min_accuracy must be a number in \[0, 1\]; got 'x'"):
+        relative.decide(PIPE, first.version, min_accuracy="x")
+    with pytest.raises(ParameterError, match="holdout must be a Holdout"):
+        relative.decide(PIPE, first.version, holdout=(None, None))
