@@ -186,6 +186,14 @@ def _domain_index(domain: tuple) -> pd.Index:
     return pd.Index(list(domain), dtype=object)
 
 
+def _check_markers(name: str, markers) -> None:
+    """Refuse one text where texts are wanted: ``"NaN"`` was read as the markers N, a, N."""
+    if isinstance(markers, str | bytes):
+        raise ParameterError(
+            f"{name} takes a list of texts; got the text {markers!r} (write [{markers!r}])."
+        )
+
+
 def _check_fraction(value, what: str) -> float:
     if (
         isinstance(value, bool)
@@ -340,6 +348,9 @@ class DataContract:
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(model, "rules_")
+        _check_markers("missing_markers", missing_markers)
+        for column, markers in dict(column_markers or {}).items():
+            _check_markers(f"column_markers[{column!r}]", markers)
         bins = {f.name: f for f in model.discretization_.features}
         tested = {c.feature for rule in model.rules_ for c in rule}
         frame = None

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from libre_lib import LibreError
+from libre_lib import LibreError, ParameterError
 from libre_lib.ops.contract import (
     ContractReport,
     ContractViolation,
@@ -419,3 +419,15 @@ def test_a_column_missing_beside_as_many_unknown_ones_asks_whether_it_was_rename
     extra = X.assign(id=1, source="x", batch=2).drop(columns="a9")  # more new names than lost
     (issue,) = contract.missing_columns(extra.columns)
     assert "renamed?" not in issue.message
+
+
+def test_a_text_given_as_the_markers_list_is_refused(credit):
+    """missing_markers='NaN' was read as the markers 'N', 'a', 'N'."""
+    X, model, _ = credit
+    with pytest.raises(
+        ParameterError, match=r"missing_markers takes a list of texts; got the text 'NaN'"
+    ):
+        DataContract.from_model(model, X, missing_markers="NaN")
+    with pytest.raises(ParameterError, match=r"column_markers\['a9'\] takes a list"):
+        DataContract.from_model(model, X, column_markers={"a9": "t/f"})
+    assert DataContract.from_model(model, X, missing_markers=["NaN"]).missing_markers == ("NaN",)
