@@ -499,6 +499,14 @@ def list_inputs(
         else:
             raise DataError(f"Input {str(path)!r} does not exist.")
     unique = list({f.path.resolve(): f for f in files}.values())
+    if len(unique) < len(files):
+        twice = len(files) - len(unique)
+        warnings.warn(
+            f"{counted(twice, 'input file')} {'was' if twice == 1 else 'were'} given more than "
+            "once (by name or within a folder given too): each file is scored once.",
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
     if not unique:
         raise DataError("No input file left to score (the output file is not an input).")
     return unique
@@ -1251,6 +1259,8 @@ def score_files(
     started = time.perf_counter()
     model, contract = _model_and_contract(model, contract)
     _check_rows(batch_rows, "batch_rows")
+    if not isinstance(fail_on_drift, bool | np.bool_):
+        raise ParameterError(f"fail_on_drift must be True or False; got {fail_on_drift!r}.")
     output = check_output(output_path)
     files = list_inputs(inputs, exclude=[output])
     reader = _Reader(contract)
@@ -1374,9 +1384,12 @@ def no_rules_text(summary: Mapping) -> str | None:
     )
 
 
-def render_scoring_report(summary: dict, title: str = "Scoring report", model: str = "") -> str:
-    """A Markdown scoring report from ``ScoringSummary.to_dict()``: throughput, predictions,
-    rules fired and drift warnings."""
+def render_scoring_report(summary, title: str = "Scoring report", model: str = "") -> str:
+    """A Markdown scoring report from what :func:`score_files` returns (a
+    :class:`ScoringSummary`, or its ``to_dict()``): throughput, predictions, rules fired and
+    drift warnings."""
+    if isinstance(summary, ScoringSummary):
+        summary = summary.to_dict()
     rows = summary["rows"]
     lines = [f"# {md_inline(title)}", ""]
     if model:

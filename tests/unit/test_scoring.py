@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from libre_lib import LibreClassifier, LibreError
-from libre_lib.errors import DataError, LibreWarning
+from libre_lib.errors import DataError, LibreWarning, ParameterError
 from libre_lib.ops import scoring
 from libre_lib.ops.contract import ContractViolation, DataContract
 from libre_lib.ops.scoring import (
@@ -1161,3 +1161,18 @@ def test_drift_on_columns_no_rule_tests_is_told_apart_and_one_line_on_the_comman
     with console.capture() as captured:
         _print_warnings(summary["warnings"][:3])  # few: each on its line
     assert len(captured.get().strip().splitlines()) == 3
+
+
+def test_scoring_s_python_calls_check_their_arguments_and_take_what_they_return(credit, tmp_path):
+    """render_scoring_report refused what score_files returns; fail_on_drift='no' turned the
+    check on; a file given twice was scored once without a word."""
+    X, model, contract = credit
+    X.head(20).to_csv(tmp_path / "a.csv", index=False)
+    summary = score_files(model, tmp_path / "a.csv", tmp_path / "out.parquet", contract=contract)
+    assert render_scoring_report(summary) == render_scoring_report(summary.to_dict())
+    with pytest.raises(ParameterError, match="fail_on_drift must be True or False; got 'no'"):
+        score_files(model, tmp_path / "a.csv", tmp_path / "o2.parquet", fail_on_drift="no")
+    twice = [tmp_path / "a.csv", tmp_path / "a.csv"]
+    with pytest.warns(LibreWarning, match="1 input file was given more than once"):
+        again = score_files(model, twice, tmp_path / "o3.parquet", contract=contract)
+    assert again.rows == 20
