@@ -39,7 +39,7 @@ from ..estimator import (
     falls_short,
     training_f1,
 )
-from ..inputs import numeric_values
+from ..inputs import numeric_values, one_vs_rest
 from ..params import AUTO
 from ..rules import RuleSet, outcome_text
 from .baselines import (
@@ -146,6 +146,22 @@ def _positive_mask(model: LibreClassifier, y, n_rows: int) -> np.ndarray:
         raise ValueError(f"y has {values.shape[0]} labels but X has {n_rows} rows.")
     label = _positive_label(model)
     return np.fromiter((_is_label(v, label) for v in values), dtype=bool, count=n_rows)
+
+
+def _check_labels(model: LibreClassifier, y, name: str) -> None:
+    """Refuse labels of another vocabulary than the model's classes (``"yes"``/``"no"`` for a
+    model of ``"+"``/``"-"``): every row read as the negative class gave a report of F1 0
+    without a word. One class against the rest takes any labels."""
+    if y is None or one_vs_rest(model.positive_class_, model.positive_class):
+        return
+    values = pd.unique(pd.Series(np.asarray(y, dtype=object).ravel()).dropna())
+    known = list(model.classes_)
+    unknown = [v for v in values if not any(_is_label(v, k) for k in known)]
+    if unknown:
+        raise ParameterError(
+            f"{name} holds labels the model does not know: {unknown[:5]!r} (its classes: "
+            f"{known!r}). Give the labels as the model was trained on them."
+        )
 
 
 def _fired_and_positive(model: LibreClassifier, X, y) -> tuple[np.ndarray, np.ndarray]:
@@ -651,6 +667,13 @@ def build_report(
         raise ParameterError(
             f"evaluated_on must be one of {sorted(EVALUATED_ON)}; got {evaluated_on!r}."
         )
+    if not hasattr(model, "rules_"):
+        raise ParameterError(
+            f"build_report needs a fitted model; got an unfitted {type(model).__name__} "
+            "(call fit first)."
+        )
+    for name, y in (("y_holdout", y_holdout), ("y_train", y_train)):
+        _check_labels(model, y, name)
     if changes is not None and changes.column_labels is None and column_labels:
         changes = dataclasses.replace(changes, column_labels=dict(column_labels))
     shown = {"training": X_train, evaluated_on: X_holdout}  # no holdout: the same rows

@@ -1699,3 +1699,17 @@ def test_a_column_that_alone_tells_the_classes_apart_is_a_caution_of_the_report(
     plain = LibreClassifier(random_state=0).fit(X, y)
     report = build_report(plain, X, y, title="t", X_train=X, y_train=y)
     assert not [c for c in report.cautions if "alone tells the classes apart" in c]
+
+
+def test_holdout_labels_the_model_does_not_know_are_refused(credit_data, credit_model):
+    """Labels 'yes'/'no' for a model of '+'/'-' gave a report of F1 0.000 without a word; an
+    unfitted model failed with an AttributeError."""
+    from libre_lib.errors import ParameterError
+
+    X, y, _ = credit_data
+    relabelled = y.map({"+": "yes", "-": "no"})
+    with pytest.raises(ParameterError, match=r"y_holdout holds labels the model does not know"):
+        build_report(credit_model, X, relabelled, title="t")
+    with pytest.raises(ParameterError, match="needs a fitted model"):
+        build_report(LibreClassifier(), X, y, title="t")
+    assert build_report(credit_model, X, y, title="t").metrics["n_rows"] == len(y)
