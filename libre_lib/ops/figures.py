@@ -18,7 +18,7 @@ from ..errors import counted
 __all__ = ["svg_class_balance", "svg_curve", "svg_rule_bars", "svg_trend"]
 
 COLOR_NEW = "#0b5cad"  # true positives no earlier rule caught
-COLOR_OLD = "#8cb8e4"  # true positives an earlier rule had caught already
+COLOR_OLD = "#5b92c9"  # true positives an earlier rule had caught already (3:1 on white)
 COLOR_FP = "#d55e00"  # false positives
 COLOR_F1 = "#1a1a1a"
 COLOR_PRECISION = "#009e73"
@@ -81,9 +81,12 @@ def _legend(items, x: float, y: float, horizontal: bool) -> list[str]:
 def svg_rule_bars(rules: pd.DataFrame, evaluated_on: str = "holdout") -> str:
     """Horizontal stacked bars per rule: holdout rows it matched, split into positives newly
     caught, positives already caught by an earlier rule, and false positives."""
-    width, left, right, top, row = 760, 78, 150, 46, 30
+    width, left, top, row = 760, 78, 46, 30
     n = len(rules)
     height = top + max(n, 1) * row + 52
+    counts = zip(rules.get("true_positives", ()), rules.get("false_positives", ()), strict=True)
+    longest = max((len(f"{round(t):,} correct · {round(f):,} wrong") for t, f in counts), default=0)
+    right = max(150, 7 * longest + 14)  # the longest bar's label fits beside it (1,234 correct)
     plot = width - left - right
     label = (
         f"{evaluated_on.capitalize()} rows matched by each rule: correctly flagged vs wrongly "
@@ -242,7 +245,7 @@ def svg_curve(curve: pd.DataFrame, evaluated_on: str = "holdout") -> str:
 
 
 COLOR_POSITIVE = "#0b5cad"
-COLOR_NEGATIVE = "#c9d3df"
+COLOR_NEGATIVE = "#8090a2"  # 3:1 on white, as graphics need
 COLOR_ACCURACY = "#e69f00"
 
 
@@ -457,7 +460,7 @@ def svg_tuning(points: pd.DataFrame, scoring: str = "f1") -> str:
         f'text-anchor="middle" fill="#222">Mean validation score ({_h(scoring)})</text>'
     )
     for r, v in zip(rules, scores, strict=True):
-        out.append(f'<circle cx="{_n(px(r))}" cy="{_n(py(v))}" r="2.5" fill="#9ab8d6"/>')
+        out.append(f'<circle cx="{_n(px(r))}" cy="{_n(py(v))}" r="2.5" fill="#6f97bf"/>')
     steps = _staircase(rules, scores)
     if len(steps) > 1:
         line = " ".join(f"{_n(px(r))},{_n(py(v))}" for r, v in steps)
@@ -473,7 +476,7 @@ def svg_tuning(points: pd.DataFrame, scoring: str = "f1") -> str:
             f'L{_n(x - 8)},{_n(y)} Z" fill="{COLOR_FP}"><title>{tip}</title></path>'
         )
     legend = [
-        ("Grid point", '<circle cx="7" cy="5" r="3" fill="#9ab8d6"/>'),
+        ("Grid point", '<circle cx="7" cy="5" r="3" fill="#6f97bf"/>'),
         ("Best with ≤ k rules", f'<line x1="0" y1="5" x2="14" y2="5" stroke="{COLOR_F1}"/>'),
         ("Chosen", f'<path d="M7,0 L12,5 L7,10 L2,5 Z" fill="{COLOR_FP}"/>'),
     ]

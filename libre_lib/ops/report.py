@@ -1255,6 +1255,22 @@ p.caution { background: #fff4e0; border-left: 4px solid #c77700; padding: 8px 12
 table.confusion td:first-child { font-weight: 600; }
 span.cond { white-space: nowrap; }
 td.rule-text .kw { color: #0b5cad; font-weight: 700; }
+@media (max-width: 640px) {
+  main { padding: 16px 12px 32px; }
+  td.num { white-space: normal; }
+  td.rule-text { min-width: 150px; position: sticky; left: 0; background: #fff; }
+  dl.glossary, dl.legend { grid-template-columns: 1fr; }
+}
+@media print {
+  body { background: #fff; font-size: 11pt; }
+  main { max-width: none; padding: 0; box-shadow: none; }
+  .table-wrap { overflow: visible; }
+  table { font-size: 9pt; }
+  td.num { white-space: normal; }
+  td.rule-text { min-width: 0; font-size: 8.5pt; }
+  tr, figure, pre, p.caution, .card { break-inside: avoid; }
+  h2, h3 { break-after: avoid; }
+}
 """
 
 

@@ -1713,3 +1713,22 @@ def test_holdout_labels_the_model_does_not_know_are_refused(credit_data, credit_
     with pytest.raises(ParameterError, match="needs a fitted model"):
         build_report(LibreClassifier(), X, y, title="t")
     assert build_report(credit_model, X, y, title="t").metrics["n_rows"] == len(y)
+
+
+def test_a_bar_s_label_of_four_digit_counts_fits_in_figure_one():
+    """With 1,234 correct and 766 wrong the label was cut at the figure's edge: "... 766 wr"."""
+    from libre_lib.ops.figures import svg_rule_bars
+
+    rules = pd.DataFrame(
+        {
+            "rule": [1, 2],
+            "text": ["a", "b"],
+            "true_positives": [1234, 20],
+            "false_positives": [766, 3],
+            "marginal_true_positives": [1234, 5],
+        }
+    )
+    svg = svg_rule_bars(rules)
+    width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
+    x, text = re.search(r'<text x="([\d.]+)"[^>]*>(1,234 correct · 766 wrong)</text>', svg).groups()
+    assert float(x) + 7 * len(text) <= width  # about 7 px a character at the figure's font
