@@ -1231,7 +1231,7 @@ td.num { white-space: nowrap; }
 td.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 td.rule-text { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: 13px; min-width: 260px; max-width: 520px; overflow-wrap: anywhere; }
-tr:hover td { background: #fafbfc; }
+tr:hover td, tr:hover th[scope="row"] { background: #fafbfc; }
 figure { margin: 16px 0; }
 figcaption { color: #5b6272; font-size: 13px; margin-top: 4px; }
 svg.figure { max-width: 100%; height: auto; }
@@ -1252,7 +1252,7 @@ dl.legend dd { margin: 0; }
 p.note { color: #5b6272; font-size: 13px; }
 p.caution { background: #fff4e0; border-left: 4px solid #c77700; padding: 8px 12px;
   margin: 10px 0; color: #3d2a00; }
-table.confusion td:first-child { font-weight: 600; }
+tbody th { background: none; font-size: inherit; vertical-align: top; }
 span.cond { white-space: nowrap; }
 td.rule-text .kw { color: #0b5cad; font-weight: 700; }
 @media (max-width: 640px) {
@@ -1284,7 +1284,7 @@ def _html_table(headers, rows, numeric, classes=None, wide: bool = False, css: s
     names = " ".join(c for c in ("wide" if wide else "", css) if c)
     table = f'<table class="{names}">' if names else "<table>"
     out = [f'<div class="table-wrap">{table}', "<thead><tr>"]
-    out += [f"<th{cls(i)}>{_h(h)}</th>" for i, h in enumerate(headers)]
+    out += [f'<th scope="col"{cls(i)}>{_h(h)}</th>' for i, h in enumerate(headers)]
     out.append("</tr></thead>")
     out.append("<tbody>")
 
@@ -1293,8 +1293,16 @@ def _html_table(headers, rows, numeric, classes=None, wide: bool = False, css: s
             return _rule_cell(text)
         return _h(text)
 
-    for row in rows:
-        out.append("<tr>" + "".join(f"<td{cls(i)}>{cell(i, c)}</td>" for i, c in enumerate(row)))
+    for row in rows:  # the first cell names the row, for a screen reader as for the eye
+        out.append(
+            "<tr>"
+            + "".join(
+                f'<th scope="row"{cls(i)}>{cell(i, c)}</th>'
+                if i == 0
+                else f"<td{cls(i)}>{cell(i, c)}</td>"
+                for i, c in enumerate(row)
+            )
+        )
     out.append("</tbody></table></div>")
     return "\n".join(out)
 

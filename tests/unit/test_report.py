@@ -1732,3 +1732,18 @@ def test_a_bar_s_label_of_four_digit_counts_fits_in_figure_one():
     width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
     x, text = re.search(r'<text x="([\d.]+)"[^>]*>(1,234 correct · 766 wrong)</text>', svg).groups()
     assert float(x) + 7 * len(text) <= width  # about 7 px a character at the figure's font
+
+
+def test_html_tables_name_their_rows_and_columns_for_screen_readers(credit_data, credit_model):
+    """The confusion matrix's "Actually ..." cells were plain <td>s, bold by CSS only, so a
+    screen reader could not say which row a count belongs to."""
+    X, y, _ = credit_data
+    page = render_html(build_report(credit_model, X, y, title="t", X_train=X, y_train=y))
+    body_rows = re.findall(r"<tbody>(.*?)</tbody>", page, flags=re.S)
+    assert body_rows and all(
+        row.startswith('<th scope="row"')
+        for rows in body_rows
+        for row in re.findall(r"<tr>(.*?)(?=<tr>|$)", rows.strip(), flags=re.S)
+    )
+    assert '<th scope="row">Actually target = +</th>' in page
+    assert '<th scope="col"' in page and "<th>" not in page.split("<tbody>", 1)[1]
