@@ -94,10 +94,17 @@ def svg_rule_bars(rules: pd.DataFrame, evaluated_on: str = "holdout") -> str:
     )
     out = _svg_open(width, height, label)
     key = '<rect width="14" height="10" fill="{}"/>'
+    caught_before = n and bool(
+        np.any(rules["true_positives"].to_numpy(float) > rules["marginal_true_positives"])
+    )
     out += _legend(
         [
             ("Correctly flagged, newly caught", key.format(COLOR_NEW)),
-            ("Correctly flagged, caught before", key.format(COLOR_OLD)),
+            *(
+                [("Correctly flagged, caught before", key.format(COLOR_OLD))]
+                if caught_before
+                else []
+            ),
             ("Wrongly flagged", key.format(COLOR_FP)),
         ],
         left,

@@ -1732,6 +1732,10 @@ def test_a_bar_s_label_of_four_digit_counts_fits_in_figure_one():
     width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
     x, text = re.search(r'<text x="([\d.]+)"[^>]*>(1,234 correct · 766 wrong)</text>', svg).groups()
     assert float(x) + 7 * len(text) <= width  # about 7 px a character at the figure's font
+    assert "caught before" not in svg  # no rule here caught rows an earlier one had caught
+    rules.loc[1, "marginal_true_positives"] = 5
+    rules.loc[1, "true_positives"] = 9
+    assert "Correctly flagged, caught before" in svg_rule_bars(rules)
 
 
 def test_html_tables_name_their_rows_and_columns_for_screen_readers(credit_data, credit_model):
