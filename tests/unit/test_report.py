@@ -1725,7 +1725,7 @@ def test_a_bar_s_label_of_four_digit_counts_fits_in_figure_one():
             "text": ["a", "b"],
             "true_positives": [1234, 20],
             "false_positives": [766, 3],
-            "marginal_true_positives": [1234, 5],
+            "marginal_true_positives": [1234, 20],
         }
     )
     svg = svg_rule_bars(rules)
@@ -1734,7 +1734,6 @@ def test_a_bar_s_label_of_four_digit_counts_fits_in_figure_one():
     assert float(x) + 7 * len(text) <= width  # about 7 px a character at the figure's font
     assert "caught before" not in svg  # no rule here caught rows an earlier one had caught
     rules.loc[1, "marginal_true_positives"] = 5
-    rules.loc[1, "true_positives"] = 9
     assert "Correctly flagged, caught before" in svg_rule_bars(rules)
 
 
