@@ -270,14 +270,38 @@ def _check_no_clash(columns: Iterable, target: str | None = None, file: str | No
 def score_frame(
     model, frame: pd.DataFrame, contract: DataContract | None = None
 ) -> tuple[pd.DataFrame, ContractReport]:
-    """Score ``frame``; returns (a copy with the four score columns, the contract report).
+    """Score the rows of a DataFrame against the model's data contract.
 
-    ``model`` is a fitted ``LibreClassifier`` or the path of its ``model.json``; ``contract``
-    defaults to the one saved with that file (:func:`find_contract`, as ``libre score``), else
-    ``DataContract.from_model(model)`` (no training ranges or missing-value markers: pass the
-    contract saved with the model to get every drift warning). The contract's markers of a
-    missing value (pima's 0 of a glucose reading) are read as missing, as the training read
-    them; the returned copy keeps the values as given. Raises ``ContractViolation`` on errors.
+    The contract's markers of a missing value (pima's 0 of a glucose reading) are read as
+    missing, as the training read them; the returned copy keeps the values as given.
+
+    Parameters
+    ----------
+    model : LibreClassifier or path-like
+        A fitted model, or the path of its ``model.json``.
+    frame : DataFrame
+        The rows to score: the model's columns, any others are copied.
+    contract : DataContract, optional
+        By default the one saved with a model file (:func:`find_contract`, as ``libre score``),
+        else ``DataContract.from_model(model)`` (no training ranges or missing-value markers:
+        pass the contract saved with the model to get every drift warning).
+
+    Returns
+    -------
+    scored : DataFrame
+        A copy of ``frame`` with ``prediction``, ``score``, ``fired_rules`` and
+        ``explanation``.
+    report : ContractReport
+        What the contract check found (drift in ``report.warnings``).
+
+    Raises
+    ------
+    ContractViolation
+        When the rows break the contract (a missing column, a wrong type, ...).
+    ParameterError
+        When ``frame`` is not a DataFrame.
+    DataError
+        When ``frame`` already has a column scoring writes.
     """
     model, contract = _model_and_contract(model, contract)
     if not isinstance(frame, pd.DataFrame):
@@ -1243,15 +1267,45 @@ def score_files(
     progress: Callable[[int, int | None], None] | None = None,
     fail_on_drift: bool = False,
 ) -> ScoringSummary:
-    """Score CSV / Parquet ``inputs`` (a file, a list, or a directory) in batches of
-    ``batch_rows`` and write every input column plus the four score columns to one Parquet
-    file at ``output_path``, atomically: a hidden temp file in the same folder is written and
-    renamed on success, and removed on any failure, so ``output_path`` is either the old file
-    or the complete new one. ``progress(rows_done, total_rows or None)`` is called after each
-    batch. ``contract``: by default the one saved with a model file (:func:`find_contract`,
-    as ``libre score``). Raises ``ContractViolation`` (nothing written) when a batch breaks the
-    contract, or with ``fail_on_drift`` when a column the rules test drifts (a drift warning
-    otherwise).
+    """Score CSV / Parquet files in batches into one Parquet file, written atomically.
+
+    A hidden temp file in the output's folder is written and renamed on success, and removed
+    on any failure, so ``output_path`` is either the old file or the complete new one.
+
+    Parameters
+    ----------
+    model : LibreClassifier or path-like
+        A fitted model, or the path of its ``model.json``.
+    inputs : path-like or sequence of path-like
+        A file, a list of files, or a directory (searched recursively; see
+        :func:`list_inputs`).
+    output_path : path-like
+        The Parquet file to write: every input column plus ``prediction``, ``score``,
+        ``fired_rules`` and ``explanation``.
+    batch_rows : int, default DEFAULT_BATCH_ROWS
+        Rows read, scored and written at a time (memory stays flat whatever the input size).
+    contract : DataContract, optional
+        By default the one saved with a model file (:func:`find_contract`, as ``libre score``).
+    progress : callable, optional
+        Called as ``progress(rows_done, total_rows or None)`` after each batch.
+    fail_on_drift : bool, default False
+        Refuse drift in a column the rules test instead of warning of it.
+
+    Returns
+    -------
+    ScoringSummary
+        Rows, time, predictions per rule and the contract report (``to_dict()`` for JSON,
+        :func:`render_scoring_report` for Markdown).
+
+    Raises
+    ------
+    ContractViolation
+        When a batch breaks the contract, or drifts with ``fail_on_drift`` (nothing written).
+    DataError
+        When an input cannot be read, or the output path is not a new or replaceable
+        Parquet file.
+    ParameterError
+        When ``batch_rows`` or ``fail_on_drift`` is not valid.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -841,11 +841,29 @@ DATA_NAMES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".pq", ".xlsx")
 
 
 def load_spec(path: str | Path) -> PipelineSpec:
-    """Read and check a YAML spec; every problem becomes one :class:`SpecError` line.
+    """Read and check a YAML pipeline spec (docs/pipeline.md).
 
     The file must be UTF-8 and at most :data:`MAX_SPEC_BYTES` long; YAML anchors and aliases,
     merge keys and duplicate keys are refused, and nesting is at most :data:`MAX_SPEC_DEPTH`
-    deep, so no spec can expand into more than its own size."""
+    deep, so no spec can expand into more than its own size.
+
+    Parameters
+    ----------
+    path : path-like
+        The spec file; its relative paths (``data.path``, ``store``) are relative to its
+        folder.
+
+    Returns
+    -------
+    PipelineSpec
+        The checked spec.
+
+    Raises
+    ------
+    SpecError
+        Every problem of the file, one per line (a missing file, bad YAML, an unknown key
+        with the key it most likely means, a value out of range).
+    """
     path = Path(path)
     where = excerpt(str(path))
     if path.is_dir():

@@ -584,3 +584,18 @@ def test_classes_written_as_other_numbers_are_named():
     assert "(the column writes 0 as '0.0', 1 as '1.0': list the values as the data" in (
         result.details
     )
+
+
+def test_validate_frame_given_a_spec_says_how_to_turn_it_into_rules():
+    """validate_frame(frame, spec) failed with "'PipelineSpec' object has no attribute
+    'target_column'"."""
+    from pathlib import Path
+
+    from libre_lib.ops.spec import load_spec
+    from libre_lib.ops.validation import validate_frame
+
+    spec = load_spec(Path(__file__).resolve().parents[2] / "deployments/specs/haberman.yaml")
+    with pytest.raises(ParameterError, match=r"got PipelineSpec \(a spec: pass .*validation_rules"):
+        validate_frame(pd.DataFrame({"a": [1]}), spec)
+    with pytest.raises(ParameterError, match="takes ValidationRules; got NoneType"):
+        validate_frame(pd.DataFrame({"a": [1]}), None)
