@@ -273,7 +273,7 @@ def stage_seconds(log: str, began: datetime, wall: float, last: str = "end") -> 
             day += timedelta(days=1)
             when += timedelta(days=1)
         latest = when
-        if subflow is None and "Beginning subflow run" in message:
+        if subflow is None and re.search(r"Beginning (sub)?flow run", message):
             subflow = when
         finished = _FINISHED.match(message)
         if finished:

@@ -678,3 +678,24 @@ def test_paper_table_fixes_or_tunes_a_libre_option(monkeypatch):
     )
     with pytest.raises(ParameterError, match="merge_order"):  # it reaches LibreClassifier()
         module.run_method("LIBRE default", X.iloc[train], y.iloc[train], X.iloc[test], info, wrong)
+
+
+def test_the_streaming_benchmark_reads_stage_times_from_a_flow_s_log():
+    """The flow now logs "Beginning flow run" (it logged "Beginning subflow run"): every
+    per-stage timing came out empty, "(no Prefect log lines)"."""
+    from datetime import datetime
+
+    spec = importlib.util.spec_from_file_location("_bench_streaming", BENCH / "streaming.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    log = "\n".join(
+        [
+            "10:00:01.000 | INFO    | Beginning flow run 'pima-abc' for flow 'train'",
+            "10:00:03.500 | INFO    | Task run 'load-1' - Finished in state Completed()",
+            "10:00:07.000 | INFO    | Task run 'encode_part-2' - Finished in state Completed()",
+        ]
+    )
+    times = module.stage_seconds(log, datetime(2026, 11, 30, 10, 0, 0), 9.0)
+    assert list(times) == ["start", "load", "encode_part", "end"]
+    assert times["start"]["seconds"] == 1.0 and times["load"]["seconds"] == 2.5
+    assert times["encode_part"]["seconds"] == 3.5 and times["end"]["seconds"] == 2.0
