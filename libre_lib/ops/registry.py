@@ -1353,7 +1353,34 @@ class ModelRegistry:
         Promoted: the champion pointer is replaced (the commit point), then the version's
         status becomes ``champion`` and the old champion's ``retired``. Not promoted: the
         version's status becomes ``challenger-rejected`` with the reason; the champion stays.
-        ``holdout``, ``min_accuracy``: as in :meth:`decide`.
+
+        Parameters
+        ----------
+        pipeline, version : str
+            The version to decide on.
+        tolerance : float, default 0.0
+            How far below the champion's metric the version may be and still be promoted.
+        metric : str, default "f1"
+            The recorded metric compared (higher is better); a metric the versions do not
+            record is not refused: the decision says it is missing.
+        holdout : Holdout, optional
+            The version's holdout rows, which both models are scored on (see :meth:`decide`).
+        min_accuracy : float in [0, 1], optional
+            The majority-class answer's accuracy on the holdout: a version below it is not
+            promoted.
+
+        Returns
+        -------
+        PromotionDecision
+            Whether it was promoted, why, and the scores compared.
+
+        Raises
+        ------
+        RegistryError
+            An unknown pipeline or version, a bad ``tolerance``, or a store that cannot be
+            written.
+        ParameterError
+            A ``holdout`` that is not a :class:`Holdout`, a ``min_accuracy`` outside [0, 1].
         """
         _check_tolerance(tolerance)
         with self._lock(pipeline):
