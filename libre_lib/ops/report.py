@@ -74,6 +74,7 @@ from .report_sections import (
     discretization_table,
     expectation_blocks,
     expectations_frame,
+    in_short,
     legend_blocks,
     param_text,
     rate_or_na,
@@ -893,6 +894,17 @@ METRIC_LABELS = {
 }
 
 
+def _in_short(report: RuleReport) -> str | None:
+    """The report's plain summary (:func:`~libre_lib.ops.report_sections.in_short`)."""
+    return in_short(
+        report.confusion,
+        report.class_names,
+        len(report.rules),
+        report.majority_name,
+        report.evaluated_on,
+    )
+
+
 def _flagged(report: RuleReport) -> int | None:
     """Rows the whole model flags (None when unknown)."""
     if report.confusion is None:
@@ -1101,6 +1113,9 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
     meta = _meta_line(report)
     if meta:
         out.append(md_block(meta))
+    summary = _in_short(report)
+    if summary:
+        out.append(md_block(summary))
     out += [f"> **Caution:** {md_block(text)}" for text in report.cautions]
     out.append("## How to read this")
     out.append(md_block(how_to_read(report)))
@@ -1244,6 +1259,7 @@ h3 { font-size: 16px; margin: 20px 0 6px; }
 ul.rules li { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: 13px; }
 p.description { font-size: 17px; color: #2b3340; margin: 4px 0 6px; }
+p.summary { font-size: 16px; margin: 10px 0; }
 dl.legend { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px;
   margin: 8px 0 0; color: #3a4150; }
 dl.legend dt { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
@@ -1502,6 +1518,9 @@ def render_html(report: RuleReport) -> str:
     meta = _meta_line(report)
     if meta:
         out.append(f'<p class="meta">{_h(meta)}</p>')
+    summary = _in_short(report)
+    if summary:
+        out.append(f'<p class="summary">{_h(summary)}</p>')
     out += [
         f'<p class="caution"><strong>Caution:</strong> {_prose(t)}</p>' for t in report.cautions
     ]

@@ -153,6 +153,37 @@ def confusion_blocks(
     ]
 
 
+def in_short(
+    confusion: Mapping[str, int] | None,
+    names: tuple[str, str],
+    n_rules: int,
+    majority_name: str = "",
+    evaluated_on: str = "holdout",
+) -> str | None:
+    """What the model does and how often it is right, in one plain paragraph for the top of
+    the report (the figures below say the same in metrics); None without rules or counts."""
+    if confusion is None or not n_rules:
+        return None
+    positive, negative = names
+    tp, fp, fn, tn = (int(confusion[k]) for k in ("tp", "fp", "fn", "tn"))
+    n = tp + fp + fn + tn
+    rules, flag, they, find = (
+        ("rule", "flags", "it", "finds")
+        if n_rules == 1
+        else (f"{n_rules} rules", "flag", "they", "find")
+    )
+    text = (
+        f"In short: on {_rows(n, evaluated_on)} the {rules} {flag} {tp + fp:,} as “{positive}”; "
+        f"{tp:,} of those have that outcome ({_share(tp, tp + fp)}), and {they} {find} {tp:,} "
+        f"of the {_rows(tp + fn)} that have it ({_share(tp, tp + fn)}). The model is right on "
+        f"{tp + tn:,} of the {n:,} rows ({_share(tp + tn, n)})"
+    )
+    if majority_name in (positive, negative):
+        right = tp + fn if majority_name == positive else fp + tn
+        text += f", against {right:,} ({_share(right, n)}) for always answering “{majority_name}”"
+    return text + "."
+
+
 def baseline_blocks(
     table: pd.DataFrame,
     best_rule: int | None,

@@ -1750,3 +1750,22 @@ def test_html_tables_name_their_rows_and_columns_for_screen_readers(credit_data,
     )
     assert '<th scope="row">Actually target = +</th>' in page
     assert '<th scope="col"' in page and "<th>" not in page.split("<tbody>", 1)[1]
+
+
+def test_the_report_opens_with_what_the_model_does_in_plain_words(credit_data, credit_model):
+    """A stakeholder met a statistical caution first, and the figures only as metrics."""
+    X, y, _ = credit_data
+    report = build_report(credit_model, X, y, title="t", X_train=X, y_train=y)
+    c = report.confusion
+    n = sum(int(c[k]) for k in ("tp", "fp", "fn", "tn"))
+    flagged, right = int(c["tp"]) + int(c["fp"]), int(c["tp"]) + int(c["tn"])
+    md = render_markdown(report)
+    summary = next(line for line in md.splitlines() if line.startswith("In short:"))
+    k = len(report.rules)
+    assert k > 1 and summary.startswith(
+        f"In short: on {n:,} holdout rows the {k} rules flag {flagged:,} as"
+    )
+    assert f"The model is right on {right:,} of the {n:,} rows" in summary
+    assert f"for always answering “{report.majority_name}”" in summary
+    assert md.index("In short:") < md.index("## How to read this")
+    assert '<p class="summary">In short: on' in render_html(report)
