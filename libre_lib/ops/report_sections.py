@@ -303,7 +303,7 @@ def discretization_table(
     group_shares = group_shares or {}
     rows = []
     for feature in getattr(discretization, "features", ()):
-        name = display.column(feature.name)
+        name = _column_and_label(display, feature.name)
         if feature.kind == NUMERIC:
             cuts = [display.number(feature.name, c) for c in feature.cuts]
             if cuts:
@@ -341,7 +341,7 @@ def discretization_table(
     for dropped in getattr(discretization, "dropped", ()):
         rows.append(
             {
-                "column": display.column(dropped),
+                "column": _column_and_label(display, dropped),
                 "kind": "dropped",
                 "n_bins": 0,
                 "bins": "constant or always missing in training: not used",
@@ -349,6 +349,13 @@ def discretization_table(
             }
         )
     return pd.DataFrame(rows, columns=list(DISCRETIZATION_COLUMNS))
+
+
+def _column_and_label(display: RuleDisplay, column) -> str:
+    """A column's label with its name in the data when they differ (``glucose
+    (plasma_glucose)``), so a labelled report can be traced to the data's columns."""
+    label = display.column(column)
+    return label if label == str(column) else f"{label} ({column})"
 
 
 REFINED = {"f1": "F1", "accuracy": "accuracy"}

@@ -1769,3 +1769,17 @@ def test_the_report_opens_with_what_the_model_does_in_plain_words(credit_data, c
     assert f"for always answering “{report.majority_name}”" in summary
     assert md.index("In short:") < md.index("## How to read this")
     assert '<p class="summary">In short: on' in render_html(report)
+
+
+def test_the_discretization_table_names_a_labelled_column_s_source():
+    """Rules and the discretization table showed only labels ("glucose"), while the
+    expectations table showed only names ("plasma_glucose"): nothing tied the two."""
+    from libre_lib.discretization import Discretization, FeatureBins
+    from libre_lib.ops.display import RuleDisplay
+    from libre_lib.ops.report_sections import discretization_table
+
+    feature = FeatureBins("plasma_glucose", NUMERIC, cuts=(100.0, 140.0), has_missing=False)
+    other = FeatureBins("age", NUMERIC, cuts=(30.0,), has_missing=False)
+    display = RuleDisplay(column_labels={"plasma_glucose": "glucose"})
+    table = discretization_table(Discretization((feature, other)), display)
+    assert table["column"].tolist() == ["glucose (plasma_glucose)", "age"]
