@@ -288,6 +288,9 @@ class DataContract:
     its own first rows may not show the mark (12.475 beside 800)."""
 
     def __post_init__(self):
+        _check_markers("missing_markers", self.missing_markers)
+        for column, markers in dict(self.column_markers).items():
+            _check_markers(f"column_markers[{column!r}]", markers)
         object.__setattr__(self, "columns", tuple(self.columns))
         object.__setattr__(self, "missing_markers", tuple(str(m) for m in self.missing_markers))
         object.__setattr__(
@@ -348,7 +351,7 @@ class DataContract:
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(model, "rules_")
-        _check_markers("missing_markers", missing_markers)
+        _check_markers("missing_markers", missing_markers)  # before it is read as a sequence
         for column, markers in dict(column_markers or {}).items():
             _check_markers(f"column_markers[{column!r}]", markers)
         bins = {f.name: f for f in model.discretization_.features}

@@ -253,7 +253,7 @@ def svg_curve(curve: pd.DataFrame, evaluated_on: str = "holdout") -> str:
 
 COLOR_POSITIVE = "#0b5cad"
 COLOR_NEGATIVE = "#8090a2"  # 3:1 on white, as graphics need
-COLOR_ACCURACY = "#e69f00"
+COLOR_ACCURACY = "#b57a00"  # 3:1 on white
 
 
 def svg_class_balance(balance: Mapping[str, Mapping[str, int]], names: tuple[str, str]) -> str:

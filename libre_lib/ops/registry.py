@@ -55,6 +55,7 @@ import contextlib
 import json
 import logging
 import math
+import numbers
 import os
 import re
 import shlex
@@ -68,6 +69,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .._version import __version__
@@ -1380,7 +1382,8 @@ class ModelRegistry:
             An unknown pipeline or version, a bad ``tolerance``, or a store that cannot be
             written.
         ParameterError
-            A ``holdout`` that is not a :class:`Holdout`, a ``min_accuracy`` outside [0, 1].
+            A ``metric`` that is not a name, a ``holdout`` that is not a :class:`Holdout`, a
+            ``min_accuracy`` outside [0, 1].
         """
         _check_tolerance(tolerance)
         with self._lock(pipeline):
@@ -1627,9 +1630,9 @@ def _check_promotion_args(metric, holdout, min_accuracy) -> None:
     if not isinstance(metric, str) or not metric:
         raise ParameterError(f"metric must be the name of a recorded metric; got {metric!r}.")
     if min_accuracy is not None and (
-        isinstance(min_accuracy, bool)
-        or not isinstance(min_accuracy, int | float)
-        or not 0 <= min_accuracy <= 1
+        isinstance(min_accuracy, bool | np.bool_)
+        or not isinstance(min_accuracy, numbers.Real)
+        or not 0 <= float(min_accuracy) <= 1
     ):
         raise ParameterError(f"min_accuracy must be a number in [0, 1]; got {min_accuracy!r}.")
     if holdout is not None and not isinstance(holdout, Holdout):

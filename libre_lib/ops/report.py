@@ -150,19 +150,28 @@ def _positive_mask(model: LibreClassifier, y, n_rows: int) -> np.ndarray:
 
 
 def _check_labels(model: LibreClassifier, y, name: str) -> None:
-    """Refuse labels of another vocabulary than the model's classes (``"yes"``/``"no"`` for a
-    model of ``"+"``/``"-"``): every row read as the negative class gave a report of F1 0
-    without a word. One class against the rest takes any labels."""
+    """Refuse labels none of which is one of the model's classes (``"yes"``/``"no"`` for a
+    model of ``"+"``/``"-"``, or text for a model of numbers): every row read as the negative
+    class gave a report of F1 0 without a word. A label the training rows never held, beside
+    known ones, counts as negative, as ``score`` counts it; one class against the rest takes
+    any labels."""
     if y is None or one_vs_rest(model.positive_class_, model.positive_class):
         return
     values = pd.unique(pd.Series(np.asarray(y, dtype=object).ravel()).dropna())
-    known = list(model.classes_)
-    unknown = [v for v in values if not any(_is_label(v, k) for k in known)]
-    if unknown:
-        raise ParameterError(
-            f"{name} holds labels the model does not know: {unknown[:5]!r} (its classes: "
-            f"{known!r}). Give the labels as the model was trained on them."
-        )
+    known = np.asarray(model.classes_).tolist()
+    if not len(values) or any(_is_label(v, k) for v in values for k in known):
+        return
+    shown = [v.item() if isinstance(v, np.generic) else v for v in values[:5]]
+    spelled = {str(k) for k in known} & {str(v) for v in shown}
+    hint = (
+        " They spell the classes in another type (text for numbers, or numbers for text): "
+        "convert y to the type the model was trained on."
+        if spelled
+        else " Give the labels as the model was trained on them."
+    )
+    raise ParameterError(
+        f"{name} holds none of the model's classes {known!r}: its labels are {shown!r}.{hint}"
+    )
 
 
 def _fired_and_positive(model: LibreClassifier, X, y) -> tuple[np.ndarray, np.ndarray]:
@@ -1243,9 +1252,10 @@ th { background: #f3f5f8; text-align: left; font-weight: 600; font-size: 13px;
   vertical-align: bottom; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num { white-space: nowrap; }
-td.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-td.rule-text { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-  font-size: 13px; min-width: 260px; max-width: 520px; overflow-wrap: anywhere; }
+td.code, tbody th.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+td.rule-text, tbody th.rule-text {
+  font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px;
+  min-width: 260px; max-width: 520px; overflow-wrap: anywhere; }
 tr:hover td, tr:hover th[scope="row"] { background: #fafbfc; }
 figure { margin: 16px 0; }
 figcaption { color: #5b6272; font-size: 13px; margin-top: 4px; }
@@ -1269,12 +1279,14 @@ p.note { color: #5b6272; font-size: 13px; }
 p.caution { background: #fff4e0; border-left: 4px solid #c77700; padding: 8px 12px;
   margin: 10px 0; color: #3d2a00; }
 tbody th { background: none; font-size: inherit; vertical-align: top; }
+tbody th.rule-text, tbody th.code { font-weight: normal; }
 span.cond { white-space: nowrap; }
-td.rule-text .kw { color: #0b5cad; font-weight: 700; }
+.rule-text .kw { color: #0b5cad; font-weight: 700; }
 @media (max-width: 640px) {
   main { padding: 16px 12px 32px; }
   td.num { white-space: normal; }
-  td.rule-text { min-width: 150px; position: sticky; left: 0; background: #fff; }
+  td.rule-text, tbody th.rule-text {
+    min-width: 150px; position: sticky; left: 0; background: #fff; }
   dl.glossary, dl.legend { grid-template-columns: 1fr; }
 }
 @media print {
@@ -1283,7 +1295,7 @@ td.rule-text .kw { color: #0b5cad; font-weight: 700; }
   .table-wrap { overflow: visible; }
   table { font-size: 9pt; }
   td.num { white-space: normal; }
-  td.rule-text { min-width: 0; font-size: 8.5pt; }
+  td.rule-text, tbody th.rule-text { min-width: 0; font-size: 8.5pt; }
   tr, figure, pre, p.caution, .card { break-inside: avoid; }
   h2, h3 { break-after: avoid; }
 }

@@ -167,6 +167,8 @@ def in_short(
     positive, negative = names
     tp, fp, fn, tn = (int(confusion[k]) for k in ("tp", "fp", "fn", "tn"))
     n = tp + fp + fn + tn
+    if not n:
+        return None
     rules, flag, they, find = (
         ("rule", "flags", "it", "finds")
         if n_rules == 1

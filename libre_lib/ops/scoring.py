@@ -464,11 +464,15 @@ def _writing(output: Path):
 
 
 def list_inputs(
-    inputs: str | os.PathLike | Sequence[str | os.PathLike], exclude: Iterable = ()
+    inputs: str | os.PathLike | Sequence[str | os.PathLike],
+    exclude: Iterable = (),
+    warn_twice: bool = False,
 ) -> list[InputFile]:
     """The CSV / Parquet files to score: a file, a list of files, or a directory (searched
     recursively, sorted by path; names starting with '.' or '_' are skipped, like Spark's
-    ``_SUCCESS``). Paths in ``exclude`` (e.g. the output file) are left out."""
+    ``_SUCCESS``). Paths in ``exclude`` (e.g. the output file) are left out. A file named twice
+    (or linked) is listed once, under its first name; ``warn_twice`` says so (the scoring
+    itself, not its checks beforehand)."""
     items = [inputs] if isinstance(inputs, str | os.PathLike) else list(inputs)
     if not items:
         raise DataError("No input file given.")
@@ -522,12 +526,16 @@ def list_inputs(
             )
         else:
             raise DataError(f"Input {str(path)!r} does not exist.")
-    unique = list({f.path.resolve(): f for f in files}.values())
-    if len(unique) < len(files):
+    seen: dict[Path, InputFile] = {}
+    for file in files:  # the first name of a file given twice (or linked) is the one read
+        seen.setdefault(file.path.resolve(), file)
+    unique = list(seen.values())
+    if warn_twice and len(unique) < len(files):
         twice = len(files) - len(unique)
         warnings.warn(
-            f"{counted(twice, 'input file')} {'was' if twice == 1 else 'were'} given more than "
-            "once (by name or within a folder given too): each file is scored once.",
+            f"{counted(twice, 'input file')} {'is' if twice == 1 else 'are'} the same file as "
+            "another input (given twice, inside a folder given too, or a link to it): each "
+            "file is scored once.",
             LibreWarning,
             stacklevel=user_stacklevel(),
         )
@@ -1316,7 +1324,7 @@ def score_files(
     if not isinstance(fail_on_drift, bool | np.bool_):
         raise ParameterError(f"fail_on_drift must be True or False; got {fail_on_drift!r}.")
     output = check_output(output_path)
-    files = list_inputs(inputs, exclude=[output])
+    files = list_inputs(inputs, exclude=[output], warn_twice=True)
     reader = _Reader(contract)
     schema = _input_schema(reader, files, contract, model.rules_.target)
     counts = [reader.n_rows(f) for f in files]

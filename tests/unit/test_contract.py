@@ -431,3 +431,5 @@ def test_a_text_given_as_the_markers_list_is_refused(credit):
     with pytest.raises(ParameterError, match=r"column_markers\['a9'\] takes a list"):
         DataContract.from_model(model, X, column_markers={"a9": "t/f"})
     assert DataContract.from_model(model, X, missing_markers=["NaN"]).missing_markers == ("NaN",)
+    with pytest.raises(ParameterError, match="missing_markers takes a list"):  # a contract.json
+        DataContract(columns=(), missing_markers="NaN")

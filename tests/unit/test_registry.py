@@ -1349,3 +1349,4 @@ def test_the_registry_checks_its_root_contract_and_promotion_arguments(
         relative.decide(PIPE, first.version, min_accuracy="x")
     with pytest.raises(ParameterError, match="holdout must be a Holdout"):
         relative.decide(PIPE, first.version, holdout=(None, None))
+    assert relative.decide(PIPE, first.version, min_accuracy=np.float32(0.5)) is not None

@@ -1708,8 +1708,11 @@ def test_holdout_labels_the_model_does_not_know_are_refused(credit_data, credit_
 
     X, y, _ = credit_data
     relabelled = y.map({"+": "yes", "-": "no"})
-    with pytest.raises(ParameterError, match=r"y_holdout holds labels the model does not know"):
+    with pytest.raises(ParameterError, match=r"y_holdout holds none of the model's classes"):
         build_report(credit_model, X, relabelled, title="t")
+    rare = y.copy()
+    rare.iloc[0] = "?"  # a label training never held, beside known ones: counted as negative
+    assert build_report(credit_model, X, rare, title="t").metrics["n_rows"] == len(y)
     with pytest.raises(ParameterError, match="needs a fitted model"):
         build_report(LibreClassifier(), X, y, title="t")
     assert build_report(credit_model, X, y, title="t").metrics["n_rows"] == len(y)
@@ -1783,3 +1786,17 @@ def test_the_discretization_table_names_a_labelled_column_s_source():
     display = RuleDisplay(column_labels={"plasma_glucose": "glucose"})
     table = discretization_table(Discretization((feature, other)), display)
     assert table["column"].tolist() == ["glucose (plasma_glucose)", "age"]
+
+
+def test_in_short_speaks_of_one_rule_of_training_rows_and_of_no_rows():
+    from libre_lib.ops.report_sections import in_short
+
+    confusion = {"tp": 3, "fp": 1, "fn": 2, "tn": 4}
+    one = in_short(confusion, ("yes", "no"), 1, "no", "training")
+    assert one.startswith("In short: on 10 training rows the rule flags 4 as “yes”; 3 of")
+    assert "and it finds 3 of the 5 rows that have it (60.0%)" in one
+    assert one.endswith(
+        "right on 7 of the 10 rows (70.0%), against 5 (50.0%) for always answering “no”."
+    )
+    assert in_short({"tp": 0, "fp": 0, "fn": 0, "tn": 0}, ("yes", "no"), 2, "no") is None
+    assert in_short(confusion, ("yes", "no"), 0, "no") is None  # no rule: its caution says it

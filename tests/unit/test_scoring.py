@@ -1173,6 +1173,6 @@ def test_scoring_s_python_calls_check_their_arguments_and_take_what_they_return(
     with pytest.raises(ParameterError, match="fail_on_drift must be True or False; got 'no'"):
         score_files(model, tmp_path / "a.csv", tmp_path / "o2.parquet", fail_on_drift="no")
     twice = [tmp_path / "a.csv", tmp_path / "a.csv"]
-    with pytest.warns(LibreWarning, match="1 input file was given more than once"):
+    with pytest.warns(LibreWarning, match="1 input file is the same file as another input"):
         again = score_files(model, twice, tmp_path / "o3.parquet", contract=contract)
     assert again.rows == 20
