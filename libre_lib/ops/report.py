@@ -1244,6 +1244,7 @@ pre { background: #f3f5f8; border: 1px solid #e1e4ea; border-radius: 6px; paddin
   overflow-x: auto; font: 14px/1.6 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   white-space: pre-wrap; }
 pre.ruleset .kw { color: #0b5cad; font-weight: 700; }
+pre.ruleset .line { display: block; padding-left: 2.5em; text-indent: -2.5em; }
 .table-wrap { overflow-x: auto; margin: 8px 0; }
 table { border-collapse: collapse; font-size: 14px; }
 table.wide { width: 100%; }
@@ -1404,7 +1405,13 @@ _KEYWORD_INSIDE = re.compile(r"\b(AND|THEN|ELSE)\b")
 
 def _ruleset_html(text: str) -> str:
     lines = [_keywords_html(line) for line in text.splitlines()]
-    return '<pre class="ruleset">' + "\n".join(lines) + "</pre>"
+    # one block per rule, wrapped lines indented under its first: a long rule wrapped on a
+    # phone or on paper no longer runs into the next one
+    return (
+        '<pre class="ruleset">'
+        + "".join(f'<span class="line">{line}</span>' for line in lines)
+        + "</pre>"
+    )
 
 
 def _cards(

@@ -1653,6 +1653,7 @@ def test_the_words_of_a_quoted_name_are_not_marked_as_the_rules_keywords():
 
     html_text = _ruleset_html('IF "income AND age" ∈ [1, 2) AND b = 1\nOR "OR" = 1\nTHEN y = 1')
     assert html_text.count('<span class="kw">') == 4  # IF, AND, OR, THEN
+    assert html_text.count('<span class="line">') == 3  # one block a rule: wraps indent under it
     assert "&quot;income AND age&quot;" in html_text and "&quot;OR&quot; = 1" in html_text
     cell = _rule_cell('"income AND age" ∈ [1, 2) AND b ∈ {x}')
     assert cell.count('<span class="kw">AND</span>') == 1
