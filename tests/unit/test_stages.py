@@ -803,3 +803,24 @@ def test_spec_values_the_search_replaced_are_noted():
         "n_estimators: the model uses its choice, 5."
     )
     assert stages.overridden_notes(spec, {"best_params": {"n_estimators": 10}}) == ()
+
+
+def test_a_holdout_of_copies_of_training_rows_is_noted():
+    """Appended duplicates put copies of training rows in the holdout ("both scored on the
+    same 183 rows") without a word; the holdout then scores rows the model learned from."""
+    from libre_lib.ops.stages import copied_holdout_note
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(0, 3, 100), "b": rng.choice(["x", "y"], 100)})
+    y = pd.Series(rng.choice(["1", "0"], 100))
+    (note,) = copied_holdout_note(X.iloc[:80], y.iloc[:80], X.iloc[80:], y.iloc[80:])
+    assert note.startswith("20 of the 20 holdout rows (100%) repeat a training row exactly")
+    flipped = y.iloc[80:].map({"1": "0", "0": "1"})  # the same values, the other label
+    assert (
+        copied_holdout_note(
+            X.iloc[:80], y.iloc[:80].map({"1": "2", "0": "3"}), X.iloc[80:], flipped
+        )
+        == ()
+    )
+    numbers = pd.DataFrame({"a": rng.normal(size=100)})
+    assert copied_holdout_note(numbers.iloc[:80], y.iloc[:80], numbers.iloc[80:], y.iloc[80:]) == ()
