@@ -1046,29 +1046,25 @@ def refine_skipped(spec: PipelineSpec) -> str | None:
 COPIED_HOLDOUT = 0.05
 
 
-def copied_holdout_note(
-    X_train: pd.DataFrame, y_train: pd.Series, X: pd.DataFrame, y: pd.Series
-) -> tuple[str, ...]:
-    """A note when many holdout rows repeat a training row exactly (values and label): the
-    split keeps each copy of a repeated row on a side of its own (docs/pipeline.md), so data
-    with many duplicates score partly on rows the model learned from, and the holdout figures
-    read better than new rows would."""
-    if not len(X) or not len(X_train):
+def copied_holdout_note(frame: pd.DataFrame, holdout_flags: np.ndarray) -> tuple[str, ...]:
+    """A note when many holdout rows repeat a training row exactly (values and label, keyed as
+    the split keys them: :func:`~libre_lib.ops.batches.row_keys`): the split keeps each copy
+    of a repeated row on a side of its own (docs/pipeline.md), so data with many duplicates
+    score partly on rows the model learned from, and the holdout figures read better than
+    new rows would."""
+    flags = np.asarray(holdout_flags, dtype=bool)
+    n_holdout = int(flags.sum())
+    if not n_holdout or flags.all():
         return ()
-    columns = list(X.columns)
-
-    def keys(frame: pd.DataFrame, labels: pd.Series) -> pd.Series:
-        both = frame[columns].assign(__label__=np.asarray(labels, dtype=object))
-        return pd.util.hash_pandas_object(both.astype(str), index=False)
-
-    copied = int(keys(X, y).isin(set(keys(X_train, y_train))).sum())
-    if copied <= COPIED_HOLDOUT * len(X):
+    keys = row_keys(frame)
+    copied = int(np.isin(keys[flags], keys[~flags]).sum())
+    if copied <= COPIED_HOLDOUT * n_holdout:
         return ()
     return (
-        f"{copied:,} of the {len(X):,} holdout rows ({copied / len(X):.0%}) repeat a training row "
-        "exactly (every value and the label): the data hold repeated rows, and the holdout "
-        "figures partly score rows the model learned from, so they read better than new rows "
-        "would. Remove duplicates upstream if they are not real repeats.",
+        f"{copied:,} of the {n_holdout:,} holdout rows ({copied / n_holdout:.0%}) repeat a "
+        "training row exactly (every value and the label): the data hold repeated rows, and "
+        "the holdout figures partly score rows the model learned from, so they read better "
+        "than new rows would. Remove duplicates upstream if they are not real repeats.",
     )
 
 
@@ -1194,7 +1190,7 @@ def report(
     dropped = dropped_notes(X_train, getattr(model.discretization_, "dropped", ()))
     dropped += unheld_label_notes(spec, X_train)
     if not note and streamed is None:  # a holdout of its own, every row in memory
-        dropped += copied_holdout_note(X_train, y_train, X, y)
+        dropped += copied_holdout_note(frame, holdout_flags)
     skipped = tuple(filter(None, [refine_skipped(spec) if streamed is not None else None]))
     rule_report = build_report(
         model,

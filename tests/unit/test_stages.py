@@ -813,16 +813,13 @@ def test_a_holdout_of_copies_of_training_rows_is_noted():
     from libre_lib.ops.stages import copied_holdout_note
 
     rng = np.random.default_rng(0)
-    X = pd.DataFrame({"a": rng.integers(0, 3, 100), "b": rng.choice(["x", "y"], 100)})
-    y = pd.Series(rng.choice(["1", "0"], 100))
-    (note,) = copied_holdout_note(X.iloc[:80], y.iloc[:80], X.iloc[80:], y.iloc[80:])
+    frame = pd.DataFrame({"a": rng.integers(0, 3, 100), "b": rng.choice(["x", "y"], 100)})
+    frame["y"] = rng.choice(["1", "0"], 100)
+    holdout = np.arange(100) >= 80
+    (note,) = copied_holdout_note(frame, holdout)
     assert note.startswith("20 of the 20 holdout rows (100%) repeat a training row exactly")
-    flipped = y.iloc[80:].map({"1": "0", "0": "1"})  # the same values, the other label
-    assert (
-        copied_holdout_note(
-            X.iloc[:80], y.iloc[:80].map({"1": "2", "0": "3"}), X.iloc[80:], flipped
-        )
-        == ()
-    )
-    numbers = pd.DataFrame({"a": rng.normal(size=100)})
-    assert copied_holdout_note(numbers.iloc[:80], y.iloc[:80], numbers.iloc[80:], y.iloc[80:]) == ()
+    relabelled = frame.assign(y=np.where(holdout, "2", frame["y"]))  # same values, other label
+    assert copied_holdout_note(relabelled, holdout) == ()
+    numbers = pd.DataFrame({"a": rng.normal(size=100), "y": frame["y"]})
+    assert copied_holdout_note(numbers, holdout) == ()
+    assert copied_holdout_note(frame, np.zeros(100, dtype=bool)) == ()  # no holdout
