@@ -1043,10 +1043,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if one_vs_rest(model.positive_class_, model.positive_class):
             labels = one_vs_rest_labels(labels, model.positive_class)
         weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        fired = model.fired_rules(X)
-        if len(labels) != fired.shape[0] or (weight is not None and len(weight) != len(labels)):
+        n_rows = np.shape(X)[0]
+        if len(labels) != n_rows or (weight is not None and len(weight) != len(labels)):
             raise ParameterError(
-                f"score got {fired.shape[0]} rows of X, {len(labels)} labels"
+                f"score got {n_rows} rows of X, {len(labels)} labels"
                 + ("" if weight is None else f" and {len(weight)} weights")
                 + ": give one of each per row."
             )
@@ -1055,7 +1055,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             extra = {} if weight is None else {"sample_weight": weight}
             return float(scorer(model, X, labels, **extra))
         truth = np.asarray(labels, dtype=object) == model.positive_class_
-        return float(f1_score(truth, fired.any(axis=1), weight))
+        return float(f1_score(truth, model.fired_rules(X).any(axis=1), weight))
 
     def fired_rules(self, X) -> np.ndarray:
         """Which rule of the best model fires on which row (:meth:`LibreClassifier.fired_rules`).
