@@ -1008,11 +1008,7 @@ def drift_notes(
         if issue.problem == WRONG_TYPE:
             found.append(issue.message)
         elif issue.problem in (MISSING_RATE, NEW_MISSING) and observation is not None:
-            before = observation.training_missing_rate or 0.0
-            found.append(
-                f"column {issue.column!r}: {observation.missing_rate:.0%} missing, against "
-                f"{before:.0%} in the champion's training rows"
-            )
+            found.append(missing_change(issue.column, observation))
         elif issue.problem == UNSEEN_CATEGORY and observation is not None:
             found.append(
                 f"column {issue.column!r}: {observation.n_unseen:,} of {observation.n_rows:,} "
@@ -1028,6 +1024,23 @@ def drift_notes(
         + (f"; and {more} more" if more > 0 else "")
         + ". Check the data before trusting either model's comparison.",
     )
+
+
+def missing_change(column: str, observation) -> str:
+    """A column's missing rows now against the champion's training share, in counts and a
+    share that a small change does not round to 0 % (3 of 602 rows read "0% against 0%")."""
+    before = observation.training_missing_rate or 0.0
+    now = observation.n_missing / observation.n_rows if observation.n_rows else 0.0
+    return (
+        f"column {column!r}: {observation.n_missing:,} of {observation.n_rows:,} rows missing "
+        f"({_small_share(now)}), against {_small_share(before)} in the champion's training rows"
+    )
+
+
+def _small_share(rate: float) -> str:
+    if not rate:
+        return "none"
+    return "under 0.1%" if rate < 0.001 else f"{rate:.1%}"
 
 
 def refine_skipped(spec: PipelineSpec) -> str | None:

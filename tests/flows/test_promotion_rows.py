@@ -144,6 +144,10 @@ def test_a_tested_column_gone_mostly_missing_since_the_champion_is_a_note_of_the
     second = train(spec)
     (note,) = [n for n in second["notes"] if "Since the champion" in n]
     assert note.startswith(f"Since the champion {first['model_version']}'s training rows")
-    assert re.search(rf"column {column!r}: (8|9)\d% missing, against 0% in the champion's", note)
+    assert re.search(
+        rf"column {column!r}: \d+ of \d+ rows missing \((8|9)\d\.\d%\), against none in the "
+        "champion's training rows",
+        note,
+    )
     report = Path(second["run_dir"], "report.md").read_text()
     assert "Since the champion" in report

@@ -823,3 +823,23 @@ def test_a_holdout_of_copies_of_training_rows_is_noted():
     numbers = pd.DataFrame({"a": rng.normal(size=100), "y": frame["y"]})
     assert copied_holdout_note(numbers, holdout) == ()
     assert copied_holdout_note(frame, np.zeros(100, dtype=bool)) == ()  # no holdout
+
+
+def test_a_missing_share_since_the_champion_is_given_in_rows_not_rounded_to_zero():
+    """3 of 602 rows newly missing read "0% missing, against 0%": the change the note flags
+    was rounded away."""
+    from dataclasses import replace
+
+    from libre_lib.ops.contract import ColumnObservation
+
+    observation = ColumnObservation(
+        "glucose", "numeric", True, False, 0.0, 199.0, 0.0, n_rows=602, n_missing=3
+    )
+    assert stages.missing_change("glucose", observation) == (
+        "column 'glucose': 3 of 602 rows missing (0.5%), against none in the champion's "
+        "training rows"
+    )
+    rare = replace(observation, training_missing_rate=0.0004, n_missing=301)
+    assert "301 of 602 rows missing (50.0%), against under 0.1%" in stages.missing_change(
+        "glucose", rare
+    )
