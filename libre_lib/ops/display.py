@@ -61,23 +61,27 @@ LEGEND = (
         "the lowest and the highest value: [min, b) has no lower bound, [a, max] no upper bound.",
     ),
     ("∪", "or: x ∈ [min, 20) ∪ [30, max] matches values below 20 and values of 30 or more."),
-    ("∪ missing", "a row where x is missing (blank) also matches."),
+    (
+        "∪ missing",
+        "a row where x is missing also matches: a blank cell, a text such as NA, or a value "
+        "the data line says is read as missing.",
+    ),
     ("x = c, x ∈ {c, d}", "x is the category c, or one of the categories listed."),
-    ("x is missing", "only rows where x is blank match."),
-    ("x is not missing", "any value of x matches, but a blank does not."),
+    ("x is missing", "only rows where x is missing match."),
+    ("x is not missing", "any value of x matches, but a missing one does not."),
 )
 """The notation of the report's rules: (notation, meaning)."""
 
 KNOWN_LEGEND = (
     (
         "x ≠ c, x ∉ {c, d}",
-        "x is any other category seen in training, or blank (“, not missing”: a blank does not "
-        "match); a category new since training does not match.",
+        "x is any other category seen in training, or missing (“, not missing”: a missing "
+        "value does not match); a category new since training does not match.",
     ),
     (
         "(any of its n known values)",
-        "every category of x seen in training matches; a blank or a category new since "
-        "training does not.",
+        "every category of x seen in training matches; a missing value or a category new "
+        "since training does not.",
     ),
 )
 """The notation of conditions read through a column's known categories

@@ -1026,6 +1026,24 @@ def drift_notes(
     )
 
 
+def markers_read_as_missing(spec: PipelineSpec) -> str:
+    """The values the spec's ``read_options.na_values`` reads as missing, for the report's data
+    line: a rule's "is missing" then matches them, so the rules are applied to the file as
+    written only with them (pima writes a missing glucose as 0). Empty without markers."""
+    labels = spec.report.column_labels or {}
+    by_markers: dict[tuple[str, ...], list[str]] = {}
+    for column, markers in spec.data.column_missing_markers().items():
+        shown = labels.get(column)
+        by_markers.setdefault(markers, []).append(f"{shown} ({column})" if shown else column)
+    parts = [
+        f"{' or '.join(map(repr, markers))} in {', '.join(columns)}"
+        for markers, columns in by_markers.items()
+    ]
+    if spec.data.missing_markers():
+        parts.append(f"{' or '.join(map(repr, spec.data.missing_markers()))} in every column")
+    return f"; read as missing: {'; '.join(parts)}" if parts else ""
+
+
 def missing_change(column: str, observation) -> str:
     """A column's missing rows now against the champion's training share, in counts and a
     share that a small change does not round to 0 % (3 of 602 rows read "0% against 0%")."""
@@ -1220,6 +1238,7 @@ def report(
         data_description=(
             f"{Path(spec.data.path).name}: {rows}; positive class "
             + _class_shown(positive_label(spec), spec.report.class_labels)
+            + markers_read_as_missing(spec)
         ),
         description=spec.description,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
