@@ -181,6 +181,31 @@ def exact_column_message(rules: RuleSet, remedy: str) -> str:
     )
 
 
+def with_missing_params(cls: type, state: dict) -> dict:
+    """The pickled state of a ``cls`` saved by an earlier release, with the constructor
+    parameters it did not have yet at their defaults, said in a warning (``repr``, ``clone``,
+    ``fit`` and ``to_json`` failed on such a model while ``predict`` worked)."""
+    import inspect
+
+    parameters = inspect.signature(cls.__init__).parameters
+    missing = {
+        name: parameters[name].default
+        for name in cls._get_param_names()
+        if name not in state and parameters[name].default is not inspect.Parameter.empty
+    }
+    if not missing:
+        return state
+    warnings.warn(
+        f"This {cls.__name__} was saved by an earlier release of libre-flows, before the "
+        f"parameters {', '.join(f'{k}={v!r}' for k, v in missing.items())}: they take these "
+        "defaults. Its rules predict as before; a refit may learn other rules than that release "
+        "did.",
+        LibreWarning,
+        stacklevel=3,
+    )
+    return {**state, **missing}
+
+
 class LibreClassifier(ClassifierMixin, BaseEstimator):
     """Learn a small set of IF-THEN rules for one positive class (LIBRE, Mita et al. 2020).
 
@@ -389,6 +414,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     # -- scikit-learn plumbing ----------------------------------------------------------------
+
+    def __setstate__(self, state):
+        super().__setstate__(with_missing_params(type(self), state))
 
     def __sklearn_tags__(self):
         return libre_tags(super().__sklearn_tags__())

@@ -125,6 +125,7 @@ from .estimator import (
     refit_order,
     resolve_tolerance,
     weighted_rows,
+    with_missing_params,
 )
 from .inputs import (
     Target,
@@ -453,6 +454,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+
+    def __setstate__(self, state):
+        super().__setstate__(with_missing_params(type(self), state))
 
     def __sklearn_tags__(self):
         return libre_tags(super().__sklearn_tags__())

@@ -172,6 +172,42 @@ def test_pickle_round_trip(credit):
     np.testing.assert_array_equal(again.predict(X), clf.predict(X))
 
 
+class _EarlierRelease:
+    """Unpickles as the class it names, with the state an earlier release saved: without the
+    parameters added since."""
+
+    def __init__(self, model, dropped):
+        self.cls = type(model)
+        self.state = {k: v for k, v in model.__getstate__().items() if k not in dropped}
+
+    def __reduce__(self):
+        return (self.cls.__new__, (self.cls,), self.state)
+
+
+@pytest.mark.parametrize("dropped", [("contiguous", "verbose"), ("refine", "verbose")])
+def test_a_pickle_of_an_earlier_release_gets_the_new_parameters_at_their_defaults(
+    credit_data, credit_model, dropped
+):
+    """An earlier release's pickle predicted, but repr, clone, fit and to_json failed with
+    "'LibreClassifier' object has no attribute 'contiguous'"."""
+    X, y, info = credit_data
+    clf = credit_model
+    if dropped[0] == "refine":
+        grid = {"n_estimators": [5], "max_rules": [2], "max_intervals": [3], "alpha": [0.7]}
+        grid["conflict_tolerance"] = [0.0]
+        clf = LibreSearchCV(grid, positive_class=info.positive_class, cv=2).fit(X, y)
+    match = rf"earlier release .* before the parameters {dropped[0]}="
+    with pytest.warns(LibreWarning, match=match):
+        old = pickle.loads(pickle.dumps(_EarlierRelease(clf, dropped)))
+    assert type(old) is type(clf)
+    np.testing.assert_array_equal(old.predict(X), clf.predict(X))
+    assert old.get_params() == clf.get_params()
+    assert repr(clone(old)) == repr(clf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)  # a state of this release: no warning
+        pickle.loads(pickle.dumps(clf))
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
