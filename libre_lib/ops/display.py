@@ -36,6 +36,7 @@ from ..rules import Condition, Interval, Rule, RuleSet, class_text, name_text, s
 __all__ = [
     "KNOWN_LEGEND",
     "LEGEND",
+    "SAMPLED",
     "RuleDisplay",
     "combine_rules",
     "display_numbers",
@@ -88,9 +89,15 @@ KNOWN_LEGEND = (
 (:meth:`RuleDisplay.known_reading`), shown when a rule reads so."""
 
 
+#: How ``rows`` of :func:`rounding_note` starts when the display was built from a sample of the
+#: rows (a streamed run's report).
+SAMPLED = "a sample of the"
+
+
 def rounding_note(rows: str = "training and holdout") -> str:
     """How the report prints cut points; ``rows`` names the rows the display was built from
-    ("training and holdout", "training", ...; empty when it was built from none)."""
+    ("training and holdout", "training", ":data:`SAMPLED` training and holdout", ...; empty when
+    it was built from none)."""
     if not rows:
         return (
             "A cut point of at most four significant digits is printed as it is, a longer one "
@@ -102,8 +109,13 @@ def rounding_note(rows: str = "training and holdout") -> str:
         "printed with the fewest digits (at least three significant ones) that keep it above "
         f"the closest value below it in the rows of this report ({rows} rows), so every "
         "printed rule sorts those rows exactly as the model does. The exact cut points are in "
-        "model.json; a new value between a printed and an exact cut point can be sorted "
-        "differently from the text."
+        "model.json; "
+        + (
+            "a value of the rows left out of the sample, or a new one,"
+            if rows.startswith(SAMPLED)
+            else "a new value"
+        )
+        + " between a printed and an exact cut point can be sorted differently from the text."
     )
 
 

@@ -56,7 +56,7 @@ from .baselines import TREND_VERSIONS, version_trend
 from .batches import HOLDOUT_SALT, copy_keys, row_keys, source_columns, unit_hash
 from .contract import DataContract
 from .diff import ChampionChanges
-from .display import value_key
+from .display import SAMPLED, value_key
 from .registry import (
     Holdout,
     ModelRegistry,
@@ -1251,6 +1251,9 @@ def report(
     )
     if streamed is not None:  # its training F1 would be the sample's: the flow's check, on
         rule_report = replace(rule_report, fit_cautions=())  # every row, acted
+        if len(frame) < streamed["n_rows"]:  # cut points were rounded on the sample's values
+            shown = f"{SAMPLED} {rule_report.display_rows}"
+            rule_report = replace(rule_report, display_rows=shown)
     contract = DataContract.from_model(
         model,
         X_train,

@@ -95,6 +95,10 @@ def test_a_sample_smaller_than_the_data_is_what_the_report_scores(spec_copy, pim
     assert 200 <= len(rows) <= 400
     text = (Path(summary["run_dir"]) / "report.md").read_text()
     assert "768 rows streamed" in text and "a uniform sample of" in text
+    # its cut points were rounded on the sample: the note says the rows sorted exactly are it
+    flat = " ".join(text.split())
+    assert "(a sample of the training and holdout rows)" in flat
+    assert "a value of the rows left out of the sample, or a new one, between" in flat
 
 
 def test_the_data_contract_of_a_sampled_run_holds_every_training_row(
