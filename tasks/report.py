@@ -166,7 +166,13 @@ def promote(
             promoted.decision.reason,
             registration.decision.reason,
         )
-    verdict = "promoted: the champion now" if promoted.decision.promoted else "not promoted"
+    decision = promoted.decision
+    unchanged = decision.previous is not None and decision.previous.version == decision.version
+    verdict = (
+        ("kept: still the champion" if unchanged else "promoted: the champion now")
+        if decision.promoted
+        else "not promoted"
+    )
     log().info("model %s %s (%s)", promoted.version.version, verdict, promoted.decision.reason)
     return promoted
 

@@ -197,9 +197,16 @@ def _summary(run: Path) -> dict:
 
 def _promoted(run: Path, version: str) -> bool:
     """Whether ``run`` promoted ``version`` (a later run can promote a version an earlier run
-    registered: both stay while it is the champion)."""
+    registered: both stay while it is the champion). A run that found it the champion already
+    moved nothing (every scheduled run on unchanged data does): it is pruned as any other."""
     summary = _summary(run)
-    return summary.get("model_version") == version and summary.get("promoted") is True
+    decision = summary.get("decision")
+    previous = decision.get("previous") if isinstance(decision, dict) else None
+    return (
+        summary.get("model_version") == version
+        and summary.get("promoted") is True
+        and previous != version
+    )
 
 
 def _stages_listed(run: Path) -> set[tuple[str, str]]:

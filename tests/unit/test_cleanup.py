@@ -170,3 +170,30 @@ def test_prune_keeps_the_run_that_promoted_the_champion_not_only_the_one_that_re
     done = cleanup.prune_store(tmp_path / "store", "p", keep_runs=1, min_age_s=0)
     assert [r.name[:4] for r in done.runs] == ["2022"]
     assert sorted(p.name[:4] for p in runs.iterdir()) == ["2020", "2021", "2023"]
+
+
+def test_prune_removes_reruns_that_found_the_champion_already_promoted(tmp_path, monkeypatch):
+    """A nightly run on unchanged data records promoted: true ("v0003 is already the
+    champion"): prune kept every such run, one folder per night forever."""
+    import json
+    from types import SimpleNamespace
+
+    from libre_lib.ops import cleanup
+
+    runs = tmp_path / "store" / "runs" / "p"
+    (tmp_path / "store" / "models").mkdir(parents=True)
+    moved = {"model_version": "v0003-x", "promoted": True, "decision": {"previous": "v0002-w"}}
+    again = {"model_version": "v0003-x", "promoted": True, "decision": {"previous": "v0003-x"}}
+    summaries = {
+        "20200101-000000-aaaaaaaaaaaa": {"model_version": "v0003-x", "promoted": False},
+        "20210101-000000-bbbbbbbbbbbb": moved,
+        **{f"202{i}0101-000000-cccccccccccc": again for i in range(2, 6)},
+    }
+    for name, summary in summaries.items():
+        (runs / name).mkdir(parents=True)
+        (runs / name / RUN_FILE).write_text(json.dumps(summary))
+    champion = SimpleNamespace(version="v0003-x", run_id="20200101-000000-aaaaaaaaaaaa")
+    monkeypatch.setattr(cleanup.ModelRegistry, "champion", lambda self, pipeline: champion)
+    done = cleanup.prune_store(tmp_path / "store", "p", keep_runs=1, min_age_s=0)
+    assert [r.name[:4] for r in done.runs] == ["2022", "2023", "2024"]
+    assert sorted(p.name[:4] for p in runs.iterdir()) == ["2020", "2021", "2025"]
