@@ -561,17 +561,22 @@ class DataContract:
 
     # -- checking ------------------------------------------------------------------------------
 
-    def missing_columns(self, columns: Iterable, where: str = "the input") -> list[ContractIssue]:
+    def missing_columns(
+        self, columns: Iterable, where: str = "the input", target: str | None = None
+    ) -> list[ContractIssue]:
         """Errors for the contract's columns that are not in ``columns`` (names); ``where``
         names the data in the messages. A column whose name the input writes with other case
         or spaces is named; otherwise, when the input has as many unknown columns as it
-        lacks (at most 3), they are offered as renamed."""
+        lacks (at most 3), they are offered as renamed (never the model's ``target``: a
+        labelled batch has it)."""
         present = [str(c) for c in columns]
         loose = {" ".join(name.split()).casefold(): name for name in present}
         lost = [c for c in self.columns if c.name not in present]
         alike = {c.name: loose.get(" ".join(c.name.split()).casefold()) for c in lost}
         unmatched = [c for c in lost if alike[c.name] is None]
-        extra = [n for n in present if n not in self.names and n not in alike.values()]
+        extra = [
+            n for n in present if n not in self.names and n not in alike.values() and n != target
+        ]
         renamed = extra if unmatched and len(extra) == len(unmatched) <= 3 else []
         return [_missing_issue(c.name, c.in_rules, where, alike[c.name], renamed) for c in lost]
 
@@ -586,19 +591,25 @@ class DataContract:
         ]
 
     def check(
-        self, frame: pd.DataFrame, *, raise_errors: bool = True, empty_columns: bool = True
+        self,
+        frame: pd.DataFrame,
+        *,
+        raise_errors: bool = True,
+        empty_columns: bool = True,
+        target: str | None = None,
     ) -> ContractReport:
         """Check ``frame`` (extra columns are ignored). Raises ``ContractViolation`` listing
         every error unless ``raise_errors`` is false; drift is in the report's ``warnings``.
         ``empty_columns``: a column the rules test that is empty in every row is an error
         (off for the batches of a file, which :meth:`empty_columns` checks whole: a batch's
-        size must not decide it)."""
+        size must not decide it). ``target``: the model's target column, never offered as a
+        missing column renamed."""
         if not isinstance(frame, pd.DataFrame):
             raise ParameterError(f"check needs a pandas DataFrame; got {type(frame).__name__}.")
         if list(frame.columns) != [str(c) for c in frame.columns]:
             frame = frame.set_axis([str(c) for c in frame.columns], axis=1)
         n_rows = len(frame)
-        errors = self.missing_columns(frame.columns)
+        errors = self.missing_columns(frame.columns, target=target)
         observations = {}
         for column in self.columns:
             if column.name not in frame.columns:

@@ -308,7 +308,7 @@ def score_frame(
         raise ParameterError(f"score_frame needs a pandas DataFrame; got {type(frame).__name__}.")
     _check_no_clash(frame.columns, model.rules_.target)
     read = unmarked(categories_as_text(as_frame(frame, allow_empty=True), contract), contract)
-    report = contract.check(read)
+    report = contract.check(read, target=model.rules_.target)
     tested = {c.name for c in contract.columns if c.in_rules}
     drifted = [w for w in report.warnings if w.column in tested]
     if drifted:  # as predict warns of unseen values: the report holds the details
@@ -1001,7 +1001,7 @@ def _input_schema(
     for file in files:
         schema = reader.schema(file)
         _check_no_clash(schema.names, target, file.name)
-        for issue in contract.missing_columns(schema.names, where=file.name):
+        for issue in contract.missing_columns(schema.names, where=file.name, target=target):
             problems.append(issue.message)
         schemas.append(schema)
     if problems:

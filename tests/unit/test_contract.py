@@ -421,6 +421,21 @@ def test_a_column_missing_beside_as_many_unknown_ones_asks_whether_it_was_rename
     assert "renamed?" not in issue.message
 
 
+def test_the_label_column_of_a_labelled_batch_is_not_offered_as_a_renamed_column(credit):
+    """Scoring rows that keep their label, one model column lost: "missing ...; the input has
+    'class', which the model does not read: renamed?" (any lost column matched the label)."""
+    from libre_lib.ops.scoring import score_frame
+
+    X, model, contract = credit
+    assert model.rules_.target == "target"
+    labelled = X.drop(columns="a9").assign(target="+")
+    (issue,) = contract.missing_columns(labelled.columns, target=model.rules_.target)
+    assert issue.message == "column 'a9': missing from the input"
+    with pytest.raises(ContractViolation) as raised:
+        score_frame(model, labelled, contract)
+    assert "renamed?" not in str(raised.value) and "'a9': missing" in str(raised.value)
+
+
 def test_a_text_given_as_the_markers_list_is_refused(credit):
     """missing_markers='NaN' was read as the markers 'N', 'a', 'N'."""
     X, model, _ = credit
