@@ -659,6 +659,19 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 LibreWarning,
                 stacklevel=user_stacklevel(),
             )
+        elif plan.scorer is None:
+            trivial = flag_every_row_f1(plan.positive, plan.weight)
+            if self.best_score_ < trivial:
+                warnings.warn(
+                    f"The best point of the grid scored an inner F1 of {self.best_score_:.3f}, "
+                    f"below the {trivial:.3f} of flagging every row as the positive class: no "
+                    "setting found rules that beat that trivial answer on the inner folds' "
+                    "held-out rows, so the columns may hold little signal for this target. Do "
+                    "not expect the rules to beat it on new rows; check the features and the "
+                    "target.",
+                    LibreWarning,
+                    stacklevel=user_stacklevel(),
+                )
         logger.info(
             "LibreSearchCV: best %s (mean score %.3f, %.1f rules) after %.1f s",
             self.best_params_,
@@ -1124,6 +1137,16 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
 
 # -- the inner CV ---------------------------------------------------------------------------
+
+
+def flag_every_row_f1(positive, weight=None) -> float:
+    """The F1 of answering the positive class on every row: 2p / (1 + p) at (weighted)
+    positive share p."""
+    positive = np.asarray(positive, dtype=bool)
+    weight = np.ones(positive.size) if weight is None else np.asarray(weight, dtype=float)
+    total = float(weight.sum())
+    share = float(weight[positive].sum()) / total if total > 0 else 0.0
+    return 2.0 * share / (1.0 + share)
 
 
 @dataclass(frozen=True)

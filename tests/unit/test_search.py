@@ -1030,3 +1030,22 @@ def test_score_takes_a_one_column_y_and_passes_weights_to_the_scorer():
     search.set_params(scoring="accuracy").fit(X, y)
     right = (search.predict(X) == y).astype(float)  # weighs only the rows it gets right
     assert search.score(X, y) < 1.0 and search.score(X, y, sample_weight=right) == 1.0
+
+
+def test_a_search_below_flagging_every_row_says_the_columns_may_hold_no_signal():
+    """A target drawn independently of the only column: the search's best inner F1 (0.21)
+    stayed below the 0.31 of answering positive everywhere, and it said nothing."""
+    from libre_lib.search import flag_every_row_f1
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300)})
+    y = rng.random(300) < 0.2
+    with pytest.warns(LibreWarning, match=r"below the 0\.\d+ of flagging every row") as said:
+        grid = {"n_estimators": [5], "max_rules": [1, 3], "max_intervals": [None]}
+        grid |= {"alpha": [0.9], "conflict_tolerance": [0.5]}
+        search = LibreSearchCV(grid, random_state=0)
+        search.fit(X, y)
+    trivial = flag_every_row_f1(y)
+    assert search.best_score_ < trivial == pytest.approx(2 * y.mean() / (1 + y.mean()))
+    assert f"{trivial:.3f}" in " ".join(str(w.message) for w in said)
+    assert flag_every_row_f1([True, False, False, False], [3, 1, 1, 1]) == pytest.approx(2 / 3)
