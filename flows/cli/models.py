@@ -74,9 +74,17 @@ VersionArg = Annotated[
 def _version(pipeline: str, version: str, store: Path | None, debug: bool):
     """(pipeline, store, registry, its registry entry, its model) of the version a command
     names; one error line (exit 1) if it cannot be read."""
-    from libre_lib.errors import LibreError
+    from libre_lib.errors import LibreError, ParameterError
 
     try:
+        named, at, pinned = pipeline.rpartition("@")
+        if at and named and pinned:  # PIPELINE@VERSION, as `libre score` takes it
+            if version != "champion":
+                raise ParameterError(
+                    f"{pipeline!r} names version {pinned!r} and the command also got {version!r}:"
+                    " give the version once."
+                )
+            pipeline, version = named, pinned
         pipeline, store = pipeline_and_store(pipeline, store)
         registry = _registry(store)
         entry = registry.get(pipeline, version)

@@ -1350,3 +1350,25 @@ def test_the_registry_checks_its_root_contract_and_promotion_arguments(
     with pytest.raises(ParameterError, match="holdout must be a Holdout"):
         relative.decide(PIPE, first.version, holdout=(None, None))
     assert relative.decide(PIPE, first.version, min_accuracy=np.float32(0.5)) is not None
+
+
+def test_models_show_and_sql_take_pipeline_at_version_as_score_does(registry, models, tmp_path):
+    """`libre models show visits@v0001` said the pipeline name was not valid, while `libre
+    score visits@v0001` took it."""
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+
+    first = register(registry, models[0])
+    registry.promote(PIPE, first.version)
+    second = register(registry, models[1], run_id="run-2")
+    root = str(tmp_path / "store")
+    runner = CliRunner()
+    pinned = runner.invoke(app, ["models", "show", f"{PIPE}@{second.version}", "--store", root])
+    assert pinned.exit_code == 0, pinned.output
+    assert f"{PIPE} {second.version}" in pinned.output and "★" not in pinned.output
+    sql = runner.invoke(app, ["models", "sql", f"{PIPE}@{first.version}", "--store", root])
+    assert sql.exit_code == 0 and sql.output.startswith(f"-- {PIPE} {first.version}: TRUE where")
+    twice = [f"{PIPE}@{first.version}", second.version, "--store", root]
+    refused = runner.invoke(app, ["models", "show", *twice])
+    assert refused.exit_code == 1 and "give the version once" in refused.output
