@@ -259,8 +259,9 @@ def init(
     categorical = f", {len(found.categorical)} of them categorical" if found.categorical else ""
     console.print(
         f"wrote [cyan]{escape(str(spec_path))}[/]: target {found.target!r}, positive class "
-        f"{found.positive_class!r} ({found.why_positive}, {found.positive_share:.1%} of the "
-        f"rows read; --positive chooses another); {counted(len(found.features), 'feature')}"
+        f"{found.positive_class!r} ({found.positive_share:.1%} of the rows read: "
+        f"{found.why_positive}; --positive chooses another); "
+        f"{counted(len(found.features), 'feature')}"
         f"{categorical}",
         soft_wrap=True,
         highlight=False,

@@ -110,9 +110,8 @@ class Starter:
             f"store: {_scalar(store)}  # where libre score and libre models look by default",
             "target:",
             f"  column: {_scalar(self.target)}",
-            f"  # the class the rules describe: {_comment(self.why_positive)} "
-            f"({self.positive_share:.1%}"
-            " of the rows read)",
+            f"  # the class the rules describe ({self.positive_share:.1%} of the rows read): "
+            f"{_comment(self.why_positive)}",
             f"  positive_class: {_scalar(self.positive_class)}",
             f"  classes: {_scalar(self.classes)}",
             *self._unlabeled(),
@@ -273,6 +272,13 @@ def missing_texts_hint(texts: dict[str, int]) -> str:
     )
 
 
+def quote_arg(text: str) -> str:
+    """``text`` as a shell argument (quoted when it holds spaces or shell characters)."""
+    import shlex
+
+    return shlex.quote(text)
+
+
 def starter(
     frame: pd.DataFrame,
     target: str | None,
@@ -292,6 +298,13 @@ def starter(
     columns = [str(c) for c in frame.columns]
     if target is None:
         two = [c for c in columns if frame[c].dropna().astype(str).nunique() == 2]
+        if len(two) == 1:
+            raise DataError(
+                "Which column do the rules explain? Give it with --target; the only column "
+                f"of two values in the rows read is {two[0]!r} (--target {quote_arg(two[0])}), "
+                "and a column of more classes works with --positive naming the class the "
+                "rules describe."
+            )
         raise DataError(
             "Which column do the rules explain? Give it with --target"
             + (
