@@ -228,6 +228,14 @@ class ColumnContract:
     missing_rate: float | None = None
     has_missing_bin: bool = False
     in_rules: bool = False
+    values_in_rules: bool | None = None
+    """Whether a rule tests the column's values, not only whether it is missing (``x is
+    missing``): values out of range or unseen cannot change a prediction otherwise. None: as
+    ``in_rules`` (contracts written before it was recorded)."""
+
+    @property
+    def values_tested(self) -> bool:
+        return self.in_rules if self.values_in_rules is None else self.values_in_rules
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -249,6 +257,12 @@ class ColumnContract:
             "missing_rate": self.missing_rate,
             "has_missing_bin": self.has_missing_bin,
             "in_rules": self.in_rules,
+            # written only where it differs from in_rules (so other contracts read as before)
+            **(
+                {"values_in_rules": self.values_tested}
+                if self.values_tested != self.in_rules
+                else {}
+            ),
         }
 
     @classmethod
@@ -265,6 +279,9 @@ class ColumnContract:
             missing_rate=None if data.get("missing_rate") is None else float(data["missing_rate"]),
             has_missing_bin=bool(data.get("has_missing_bin", False)),
             in_rules=bool(data.get("in_rules", False)),
+            values_in_rules=(
+                None if data.get("values_in_rules") is None else bool(data["values_in_rules"])
+            ),
         )
 
 
@@ -356,6 +373,7 @@ class DataContract:
             _check_markers(f"column_markers[{column!r}]", markers)
         bins = {f.name: f for f in model.discretization_.features}
         tested = {c.feature for rule in model.rules_ for c in rule}
+        valued = {c.feature for rule in model.rules_ for c in rule if _tests_values(c)}
         frame = None
         if X is not None:
             if not isinstance(X, pd.DataFrame):
@@ -392,7 +410,10 @@ class DataContract:
             else:
                 columns.append(ColumnContract(name, CATEGORICAL, "mixed"))  # dropped, unknown
                 continue
-            columns.append(_column_contract(name, kind, feature, series, name in tested))
+            column = _column_contract(name, kind, feature, series, name in tested)
+            if name in tested and name not in valued:  # ``x is missing`` only
+                column = replace(column, values_in_rules=False)
+            columns.append(column)
         n_rows = None if frame is None else len(frame)
         return cls(
             tuple(columns),
@@ -724,6 +745,15 @@ def _column_contract(name, kind, feature, series, in_rules) -> ColumnContract:
     )
 
 
+def _tests_values(condition) -> bool:
+    """Whether a condition reads the column's values (an interval short of the whole line, or
+    categories), not only whether it is missing."""
+    if condition.kind == NUMERIC:
+        whole = any(i.low == -np.inf and i.high == np.inf for i in condition.intervals)
+        return bool(condition.intervals) and not whole
+    return bool(condition.categories)
+
+
 def _sorted(values) -> list:
     values = [plain_value(v) for v in values]
     try:
@@ -906,6 +936,9 @@ class ColumnObservation:
     n_above: int = 0
     observed_min: float | None = None
     observed_max: float | None = None
+    values_in_rules: bool = True
+    """Whether a rule tests the values, not only whether they are missing
+    (:attr:`ColumnContract.values_in_rules`)."""
 
     @classmethod
     def reference(cls, column: ColumnContract, n_rows: int, n_missing: int) -> ColumnObservation:
@@ -919,7 +952,13 @@ class ColumnObservation:
             column.missing_rate,
             n_rows,
             n_missing,
+            values_in_rules=column.values_tested,
         )
+
+    @property
+    def drift_matters(self) -> bool:
+        """Can its values' drift (unseen categories, values out of range) change a prediction?"""
+        return self.in_rules and self.values_in_rules
 
     def merge(self, other: ColumnObservation) -> ColumnObservation:
         def bound(pick, a, b):
@@ -943,8 +982,13 @@ class ColumnObservation:
 
     def warnings(self, tolerance: float) -> list[ContractIssue]:
         name = self.column
+        missing_only = (
+            f"rules test {name!r} only for a missing value, so predictions are unaffected"
+        )
         effect = (
             f"rules that test {name!r} do not fire on them"
+            if self.drift_matters
+            else missing_only
             if self.in_rules
             else f"no rule tests {name!r}, so predictions are unaffected"
         )
@@ -983,6 +1027,8 @@ class ColumnObservation:
                     f"above; observed {_fmt(self.observed_min)} to {_fmt(self.observed_max)}); "
                     + (
                         f"rules that test {name!r} read them as its lowest / highest interval"
+                        if self.drift_matters
+                        else missing_only
                         if self.in_rules
                         else f"no rule tests {name!r}, so predictions are unaffected"
                     ),

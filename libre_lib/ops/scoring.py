@@ -56,6 +56,8 @@ from ..inputs import as_frame
 from ..render import marker_texts
 from ..rules import fired_patterns, fired_text, set_item_text
 from .contract import (
+    OUT_OF_RANGE,
+    UNSEEN_CATEGORY,
     ContractIssue,
     ContractReport,
     ContractViolation,
@@ -1250,12 +1252,14 @@ def check_output(output_path: str | os.PathLike) -> Path:
 
 def _raise_for_drift(report: ContractReport, where: str) -> None:
     """``fail_on_drift``: refuse drift in a column the rules test (unseen categories, values
-    out of range, missing values beyond training's), naming each."""
+    out of range, missing values beyond training's), naming each; in a column they test only
+    for a missing value, only its missing values."""
     drift = [
         issue
         for observation in report.observations.values()
         if observation.in_rules
         for issue in observation.warnings(report.missing_rate_tolerance)
+        if observation.drift_matters or issue.problem not in (OUT_OF_RANGE, UNSEEN_CATEGORY)
     ]
     if drift:
         lines = [f"Drift in columns the rules test, in {where} (fail_on_drift; nothing written):"]

@@ -1176,3 +1176,32 @@ def test_scoring_s_python_calls_check_their_arguments_and_take_what_they_return(
     with pytest.warns(LibreWarning, match="1 input file is the same file as another input"):
         again = score_files(model, twice, tmp_path / "o3.parquet", contract=contract)
     assert again.rows == 20
+
+
+def test_drift_in_a_column_tested_only_for_missing_values_does_not_fail_the_batch(tmp_path):
+    """A rule `b is missing`: b's values out of range cannot change a prediction, yet
+    --fail-on-drift stopped the batch, saying rules "read them as its lowest / highest
+    interval"."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=600), "b": rng.normal(size=600)})
+    X.loc[rng.random(600) < 0.3, "b"] = np.nan
+    y = (X["a"] > 0.5) | X["b"].isna()
+    model = LibreClassifier(random_state=0, max_intervals=3).fit(X, y)
+    conditions = {c.feature: c for rule in model.rules_ for c in rule}
+    assert conditions["b"].missing and not conditions["b"].intervals
+    contract = DataContract.from_model(model, X)
+    assert [(c.name, c.values_tested) for c in contract.columns] == [("a", True), ("b", False)]
+    again = DataContract.from_json(contract.to_json())
+    assert again == contract and '"values_in_rules": false' in contract.to_json()
+    output = tmp_path / "out.parquet"
+    X.assign(b=X["b"] * 100).to_parquet(tmp_path / "wide_b.parquet")
+    summary = score_files(
+        model, tmp_path / "wide_b.parquet", output, contract=contract, fail_on_drift=True
+    )
+    (said,) = [w.message for w in summary.warnings if "'b'" in w.message]
+    assert said.endswith("rules test 'b' only for a missing value, so predictions are unaffected")
+    X.assign(a=X["a"] * 100).to_parquet(tmp_path / "wide_a.parquet")
+    with pytest.raises(ContractViolation, match=r"(?s)Drift in columns the rules test.*'a'"):
+        score_files(
+            model, tmp_path / "wide_a.parquet", output, contract=contract, fail_on_drift=True
+        )
