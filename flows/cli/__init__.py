@@ -214,6 +214,7 @@ def init(
     It is checked as `libre train` reads it before it is written; nothing is overwritten
     without --force.
     """
+    import dataclasses
     import os
 
     from libre_lib.ops import starter
@@ -233,6 +234,10 @@ def init(
         texts = starter.target_missing_texts(location, file_format, target, options)
         found = starter.starter(
             frame, target, positive, pipeline, more, file_format, options, texts
+        )
+        found = dataclasses.replace(
+            found,
+            feature_texts=starter.missing_texts(location, file_format, found.categorical, options),
         )
         if spec_path.exists() and not force:  # after the data's own problems, which come first
             raise FileExistsError(
@@ -293,6 +298,8 @@ def init(
                 soft_wrap=True,
                 highlight=False,
             )
+    for hint in found.feature_hints():
+        console.print(f"[bold yellow]check[/]: {escape(hint)}", soft_wrap=True, highlight=False)
     if found.codes:
         console.print(
             f"few whole numbers, codes?: {escape(', '.join(found.codes))} (read as numbers; "

@@ -86,6 +86,13 @@ class Starter:
     unlabeled_texts: dict[str, int] = field(default_factory=dict)
     """Among them, the texts their target cells held that pandas reads as missing (``NA``,
     ``null``, ...): text -> rows (:func:`target_missing_texts`)."""
+    feature_texts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """The texts pandas reads as missing in the cells of categorical features: column -> text
+    -> rows (:func:`missing_texts`)."""
+
+    def feature_hints(self) -> list[str]:
+        """One :func:`feature_texts_hint` per categorical feature with such texts."""
+        return [feature_texts_hint(c, texts) for c, texts in self.feature_texts.items()]
 
     def unlabeled_hint(self) -> str:
         """Where target cells read as missing hold a text such as ``NA``: that it may be a
@@ -127,6 +134,11 @@ class Starter:
             *self._code_lines(),
             "  categorical:" + ("" if self.categorical else " []"),
             *(f"    - {_scalar(column)}" for column in self.categorical),
+            *(
+                f"  # {_comment(line)}"
+                for hint in self.feature_hints()
+                for line in textwrap.wrap(hint, 86)
+            ),
             "model:",
             "  random_state: 0",
             "  # significant_cuts: true  # numeric cut points only where the data differ",
@@ -236,14 +248,15 @@ def sample(
     return frame.iloc[:SAMPLE_ROWS], more
 
 
-def target_missing_texts(
-    location: str, file_format: str, target: str | None, read_options: dict | None = None
-) -> dict[str, int]:
-    """The texts of the target's cells (in the rows :func:`sample` reads) that a CSV reader
-    takes for missing values though they are not empty (``NA``, ``null``, ``N/A``, ...): text
-    -> rows. A class named ``NA`` (North America, "not applicable") would otherwise be dropped
-    as rows without a target value. Empty for Parquet, whose missing values are typed."""
-    if file_format != "csv" or target is None:
+def missing_texts(
+    location: str, file_format: str, columns: list[str], read_options: dict | None = None
+) -> dict[str, dict[str, int]]:
+    """Per column of ``columns``, the texts of its cells (in the rows :func:`sample` reads)
+    that a CSV reader takes for missing values though they are not empty (``NA``, ``null``,
+    ``N/A``, ...): column -> text -> rows (columns without any left out). A class or category
+    named ``NA`` (North America, "not applicable") would otherwise be read as missing. Empty
+    for Parquet, whose missing values are typed."""
+    if file_format != "csv" or not columns:
         return {}
     files = source_files(location, file_format)
     options = {**part_options(files[0], read_options), "nrows": SAMPLE_ROWS}
@@ -251,15 +264,41 @@ def target_missing_texts(
     kept = {k: v for k, v in options.items() if k not in ("na_values", "keep_default_na")}
     declared = options["na_values"] if isinstance(options["na_values"], list) else []
     try:
-        read = pd.read_csv(files[0], usecols=[target], dtype=str, **options)[target]
+        read = pd.read_csv(files[0], usecols=columns, dtype=str, **options)
         raw = pd.read_csv(
-            files[0], usecols=[target], dtype=str, keep_default_na=False, na_values=[], **kept
-        )[target]
+            files[0], usecols=columns, dtype=str, keep_default_na=False, na_values=[], **kept
+        )
     except (ValueError, TypeError, OSError, pd.errors.ParserError):
         return {}  # the sample's own read says what is wrong
-    texts = raw[read.isna().to_numpy() & (raw.str.strip() != "").to_numpy()]
-    texts = texts[~texts.isin([str(m) for m in declared])]
-    return {str(k): int(v) for k, v in texts.value_counts().items()}
+    found = {}
+    for column in columns:
+        cells = raw[column]
+        texts = cells[read[column].isna().to_numpy() & (cells.str.strip() != "").to_numpy()]
+        texts = texts[~texts.isin([str(m) for m in declared])]
+        if len(texts):
+            found[column] = {str(k): int(v) for k, v in texts.value_counts().items()}
+    return found
+
+
+def target_missing_texts(
+    location: str, file_format: str, target: str | None, read_options: dict | None = None
+) -> dict[str, int]:
+    """:func:`missing_texts` of the target column: text -> rows (a class ``NA`` would be
+    dropped as rows without a target value)."""
+    if target is None:
+        return {}
+    return missing_texts(location, file_format, [target], read_options).get(target, {})
+
+
+def feature_texts_hint(column: str, texts: dict[str, int]) -> str:
+    """What :func:`missing_texts` found in a text feature, and what to do if it is a category."""
+    shown = ", ".join(f"{text!r} in {count:,} rows" for text, count in texts.items())
+    return (
+        f"column {column!r}: cells read as missing hold text: {shown} (pandas reads such texts "
+        "as missing values, so a rule's 'is missing' matches them). If that is a category, "
+        "rename it in the data (for example 'NA' to 'N.A.'), or add keep_default_na: false to "
+        "data.read_options (then only blank cells are missing)."
+    )
 
 
 def missing_texts_hint(texts: dict[str, int]) -> str:

@@ -1,6 +1,7 @@
 """``libre init``'s first spec (libre_lib.ops.starter): a new user's CSV or Parquet file becomes a
 spec that ``libre train`` reads, with identifier columns left out and the positive class said."""
 
+import dataclasses
 import re
 
 import numpy as np
@@ -485,3 +486,35 @@ def test_a_table_of_a_few_rows_names_no_column_as_possible_codes():
     )
     assert st.starter(small, "churned").codes == {}
     assert "visits" in st.starter(pd.concat([small] * 5), "churned").codes
+
+
+def test_a_category_written_na_in_a_feature_is_named_by_init(tmp_path):
+    """A region column of 'NA' (North America) and 'EU': pandas read 'NA' as missing, so the
+    rules said `region is missing`, the validation counted 361 missing values and the report
+    spoke of blank cells; init said nothing."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "region": rng.choice(["NA", "EU"], 200),
+            "amount": rng.normal(size=200).round(2),
+            "code": ["null" if i % 50 == 0 else f"c{i % 3}" for i in range(200)],
+            "churned": rng.choice(["yes", "no"], 200),
+        }
+    )
+    frame.loc[0, "region"] = ""  # an empty cell is no text
+    path = tmp_path / "regions.csv"
+    frame.to_csv(path, index=False)
+    options = st.dialect(str(path), "csv")
+    sampled, _ = st.sample(str(path), "csv", "churned", options)
+    found = st.starter(sampled, "churned", file_format="csv", read_options=options)
+    assert {"region", "code"} <= set(found.categorical)
+    texts = st.missing_texts(str(path), "csv", found.categorical, options)
+    n_na = int((frame["region"] == "NA").sum())
+    assert texts == {"region": {"NA": n_na}, "code": {"null": 4}}
+    found = dataclasses.replace(found, feature_texts=texts)
+    (hint, _) = found.feature_hints()
+    assert hint.startswith(f"column 'region': cells read as missing hold text: 'NA' in {n_na} ")
+    text = found.yaml("regions.csv", "regions.csv")
+    assert "# column 'code': cells read as missing hold text: 'null' in 4 rows" in text
+    st.check(text, tmp_path / "regions.yaml")  # comments only: the spec still reads
+    assert st.missing_texts(str(path), "parquet", ["region"]) == {}
