@@ -517,48 +517,31 @@ def _tolerated(f, b, v, runs, box, radix, stack, tol, marks, commit=True):
 
 
 @njit(cache=True, nogil=True)
-def _h1_before(a, b, s0, d0):
-    """Does bit ``a`` come before bit ``b`` in H1 order (|S0| desc, |D+0| desc, bit asc)?"""
-    if s0[a] != s0[b]:
-        return s0[a] > s0[b]
-    if d0[a] != d0[b]:
-        return d0[a] > d0[b]
-    return a < b
-
-
-@njit(cache=True, nogil=True)
-def _h1_resort(h1, s0, d0):
-    """Restore the H1 order of the bits ``h1`` after some |S0| changed: insertion sort, linear
-    in the bits plus the places the changed ones move (a few per newly covered positive)."""
-    for i in range(1, h1.size):
-        x = h1[i]
-        j = i - 1
-        while j >= 0 and _h1_before(x, h1[j], s0, d0):
-            h1[j + 1] = h1[j]
-            j -= 1
-        h1[j + 1] = x
-
-
-@njit(cache=True, nogil=True)
-def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol, marks, alive):
+def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol, marks):
     """FindBoundaryPoint with H1 from the current box (the seed's cell): visits the candidate
-    bits ``bits``, given in H1 order (|S0| desc, |D+0| desc, bit asc), flipping every bit
-    that does not conflict; ties of the keys are decided by the distances, as in the generic
-    kernel.
+    bits in H1 order (|S0| desc, |D+0| desc, bit asc), flipping every bit that does not
+    conflict; ties of the keys are decided by the distances, as in the generic kernel.
 
     ``marks`` = (list, flags, blocked): the test of a flip that is made notes the bits its
     negatives block from then on (:func:`_search`); ``blocked`` (reset per seed) skips their
-    own tests. ``alive``: a work array of at least ``bits.size`` False entries (left so)."""
+    own tests."""
     mark_list, mark_flags, blocked = marks
     none = (mark_list[:0], mark_flags, blocked)
     n = bits.size
+    order = np.argsort(-d0[bits], kind="mergesort")
+    order = order[np.argsort(-s0[bits][order], kind="mergesort")]
+    alive = np.zeros(n, dtype=np.bool_)
     g = 0
     while g < n:
         e = g + 1
-        while e < n and s0[bits[e]] == s0[bits[g]] and d0[bits[e]] == d0[bits[g]]:
+        while (
+            e < n
+            and s0[bits[order[e]]] == s0[bits[order[g]]]
+            and d0[bits[order[e]]] == d0[bits[order[g]]]
+        ):
             e += 1
         if e == g + 1:
-            b = bits[g]
+            b = bits[order[g]]
             f = bit_feature[b]
             if tol[0] > 0.0:
                 if _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol, none):
@@ -581,7 +564,7 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol, ma
                 for j in range(g, e):
                     if not alive[j]:
                         continue
-                    b = bits[j]
+                    b = bits[order[j]]
                     f = bit_feature[b]
                     if tol[0] > 0.0:
                         if not _tolerated(
@@ -612,13 +595,13 @@ def _grow_h1(bits, bit_feature, blocks, s0, d0, runs, box, radix, stack, tol, ma
                             best_dist if best >= 0 else 1,
                             none,
                         )
-                    if best < 0 or d > best_dist or (d == best_dist and b < bits[best]):
+                    if best < 0 or d > best_dist or (d == best_dist and b < bits[order[best]]):
                         best = j
                         best_dist = d
                 if best < 0:
                     break
                 alive[best] = False
-                b = bits[best]
+                b = bits[order[best]]
                 f = bit_feature[b]
                 if tol[0] > 0.0:
                     _tolerated(f, b, b - blocks[f], runs, box, radix, stack, tol, none)
@@ -719,11 +702,6 @@ def find_boundary_cells(
     touched = np.zeros(n_bits, dtype=np.bool_)
     blocked = np.zeros(n_bits, dtype=np.bool_)
     marks = (np.zeros(1 + n_bits, dtype=np.int64), np.zeros_like(blocked), blocked)
-    # every bit in H1 order, kept so as |S0| falls: a seed's candidates are this order without
-    # its own bins (sorting them per seed took about a fifth of the kernel's time)
-    h1 = np.argsort(-d0, kind="mergesort")
-    h1 = h1[np.argsort(-s0[h1], kind="mergesort")]
-    alive_work = np.zeros(n_bits, dtype=np.bool_)
     for k in order:
         if not uncovered[k]:
             continue
@@ -732,12 +710,11 @@ def find_boundary_cells(
         for f in range(m):
             _allow(f, pos_codes[k, f], box)
         c = 0
-        for i in range(n_bits):
-            b = h1[i]
-            f = bit_feature[b]
-            if b - blocks[f] != pos_codes[k, f]:
-                bits[c] = b
-                c += 1
+        for f in range(m):
+            for b in range(blocks[f], blocks[f + 1]):
+                if b - blocks[f] != pos_codes[k, f]:
+                    bits[c] = b
+                    c += 1
         mass[0] = 0.0
         mass[1] = weight[k]
         blocked[:] = False
@@ -746,9 +723,7 @@ def find_boundary_cells(
             _cell_weight(pos_codes[k], neg_runs, neg_weight, blocks, radix), weight[k], tolerance
         ):
             grow = exact  # a contradiction, not a region: it grows by the paper's test
-        _grow_h1(
-            bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack, grow, marks, alive_work
-        )
+        _grow_h1(bits, bit_feature, blocks, s0, d0, neg_runs, box, radix, stack, grow, marks)
         words[:] = 0
         empty = True
         for f in range(m):
@@ -819,7 +794,6 @@ def find_boundary_cells(
                 total[z] += weight[s]
                 touched[z] = True
         subtract_touched(s0, total, touched)
-        _h1_resort(h1, s0, d0)
     return unpack_alive(packed, alive, n_points, n_bits), cover[:n_points][alive[:n_points]]
 
 

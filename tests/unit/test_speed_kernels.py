@@ -200,17 +200,3 @@ def test_every_bits_directory_equals_the_one_computed_bit_by_bit(n, n_bins):
         )
         np.testing.assert_array_equal(directories, one_by_one)
         assert directories.dtype == np.int64
-
-
-def test_the_h1_order_kept_across_seeds_equals_sorting_it_again():
-    """The cell kernel keeps every bit in H1 order (|S0| desc, |D+0| desc, bit asc) as |S0|
-    falls instead of sorting each seed's bits: after any decrease it is the full sort."""
-    rng = np.random.RandomState(7)
-    d0 = rng.randint(0, 4, 60).astype(float)  # few values: ties on both keys
-    s0 = d0.copy()
-    h1 = np.lexsort((np.arange(60), -d0, -s0))
-    for _ in range(200):
-        touched = rng.choice(60, size=rng.randint(1, 6), replace=False)
-        s0[touched] -= rng.randint(0, 2, touched.size)
-        cells._h1_resort(h1, s0, d0)
-        np.testing.assert_array_equal(h1, np.lexsort((np.arange(60), -d0, -s0)))
