@@ -115,7 +115,9 @@ def rounding_note(rows: str = "training and holdout") -> str:
             if rows.startswith(SAMPLED)
             else "a new value"
         )
-        + " between a printed and an exact cut point can be sorted differently from the text."
+        + " between a printed and an exact cut point (the printed number itself included: "
+        "“x < 5.14” printed for an exact 5.1401 matches 5.14) can be sorted differently from "
+        "the text."
     )
 
 
