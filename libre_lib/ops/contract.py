@@ -127,6 +127,19 @@ def _fmt(value) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+def _fmt_apart(value, other) -> tuple[str, str]:
+    """:func:`_fmt` of two different numbers, with the digits that tell them apart (a float32
+    training minimum and a float64 value below it both read -7.0421)."""
+    first, second = _fmt(value), _fmt(other)
+    if first != second or value == other or not all(isinstance(v, float) for v in (value, other)):
+        return first, second
+    for digits in range(7, 18):
+        first, second = f"{value:.{digits}g}", f"{other:.{digits}g}"
+        if first != second:
+            break
+    return first, second
+
+
 #: A number of at most this many characters is written in full in a message.
 MAX_SHORT_NUMBER = 12
 
@@ -1008,7 +1021,8 @@ class ColumnObservation:
             )
         n_out = self.n_below + self.n_above
         if n_out:
-            low, high = _fmt(self.training_min), _fmt(self.training_max)
+            low, observed_low = _fmt_apart(self.training_min, self.observed_min)
+            high, observed_high = _fmt_apart(self.training_max, self.observed_max)
             examples = tuple(
                 v
                 for v, n in ((self.observed_min, self.n_below), (self.observed_max, self.n_above))
@@ -1024,7 +1038,7 @@ class ColumnObservation:
                     f"column {name!r}: {counted(n_out, 'value')} "
                     f"({_percent(n_out, self.n_rows)}) outside "
                     f"the training range [{low}, {high}] ({self.n_below} below, {self.n_above} "
-                    f"above; observed {_fmt(self.observed_min)} to {_fmt(self.observed_max)}); "
+                    f"above; observed {observed_low} to {observed_high}); "
                     + (
                         f"rules that test {name!r} read them as its lowest / highest interval"
                         if self.drift_matters

@@ -448,3 +448,29 @@ def test_a_text_given_as_the_markers_list_is_refused(credit):
     assert DataContract.from_model(model, X, missing_markers=["NaN"]).missing_markers == ("NaN",)
     with pytest.raises(ParameterError, match="missing_markers takes a list"):  # a contract.json
         DataContract(columns=(), missing_markers="NaN")
+
+
+def test_an_out_of_range_value_is_written_apart_from_the_bound_it_crossed():
+    """A float32 training minimum and the same value read as float64 just below it: the
+    warning read "outside the training range [-7.0421, 6.8248] ... observed -7.0421 to ..."."""
+    from libre_lib.ops.contract import ColumnObservation
+
+    low = float(np.float32(-7.0421))
+    observation = ColumnObservation(
+        "x",
+        "numeric",
+        True,
+        False,
+        low,
+        6.8248,
+        0.0,
+        n_rows=10,
+        n_below=1,
+        observed_min=-7.0421,
+        observed_max=6.0,
+    )
+    (issue,) = observation.warnings(0.1)
+    assert (
+        "outside the training range [-7.04209995, 6.8248] (1 below, 0 above; observed "
+        "-7.0421 to 6)" in issue.message
+    )
