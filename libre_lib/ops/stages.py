@@ -1015,14 +1015,40 @@ def drift_notes(
                 f"values are categories the champion never saw, e.g. "
                 f"{list(observation.unseen_examples)!r}"
             )
+    notes = marker_notes(spec, contract, champion.version)
     if not found:
-        return ()
+        return notes
     more = len(found) - DRIFT_NOTES
     return (
         f"Since the champion {champion.version}'s training rows, in columns the rules test: "
         + "; ".join(found[:DRIFT_NOTES])
         + (f"; and {more} more" if more > 0 else "")
         + ". Check the data before trusting either model's comparison.",
+        *notes,
+    )
+
+
+def marker_notes(spec: PipelineSpec, contract, version: str) -> tuple[str, ...]:
+    """A note when the spec reads missing values with other markers than the champion's
+    contract, in a column the champion's rules test: the comparison scores the champion on the
+    rows as this spec reads them, which is not how `libre score` reads them for it."""
+    ours, everywhere = spec.data.column_missing_markers(), set(spec.data.missing_markers())
+    theirs, their_everywhere = contract.column_markers, set(contract.missing_markers)
+    changed = []
+    for column in (c.name for c in contract.columns if c.in_rules):
+        now = set(ours.get(column, ())) | everywhere
+        before = set(theirs.get(column, ())) | their_everywhere
+        if now != before:
+            said = ", ".join(map(repr, sorted(now))) or "none"
+            was = ", ".join(map(repr, sorted(before))) or "none"
+            changed.append(f"{column!r} (markers {said}; the champion's: {was})")
+    if not changed:
+        return ()
+    return (
+        f"This spec reads missing values with other markers than the champion {version}'s "
+        f"data contract in columns its rules test: {', '.join(changed)}. The comparison scores "
+        "the champion on the rows as this spec reads them, not as `libre score` reads them for "
+        "it, so its figures here can differ from its figures in production.",
     )
 
 
