@@ -31,6 +31,7 @@ from libre_flows.flows.cli.common import (
     errors,
     fail,
     interrupted,
+    interrupts_noticed,
     known_pipelines,
     pipeline_and_store,
     pipeline_console,
@@ -75,8 +76,9 @@ def train(
         from libre_flows.flows.train import train as run_train
 
         preflight(spec, str(store) if store else None)
-        with pipeline_console(debug, f"training ({server_note()})"):
-            summary = run_train(spec, force=force, store=str(store) if store else None)
+        with interrupts_noticed() as ctrl_c:
+            with pipeline_console(debug, f"training ({server_note()})"):
+                summary = run_train(spec, force=force, store=str(store) if store else None)
     except user_errors() as exc:
         fail(exc, debug)
         return
@@ -93,6 +95,11 @@ def train(
         )
     work_committed()
     _print_summary(summary, time.perf_counter() - started)
+    if ctrl_c:  # it was lost inside the run, which went on to the end
+        interrupted(
+            "Ctrl-C came while the run was finishing and did not stop it: the run completed, "
+            "and what it did (above) stands."
+        )
 
 
 def _applied_since(root: Path, pipeline: str, began: float) -> str | None:

@@ -405,6 +405,29 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
         pass
 
 
+@contextlib.contextmanager
+def interrupts_noticed():
+    """Note every Ctrl-C while the block runs (the list it yields), then act on it as before.
+    A KeyboardInterrupt raised while Python runs a finalizer (an asyncio transport's
+    ``__del__`` during a flow run) is printed as "Exception ignored" and lost: the run went
+    on to the end and the command said nothing of the Ctrl-C."""
+    seen: list[int] = []
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield seen
+        return
+
+    def note(signum, frame):
+        seen.append(signum)
+        previous(signum, frame)
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def work_committed() -> None:
     """The command's work is done and recorded (a model promoted, a scoring output renamed
     into place). Ctrl-C from now on, while Prefect stops its server and drains its events,

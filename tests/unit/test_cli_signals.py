@@ -100,3 +100,41 @@ def test_ctrl_c_after_the_run_applied_its_promotion_says_what_it_did(monkeypatch
     assert result.exit_code == 130
     assert "the run had finished: model v0002-12345678: promoted: holdout f1" in result.output
     assert "v0001-old" not in result.output
+
+
+def test_a_ctrl_c_lost_inside_the_run_is_still_said_with_exit_130(monkeypatch, tmp_path):
+    """Ctrl-C 15 s into `libre train pima` was raised inside an asyncio transport's __del__,
+    printed as "Exception ignored" and lost: the run went on, promoted, and exited 0."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from libre_flows.flows import cli
+    from libre_flows.flows import train as train_flow
+    from libre_flows.flows.cli import app
+
+    spec = tmp_path / "pima.yaml"
+    spec.write_text(
+        "name: pima\ndata: {path: data.csv}\ntarget: {column: target, positive_class: '1'}\n"
+    )
+
+    def swallowed(*args, **kwargs):
+        try:  # as a finalizer does: the interrupt raised inside it goes nowhere
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+        except KeyboardInterrupt:
+            pass
+        return {"promoted": True}
+
+    monkeypatch.setattr(train_flow, "preflight", lambda *args: None)
+    monkeypatch.setattr(train_flow, "train", swallowed)
+    monkeypatch.setattr(cli, "_print_summary", lambda summary, seconds: print("the summary"))
+    before = signal.getsignal(signal.SIGINT)
+    result = CliRunner().invoke(app, ["train", str(spec)], env={"COLUMNS": "250"})
+    assert signal.getsignal(signal.SIGINT) is before
+    assert result.exit_code == 130, result.output
+    assert "the summary" in result.output
+    assert "interrupted: Ctrl-C came while the run was finishing and did not stop it" in (
+        " ".join(result.output.split())
+    )
