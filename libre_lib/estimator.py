@@ -1002,7 +1002,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         if k == selection.indices.size:
             return selection
         warnings.warn(
-            f"Kept {k} of the {selection.indices.size} rules the set cover chose: with more, the "
+            f"Kept {k} of the {counted(selection.indices.size, 'rule')} the set cover chose: "
+            "with more, the "
             "rule set was less accurate on its training data than answering the majority class "
             "everywhere (abstain=False keeps them all).",
             LibreWarning,
@@ -1055,10 +1056,18 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 if bar == WEAK_LIFT * base
                 else f"halfway from the base rate {base:.2f} to 1"
             )
+            remedies = [
+                "a lower alpha (the cover takes a rule whose precision on the rows it adds is "
+                f"above 1 - alpha: {1 - float(self._used('alpha')):.2f} here)",
+                "a smaller max_rules",
+            ]
+            if self.max_rules != AUTO:
+                remedies.append("max_rules='auto'")
             warnings.warn(
                 f"{listed}: training precision below {bar:.2f} ({how}) "
-                "of the positive class; such rules add little over guessing. Consider a higher "
-                "alpha, a smaller max_rules, or max_rules='auto'.",
+                "of the positive class; such rules add little over guessing. Consider "
+                + ", ".join(remedies[:-1])
+                + f" or {remedies[-1]}.",
                 LibreWarning,
                 stacklevel=user_stacklevel(),
             )

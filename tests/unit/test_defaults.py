@@ -141,13 +141,18 @@ def test_auto_with_h2_tries_no_tolerance_and_tiny_data_falls_back():
 
 
 def test_weak_rules_draw_a_warning():
+    """The advice said "a higher alpha", which lets weaker rules in (the cover takes a rule above
+    precision 1 - alpha), and offered max_rules='auto' to a fit that used it."""
     X, y = noisy_data()
     with pytest.warns(
         LibreWarning, match=r"training precision below 0\.\d\d \(1.2 x the base rate"
-    ):
+    ) as said:
         LibreClassifier(
             max_rules=None, conflict_tolerance=0.0, abstain=False, alpha=0.9, random_state=0
         ).fit(X, y)
+    (text,) = [str(w.message) for w in said if "training precision below" in str(w.message)]
+    assert "Consider a lower alpha (" in text and "above 1 - alpha: 0.10 here)" in text
+    assert text.endswith(", a smaller max_rules or max_rules='auto'.")
 
 
 def test_a_precise_rule_of_a_majority_class_draws_no_weak_rule_warning():
