@@ -12,7 +12,7 @@ from libre_lib.errors import DataError, counted
 from libre_lib.ops import stages
 from libre_lib.ops.cleanup import RUN_FILE
 from libre_lib.ops.files import atomic_write_text
-from libre_lib.ops.markdown import md_cells
+from libre_lib.ops.markdown import md_block, md_cells
 from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.validation import ValidationReport, raise_for_failures
@@ -128,7 +128,7 @@ def record_failed_read(spec: PipelineSpec, store_root: str, exc: BaseException) 
     be parsed): ``failure.md`` and a ``run.json`` saying so, as a failed validation leaves, so
     that ``libre report`` shows the failure instead of an older run's report. Best effort: a
     store it cannot write leaves the original error to be raised."""
-    message = " ".join(str(exc).split()) or type(exc).__name__
+    message = md_block(" ".join(str(exc).split()) or type(exc).__name__)
     page = (
         f"# {spec.name}: the run failed reading its data\n\n{message}\n\nNo model was "
         "trained, and the champion (if any) is unchanged.\n"

@@ -36,6 +36,7 @@ from libre_flows.flows.cli.common import (
     pipeline_and_store,
     pipeline_console,
     server_note,
+    shown,
     user_errors,
     work_committed,
 )
@@ -270,9 +271,9 @@ def init(
 
     categorical = f", {len(found.categorical)} of them categorical" if found.categorical else ""
     console.print(
-        f"wrote [cyan]{escape(str(spec_path))}[/]: target {found.target!r}, positive class "
-        f"{found.positive_class!r} ({found.positive_share:.1%} of the rows read: "
-        f"{found.why_positive}; --positive chooses another); "
+        f"wrote [cyan]{escape(str(spec_path))}[/]: target {shown(repr(found.target))}, "
+        f"positive class {shown(repr(found.positive_class))} ({found.positive_share:.1%} of "
+        f"the rows read: {shown(found.why_positive)}; --positive chooses another); "
         f"{counted(len(found.features), 'feature')}"
         f"{categorical}",
         soft_wrap=True,
@@ -291,7 +292,7 @@ def init(
             said.append(f"{found.dialect['encoding']} text (not UTF-8)")
         console.print(f"read with {escape(' and '.join(said))}", soft_wrap=True, highlight=False)
     for column, why in found.left_out.items():
-        console.print(f"left out: {escape(column)} ({why})", soft_wrap=True, highlight=False)
+        console.print(f"left out: {shown(column)} ({shown(why)})", soft_wrap=True, highlight=False)
     if found.n_unlabeled:
         console.print(
             f"left out of each run: rows without a target value ({found.n_unlabeled:,} of the "
@@ -301,15 +302,15 @@ def init(
         )
         if found.unlabeled_texts:
             console.print(
-                f"[bold yellow]check[/]: {escape(found.unlabeled_hint())}",
+                f"[bold yellow]check[/]: {shown(found.unlabeled_hint())}",
                 soft_wrap=True,
                 highlight=False,
             )
     for hint in found.feature_hints():
-        console.print(f"[bold yellow]check[/]: {escape(hint)}", soft_wrap=True, highlight=False)
+        console.print(f"[bold yellow]check[/]: {shown(hint)}", soft_wrap=True, highlight=False)
     if found.codes:
         console.print(
-            f"few whole numbers, codes?: {escape(', '.join(found.codes))} (read as numbers; "
+            f"few whole numbers, codes?: {shown(', '.join(found.codes))} (read as numbers; "
             "list them under features.categorical if their order means nothing)",
             soft_wrap=True,
             highlight=False,

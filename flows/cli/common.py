@@ -269,13 +269,23 @@ def check_prefect_home(home: Path) -> None:
         ) from None
 
 
+def shown(text) -> str:
+    """Text from the data or a spec for a console line: its invisible characters written out
+    (:func:`~libre_lib.ops.markdown.visible`) and its rich markup escaped (a class named
+    ``[/bad]`` crashed `libre init` after it had written the spec)."""
+    from libre_lib.ops.markdown import visible
+
+    return escape(visible(text))
+
+
 def fail(exc: BaseException, debug: bool) -> None:
     """One clear message (multi-line for validation failures), no traceback unless --debug."""
     if debug:
         raise exc
     from libre_lib.errors import LibreError
+    from libre_lib.ops.markdown import visible
 
-    message = str(exc).strip().splitlines() or [type(exc).__name__]
+    message = visible(str(exc).strip()).splitlines() or [type(exc).__name__]
     if not isinstance(exc, LibreError | OSError):
         message[0] = f"{type(exc).__name__}: {message[0]} (run with --debug for the traceback)"
     errors.print(f"[bold red]error:[/] {escape(message[0])}", highlight=False)

@@ -19,15 +19,34 @@ __all__ = [
     "md_image",
     "md_inline",
     "md_table",
+    "visible",
 ]
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#!])")
 _LINE_START = re.compile(r"^(\s*(?:\d+)?)([-+=.)])")
 
 
+#: Characters a terminal or a renderer acts on instead of showing: C0/C1 controls (ESC starts
+#: colours and hidden hyperlinks) except tab, newline and carriage return; zero-width and
+#: bidirectional marks and overrides (U+202E reverses the text after it); line and paragraph
+#: separators (a new line that does not look like one in the data).
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029"
+    "\u2066-\u2069\ufeff]"
+)
+
+
+def visible(text) -> str:
+    """``text`` with the characters of :data:`_INVISIBLE` written as escapes (``\\x1b``,
+    ``\\u202e``), so a column name or a value from the data cannot restyle, hide or reorder
+    what is printed around it."""
+    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+
+
 def md_inline(text) -> str:
-    """Inline text with every character Markdown could act on backslash-escaped."""
-    return " ".join(_SPECIAL.sub(r"\\\1", str(text)).splitlines())
+    """Inline text with every character Markdown could act on backslash-escaped (and the
+    characters :func:`visible` escapes written out)."""
+    return " ".join(_SPECIAL.sub(r"\\\1", visible(text)).splitlines())
 
 
 def md_cells(rows: Iterable[dict]) -> list[dict]:
@@ -43,7 +62,7 @@ def md_block(text) -> str:
 
 def md_code(text) -> str:
     """A code span for a table cell (pipes escaped as GFM tables require)."""
-    text = " ".join(str(text).splitlines())
+    text = " ".join(visible(text).splitlines())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""

@@ -374,3 +374,17 @@ def test_a_mistyped_spec_file_or_a_data_file_is_named_as_such(tmp_path):
         assert "libre init" in output
     code, output = _run("score", data, data, tmp_path / "out.parquet")  # the model first
     assert code == 1 and "libre score takes the model first" in " ".join(output.split()), output
+
+
+def test_a_failed_read_s_page_prints_the_error_as_text_not_markdown(tmp_path):
+    """A column renamed to "[click me](https://evil.example) **bold**": failure.md held the
+    error as Markdown, and `libre report` showed a link and bold text made from the name."""
+    from libre_flows.tasks.data import record_failed_read
+    from libre_lib.ops.spec import load_spec
+
+    spec = load_spec(Path(__file__).resolve().parents[2] / "deployments/specs/haberman.yaml")
+    error = ValueError("missing column '[click me](https://evil.example) **bold**'")
+    record_failed_read(spec, str(tmp_path), error)
+    (page,) = tmp_path.glob("runs/haberman/*/failure.md")
+    text = page.read_text()
+    assert r"'\[click me\](https://evil.example) \*\*bold\*\*'" in text

@@ -271,3 +271,28 @@ def test_init_reads_a_csv_written_in_a_windows_encoding_and_says_so(tmp_path):
     assert spec.data.read_options == {"encoding": "cp1252"}
     read = pd.read_csv(tmp_path / "towns.csv", **spec.data.read_options)
     assert set(read["ville"]) == {"Orléans", "Paris", "Besançon"}
+
+
+def test_init_prints_markup_and_escape_codes_from_the_data_as_text(tmp_path):
+    """A class named '[/bad]' crashed `libre init` with rich's MarkupError after it had written
+    the spec; '[bold red]APPROVED[/]' printed as a restyled APPROVED; an ESC sequence in a
+    column name set the terminal's title."""
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "amount": [float(i % 17) for i in range(n)],
+            "id\x1b]0;PWNED\x07": range(n),
+            "[link=https://evil.example]outcome[/link]": ["ok", "ok", "ok", "[/bad]"] * (n // 4),
+        }
+    )
+    data = tmp_path / "odd.csv"
+    frame.to_csv(data, index=False)
+    target = "[link=https://evil.example]outcome[/link]"
+    out = tmp_path / "odd.yaml"
+    result = runner.invoke(
+        app, ["init", str(data), "--target", target, "-o", str(out)], terminal_width=300
+    )
+    assert result.exit_code == 0, result.output
+    assert f"target {target!r}, positive class '[/bad]'" in result.output
+    assert "\x1b" not in result.output and "left out: id\\x1b]0;PWNED\\x07" in result.output
+    assert load_spec(out).target.positive_class == "[/bad]"

@@ -38,3 +38,15 @@ def test_blocks():
         "| A |\n|---:|\n| 1 |",
     ]
     assert md_blocks(blocks[:1], heading="#", paragraph=md_block) == [r"1\. fine"]
+
+
+def test_invisible_characters_from_the_data_are_written_out():
+    """A column named with an ESC hyperlink sequence reached report.md (and the terminal of
+    `libre report`) as a hidden link; a right-to-left override reversed the text after it."""
+    from libre_lib.ops.markdown import md_code, md_inline, visible
+
+    name = "year\x1b]8;;https://evil.example\x1b\\CLICK\x1b]8;;\x1b\\"
+    assert "\x1b" not in md_inline(name) and "\\\\x1b" in md_inline(name)
+    assert visible("col\u202eevil\u200b\u2028x") == "col\\u202eevil\\u200b\\u2028x"
+    assert visible("tab\tand\nline ≥ é") == "tab\tand\nline ≥ é"  # shown as they are
+    assert "\x1b" not in md_code("a\x1b[31mb")

@@ -39,6 +39,11 @@ def test_labels_are_read():
         ({"column_labels": {"a": "a\nOR b"}}, "line break or control character"),
         ({"value_labels": {"sex": {1: "f\tx"}}}, "line break or control character"),
         ({"target_label": "y\r"}, "line break or control character"),
+        # a line separator split a rule in the HTML report into a fake "OR" line; an override
+        # reversed the report's text after the label
+        ({"class_labels": {"1": "died\u2028OR age ≥ 0"}}, r"holds U\+2028, an invisible"),
+        ({"column_labels": {"a": "refused \u202egnp.exe"}}, r"holds U\+202E, an invisible"),
+        ({"value_labels": {"sex": {1: "f\u200b"}}}, r"holds U\+200B, an invisible"),
     ],
 )
 def test_bad_labels_are_refused_with_the_key_named(report, message):
