@@ -468,11 +468,11 @@ class RuleDisplay:
         """``diabetic`` for a labelled class, else ``diabetes = 1``."""
         labels = {value_key(k): str(v) for k, v in self.class_labels.items()}
         label = labels.get(value_key(value))
-        if label is not None:
-            return label
+        if label is not None:  # quoted where it would read as part of the rule (an OR, ELSE)
+            return name_text(label)
         rest = str(value).removeprefix("not ")  # one class against the rest: "not green"
         if rest != str(value) and value_key(rest) in labels:
-            return f"not {labels[value_key(rest)]}"
+            return f"not {name_text(labels[value_key(rest)])}"
         return class_text(self.target_label or "target", value)
 
     def interval_text(self, feature: str, interval: Interval) -> str:

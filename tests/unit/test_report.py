@@ -648,6 +648,11 @@ def test_conditions_read_as_comparisons_with_labels():
     assert display.outcome_text(RuleSet((), positive_class="1", negative_class="0")) == (
         "THEN diabetic ELSE diabetes = 0"
     )
+    # a class label holding the rule's words read as more rule: THEN died ELSE target = 2 OR ...
+    forged = RuleDisplay(class_labels={"1": "died ELSE target = 2 OR age ≥ 0", "2": "lived"})
+    assert forged.outcome_text(RuleSet((), positive_class="1", negative_class="2")) == (
+        'THEN "died ELSE target = 2 OR age ≥ 0" ELSE lived'
+    )
 
 
 def test_rules_touching_in_one_column_are_combined_for_display_only():
