@@ -1056,9 +1056,15 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 if bar == WEAK_LIFT * base
                 else f"halfway from the base rate {base:.2f} to 1"
             )
+            alpha = self._used("alpha")
+            bar_now = (
+                f": {1 - float(alpha):.2f} here"
+                if isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
+                else ""
+            )
             remedies = [
                 "a lower alpha (the cover takes a rule whose precision on the rows it adds is "
-                f"above 1 - alpha: {1 - float(self._used('alpha')):.2f} here)",
+                f"above 1 - alpha{bar_now})",
                 "a smaller max_rules",
             ]
             if self.max_rules != AUTO:

@@ -153,6 +153,13 @@ def test_weak_rules_draw_a_warning():
     (text,) = [str(w.message) for w in said if "training precision below" in str(w.message)]
     assert "Consider a lower alpha (" in text and "above 1 - alpha: 0.10 here)" in text
     assert text.endswith(", a smaller max_rules or max_rules='auto'.")
+    with warnings.catch_warnings(record=True) as said:  # alpha "f1" has no 1 - alpha to state
+        warnings.simplefilter("always")
+        LibreClassifier(
+            max_rules=None, conflict_tolerance=0.0, abstain=False, alpha="f1", random_state=0
+        ).fit(X, y)
+    texts = [str(w.message) for w in said if "Consider a lower alpha" in str(w.message)]
+    assert all("above 1 - alpha)" in t for t in texts)
 
 
 def test_a_precise_rule_of_a_majority_class_draws_no_weak_rule_warning():
