@@ -437,6 +437,20 @@ class DataContract:
             thousands,
         )
 
+    def with_values_tested(self, rules) -> DataContract:
+        """The contract with :attr:`ColumnContract.values_in_rules` read from ``rules`` where
+        it was not recorded (a contract written before it was)."""
+        if all(c.values_in_rules is not None or not c.in_rules for c in self.columns):
+            return self
+        valued = {c.feature for rule in rules for c in rule if _tests_values(c)}
+        columns = tuple(
+            replace(c, values_in_rules=c.name in valued)
+            if c.in_rules and c.values_in_rules is None
+            else c
+            for c in self.columns
+        )
+        return replace(self, columns=columns)
+
     def with_training_statistics(
         self,
         n_rows: int,
@@ -682,7 +696,7 @@ def _empty_tested(column: ColumnContract, observation: ColumnObservation) -> lis
     values (as many) is a category seen in training."""
     n_rows, trained = observation.n_rows, column.missing_rate
     present = n_rows - observation.n_missing
-    if column.in_rules and present >= EMPTY_MIN_ROWS and observation.n_unseen == present:
+    if column.values_tested and present >= EMPTY_MIN_ROWS and observation.n_unseen == present:
         shown = ", ".join(repr(v) for v in observation.unseen_examples[:5])
         pairs = [
             (w[0], v)
@@ -756,6 +770,18 @@ def _column_contract(name, kind, feature, series, in_rules) -> ColumnContract:
     return ColumnContract(
         name, CATEGORICAL, family, dtype, domain, None, None, rate, has_bin, in_rules
     )
+
+
+def can_change_predictions(report: ContractReport, issue: ContractIssue) -> bool:
+    """Whether a drift warning of ``report`` can change a prediction: it is in a column the
+    rules test, and an unseen or out-of-range value only where they test its values (not
+    only whether it is missing)."""
+    observation = report.observations.get(issue.column)
+    if observation is None:
+        return True
+    if issue.problem in (OUT_OF_RANGE, UNSEEN_CATEGORY):
+        return observation.drift_matters
+    return bool(observation.in_rules)
 
 
 def _tests_values(condition) -> bool:

@@ -56,12 +56,11 @@ from ..inputs import as_frame
 from ..render import marker_texts
 from ..rules import fired_patterns, fired_text, set_item_text
 from .contract import (
-    OUT_OF_RANGE,
-    UNSEEN_CATEGORY,
     ContractIssue,
     ContractReport,
     ContractViolation,
     DataContract,
+    can_change_predictions,
     input_family,
 )
 from .files import commit_temp, fsync_file, temp_path, unlink_quietly, write_failed
@@ -174,7 +173,7 @@ def _as_contract(model, contract) -> DataContract:
             f"{type(contract).__name__}."
         )
     _check_covers(contract, model)
-    return contract
+    return contract.with_values_tested(model.rules_)
 
 
 def _check_covers(contract: DataContract, model) -> None:
@@ -311,8 +310,7 @@ def score_frame(
     _check_no_clash(frame.columns, model.rules_.target)
     read = unmarked(categories_as_text(as_frame(frame, allow_empty=True), contract), contract)
     report = contract.check(read, target=model.rules_.target)
-    tested = {c.name for c in contract.columns if c.in_rules}
-    drifted = [w for w in report.warnings if w.column in tested]
+    drifted = [w for w in report.warnings if can_change_predictions(report, w)]
     if drifted:  # as predict warns of unseen values: the report holds the details
         warnings.warn(
             f"score_frame: {counted(len(drifted), 'drift warning')} in columns the rules "
@@ -1152,10 +1150,9 @@ class ScoringSummary:
     def warnings(self) -> tuple[ContractIssue, ...]:
         return self.report.warnings
 
-    def _tested(self, column) -> bool:
-        """Whether a rule tests ``column`` (a drift warning there can change predictions)."""
-        observation = self.report.observations.get(column)
-        return True if observation is None else bool(observation.in_rules)
+    def _tested(self, issue) -> bool:
+        """Whether a drift warning can change predictions (:func:`can_change_predictions`)."""
+        return can_change_predictions(self.report, issue)
 
     def to_dict(self) -> dict:
         positive = self.positive_class
@@ -1176,7 +1173,7 @@ class ScoringSummary:
                 {"index": i, "rule": t, "rows": n}
                 for i, (t, n) in enumerate(zip(self.rule_texts, self.rule_counts, strict=True))
             ],
-            "warnings": [{**w.to_dict(), "tested": self._tested(w.column)} for w in self.warnings],
+            "warnings": [{**w.to_dict(), "tested": self._tested(w)} for w in self.warnings],
             "report": self.report.to_dict(),
         }
 
@@ -1257,9 +1254,8 @@ def _raise_for_drift(report: ContractReport, where: str) -> None:
     drift = [
         issue
         for observation in report.observations.values()
-        if observation.in_rules
         for issue in observation.warnings(report.missing_rate_tolerance)
-        if observation.drift_matters or issue.problem not in (OUT_OF_RANGE, UNSEEN_CATEGORY)
+        if can_change_predictions(report, issue)
     ]
     if drift:
         lines = [f"Drift in columns the rules test, in {where} (fail_on_drift; nothing written):"]

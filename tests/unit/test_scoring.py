@@ -1205,3 +1205,19 @@ def test_drift_in_a_column_tested_only_for_missing_values_does_not_fail_the_batc
         score_files(
             model, tmp_path / "wide_a.parquet", output, contract=contract, fail_on_drift=True
         )
+    # a contract written before the flag was recorded: read from the model's rules
+    old = json.loads(contract.to_json())
+    for column in old["columns"]:
+        column.pop("values_in_rules", None)
+    summary = score_files(
+        model, tmp_path / "wide_b.parquet", output, contract=old, fail_on_drift=True
+    )
+    assert not any(w["tested"] for w in summary.to_dict()["warnings"] if w["column"] == "b")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LibreWarning)  # b's drift cannot change a prediction
+        scoring.score_frame(model, X.assign(b=X["b"] * 100), contract)
+    # every value of b unseen (upper-cased upstream, say) is no error either
+    codes = X.assign(c=np.where(X["b"].isna(), None, "x"))
+    coded = LibreClassifier(random_state=0, max_intervals=3).fit(codes.drop(columns="b"), y)
+    assert {c.feature: c for rule in coded.rules_ for c in rule}["c"].missing
+    scoring.score_frame(coded, codes.drop(columns="b").assign(c=np.where(X["b"].isna(), None, "X")))
