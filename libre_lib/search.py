@@ -661,9 +661,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             )
         elif plan.scorer is None:
             trivial = flag_every_row_f1(plan.positive, plan.weight)
-            if self.best_score_ < trivial:
+            top = float(np.nanmax(self.cv_results_["mean_test_score"]))  # not only the chosen
+            if top < trivial:
                 warnings.warn(
-                    f"The best point of the grid scored an inner F1 of {self.best_score_:.3f}, "
+                    f"The best point of the grid scored an inner F1 of {top:.3f}, "
                     f"below the {trivial:.3f} of flagging every row as the positive class: no "
                     "setting found rules that beat that trivial answer on the inner folds' "
                     "held-out rows, so the columns may hold little signal for this target. Do "

@@ -98,8 +98,8 @@ def train(
     _print_summary(summary, time.perf_counter() - started)
     if ctrl_c:  # it was lost inside the run, which went on to the end
         interrupted(
-            "Ctrl-C came while the run was finishing and did not stop it: the run completed, "
-            "and what it did (above) stands."
+            "a Ctrl-C during the run was lost (raised where Python could not pass it on) and "
+            "did not stop it: the run completed, and what it did (above) stands."
         )
 
 
@@ -290,7 +290,7 @@ def init(
             said.append("points between thousands (12.475 is twelve thousand)")
         if "encoding" in found.dialect:
             said.append(f"{found.dialect['encoding']} text (not UTF-8)")
-        console.print(f"read with {escape(' and '.join(said))}", soft_wrap=True, highlight=False)
+        console.print(f"read with {shown(' and '.join(said))}", soft_wrap=True, highlight=False)
     for column, why in found.left_out.items():
         console.print(f"left out: {shown(column)} ({shown(why)})", soft_wrap=True, highlight=False)
     if found.n_unlabeled:
@@ -317,8 +317,8 @@ def init(
         )
     for marker, columns in found.missing_markers.items():
         console.print(
-            f"read as missing: {escape(repr(marker))} (among the numbers of "
-            f"{escape(', '.join(columns))})",
+            f"read as missing: {shown(repr(marker))} (among the numbers of "
+            f"{shown(', '.join(columns))})",
             soft_wrap=True,
             highlight=False,
         )

@@ -1,7 +1,7 @@
 """``libre models``: the model registry's versions and champions.
 
 libre models list pima [--store DIR]      (pima, or its spec file)
-libre models show pima [VERSION|champion] [--store DIR]
+libre models show pima [VERSION|champion] [--store DIR]   (or pima@VERSION, as libre score)
 libre models promote pima VERSION [--reason TEXT] [--store DIR]
 
 Mounted by ``libre_flows.flows.cli`` as ``app.add_typer(models_app, name="models")``.
@@ -11,6 +11,7 @@ Needs no Prefect.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -34,6 +35,15 @@ errors = Console(stderr=True, soft_wrap=True)
 PipelineArg = Annotated[
     str, typer.Argument(help="Pipeline name (the spec's `name`), or its spec file.")
 ]
+PinnedArg = Annotated[
+    str,
+    typer.Argument(
+        help="Pipeline name (the spec's `name`) or its spec file, optionally @VERSION "
+        "(pima@v0002-1a2b3c4d)."
+    ),
+]
+#: The VERSION of PIPELINE@VERSION.
+_VERSION = re.compile(r"[\w-]+")
 StoreOpt = Annotated[
     Path | None,
     typer.Option(
@@ -78,7 +88,8 @@ def _version(pipeline: str, version: str, store: Path | None, debug: bool):
 
     try:
         named, at, pinned = pipeline.rpartition("@")
-        if at and named and pinned:  # PIPELINE@VERSION, as `libre score` takes it
+        if at and named and _VERSION.fullmatch(pinned) and not Path(pipeline).exists():
+            # PIPELINE@VERSION, as `libre score` takes it (a spec path may hold an @)
             if version != "champion":
                 raise ParameterError(
                     f"{pipeline!r} names version {pinned!r} and the command also got {version!r}:"
@@ -218,7 +229,7 @@ def _reason(entry) -> str:
 
 @models_app.command("show")
 def show_version(
-    pipeline: PipelineArg,
+    pipeline: PinnedArg,
     version: VersionArg = "champion",
     store: StoreOpt = None,
     debug: Debug = False,
@@ -279,7 +290,7 @@ def show_version(
 
 @models_app.command("sql")
 def sql_version(
-    pipeline: PipelineArg,
+    pipeline: PinnedArg,
     version: VersionArg = "champion",
     store: StoreOpt = None,
     debug: Debug = False,

@@ -64,8 +64,8 @@ LEGEND = (
     ("∪", "or: x ∈ [min, 20) ∪ [30, max] matches values below 20 and values of 30 or more."),
     (
         "∪ missing",
-        "a row where x is missing also matches: a blank cell, a text such as NA, or a value "
-        "the data line says is read as missing.",
+        "a row where x is missing also matches: a blank cell (a text such as NA in a CSV), "
+        "or a value the data line says is read as missing.",
     ),
     ("x = c, x ∈ {c, d}", "x is the category c, or one of the categories listed."),
     ("x is missing", "only rows where x is missing match."),

@@ -27,12 +27,12 @@ _LINE_START = re.compile(r"^(\s*(?:\d+)?)([-+=.)])")
 
 
 #: Characters a terminal or a renderer acts on instead of showing: C0/C1 controls (ESC starts
-#: colours and hidden hyperlinks) except tab, newline and carriage return; zero-width and
-#: bidirectional marks and overrides (U+202E reverses the text after it); line and paragraph
-#: separators (a new line that does not look like one in the data).
+#: colours and hidden hyperlinks) except tab, newline and carriage return; the zero-width
+#: space, bidirectional overrides and isolates (U+202E reverses the text after it); line and
+#: paragraph separators (a new line that does not look like one in the data). Joiners and
+#: direction marks stay: Persian and Indic words and emoji need them.
 _INVISIBLE = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029"
-    "\u2066-\u2069\ufeff]"
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]"
 )
 
 

@@ -224,10 +224,9 @@ def read_source(
 ) -> pd.DataFrame:
     """The data as a DataFrame; ``string_columns`` (categoricals, the target) are read as text
     with missing values as None. Empty fields are missing values, and so are the texts pandas
-    reads as missing by default (``NA``, ``null``, ``N/A``, ...) unless ``read_options`` sets
-    ``keep_default_na: false`` (``libre init`` names such texts in a text column). A header
-    that names two columns alike is refused (:class:`~libre_lib.errors.DataError`), not
-    renamed."""
+    reads as missing by default (``NA``, ``null``, ``N/A``, ...; ``libre init`` names such texts
+    in a text column). A header that names two columns alike is refused
+    (:class:`~libre_lib.errors.DataError`), not renamed."""
     options = dict(read_options or {})
     local = "://" not in location or location.startswith("file://")
     if local:

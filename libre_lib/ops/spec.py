@@ -582,15 +582,15 @@ def _label_key(value: Label) -> tuple[str, object]:
 
 #: Characters refused in a label besides control characters: line and paragraph separators
 #: (U+2028 split a rule in the HTML report into a fake "OR" line), bidirectional overrides and
-#: isolates (U+202E reversed the report's text after the label) and zero-width marks.
+#: isolates (U+202E reversed the report's text after the label), zero-width spaces.
 _HIDDEN = frozenset("\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_HIDDEN |= frozenset("\u200b\u200c\u200d\u200e\u200f\ufeff")
+_HIDDEN |= frozenset("\u200b\ufeff")  # not the joiners and marks Persian, Indic and emoji need
 
 
 def _one_line(text: str, what: str) -> None:
     """Refuse a line break or other control character in text shown inside a rule: it would
     split the rule in the report (a label "x\nOR y" reads as a second rule); so are line
-    separators, bidirectional overrides and zero-width marks (:data:`_HIDDEN`)."""
+    separators, bidirectional overrides and zero-width spaces (:data:`_HIDDEN`)."""
     if any(unicodedata.category(ch) == "Cc" for ch in str(text)):
         raise ValueError(f"{what} holds a line break or control character: write it on one line")
     hidden = sorted({f"U+{ord(ch):04X}" for ch in str(text) if ch in _HIDDEN})

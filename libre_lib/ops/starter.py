@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import textwrap
 import unicodedata
 from dataclasses import dataclass, field
@@ -296,8 +297,8 @@ def feature_texts_hint(column: str, texts: dict[str, int]) -> str:
     return (
         f"column {column!r}: cells read as missing hold text: {shown} (pandas reads such texts "
         "as missing values, so a rule's 'is missing' matches them). If that is a category, "
-        "rename it in the data (for example 'NA' to 'N.A.'), or add keep_default_na: false to "
-        "data.read_options (then only blank cells are missing)."
+        "rename it in the data (for example 'NA' to 'N.A.') and run libre init again: "
+        "`libre score` reads its inputs the same way."
     )
 
 
@@ -309,13 +310,6 @@ def missing_texts_hint(texts: dict[str, int]) -> str:
         "values). If that is a class, rename it in the data (for example 'NA' to 'N.A.') and "
         "run libre init again."
     )
-
-
-def quote_arg(text: str) -> str:
-    """``text`` as a shell argument (quoted when it holds spaces or shell characters)."""
-    import shlex
-
-    return shlex.quote(text)
 
 
 def starter(
@@ -340,7 +334,7 @@ def starter(
         if len(two) == 1:
             raise DataError(
                 "Which column do the rules explain? Give it with --target; the only column "
-                f"of two values in the rows read is {two[0]!r} (--target {quote_arg(two[0])}), "
+                f"of two values in the rows read is {two[0]!r} (--target {shlex.quote(two[0])}), "
                 "and a column of more classes works with --positive naming the class the "
                 "rules describe."
             )

@@ -49,4 +49,6 @@ def test_invisible_characters_from_the_data_are_written_out():
     assert "\x1b" not in md_inline(name) and "\\\\x1b" in md_inline(name)
     assert visible("col\u202eevil\u200b\u2028x") == "col\\u202eevil\\u200b\\u2028x"
     assert visible("tab\tand\nline ≥ é") == "tab\tand\nline ≥ é"  # shown as they are
+    # joiners and direction marks spell Persian and Indic words and emoji
+    assert visible("می\u200cخواهد 👩\u200d💻 \u200f") == "می\u200cخواهد 👩\u200d💻 \u200f"
     assert "\x1b" not in md_code("a\x1b[31mb")

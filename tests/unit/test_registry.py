@@ -1372,3 +1372,6 @@ def test_models_show_and_sql_take_pipeline_at_version_as_score_does(registry, mo
     twice = [f"{PIPE}@{first.version}", second.version, "--store", root]
     refused = runner.invoke(app, ["models", "show", *twice])
     assert refused.exit_code == 1 and "give the version once" in refused.output
+    spec = tmp_path / "u@corp" / "haberman.yaml"  # an @ in a spec's path names no version
+    missing = runner.invoke(app, ["models", "show", str(spec), "--store", root])
+    assert "names version" not in missing.output and "Pipeline name" not in missing.output

@@ -27,6 +27,11 @@ def test_labels_are_read():
     assert parse_spec(RAW).report.value_labels == {} == parse_spec(RAW).report.class_labels
 
 
+def test_labels_keep_the_joiners_persian_and_emoji_need():
+    raw = {**RAW, "report": {"class_labels": {"1": "می\u200cخواهد 👩\u200d💻"}}}
+    assert parse_spec(raw).report.class_labels["1"] == "می\u200cخواهد 👩\u200d💻"
+
+
 @pytest.mark.parametrize(
     ("report", "message"),
     [
