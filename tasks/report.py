@@ -167,9 +167,8 @@ def promote(
             registration.decision.reason,
         )
     decision = promoted.decision
-    unchanged = decision.previous is not None and decision.previous.version == decision.version
     verdict = (
-        ("kept: still the champion" if unchanged else "promoted: the champion now")
+        ("kept: still the champion" if decision.unchanged else "promoted: the champion now")
         if decision.promoted
         else "not promoted"
     )

@@ -198,7 +198,8 @@ def _summary(run: Path) -> dict:
 def _promoted(run: Path, version: str) -> bool:
     """Whether ``run`` promoted ``version`` (a later run can promote a version an earlier run
     registered: both stay while it is the champion). A run that found it the champion already
-    moved nothing (every scheduled run on unchanged data does): it is pruned as any other."""
+    moved nothing (every scheduled run on unchanged data does; ``PromotionDecision.unchanged``):
+    it is pruned as any other."""
     summary = _summary(run)
     decision = summary.get("decision")
     previous = decision.get("previous") if isinstance(decision, dict) else None

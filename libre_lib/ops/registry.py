@@ -294,6 +294,12 @@ class PromotionDecision:
         """True when champion and version were scored on the same rows."""
         return self.rows is not None
 
+    @property
+    def unchanged(self) -> bool:
+        """True when the version was the champion already: the decision moved nothing (a run
+        on unchanged data; ``libre prune`` reads its ``run.json`` alike)."""
+        return self.previous is not None and self.previous.version == self.version
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "promoted": self.promoted,

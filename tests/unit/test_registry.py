@@ -411,6 +411,7 @@ def test_decide_writes_nothing_and_checks_input(registry, models):
     assert not decision.promoted and "auc is missing" in decision.reason
     same = registry.promote(PIPE, old.version)
     assert same.promoted and "already the champion" in same.reason
+    assert same.unchanged and not registry.decide(PIPE, new.version).unchanged
     assert registry.champion(PIPE).version == old.version
 
 
