@@ -143,12 +143,9 @@ def test_prune_removes_a_linked_run_folder_s_link_never_its_target(tmp_path):
     assert (victim / "run.json").is_file()
 
 
-def test_prune_keeps_the_run_that_promoted_the_champion_not_only_the_one_that_registered_it(
-    tmp_path, monkeypatch
-):
-    """A run killed before its promotion registered v0003; a later run reused v0003 and
-    promoted it. `prune --keep-runs 1` kept the killed run (the version's run id) and removed
-    the one that promoted it, which `libre models show` went on citing."""
+def _pruned_with_champion(tmp_path, monkeypatch, summaries: dict) -> tuple[list, list]:
+    """Runs of pipeline ``p`` with these ``run.json`` summaries, v0003-x the champion that the
+    first one registered, pruned to 1 run: (years of the removed runs, of the remaining)."""
     import json
     from types import SimpleNamespace
 
@@ -156,32 +153,34 @@ def test_prune_keeps_the_run_that_promoted_the_champion_not_only_the_one_that_re
 
     runs = tmp_path / "store" / "runs" / "p"
     (tmp_path / "store" / "models").mkdir(parents=True)
-    summaries = {
-        "20200101-000000-aaaaaaaaaaaa": {"model_version": "v0003-x", "promoted": False},
-        "20210101-000000-bbbbbbbbbbbb": {"model_version": "v0003-x", "promoted": True},
-        "20220101-000000-cccccccccccc": {"model_version": "v0004-y", "promoted": False},
-        "20230101-000000-dddddddddddd": {"model_version": "v0004-y", "promoted": False},
-    }
     for name, summary in summaries.items():
         (runs / name).mkdir(parents=True)
         (runs / name / RUN_FILE).write_text(json.dumps(summary))
     champion = SimpleNamespace(version="v0003-x", run_id="20200101-000000-aaaaaaaaaaaa")
     monkeypatch.setattr(cleanup.ModelRegistry, "champion", lambda self, pipeline: champion)
     done = cleanup.prune_store(tmp_path / "store", "p", keep_runs=1, min_age_s=0)
-    assert [r.name[:4] for r in done.runs] == ["2022"]
-    assert sorted(p.name[:4] for p in runs.iterdir()) == ["2020", "2021", "2023"]
+    return [r.name[:4] for r in done.runs], sorted(p.name[:4] for p in runs.iterdir())
+
+
+def test_prune_keeps_the_run_that_promoted_the_champion_not_only_the_one_that_registered_it(
+    tmp_path, monkeypatch
+):
+    """A run killed before its promotion registered v0003; a later run reused v0003 and
+    promoted it. `prune --keep-runs 1` kept the killed run (the version's run id) and removed
+    the one that promoted it, which `libre models show` went on citing."""
+    summaries = {
+        "20200101-000000-aaaaaaaaaaaa": {"model_version": "v0003-x", "promoted": False},
+        "20210101-000000-bbbbbbbbbbbb": {"model_version": "v0003-x", "promoted": True},
+        "20220101-000000-cccccccccccc": {"model_version": "v0004-y", "promoted": False},
+        "20230101-000000-dddddddddddd": {"model_version": "v0004-y", "promoted": False},
+    }
+    removed, left = _pruned_with_champion(tmp_path, monkeypatch, summaries)
+    assert removed == ["2022"] and left == ["2020", "2021", "2023"]
 
 
 def test_prune_removes_reruns_that_found_the_champion_already_promoted(tmp_path, monkeypatch):
     """A nightly run on unchanged data records promoted: true ("v0003 is already the
     champion"): prune kept every such run, one folder per night forever."""
-    import json
-    from types import SimpleNamespace
-
-    from libre_lib.ops import cleanup
-
-    runs = tmp_path / "store" / "runs" / "p"
-    (tmp_path / "store" / "models").mkdir(parents=True)
     moved = {"model_version": "v0003-x", "promoted": True, "decision": {"previous": "v0002-w"}}
     again = {"model_version": "v0003-x", "promoted": True, "decision": {"previous": "v0003-x"}}
     summaries = {
@@ -189,11 +188,5 @@ def test_prune_removes_reruns_that_found_the_champion_already_promoted(tmp_path,
         "20210101-000000-bbbbbbbbbbbb": moved,
         **{f"202{i}0101-000000-cccccccccccc": again for i in range(2, 6)},
     }
-    for name, summary in summaries.items():
-        (runs / name).mkdir(parents=True)
-        (runs / name / RUN_FILE).write_text(json.dumps(summary))
-    champion = SimpleNamespace(version="v0003-x", run_id="20200101-000000-aaaaaaaaaaaa")
-    monkeypatch.setattr(cleanup.ModelRegistry, "champion", lambda self, pipeline: champion)
-    done = cleanup.prune_store(tmp_path / "store", "p", keep_runs=1, min_age_s=0)
-    assert [r.name[:4] for r in done.runs] == ["2022", "2023", "2024"]
-    assert sorted(p.name[:4] for p in runs.iterdir()) == ["2020", "2021", "2025"]
+    removed, left = _pruned_with_champion(tmp_path, monkeypatch, summaries)
+    assert removed == ["2022", "2023", "2024"] and left == ["2020", "2021", "2025"]
