@@ -100,14 +100,18 @@ def spec_hash(spec: PipelineSpec) -> str:
 NOT_MODEL_SECTIONS = ("description", "runner", "schedule", "report", "store", "promotion")
 
 
-def model_spec_hash(spec: PipelineSpec) -> str:
+def model_spec_hash(spec: PipelineSpec, with_path: bool = False) -> str:
     """The fingerprint of the spec's sections that make the model (a model version's spec
     hash): a spec that changes only :data:`NOT_MODEL_SECTIONS` (another runner, a report
-    title, the store path spelled otherwise) and trains the same model on the same data
-    reuses its version instead of registering a copy."""
+    title, the store path spelled otherwise) or where its data lie (``data.path``: the rows
+    themselves are the version's data fingerprint) and trains the same model on the same data
+    reuses its version instead of registering a copy. ``with_path``: the hash earlier releases
+    recorded, the path included (a copy of the same rows under another name registered one)."""
     dumped = _spec_dump(spec)
     for section in NOT_MODEL_SECTIONS:
         dumped.pop(section, None)
+    if not with_path:
+        dumped["data"] = {k: v for k, v in dumped["data"].items() if k != "path"}
     return fingerprint_json(dumped)
 
 
@@ -1347,7 +1351,8 @@ def register(
         validation=validation_record(trained.validation),
         data_fingerprint=data_fingerprint,
         spec_hash=model_spec_hash(spec),
-        spec_aliases=(spec_hash(spec),),  # what earlier releases recorded
+        # what earlier releases recorded
+        spec_aliases=(spec_hash(spec), model_spec_hash(spec, with_path=True)),
         run_id=run_id,
         extra_files=trained.contract_files(),
         split=split_key(spec, [spec.target.column, *trained.model.columns_]),

@@ -48,6 +48,23 @@ def test_the_same_rows_in_other_bytes_reuse_the_version(tmp_path, write_spec, da
     ]
 
 
+def test_the_same_rows_at_another_path_reuse_the_version(tmp_path, write_spec, data_copy):
+    """A copy of the data under another name (an export with a date in its name) registered
+    the same model as a new version, and the champion moved between identical copies."""
+    import shutil
+
+    data = data_copy()
+    first = train(write_spec(tmp_path, data__path=str(data)))
+    copy = tmp_path / "exports" / "haberman-2026-11-30.csv"
+    copy.parent.mkdir()
+    shutil.copy(data, copy)
+    again = train(write_spec(tmp_path, data__path=str(copy)))
+    assert again["model_version"] == first["model_version"] and not again["new_version"]
+    assert [v.version for v in ModelRegistry(tmp_path / "store").versions("haberman")] == [
+        first["model_version"]
+    ]
+
+
 def test_prune_keeps_the_newest_runs_the_champions_run_and_what_they_use(spec_copy, data_copy):
     """The store grew by a copy of the data and a run folder per data change, with no way to
     trim it."""
