@@ -115,8 +115,14 @@ class ExpectedFailureFilter(logging.Filter):
     printed about 100 lines of traceback for an outcome production expects."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        from prefect.exceptions import FailedRun
+
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, LibreError):
+            record.exc_info, record.exc_text = None, None
+        elif isinstance(exc, FailedRun):  # a served run's engine re-raising the Failed state
+            # the flow returned: its reason, not a traceback of the engine (38 lines)
+            record.msg, record.args = f"{record.getMessage()}: {exc}", None
             record.exc_info, record.exc_text = None, None
         return True
 

@@ -418,3 +418,31 @@ def test_notify_names_a_trigger_whose_deployment_was_deleted(spec_copy):
     result = CliRunner().invoke(app, ["notify", str(spec)])
     said = " ".join(result.output.split())
     assert "triggers: gone-trigger-dataset-updated" in said and "no longer exists" not in said
+
+
+def test_a_served_run_s_expected_failure_is_logged_without_a_traceback():
+    """A served run that failed validation printed Prefect's 38-line traceback of FailedRun
+    (the engine re-raising the Failed state the flow returned) after its one-line reason."""
+    import logging
+    import sys
+
+    from prefect.exceptions import FailedRun
+
+    from libre_flows.flows.train import EXPECTED_FAILURE
+    from libre_lib.errors import DataError
+
+    for error, shown in (
+        (FailedRun("DataValidationError: Data validation failed: 2 of 23"), "2 of 23"),
+        (DataError("column 'x' is gone"), None),
+    ):
+        try:
+            raise error
+        except type(error):
+            info = sys.exc_info()
+        record = logging.LogRecord(
+            "prefect.flow_engine", logging.ERROR, __file__, 1, "Engine %s", ("exited",), info
+        )
+        assert EXPECTED_FAILURE.filter(record) and record.exc_info is None
+        assert logging.Formatter().format(record).count("\n") == 0
+        if shown:
+            assert record.getMessage() == f"Engine exited: {error}" and shown in record.getMessage()
