@@ -26,6 +26,7 @@ from ..inputs import (
     same_label,
     same_number,
     spelled_alike,
+    spelled_alike_groups,
     temporal_kind,
     yes_of_pair,
 )
@@ -90,10 +91,17 @@ class Starter:
     feature_texts: dict[str, dict[str, int]] = field(default_factory=dict)
     """The texts pandas reads as missing in the cells of categorical features: column -> text
     -> rows (:func:`missing_texts`)."""
+    written_otherwise: dict[str, str] = field(default_factory=dict)
+    """Categorical features whose values are numbers written for people, or one value written
+    in several ways: column -> what to do (:func:`_written_otherwise`)."""
 
     def feature_hints(self) -> list[str]:
-        """One :func:`feature_texts_hint` per categorical feature with such texts."""
-        return [feature_texts_hint(c, texts) for c, texts in self.feature_texts.items()]
+        """What to check in categorical features: texts read as missing
+        (:func:`feature_texts_hint`), numbers written as text, spellings of one value."""
+        return [
+            *(feature_texts_hint(c, texts) for c, texts in self.feature_texts.items()),
+            *(f"column {c!r}: {hint}." for c, hint in self.written_otherwise.items()),
+        ]
 
     def unlabeled_hint(self) -> str:
         """Where target cells read as missing hold a text such as ``NA``: that it may be a
@@ -403,6 +411,8 @@ def starter(
         for column in {c for marked in markers.values() for c in marked}:
             values = frame[column].mask(frame[column].astype(str).isin(list(markers)))
             frame[column] = pd.to_numeric(values, errors="coerce")
+    # a few rows repeated whole (an export run twice) hide an id, which repeats with them
+    distinct_rows = frame.drop_duplicates() if frame[others].map(_hashable).all().all() else frame
     reasons = {
         column: _reserved(column)
         or _empty(frame[column])
@@ -410,7 +420,7 @@ def starter(
         or _constant(frame[column])
         or _dates(frame[column])
         or _durations(frame[column])
-        or _identifier(frame[column])
+        or _identifier(distinct_rows[column])
         for column in others
     }
     left_out = {column: reason for column, reason in reasons.items() if reason is not None}
@@ -426,6 +436,7 @@ def starter(
         )
     categorical = [c for c in features if not _is_numeric(frame[c])]
     codes = {c: v for c in features if c not in categorical and (v := _codes(frame[c]))}
+    written = {c: hint for c in categorical if (hint := _written_otherwise(frame[c]))}
     return Starter(
         name=name,
         target=target,
@@ -444,6 +455,33 @@ def starter(
         more_rows=more_rows,
         n_unlabeled=int(frame[target].isna().sum()),
         unlabeled_texts=dict(unlabeled_texts or {}),
+        written_otherwise=written,
+    )
+
+
+def _hashable(value) -> bool:
+    return value is None or isinstance(value, str | int | float | bool | np.generic)
+
+
+def _written_otherwise(series: pd.Series) -> str | None:
+    """Why a text feature's categories may not be what its values mean, or None: numbers
+    written for people (``€2,519``: each a category of its own, ``0`` and ``€0`` apart), or
+    one value written in ways that differ only in case or spaces (``Yes``, ``yes ``, ``YES``:
+    the rules put some on one side and the others on the other)."""
+    formatted = _formatted_numbers(series)
+    if formatted is not None:
+        return formatted.replace(
+            ": to use them,", ", each a category of its own: to read them as numbers,", 1
+        )
+    groups = spelled_alike_groups(pd.unique(series.dropna().astype(str)))
+    if not groups:
+        return None
+    shown = "; ".join(", ".join(map(repr, group[:4])) for group in groups[:3])
+    more = f" (and {len(groups) - 3} more such groups)" if len(groups) > 3 else ""
+    return (
+        f"one value written in ways that differ only in case or spaces: {shown}{more}; each "
+        "is a category of its own in the rules. Clean them in the data (pandas: "
+        ".str.strip().str.lower() on the column)"
     )
 
 

@@ -518,3 +518,46 @@ def test_a_category_written_na_in_a_feature_is_named_by_init(tmp_path):
     assert "# column 'code': cells read as missing hold text: 'null' in 4 rows" in text
     st.check(text, tmp_path / "regions.yaml")  # comments only: the spec still reads
     assert st.missing_texts(str(path), "parquet", ["region"]) == {}
+
+
+def test_spellings_of_one_value_and_formatted_numbers_in_a_feature_are_named():
+    """'Yes', 'yes ' and 'YES' were three categories the rules put on both sides, and a money
+    column of '€2,519' and '2,209' became 2,547 categories ('0' apart from '€0'), without a
+    word from init."""
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "housing": rng.choice(["yes", "Yes ", "YES", "no", " no"], n),
+            "balance": [
+                f"€{v:,}" if i % 3 == 0 else f"{v:,}"
+                for i, v in enumerate(rng.integers(900, 1200, n) * 10)
+            ],
+            "plan": rng.choice(["basic", "gold"], n),
+            "age": rng.integers(18, 80, n),
+            "target": rng.choice(["Churned", "Stayed"], n),
+        }
+    )
+    found = st.starter(frame, "target")
+    assert set(found.written_otherwise) == {"housing", "balance"}
+    hints = found.feature_hints()
+    housing = next(h for h in hints if h.startswith("column 'housing'"))
+    balance = next(h for h in hints if h.startswith("column 'balance'"))
+    assert "' no', 'no'; 'YES', 'Yes ', 'yes'; each is a category of its own" in housing
+    assert "numbers written as text, e.g. '€" in balance and "each a category of its own" in balance
+    assert "# column 'housing': one value written in ways" in found.yaml("x.csv", "x.csv")
+
+
+def test_an_integer_id_is_named_even_when_a_few_rows_repeat_whole():
+    """Five rows exported twice: customer_id no longer held a different number in each row,
+    stayed a feature, and the rules cut on it."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "customer_id": np.arange(300),
+            "age": rng.integers(18, 80, 300),
+            "target": rng.choice(["Churned", "Stayed"], 300),
+        }
+    )
+    found = st.starter(pd.concat([frame, frame.iloc[:5]]), "target")
+    assert found.left_out["customer_id"].endswith("an id?") and "customer_id" in found.identifiers
