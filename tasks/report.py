@@ -122,18 +122,35 @@ def publish(
     for name, text in files.items():
         atomic_write_text(Path(run_dir) / name, text)
     rule_report = stages.run_report(trained, registration, run_id)
+    which = artifact_subject(spec, registration, run_id)
     create_markdown_artifact(
         render_markdown(rule_report, figures=True),
         key=artifact_key(spec, "report"),
-        description=f"LIBRE rule report for {spec.name}",
+        description=f"LIBRE rule report of {which}",
     )
     tables = artifact_tables(rule_report)
     create_table_artifact(
-        tables["rules"], key=artifact_key(spec, "rules"), description="Per-rule holdout statistics"
+        tables["rules"],
+        key=artifact_key(spec, "rules"),
+        description=f"Per-rule holdout statistics of {which}",
     )
     create_table_artifact(
-        tables["metrics"], key=artifact_key(spec, "metrics"), description="Holdout metrics"
+        tables["metrics"],
+        key=artifact_key(spec, "metrics"),
+        description=f"Holdout metrics of {which}",
     )
+
+
+def artifact_subject(spec: PipelineSpec, registration: Registration, run_id: str) -> str:
+    """Which model an artifact describes, and whether it serves: the latest artifact of a key
+    can be a challenger that was not promoted, whose rules are not the ones in production."""
+    decision = registration.decision
+    previous = decision.previous.version if decision.previous is not None else None
+    if decision.promoted:
+        status = "the champion" if decision.unchanged else "to become the champion"
+    else:
+        status = "not promoted" + (f": {previous} stays the champion" if previous else "")
+    return f"{spec.name} {registration.version.version} (run {run_id}; {status})"
 
 
 @task(name="promote", cache_policy=NO_CACHE)

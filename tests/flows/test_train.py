@@ -3,6 +3,7 @@
 import hashlib
 import json
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +123,14 @@ def test_report_artifacts_are_published(first_run):
     assert first_rule.split(" ∈ ")[0].replace("positive_axillary_nodes", "") in report.data
     assert Artifact.get("libre-haberman-rules").type == "table"
     assert Artifact.get("libre-haberman-progress").data == 100
+    # which model the latest artifact shows, and whether it serves (a rejected challenger's
+    # rules were the "latest rules" of the pipeline without a word)
+    version = summary["model_version"]
+    which = rf"haberman {version} \(run \d{{8}}-\d{{6}}-\w+; (to become )?the champion\)"
+    assert re.fullmatch(
+        f"Per-rule holdout statistics of {which}", Artifact.get("libre-haberman-rules").description
+    )
+    assert re.fullmatch(f"LIBRE rule report of {which}", report.description)
 
 
 def _variant(spec_path, name, section, **changes):
@@ -518,3 +527,19 @@ def test_a_spec_that_changes_only_how_a_run_executes_reuses_the_version(spec_cop
     assert again["model_version"] == first["model_version"] and not again["new_version"]
     changed = train(spec_copy(model__alpha=0.9))  # a model section change: its own version
     assert changed["new_version"]
+
+
+def test_an_artifact_says_when_its_model_was_not_promoted():
+    from types import SimpleNamespace
+
+    from libre_flows.tasks.report import artifact_subject
+
+    champion = SimpleNamespace(version="v0001-aaaaaaaa")
+    rejected = SimpleNamespace(
+        version=SimpleNamespace(version="v0002-bbbbbbbb"),
+        decision=SimpleNamespace(promoted=False, previous=champion, unchanged=False),
+    )
+    spec = SimpleNamespace(name="haberman")
+    assert artifact_subject(spec, rejected, "20261130-1") == (
+        "haberman v0002-bbbbbbbb (run 20261130-1; not promoted: v0001-aaaaaaaa stays the champion)"
+    )
