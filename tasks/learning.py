@@ -9,6 +9,7 @@ from prefect.cache_policies import NO_CACHE
 from libre_lib import LibreClassifier
 from libre_lib.ensemble import Candidates
 from libre_lib.ops import stages
+from libre_lib.ops.markdown import visible
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.tables import (
     candidates_from_table,
@@ -94,11 +95,27 @@ def feature_subsets(
     return stages.feature_subsets(spec, load_discretization(store_root, bins), learner_factor)
 
 
+#: A learner's run name names at most this many characters of its columns.
+RUN_NAME_CHARS = 80
+
+
 def learn_run_name() -> str:
-    """A mapped learner's run name says which feature subset it learns: ``learn-f0-f3-f5``."""
+    """A mapped learner's run name says which columns it learns on: ``learn-glucose-age-bmi``
+    (the indices, ``learn-f0-f3-f5``, when the discretization cannot be read: a name must not
+    fail the task)."""
     from prefect.runtime import task_run
 
-    return "learn-" + "-".join(f"f{j}" for j in task_run.parameters["subset"])
+    subset = task_run.parameters["subset"]
+    try:
+        features = load_discretization(
+            task_run.parameters["store_root"], task_run.parameters["bins"]
+        ).features
+        names = "-".join(visible(features[j].name) for j in subset)
+    except Exception:  # any failure falls back to the indices
+        names = "-".join(f"f{j}" for j in subset)
+    if len(names) > RUN_NAME_CHARS:
+        names = names[: RUN_NAME_CHARS - 1] + "…"
+    return f"learn-{names}"
 
 
 @task(name="learn", task_run_name=learn_run_name, cache_policy=NO_CACHE)
