@@ -95,12 +95,25 @@ class Starter:
     """Categorical features whose values are numbers written for people, or one value written
     in several ways: column -> what to do (:func:`_written_otherwise`)."""
 
+    repeated_rows: int = 0
+    """Rows read that repeat an earlier row whole (every column, the target too)."""
+
     def feature_hints(self) -> list[str]:
-        """What to check in categorical features: texts read as missing
-        (:func:`feature_texts_hint`), numbers written as text, spellings of one value."""
+        """What to check in the data: texts read as missing in categorical features
+        (:func:`feature_texts_hint`), numbers written as text, spellings of one value, rows
+        repeated whole."""
+        repeated = []
+        if self.repeated_rows:
+            repeated.append(
+                f"{self.repeated_rows:,} of the rows read repeat another row whole "
+                "(an export run twice?): the holdout split keeps each copy on a side of its "
+                "own, so copies can score as holdout rows the model learned from. Drop them in "
+                "the data unless they are real repeats."
+            )
         return [
             *(feature_texts_hint(c, texts) for c, texts in self.feature_texts.items()),
             *(f"column {c!r}: {hint}." for c, hint in self.written_otherwise.items()),
+            *repeated,
         ]
 
     def unlabeled_hint(self) -> str:
@@ -412,7 +425,8 @@ def starter(
             values = frame[column].mask(frame[column].astype(str).isin(list(markers)))
             frame[column] = pd.to_numeric(values, errors="coerce")
     # a few rows repeated whole (an export run twice) hide an id, which repeats with them
-    distinct_rows = frame.drop_duplicates() if frame[others].map(_hashable).all().all() else frame
+    hashable = bool(frame.map(_hashable).all().all())
+    distinct_rows = frame.drop_duplicates() if hashable else frame
     reasons = {
         column: _reserved(column)
         or _empty(frame[column])
@@ -456,6 +470,7 @@ def starter(
         n_unlabeled=int(frame[target].isna().sum()),
         unlabeled_texts=dict(unlabeled_texts or {}),
         written_otherwise=written,
+        repeated_rows=len(frame) - len(distinct_rows),
     )
 
 

@@ -512,7 +512,7 @@ def test_a_category_written_na_in_a_feature_is_named_by_init(tmp_path):
     n_na = int((frame["region"] == "NA").sum())
     assert texts == {"region": {"NA": n_na}, "code": {"null": 4}}
     found = dataclasses.replace(found, feature_texts=texts)
-    (hint, _) = found.feature_hints()
+    hint = found.feature_hints()[0]
     assert hint.startswith(f"column 'region': cells read as missing hold text: 'NA' in {n_na} ")
     text = found.yaml("regions.csv", "regions.csv")
     assert "# column 'code': cells read as missing hold text: 'null' in 4 rows" in text
@@ -561,3 +561,7 @@ def test_an_integer_id_is_named_even_when_a_few_rows_repeat_whole():
     )
     found = st.starter(pd.concat([frame, frame.iloc[:5]]), "target")
     assert found.left_out["customer_id"].endswith("an id?") and "customer_id" in found.identifiers
+    # and the repeats are named: copies can land on both sides of the holdout split
+    (hint,) = [h for h in found.feature_hints() if "repeat another row whole" in h]
+    assert hint.startswith("5 of the rows read repeat another row whole")
+    assert st.starter(frame, "target").repeated_rows == 0
