@@ -101,17 +101,14 @@ RUN_NAME_CHARS = 80
 
 def learn_run_name() -> str:
     """A mapped learner's run name says which columns it learns on: ``learn-glucose-age-bmi``
-    (the indices, ``learn-f0-f3-f5``, when the discretization cannot be read: a name must not
-    fail the task)."""
+    (``columns``: the kept features' names, read once by :func:`learn_all`; without them the
+    indices, ``learn-f0-f3-f5``)."""
     from prefect.runtime import task_run
 
-    subset = task_run.parameters["subset"]
-    try:
-        features = load_discretization(
-            task_run.parameters["store_root"], task_run.parameters["bins"]
-        ).features
-        names = "-".join(visible(features[j].name) for j in subset)
-    except Exception:  # any failure falls back to the indices
+    subset, columns = task_run.parameters["subset"], task_run.parameters.get("columns")
+    if columns:
+        names = "-".join(visible(columns[j]) for j in subset)
+    else:
         names = "-".join(f"f{j}" for j in subset)
     if len(names) > RUN_NAME_CHARS:
         names = names[: RUN_NAME_CHARS - 1] + "…"
@@ -120,9 +117,17 @@ def learn_run_name() -> str:
 
 @task(name="learn", task_run_name=learn_run_name, cache_policy=NO_CACHE)
 def learn(
-    spec, store_root, records: Stage, bins: Stage, choice: Stage, subset: list[int], force=False
+    spec,
+    store_root,
+    records: Stage,
+    bins: Stage,
+    choice: Stage,
+    subset: list[int],
+    force=False,
+    columns: list[str] | None = None,
 ) -> Stage:
-    """One weak learner (FindBoundary) on one feature subset, with the chosen tolerance."""
+    """One weak learner (FindBoundary) on one feature subset, with the chosen tolerance
+    (``columns``, the kept features' names, only name the task run)."""
     tolerance = load_choice(store_root, choice).conflict_tolerance
 
     def compute():
@@ -152,6 +157,8 @@ def learn_all(
     learners = cached_learners(spec, store_root, records, bins, choice, subsets, force)
     fixed = {"spec": spec, "store_root": store_root, "records": records, "bins": bins}
     fixed.update(choice=choice, force=force)
+    if any(learner is None for learner in learners):  # names for the run names, read once
+        fixed["columns"] = [f.name for f in load_discretization(store_root, bins).features]
     progress = ("progress", "weak learners finished")
     return map_missing(learn, spec, learners, "subset", subsets, fixed, progress)
 

@@ -386,7 +386,6 @@ class DataContract:
             _check_markers(f"column_markers[{column!r}]", markers)
         bins = {f.name: f for f in model.discretization_.features}
         tested = {c.feature for rule in model.rules_ for c in rule}
-        valued = {c.feature for rule in model.rules_ for c in rule if _tests_values(c)}
         frame = None
         if X is not None:
             if not isinstance(X, pd.DataFrame):
@@ -423,10 +422,7 @@ class DataContract:
             else:
                 columns.append(ColumnContract(name, CATEGORICAL, "mixed"))  # dropped, unknown
                 continue
-            column = _column_contract(name, kind, feature, series, name in tested)
-            if name in tested and name not in valued:  # ``x is missing`` only
-                column = replace(column, values_in_rules=False)
-            columns.append(column)
+            columns.append(_column_contract(name, kind, feature, series, name in tested))
         n_rows = None if frame is None else len(frame)
         return cls(
             tuple(columns),
@@ -435,19 +431,22 @@ class DataContract:
             tuple(missing_markers),
             {c: tuple(m) for c, m in (column_markers or {}).items() if c in model.columns_},
             thousands,
-        )
+        ).with_values_tested(model.rules_)
 
     def with_values_tested(self, rules) -> DataContract:
-        """The contract with :attr:`ColumnContract.values_in_rules` read from ``rules`` where
-        it was not recorded (a contract written before it was)."""
-        if all(c.values_in_rules is not None or not c.in_rules for c in self.columns):
-            return self
+        """The contract with :attr:`ColumnContract.values_in_rules` False where ``rules`` test
+        a column only for a missing value and the contract did not record it (built from the
+        model, or written before it was recorded)."""
         valued = {c.feature for rule in rules for c in rule if _tests_values(c)}
-        columns = tuple(
-            replace(c, values_in_rules=c.name in valued)
-            if c.in_rules and c.values_in_rules is None
-            else c
+        missing_only = {
+            c.name
             for c in self.columns
+            if c.in_rules and c.values_in_rules is None and c.name not in valued
+        }
+        if not missing_only:
+            return self
+        columns = tuple(
+            replace(c, values_in_rules=False) if c.name in missing_only else c for c in self.columns
         )
         return replace(self, columns=columns)
 

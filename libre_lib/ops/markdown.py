@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 __all__ = [
+    "INVISIBLE",
     "md_block",
     "md_blocks",
     "md_cells",
@@ -31,16 +32,16 @@ _LINE_START = re.compile(r"^(\s*(?:\d+)?)([-+=.)])")
 #: space, bidirectional overrides and isolates (U+202E reverses the text after it); line and
 #: paragraph separators (a new line that does not look like one in the data). Joiners and
 #: direction marks stay: Persian and Indic words and emoji need them.
-_INVISIBLE = re.compile(
+INVISIBLE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]"
 )
 
 
 def visible(text) -> str:
-    """``text`` with the characters of :data:`_INVISIBLE` written as escapes (``\\x1b``,
+    """``text`` with the characters of :data:`INVISIBLE` written as escapes (``\\x1b``,
     ``\\u202e``), so a column name or a value from the data cannot restyle, hide or reorder
     what is printed around it."""
-    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    return INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
 def md_inline(text) -> str:

@@ -38,6 +38,7 @@ from ..estimator import LibreClassifier
 from ..inputs import spelled_alike
 from ..params import MAX_SEED, broken_requirement, broken_rule
 from ..search import PAPER_GRID
+from .markdown import INVISIBLE
 from .sources import DATA_SUFFIXES, skipped_entry
 from .validation import referenced_columns
 
@@ -580,20 +581,14 @@ def _label_key(value: Label) -> tuple[str, object]:
         return ("text", str(value))
 
 
-#: Characters refused in a label besides control characters: line and paragraph separators
-#: (U+2028 split a rule in the HTML report into a fake "OR" line), bidirectional overrides and
-#: isolates (U+202E reversed the report's text after the label), zero-width spaces.
-_HIDDEN = frozenset("\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_HIDDEN |= frozenset("\u200b\ufeff")  # not the joiners and marks Persian, Indic and emoji need
-
-
 def _one_line(text: str, what: str) -> None:
     """Refuse a line break or other control character in text shown inside a rule: it would
-    split the rule in the report (a label "x\nOR y" reads as a second rule); so are line
-    separators, bidirectional overrides and zero-width spaces (:data:`_HIDDEN`)."""
+    split the rule in the report (a label "x\nOR y" reads as a second rule); so are the other
+    characters a report would write out (:data:`~libre_lib.ops.markdown.INVISIBLE`): U+2028
+    split a rule in the HTML report into a fake "OR" line, U+202E reversed the text after."""
     if any(unicodedata.category(ch) == "Cc" for ch in str(text)):
         raise ValueError(f"{what} holds a line break or control character: write it on one line")
-    hidden = sorted({f"U+{ord(ch):04X}" for ch in str(text) if ch in _HIDDEN})
+    hidden = sorted({f"U+{ord(ch):04X}" for ch in INVISIBLE.findall(str(text))})
     if hidden:
         raise ValueError(
             f"{what} holds {', '.join(hidden)}, an invisible character that breaks or reorders "

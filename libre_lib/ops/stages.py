@@ -1078,10 +1078,10 @@ def missing_change(column: str, observation) -> str:
     """A column's missing rows now against the champion's training share, in counts and a
     share that a small change does not round to 0 % (3 of 602 rows read "0% against 0%")."""
     before = observation.training_missing_rate or 0.0
-    now = observation.n_missing / observation.n_rows if observation.n_rows else 0.0
     return (
         f"column {column!r}: {observation.n_missing:,} of {observation.n_rows:,} rows missing "
-        f"({_small_share(now)}), against {_small_share(before)} in the champion's training rows"
+        f"({_small_share(observation.missing_rate)}), against {_small_share(before)} in the "
+        "champion's training rows"
     )
 
 

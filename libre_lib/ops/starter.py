@@ -425,8 +425,10 @@ def starter(
             values = frame[column].mask(frame[column].astype(str).isin(list(markers)))
             frame[column] = pd.to_numeric(values, errors="coerce")
     # a few rows repeated whole (an export run twice) hide an id, which repeats with them
-    hashable = bool(frame.map(_hashable).all().all())
-    distinct_rows = frame.drop_duplicates() if hashable else frame
+    try:
+        distinct_rows = frame.drop_duplicates()
+    except TypeError:  # cells of lists or dicts (a nested Parquet column, left out below)
+        distinct_rows = frame
     reasons = {
         column: _reserved(column)
         or _empty(frame[column])
@@ -472,10 +474,6 @@ def starter(
         written_otherwise=written,
         repeated_rows=len(frame) - len(distinct_rows),
     )
-
-
-def _hashable(value) -> bool:
-    return value is None or isinstance(value, str | int | float | bool | np.generic)
 
 
 def _written_otherwise(series: pd.Series) -> str | None:
