@@ -52,6 +52,7 @@ from .inputs import (
     pandas_frame,
     refuse_infinite,
     resolve_categorical,
+    warn_reordered,
     warn_spelled_alike,
 )
 from .params import AUTO, validate_params
@@ -466,6 +467,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         self._check_params()
         with progress_on_stderr(logger, self.verbose):
             X = pandas_frame(X)
+            warn_reordered(X, y=y, sample_weight=sample_weight)
             frame = as_frame(X)
             refuse_infinite(frame)
             warn_spelled_alike(frame, self.categorical_features)
@@ -495,6 +497,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             said = _with_said(binned, self._more_learners_check(frame, target, stages, said))
             _said(self, said)
             self._warn_below_inner(target)
+            self._warn_below_trivial(target)
             self._warn_exact_column(frame, target)
             self._warn_marker_categories()
             return self
@@ -909,8 +912,9 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(
                 "No rule was learned: no candidate passed the local-support filter with a "
                 "positive set-cover gain, so the model predicts the negative class everywhere. "
-                "Try a higher alpha, a lower min_local_support or chi2_threshold, or more "
-                "estimators.",
+                "The columns may hold little signal for this target; if they should hold "
+                "some, try a higher alpha, a lower min_local_support or chi2_threshold, or "
+                "more estimators.",
                 LibreWarning,
                 stacklevel=user_stacklevel(),
             )
@@ -1022,6 +1026,26 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         this fit while the inner folds' learners found it."""
         inner = self.auto_inner_score()
         message = None if inner is None else below_inner_message(self, target.totals()[0], inner)
+        if message:
+            warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
+
+    def _warn_below_trivial(self, target: Target) -> None:
+        """Warn when no "auto" combination's mean inner F1 reaches flagging every row's
+        (``LibreSearchCV``'s warning, for the estimator's own inner choice)."""
+        scores = getattr(self, "auto_scores_", None)
+        if not scores or not np.size(scores.get("mean_f1", ())):
+            return
+        mean_f1 = np.asarray(scores["mean_f1"], dtype=float)
+        if not np.isfinite(mean_f1).any():
+            return
+        n_positive, n_negative = target.totals()
+        total = n_positive + n_negative
+        share = n_positive / total if total else 0.0
+        message = below_trivial_message(
+            float(np.nanmax(mean_f1)),
+            2.0 * share / (1.0 + share),
+            'The best of the "auto" choice\'s combinations',
+        )
         if message:
             warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
 
@@ -1643,6 +1667,33 @@ def _gain(alpha):
 def _explicit(value, paper):
     """A parameter's value, the paper's when it is "auto"."""
     return paper if value == AUTO else value
+
+
+def flag_every_row_f1(positive, weight=None) -> float:
+    """The F1 of answering the positive class on every row: 2p / (1 + p) at (weighted)
+    positive share p."""
+    positive = np.asarray(positive, dtype=bool)
+    weight = np.ones(positive.size) if weight is None else np.asarray(weight, dtype=float)
+    total = float(weight.sum())
+    share = float(weight[positive].sum()) / total if total > 0 else 0.0
+    return 2.0 * share / (1.0 + share)
+
+
+def below_trivial_message(
+    top: float, trivial: float, best: str = "The best point of the grid"
+) -> str | None:
+    """What to say when the best mean inner F1 (``top``; ``best`` names whose) is below
+    ``trivial``, the F1 of flagging every row (:func:`flag_every_row_f1`): None when it is
+    not."""
+    if not top < trivial:
+        return None
+    return (
+        f"{best} scored an inner F1 of {top:.3f}, below the {trivial:.3f} of flagging every "
+        "row as the positive class: no setting found rules that beat that trivial answer on "
+        "the inner folds' held-out rows, so the columns may hold little signal for this "
+        "target. Do not expect the rules to beat it on new rows; check the features and the "
+        "target."
+    )
 
 
 def resolve_tolerance(

@@ -178,6 +178,29 @@ def _decimal_cells(series: pd.Series) -> bool:
     )
 
 
+def warn_reordered(X, **others) -> None:
+    """Warn when a pandas ``y`` or ``sample_weight`` (``others``, by parameter name) holds the
+    same index labels as the DataFrame ``X`` in another order: as in scikit-learn they are
+    read by position, so each row would get another row's label or weight (a frame shuffled
+    or sorted apart from its target)."""
+    if not isinstance(X, pd.DataFrame):
+        return
+    for name, values in others.items():
+        index = getattr(values, "index", None)
+        if not isinstance(values, pd.Series | pd.DataFrame) or index.equals(X.index):
+            continue
+        if len(index) == len(X.index) and index.is_unique and X.index.is_unique:
+            if index.sort_values().equals(X.index.sort_values()):
+                warnings.warn(
+                    f"{name} holds the same index labels as X in another order, but it is "
+                    "read by position (as scikit-learn reads it): each row gets the "
+                    f"{name} of the row at its position, not of its label. Align it first "
+                    f"({name}.loc[X.index]) if the labels are what match.",
+                    LibreWarning,
+                    stacklevel=user_stacklevel(),
+                )
+
+
 def pandas_frame(X):
     """A table of another library (pyarrow, polars, any dataframe-interchange object) as a
     pandas DataFrame, keeping its column names and types; anything else unchanged."""

@@ -114,10 +114,12 @@ from .estimator import (
     _said,
     _seed,
     below_inner_message,
+    below_trivial_message,
     choice_order,
     choose_candidate,
     f1_score,
     falls_short,
+    flag_every_row_f1,
     growing_factors,
     libre_tags,
     reaches,
@@ -137,6 +139,7 @@ from .inputs import (
     one_vs_rest_labels,
     pandas_frame,
     refuse_infinite,
+    warn_reordered,
 )
 from .params import AUTO, SEARCH_PARAMETERS, broken_rule, validate_params
 from .progress import progress_on_stderr
@@ -612,6 +615,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         started = time.perf_counter()
         self._forget_fit()
         X = pandas_frame(X)
+        warn_reordered(X, y=y, sample_weight=sample_weight, groups=groups)
         plan = self.plan(X, y, sample_weight, groups)
         logger.info(
             "LibreSearchCV: %d candidates x %d folds (%d tasks, n_jobs=%s) on %d rows",
@@ -662,17 +666,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         elif plan.scorer is None:
             trivial = flag_every_row_f1(plan.positive, plan.weight)
             top = float(np.nanmax(self.cv_results_["mean_test_score"]))  # not only the chosen
-            if top < trivial:
-                warnings.warn(
-                    f"The best point of the grid scored an inner F1 of {top:.3f}, "
-                    f"below the {trivial:.3f} of flagging every row as the positive class: no "
-                    "setting found rules that beat that trivial answer on the inner folds' "
-                    "held-out rows, so the columns may hold little signal for this target. Do "
-                    "not expect the rules to beat it on new rows; check the features and the "
-                    "target.",
-                    LibreWarning,
-                    stacklevel=user_stacklevel(),
-                )
+            message = below_trivial_message(top, trivial)
+            if message:
+                warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
         logger.info(
             "LibreSearchCV: best %s (mean score %.3f, %.1f rules) after %.1f s",
             self.best_params_,
@@ -1138,16 +1134,6 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
 
 
 # -- the inner CV ---------------------------------------------------------------------------
-
-
-def flag_every_row_f1(positive, weight=None) -> float:
-    """The F1 of answering the positive class on every row: 2p / (1 + p) at (weighted)
-    positive share p."""
-    positive = np.asarray(positive, dtype=bool)
-    weight = np.ones(positive.size) if weight is None else np.asarray(weight, dtype=float)
-    total = float(weight.sum())
-    share = float(weight[positive].sum()) / total if total > 0 else 0.0
-    return 2.0 * share / (1.0 + share)
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,10 @@ from ..search import (
     WIDE_COLUMNS,
     WIDE_MAX_FEATURES,
     LibreSearchCV,
+    below_trivial_message,
     caps_bins,
     default_grid,
+    flag_every_row_f1,
     wide_columns,
 )
 from ..selection import cover_candidates, filter_candidates
@@ -479,6 +481,28 @@ def absent_positive_class(spec: PipelineSpec, column: pd.Series) -> DataError:
         f"target.positive_class {positive_label(spec)!r} is not a value of the target column "
         f"{spec.target.column!r} (its values: {shown}).{hint}"
     )
+
+
+def signal_note(
+    spec: PipelineSpec, tuning: Stored | None, model: LibreClassifier, y: pd.Series
+) -> str | None:
+    """The estimators' warning when no candidate beat flagging every row on the inner folds:
+    ``LibreSearchCV``'s for the pipeline's search (``tuning``: the ``pick`` stage's table and
+    metadata; an F1 search only), else ``LibreClassifier``'s for the "auto" choice behind
+    ``model``. ``y``: the training rows' target."""
+    if tuning is not None:
+        if tuning[1].get("scoring", "f1") != "f1":
+            return None
+        scores = pa.table(tuning[0]).column("mean_score").to_numpy(zero_copy_only=False)
+        best = "The best point of the grid"
+    else:
+        scores = (getattr(model, "auto_scores_", None) or {}).get("mean_f1", [])
+        best = 'The best of the "auto" choice\'s combinations'
+    scores = np.asarray(scores, dtype=float)
+    if not np.isfinite(scores).any():
+        return None
+    positive = y.astype(str).to_numpy() == positive_label(spec)
+    return below_trivial_message(float(np.nanmax(scores)), flag_every_row_f1(positive), best)
 
 
 def split_rows(
@@ -1136,10 +1160,19 @@ def dropped_notes(X_train: pd.DataFrame, dropped) -> tuple[str, ...]:
     notes = []
     for name in dropped:
         column = X_train[name] if name in X_train else pd.Series(dtype=float)
-        if column.isna().all():
+        present = column.dropna()
+        if present.empty:
             reason = "all its values are missing"
+        elif present.nunique() > 1:  # integers beyond 2**53: one value as a float
+            notes.append(
+                f"Column {name!r} is dropped: its {present.nunique():,} distinct integers lie "
+                "beyond 2**53, where ChiMerge's float cut points round them all to one value, "
+                "so no rule can use it. If they are identifiers, leave the column out of "
+                "features; if they are codes, declare it categorical."
+            )
+            continue
         else:
-            reason = f"it holds a single value ({python_scalar(column.dropna().iloc[0])!r})"
+            reason = f"it holds a single value ({python_scalar(present.iloc[0])!r})"
         notes.append(
             f"Column {name!r} is dropped: in the training rows {reason}, so no rule can use it. "
             "If the column should carry data, check where it comes from; else leave it out of "
@@ -1253,6 +1286,7 @@ def report(
     if not note and streamed is None:  # a holdout of its own, every row in memory
         dropped += copied_holdout_note(frame, holdout_flags)
     skipped = tuple(filter(None, [refine_skipped(spec) if streamed is not None else None]))
+    skipped += tuple(filter(None, [signal_note(spec, tuning, model, y_train)]))
     rule_report = build_report(
         model,
         X,

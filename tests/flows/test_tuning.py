@@ -453,3 +453,45 @@ def test_without_tuning_a_fit_still_far_below_its_inner_score_is_a_caution(
     (caution,) = [c for c in summary["cautions"] if "far below" in c]
     assert 'with which the "auto" choice picked its settings' in caution
     assert "Train again with another random_state" in caution
+
+
+def test_a_pipeline_search_below_flagging_every_row_says_so_in_the_report(tmp_path):
+    """A target drawn independently of its only column: ``LibreSearchCV`` warned that no grid
+    point beat flagging every row, but the same search inside the pipeline shipped its rules
+    with no word in the report, the run's notes or the artifact."""
+    import html
+
+    import numpy as np
+    import yaml
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=300).round(3)})
+    frame["target"] = np.where(rng.random(300) < 0.2, "yes", "no")
+    frame.to_csv(tmp_path / "noise.csv", index=False)
+    grid = {"n_estimators": [5], "max_rules": [1, 3], "max_intervals": [None], "alpha": [0.9]}
+    spec = {
+        "name": "noise",
+        "data": {"path": str(tmp_path / "noise.csv")},
+        "store": str(tmp_path / "store"),
+        "target": {"column": "target", "positive_class": "yes", "classes": ["no", "yes"]},
+        "features": {"include": ["a"]},
+        "model": {"random_state": 0},
+        "tuning": {"grid": grid | {"conflict_tolerance": [0.5]}},
+    }
+    spec_path = tmp_path / "noise.yaml"
+    spec_path.write_text(yaml.safe_dump(spec))
+    summary = train(spec_path)
+    picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
+    top = picked["mean_score"].max()
+    said = [n for n in summary["notes"] if "of flagging every row" in n]
+    assert len(said) == 1 and f"inner F1 of {top:.3f}" in said[0]
+    assert html.escape(said[0]) in Path(summary["report"]).read_text()
+    # tuning off, the "auto" choice's inner scores are compared as LibreClassifier does
+    spec_path.write_text(yaml.safe_dump(spec | {"tuning": {"enabled": False}}))
+    summary = train(spec_path)
+    said = [n for n in summary["notes"] if "of flagging every row" in n]
+    assert len(said) == 1 and said[0].startswith('The best of the "auto" choice')
+    # a search whose best point beats that answer says nothing (the churn table)
+    (tmp_path / "churn").mkdir()
+    spec_path = _churn_spec(tmp_path / "churn")
+    assert not [n for n in train(spec_path)["notes"] if "of flagging every row" in n]

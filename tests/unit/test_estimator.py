@@ -554,6 +554,39 @@ def test_no_rule_learned_warns_and_predicts_the_negative_class():
     assert clf.decision_function(X).tolist() == [-1.0] * 4
 
 
+def test_an_auto_choice_below_flagging_every_row_says_the_columns_may_hold_no_signal():
+    """A target drawn independently of six columns: the "auto" choice's best inner F1 (0.403)
+    was below the 0.442 of flagging every row, and the fit shipped five rules of interval
+    unions without a word (on a held-out 30 %: accuracy 0.49 against a majority of 0.71), where
+    ``LibreSearchCV`` warns. A fit whose columns carry the signal says nothing."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(500, 6)), columns=list("abcdef"))
+    y = (rng.random(500) < 0.3).astype(int)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        clf = LibreClassifier(random_state=0).fit(X, y)
+    trivial = 2 * y.mean() / (1 + y.mean())
+    top = max(clf.auto_scores_["mean_f1"])
+    assert top < trivial
+    shown = [str(w.message) for w in said if "of flagging every row" in str(w.message)]
+    assert shown == [
+        f'The best of the "auto" choice\'s combinations scored an inner F1 of {top:.3f}, below '
+        f"the {trivial:.3f} of flagging every row as the positive class: no setting found "
+        "rules that beat that trivial answer on the inner folds' held-out rows, so the "
+        "columns may hold little signal for this target. Do not expect the rules to beat it "
+        "on new rows; check the features and the target."
+    ]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        LibreClassifier(random_state=0).fit(X, (X["a"] + X["b"] > 1).astype(int))
+    assert not [w for w in said if "of flagging every row" in str(w.message)]
+    with warnings.catch_warnings(record=True) as said:  # no inner choice, nothing to compare
+        warnings.simplefilter("always")
+        fixed = dict(max_rules=3, conflict_tolerance=0.5, max_intervals=3, alpha=0.5)
+        LibreClassifier(random_state=0, **fixed).fit(X, y)
+    assert not [w for w in said if "of flagging every row" in str(w.message)]
+
+
 def test_dropped_columns_are_reported_with_a_warning():
     X = X4.assign(const=5.0)
     with pytest.warns(LibreWarning, match="Column 'const' is dropped"):
@@ -1161,3 +1194,24 @@ def test_a_class_of_a_few_rows_draws_a_warning_that_its_rules_describe_those_row
         warnings.simplefilter("always")
         LibreClassifier(random_state=0).fit(X, y)
     assert not [w for w in said if "rules learned from so few" in str(w.message)]
+
+
+def test_y_or_weights_holding_xs_index_in_another_order_warn_that_position_decides():
+    """A target shuffled apart from its frame (same index labels, another order) was read by
+    position without a word, and the rules learned the shuffled labels."""
+    X, y, info = load_dataset("haberman")
+    shuffled = y.sample(frac=1, random_state=1)
+    with pytest.warns(LibreWarning, match=r"^y holds the same index labels as X in another"):
+        LibreClassifier(random_state=0, positive_class=info.positive_class).fit(X, shuffled)
+    weights = pd.Series(1.0, index=shuffled.index)
+    with pytest.warns(LibreWarning, match=r"^sample_weight holds the same index labels as X"):
+        grid = {"n_estimators": [5], "max_intervals": [3], "conflict_tolerance": [0.0]}
+        LibreSearchCV(grid, random_state=0, positive_class=info.positive_class).fit(
+            X, y, sample_weight=weights
+        )
+    with warnings.catch_warnings(record=True) as said:  # aligned, or a fresh index: silent
+        warnings.simplefilter("always")
+        LibreClassifier(random_state=0, positive_class=info.positive_class).fit(X, y)
+        half = LibreClassifier(random_state=0, positive_class=info.positive_class)
+        half.fit(X.iloc[::2], y.iloc[::2].reset_index(drop=True))
+    assert not [w for w in said if "same index labels" in str(w.message)]

@@ -625,11 +625,29 @@ def test_the_report_notes_a_declared_column_the_fit_dropped(unlabelled):
     with pytest.warns(LibreWarning, match="'plan' is dropped"):
         model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
     trained = _reported(unlabelled, model, frame, holdout)
-    missing, single, number = trained.rules.notes[:3]
+    missing, single, number = [n for n in trained.rules.notes if n.startswith("Column")][:3]
     assert missing.startswith("Column 'plan' is dropped: in the training rows all its values")
     assert single.startswith("Column 'region' is dropped: in the training rows it holds a "
                              "single value ('north')")  # fmt: skip
     assert "it holds a single value (5)" in number  # the value as written, not numpy's repr
+
+
+def test_a_column_of_integers_beyond_2_53_is_not_said_to_hold_a_single_value(unlabelled):
+    """62 distinct integers near 2**60 are one value as floats, so the fit drops the column
+    (its warning says why); the run's note claimed the column "holds a single value"."""
+    frame, _ = stages.load(unlabelled, "sha")
+    frame.insert(0, "huge", 2**60 + np.arange(len(frame), dtype=np.int64) % 62)
+    holdout, X, y = _split_frame(unlabelled, frame)
+    with pytest.warns(LibreWarning, match="'huge' holds integers beyond 2"):
+        model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
+    trained = _reported(unlabelled, model, frame, holdout)
+    (note,) = [n for n in trained.rules.notes if n.startswith("Column 'huge'")]
+    assert note == (
+        "Column 'huge' is dropped: its 62 distinct integers lie beyond 2**53, where ChiMerge's "
+        "float cut points round them all to one value, so no rule can use it. If they are "
+        "identifiers, leave the column out of features; if they are codes, declare it "
+        "categorical."
+    )
 
 
 def test_the_report_repeats_the_warning_about_numbers_stored_as_text(unlabelled):
@@ -647,7 +665,7 @@ def test_the_report_repeats_the_warning_about_numbers_stored_as_text(unlabelled)
     said = [str(w.message) for w in caught if "'amount'" in str(w.message)]
     assert len(said) == 1 and "is mostly numbers" in said[0]  # not also "looks like an id"
     trained = _reported(unlabelled, model, frame, holdout)
-    (note,) = trained.rules.notes
+    (note,) = [n for n in trained.rules.notes if "'amount'" in n]
     assert note.startswith("Column 'amount' is mostly numbers") and "na_values" in note
 
 
