@@ -548,8 +548,9 @@ DATE_TEXT = re.compile(
 DATE_SHARE = 0.9
 
 
-#: A length of time as pandas writes it (``0 days 00:14:31``) or Python (``1 day, 2:03:04``).
-DURATION_TEXT = re.compile(r"^-?\d+ days?,? [+-]?\d{1,2}:\d{2}:\d{2}(\.\d+)?$")
+#: A length of time as pandas writes it (``0 days 00:14:31``; ``10 days`` when every value is
+#: whole days) or Python (``1 day, 2:03:04``).
+DURATION_TEXT = re.compile(r"^-?\d+ days?(,? [+-]?\d{1,2}:\d{2}:\d{2}(\.\d+)?)?$")
 
 
 def date_text_example(series: pd.Series, pattern: re.Pattern = DATE_TEXT) -> str | None:

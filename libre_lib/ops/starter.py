@@ -681,6 +681,14 @@ def _identifier(series: pd.Series) -> str | None:
     formatted = _formatted_numbers(series)
     if formatted is not None:
         return formatted
+    present = series.dropna()
+    parsed = pd.to_numeric(present.astype(str), errors="coerce")
+    if parsed.notna().all() and (parsed % 1 != 0).any():  # decimals: no id (digits may be)
+        return (
+            f"numbers stored as text, e.g. {str(present.iloc[0])!r} ({int(series.nunique()):,} "
+            f"distinct values in {n_present:,} rows): as text each value is a category of its "
+            "own; write the column as numbers in the data to use it"
+        )
     return f"{int(series.nunique()):,} distinct values in {n_present:,} rows: an id?"
 
 

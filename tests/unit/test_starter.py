@@ -364,6 +364,14 @@ def test_the_estimator_warns_of_durations_written_as_text():
     X = frame[["age"]].assign(stay=pd.to_timedelta(frame["age"] * 7, unit="s").astype(str))
     with pytest.warns(UserWarning, match=r"Column 'stay' holds durations as text \(e.g. '0 days"):
         LibreClassifier(n_estimators=2, random_state=0).fit(X, frame["churned"])
+    # whole days, as pandas writes a column of them ("10 days"): read as 45 categories before
+    days = pd.to_timedelta(frame["age"] % 45, unit="D").astype(str)
+    assert days.str.fullmatch(r"\d+ days?").all()
+    with pytest.warns(UserWarning, match=r"Column 'stay' holds durations as text \(e.g. '\d+ day"):
+        LibreClassifier(n_estimators=2, random_state=0).fit(X.assign(stay=days), frame["churned"])
+    assert st.starter(frame.assign(stay=days), "churned").left_out["stay"].startswith(
+        "durations as text, e.g. '"
+    )
 
 
 def test_a_running_number_beyond_2_to_the_53_is_an_id():
@@ -565,3 +573,24 @@ def test_an_integer_id_is_named_even_when_a_few_rows_repeat_whole():
     (hint,) = [h for h in found.feature_hints() if "repeat another row whole" in h]
     assert hint.startswith("5 of the rows read repeat another row whole")
     assert st.starter(frame, "target").repeated_rows == 0
+
+
+def test_decimals_stored_as_text_are_not_called_an_id(tmp_path):
+    """A Parquet column of decimals written as text ("41.22") was left out as "309 distinct
+    values in 320 rows: an id?"; digits alone stay a possible id."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "amount": (rng.uniform(10, 90, 320)).round(2).astype(str),
+            "order_no": (100_000 + np.arange(320)).astype(str),
+            "age": rng.integers(18, 80, 320),
+            "target": rng.choice(["no", "yes"], 320),
+        }
+    )
+    frame.to_parquet(tmp_path / "orders.parquet")
+    found = st.starter(pd.read_parquet(tmp_path / "orders.parquet"), "target")
+    assert found.left_out["amount"].startswith(
+        f"numbers stored as text, e.g. {frame['amount'][0]!r} ("
+    )
+    assert found.left_out["amount"].endswith("write the column as numbers in the data to use it")
+    assert found.left_out["order_no"].endswith("an id?")
