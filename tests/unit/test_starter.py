@@ -369,8 +369,10 @@ def test_the_estimator_warns_of_durations_written_as_text():
     assert days.str.fullmatch(r"\d+ days?").all()
     with pytest.warns(UserWarning, match=r"Column 'stay' holds durations as text \(e.g. '\d+ day"):
         LibreClassifier(n_estimators=2, random_state=0).fit(X.assign(stay=days), frame["churned"])
-    assert st.starter(frame.assign(stay=days), "churned").left_out["stay"].startswith(
-        "durations as text, e.g. '"
+    assert (
+        st.starter(frame.assign(stay=days), "churned")
+        .left_out["stay"]
+        .startswith("durations as text, e.g. '")
     )
 
 
