@@ -224,7 +224,7 @@ def train_pipeline(
     registration = register(spec, root, trained, source, str(run_dir))  # the data read
     publish(spec, trained, registration, str(run_dir))
     summary = summarize(spec, run_dir, trained, registration, outputs, started)
-    registration = promote(spec, root, registration, str(run_dir))  # last: a failed run
+    registration = promote(spec, root, registration, str(run_dir), trained)  # last: a failed run
     # keeps the champion, and its run.json says the promotion is pending
     return {**summary, **outcome(registration)}
 

@@ -121,6 +121,13 @@ def publish(
     files = stages.run_files(trained, registration, run_id)
     for name, text in files.items():
         atomic_write_text(Path(run_dir) / name, text)
+    publish_artifacts(spec, trained, registration, run_id)
+
+
+def publish_artifacts(
+    spec: PipelineSpec, trained: TrainingReport, registration: Registration, run_id: str
+) -> None:
+    """The report, rules and metrics as Prefect artifacts (the pipeline's latest of each key)."""
     rule_report = stages.run_report(trained, registration, run_id)
     which = artifact_subject(spec, registration, run_id)
     create_markdown_artifact(
@@ -155,14 +162,25 @@ def artifact_subject(spec: PipelineSpec, registration: Registration, run_id: str
 
 @task(name="promote", cache_policy=NO_CACHE)
 def promote(
-    spec: PipelineSpec, store_root: str, registration: Registration, run_dir: str | None = None
+    spec: PipelineSpec,
+    store_root: str,
+    registration: Registration,
+    run_dir: str | None = None,
+    trained: TrainingReport | None = None,
 ) -> Registration:
     """Record the promotion decision: the champion pointer moves if the version is not worse
     than the champion, then ``run.json`` in ``run_dir`` says it was applied. The run's last
     step, so a failed run leaves the champion in place (section "Model versions" of
-    docs/operations.md)."""
+    docs/operations.md). When another run promoted a version meanwhile, the decision is taken
+    again, and the run folder's report and the artifacts (written by ``publish`` from
+    ``trained``) are written again to say the decision applied."""
     registry = ModelRegistry(store_root)
     promoted = stages.promote(registry, spec, registration)
+    if run_dir is not None and trained is not None and promoted.decision != registration.decision:
+        run_id = Path(run_dir).name
+        for name, text in stages.report_files(trained, promoted, run_id).items():
+            atomic_write_text(Path(run_dir) / name, text)
+        publish_artifacts(spec, trained, promoted, run_id)
     if run_dir is not None:
         path = Path(run_dir) / RUN_FILE
         try:
@@ -178,8 +196,7 @@ def promote(
             ) from exc
     if promoted.decision != registration.decision:
         log().warning(
-            "the champion changed while this run wrote its files; %s (the run folder's report "
-            "says: %s)",
+            "the champion changed while this run wrote its files; %s (decided before: %s)",
             promoted.decision.reason,
             registration.decision.reason,
         )

@@ -480,8 +480,10 @@ class ArtifactStore:
         path = self.path_for(ref.stage, ref.key)
         if not path.exists():
             raise ArtifactError(
-                f"Artifact {path} (stage {ref.stage!r}, key {ref.key}) is missing. Re-run the "
-                "pipeline: get_or_compute recomputes missing artifacts."
+                f"Artifact {path} (stage {ref.stage!r}, key {ref.key}) is missing: it was "
+                "removed after it was written (by hand, or by `libre prune --min-age-hours` "
+                "shorter than a run in progress). Re-run the pipeline: a run recomputes "
+                "missing artifacts."
             )
         return path
 

@@ -1406,7 +1406,8 @@ class ModelRegistry:
                 self._repair(pipeline)
             except OSError as exc:
                 raise RegistryError(
-                    f"Could not record the decision on {pipeline}/{version}: {exc}."
+                    f"Could not record the decision on {pipeline}/{version}: "
+                    f"{str(exc).rstrip('.')}."
                 ) from exc
         logger.info(
             "%s/%s %s: %s",

@@ -1477,7 +1477,8 @@ def promote(
     if decision == registration.decision:
         return registration
     changes = _changes(registry, spec, decision.previous, version, decision)
-    return replace(registration, decision=decision, changes=changes)
+    trend = _trend(registry, spec, version, decision)
+    return replace(registration, decision=decision, changes=changes, trend=trend)
 
 
 def _changes(
@@ -1505,15 +1506,21 @@ def run_report(trained: TrainingReport, registration: Registration, run_id: str 
     )
 
 
+def report_files(
+    trained: TrainingReport, registration: Registration, run_id: str = ""
+) -> dict[str, str]:
+    """The run folder's report files by name (with the changes since the champion)."""
+    rules = run_report(trained, registration, run_id)
+    return {"report.md": render_markdown(rules), "report.html": render_html(rules)}
+
+
 def run_files(
     trained: TrainingReport, registration: Registration, run_id: str = ""
 ) -> dict[str, str]:
-    """The run folder's files by name: the report (with the changes since the champion), the
-    model and its contract."""
-    rules = run_report(trained, registration, run_id)
+    """The run folder's files by name: the report (:func:`report_files`), the model and its
+    contract."""
     return {
-        "report.md": render_markdown(rules),
-        "report.html": render_html(rules),
+        **report_files(trained, registration, run_id),
         "model.json": trained.model.to_json(),
         **trained.contract_files(),
     }

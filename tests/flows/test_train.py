@@ -443,6 +443,32 @@ def test_a_run_that_fails_after_any_step_leaves_the_champion_where_it_was(
     assert applied["promoted"] and applied["promotion_state"] == "applied"
 
 
+def test_a_decision_taken_again_at_promote_is_the_one_the_run_folders_report_gives(
+    spec_copy, monkeypatch
+):
+    """Another run promoted a better version between this run's register and promote: the
+    decision taken again refused this run's version, but its report.md / report.html, written
+    before, said it "became the champion" ("candidate, to be promoted (this run)")."""
+    from libre_lib.ops.registry import ModelRegistry
+
+    first = train(spec_copy(model={"alpha": 0.0, "random_state": 0, "n_estimators": 10}))
+    real = ModelRegistry.promote
+
+    def raced(self, *args, **kwargs):  # the decision under the lock differs: a bar none passes
+        return real(self, *args, **{**kwargs, "min_accuracy": 1.0})
+
+    monkeypatch.setattr(ModelRegistry, "promote", raced)
+    summary = train(spec_copy())
+    assert not summary["promoted"] and summary["model_version"] != first["model_version"]
+    for name in ("report.md", "report.html"):
+        text = Path(summary["run_dir"], name).read_text()
+        assert "became the champion" not in text and "to be promoted" not in text, name
+        assert f"{summary['model_version']} was not promoted" in text, name
+    stays = f"not promoted: {first['model_version']} stays the champion)"
+    assert Artifact.get("libre-haberman-report").description.endswith(stays)
+    assert Artifact.get("libre-haberman-rules").description.endswith(stays)
+
+
 def test_a_run_whose_run_json_cannot_say_applied_names_the_promotion(spec_copy, monkeypatch):
     """A full disk after the champion moved: the run failed with "Could not write run.json"
     alone, while the registry had promoted its model and run.json said "pending"."""

@@ -327,8 +327,11 @@ def test_lookup_of_an_unknown_key_is_a_silent_miss(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="libre_lib.ops.artifacts"):
         assert ArtifactStore(tmp_path).lookup(STAGE, KEY) is None
     assert caplog.records == []
-    with pytest.raises(ArtifactError, match="missing"):
+    with pytest.raises(ArtifactError, match="missing") as raised:
         ArtifactStore(tmp_path).read(ArtifactRef(STAGE, KEY, "x", "0" * 64, 1))
+    # what removes one, and what to do; not the name of an internal function
+    assert "libre prune --min-age-hours" in str(raised.value)
+    assert "get_or_compute" not in str(raised.value)
 
 
 # --------------------------------------------------------------------------- crashes

@@ -606,8 +606,9 @@ def test_os_errors_become_registry_errors(registry, models, monkeypatch):
     monkeypatch.undo()
     version = register(registry, models[0])
     monkeypatch.setattr(files_module, "write_temp", full)
-    with pytest.raises(RegistryError, match="Could not record the decision"):
+    with pytest.raises(RegistryError, match="Could not record the decision") as raised:
         registry.promote(PIPE, version.version)
+    assert not str(raised.value).endswith("..")  # the cause's own full stop, not two
     monkeypatch.undo()
     assert registry.champion(PIPE) is None
 
