@@ -166,6 +166,7 @@ def train_pipeline(
         source = data
         validation = validate(spec, root, data, force)
         holdout = split(spec, root, data, force)
+    source_notes = streamed.source_notes(spec)  # a folder's files left out or read twice
     tuning, fallbacks, passed_over = [], 0, []
     if spec.tuning.enabled:
         tuning = tune_all(spec, root, data, holdout, force)
@@ -203,6 +204,7 @@ def train_pipeline(
     shipped = shipped_choice(spec, root, tuning[-1], fallbacks) if tuning else None
     notes = overridden_notes(untuned, shipped) if shipped is not None else ()
     notes = (*announced_notes(expected_sha256, data_fingerprint(root, source)), *notes)
+    notes = (*source_notes, *notes)
     fitted, more = more_learners_check(spec, root, fitted, fit, shipped)
     passed_over += more
     if not streaming:

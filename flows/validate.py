@@ -49,7 +49,7 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
         plan, source = streamed.plan_source(spec)
         profiles = streamed.profile_all(spec, root, source, plan)
         validation = streamed.validate(spec, root, plan, profiles, record_run=False)
-        notes: list[str] = []
+        notes = list(streamed.source_notes(spec))
     else:
         data = tasks.load(spec, root)
         frame = read_frame(root, data)
@@ -62,7 +62,8 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
         # what training would refuse (dates, cells no rule can name) and warn of: numbers
         # read as text (a decimal comma, a stray marker)
         resolve_categorical(features, spec.features.categorical, warn=False)
-        notes = list(misread_text_columns(features, spec.features.categorical).values())
+        notes = list(streamed.source_notes(spec))  # a folder's files left out or read twice
+        notes += misread_text_columns(features, spec.features.categorical).values()
     return {**tasks.load_validation(root, validation).to_dict(), "notes": notes}
 
 

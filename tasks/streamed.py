@@ -24,7 +24,12 @@ from libre_lib.ops import stages, streamed
 from libre_lib.ops.artifacts import SIDECAR_SUFFIX
 from libre_lib.ops.batches import Part
 from libre_lib.ops.files import unlink_quietly
-from libre_lib.ops.sources import DATA_SUFFIXES, fingerprint_source, unread_files
+from libre_lib.ops.sources import (
+    DATA_SUFFIXES,
+    fingerprint_source,
+    identical_files,
+    unread_files,
+)
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.streamed import SourcePlan
 from libre_lib.ops.tables import discretization_table, records_table
@@ -51,9 +56,6 @@ def plan_source(spec: PipelineSpec) -> tuple[SourcePlan, Stage]:
     the root of the stages' keys (its sha256)."""
     source = source_stage(fingerprint_source(spec.data_location(), spec.data.resolved_format()))
     plan = streamed.plan_source(spec)
-    unread = unread_files(spec.data_location(), DATA_SUFFIXES[spec.data.resolved_format()])
-    if unread is not None:
-        log().warning("%s", unread)
     known = [p.n_rows for p in plan.parts if p.n_rows is not None]
     rows = f"{sum(known):,} rows" if len(known) == len(plan.parts) else "rows counted when read"
     log().info(
@@ -64,6 +66,21 @@ def plan_source(spec: PipelineSpec) -> tuple[SourcePlan, Stage]:
         spec.data.batch_rows,
     )
     return plan, source
+
+
+def source_notes(spec: PipelineSpec) -> tuple[str, ...]:
+    """The run's notes on a folder source, streamed or read whole: files it does not read, and
+    data files that repeat another byte for byte (logged too; ``libre train`` and ``libre
+    validate`` print them, and the report lists them). None for a single file."""
+    suffixes = DATA_SUFFIXES[spec.data.resolved_format()]
+    found = (
+        unread_files(spec.data_location(), suffixes),
+        identical_files(spec.data_location(), suffixes),
+    )
+    notes = tuple(note for note in found if note is not None)
+    for note in notes:
+        log().warning("%s", note)
+    return notes
 
 
 @task(name="check_source", cache_policy=NO_CACHE, **read_policy(LOAD_TIMEOUT_S))

@@ -21,11 +21,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, SpecError
+from ..errors import DataError
 from .sources import (
     _refuse_duplicate_names,
     integer_fields,
     is_url,
+    mark_missing,
+    parquet_markers,
     part_options,
     read_types,
     source_files,
@@ -136,12 +138,8 @@ def read_batches(
     ``columns``), with ``string_columns`` as text (None for missing) as ``read_source`` gives
     them."""
     if file_format == "parquet":
-        if read_options:
-            raise SpecError(
-                "data.read_options are not supported for Parquet when the pipeline streams "
-                f"(got {sorted(read_options)}); remove them or set data.streamed: false."
-            )
-        batches = _parquet_batches(part, columns, batch_rows)
+        markers = parquet_markers(read_options)
+        batches = (mark_missing(b, markers) for b in _parquet_batches(part, columns, batch_rows))
     else:
         batches = _csv_batches(part, columns, string_columns, batch_rows, read_options or {})
     row = part.first_row
@@ -149,6 +147,8 @@ def read_batches(
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise _no_columns(part.path, missing)
+        if not len(frame):  # a header alone: its columns read as text, and no row to add
+            continue
         integers = frame.attrs.get("integers", ())
         yield row, read_types(frame[columns], string_columns, integers)
         row += len(frame)

@@ -67,6 +67,7 @@ from .files import commit_temp, fsync_file, temp_path, unlink_quietly, write_fai
 from .markdown import md_block, md_code, md_inline
 from .registry import registered_version, verified_text
 from .sources import (
+    DATA_SUFFIXES,
     csv_dialect,
     integer_fields,
     read_types,
@@ -96,8 +97,8 @@ DEFAULT_BATCH_ROWS = 100_000
 #: many long rules is written in several row groups (see ``_text_slices``).
 EXPLANATION_BYTES = 64 << 20
 DEFAULT_SAMPLE_ROWS = 10_000
-CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".csv.lz4", ".tsv", ".tsv.gz")
-PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+CSV_SUFFIXES = DATA_SUFFIXES["csv"]  # what a streamed training run reads, no more
+PARQUET_SUFFIXES = DATA_SUFFIXES["parquet"]
 _CSV_BLOCK_BYTES = 4 << 20  # the first block is the sample CSV column types are guessed from
 _CSV_STREAM_BLOCK_BYTES = 1 << 20  # its reader reads a few dozen blocks ahead
 _PARQUET_BUFFER_BYTES = 1 << 20

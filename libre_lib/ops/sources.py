@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, SpecError
 from ..inputs import decimals_as_floats
 
 _CHUNK = 1 << 22
@@ -77,9 +77,9 @@ def _open(location: str):
     return path.open("rb")
 
 
-#: File names a directory source reads, by ``data.format``.
+#: File names a directory source reads, by ``data.format`` (and ``libre score`` reads).
 DATA_SUFFIXES = {
-    "parquet": (".parquet", ".pq"),
+    "parquet": (".parquet", ".pq", ".parq"),
     "csv": (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz"),
 }
 
@@ -151,27 +151,72 @@ def source_files(location: str, file_format: str) -> list[str]:
     return files
 
 
+def _folder_files(location: str) -> dict[str, int] | None:
+    """Every file of a data folder (local path or fsspec URL) that is not hidden or a marker:
+    name relative to the folder -> size in bytes; None when ``location`` is no folder."""
+    if is_url(location):
+        fs, root = url_fs(location)
+        if not fs.isdir(root):
+            return None
+        found = fs.find(root, detail=True)
+        files = {p[len(root) :].strip("/"): int(info.get("size") or 0) for p, info in found.items()}
+    else:
+        path = Path(location.removeprefix("file://"))
+        if not path.is_dir():
+            return None
+        files = {
+            p.relative_to(path).as_posix(): p.stat().st_size for p in path.rglob("*") if p.is_file()
+        }
+    return {name: size for name, size in files.items() if not skipped_entry(name.split("/"))}
+
+
 def unread_files(location: str, suffixes: tuple[str, ...], shown: int = 5) -> str | None:
-    """The files of a local data folder that a run does not read although they are not hidden
-    or markers (names not ending in ``suffixes``: ``part-8.csv.xz``, Hive's ``000000_0``), as
-    a note naming up to ``shown`` of them; None when there are none (or for a URL)."""
-    path = Path(location.removeprefix("file://"))
-    if is_url(location) or not path.is_dir():
+    """The files of a data folder (local or a URL) that a run does not read although they are
+    not hidden or markers (names not ending in ``suffixes``: ``part-8.csv.xz``, Hive's
+    ``000000_0``), as a note naming up to ``shown`` of them; None when there are none."""
+    files = _folder_files(location)
+    if not files:
         return None
-    unread = sorted(
-        p.relative_to(path).as_posix()
-        for p in path.rglob("*")
-        if p.is_file()
-        and not p.name.lower().endswith(suffixes)
-        and not skipped_entry(p.relative_to(path).parts)
-    )
+    unread = sorted(name for name in files if not name.split("/")[-1].lower().endswith(suffixes))
     if not unread:
         return None
     more = f" and {len(unread) - shown:,} more" if len(unread) > shown else ""
     return (
-        f"{len(unread):,} file(s) in {str(path)!r} are not read (names not ending in "
-        f"{', '.join(suffixes)}): {', '.join(unread[:shown])}{more}. Convert them, or move them "
-        "out of the folder (or name them with a leading '.' or '_') to say they are not data."
+        f"{len(unread):,} file(s) in {location.removeprefix('file://')!r} are not read (names "
+        f"not ending in {', '.join(suffixes)}): {', '.join(unread[:shown])}{more}. Convert "
+        "them, or move them out of the folder (or name them with a leading '.' or '_') to say "
+        "they are not data."
+    )
+
+
+def identical_files(location: str, suffixes: tuple[str, ...], shown: int = 3) -> str | None:
+    """A note naming the data files of a folder (those ending in ``suffixes``) whose bytes are
+    identical (a part delivered twice: its rows would count twice, and copies can sit on both
+    sides of the holdout split); None when there are none. Only files of equal size are read."""
+    files = _folder_files(location)
+    if not files:
+        return None
+    by_size: dict[int, list[str]] = {}
+    for name, size in sorted(files.items()):
+        if name.split("/")[-1].lower().endswith(suffixes) and size > 0:
+            by_size.setdefault(size, []).append(name)
+    root = location.rstrip("/")
+    groups: dict[str, list[str]] = {}
+    for names in by_size.values():
+        if len(names) > 1:
+            for name in names:
+                digest = _file_digest(f"{root}/{name}")
+                groups.setdefault(digest, []).append(name)
+    copies = [names for names in groups.values() if len(names) > 1]
+    if not copies:
+        return None
+    listed = "; ".join(" = ".join(names) for names in copies[:shown])
+    more = f"; and {len(copies) - shown:,} more group(s)" if len(copies) > shown else ""
+    extra = sum(len(names) - 1 for names in copies)
+    return (
+        f"{extra:,} data file(s) in {location.removeprefix('file://')!r} repeat another file "
+        f"byte for byte: {listed}{more}. Their rows are read once per copy (each copy draws "
+        "its own holdout side); if a part was delivered twice, remove the copy."
     )
 
 
@@ -216,6 +261,57 @@ def _file_digest(location: str) -> str:
     return digest.hexdigest()
 
 
+def parquet_markers(read_options: dict | None):
+    """The values a Parquet source reads as missing (``read_options.na_values``: a list for
+    every column, or a dict of them per column; None when not given). The other options of
+    ``pandas.read_csv`` have no meaning for Parquet and are refused."""
+    options = dict(read_options or {})
+    markers = options.pop("na_values", None)
+    if options:
+        raise SpecError(
+            f"data.read_options {sorted(options)} are options of CSV files: a Parquet source "
+            "reads only na_values (the values read as missing). Remove the others."
+        )
+    return markers
+
+
+def mark_missing(frame: pd.DataFrame, na_values) -> pd.DataFrame:
+    """``frame`` with the values ``na_values`` names read as missing, as ``pandas.read_csv``
+    reads a CSV with them: a number matches a numeric column's value (``0`` its 0.0), a text
+    a text column's value as written. ``frame`` itself when none applies."""
+    if na_values is None:
+        return frame
+    if isinstance(na_values, dict):
+        per_column = {str(k): v for k, v in na_values.items()}
+    else:
+        per_column = {str(c): na_values for c in frame.columns}
+    out = frame
+    for name in frame.columns:
+        markers = per_column.get(str(name))
+        if markers is None:
+            continue
+        markers = [markers] if isinstance(markers, str | int | float) else list(markers)
+        series = frame[name]
+        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            numbers = pd.to_numeric(pd.Series(markers, dtype=object), errors="coerce").dropna()
+            mask = series.isin(numbers.astype(float).tolist())
+        else:
+            mask = series.notna() & series.astype(str).isin([str(m) for m in markers])
+        mask = mask.fillna(False).to_numpy(dtype=bool)
+        if mask.any():
+            out = frame.copy() if out is frame else out
+            out[name] = series.mask(mask)
+    return out
+
+
+def is_folder(location: str) -> bool:
+    """Is the data source a folder of files (a local directory or a URL one)?"""
+    if is_url(location):
+        fs, root = url_fs(location)
+        return bool(fs.isdir(root))
+    return Path(location.removeprefix("file://")).is_dir()
+
+
 def read_source(
     location: str,
     file_format: str,
@@ -226,7 +322,50 @@ def read_source(
     with missing values as None. Empty fields are missing values, and so are the texts pandas
     reads as missing by default (``NA``, ``null``, ``N/A``, ...; ``libre init`` names such texts
     in a text column). A header that names two columns alike is refused
-    (:class:`~libre_lib.errors.DataError`), not renamed."""
+    (:class:`~libre_lib.errors.DataError`), not renamed. A folder's files of ``file_format``
+    (:func:`source_files`) are read one after the other, in name order, and must hold the
+    same columns (in any order); a file of a header alone adds no row."""
+    if is_folder(location):
+        return _read_folder(location, file_format, read_options, string_columns)
+    return _read_file(location, file_format, read_options, string_columns)
+
+
+def _read_folder(location, file_format, read_options, string_columns) -> pd.DataFrame:
+    files = source_files(location, file_format)
+    frames = [
+        _read_file(part, file_format, read_options, string_columns, empty=True) for part in files
+    ]
+    first = list(frames[0].columns)
+    for part, frame in zip(files, frames, strict=True):
+        if set(frame.columns) != set(first):
+            missing = [c for c in first if c not in set(frame.columns)]
+            extra = [c for c in frame.columns if c not in set(first)]
+            said = "; ".join(
+                f"{what} {', '.join(map(repr, names))}"
+                for what, names in (("without", missing), ("with", extra))
+                if names
+            )
+            raise DataError(
+                f"Data file {part!r} has other columns than {files[0]!r}, the folder's first "
+                f"file ({said}). Give every file of the folder the same columns."
+                + separator_hint(frame.columns)
+            )
+    # a header alone reads as text columns: it would turn every number of the others to text
+    filled = [f[first] for f in frames if f.shape[0]] or [frames[0]]
+    frame = pd.concat(filled, ignore_index=True)
+    if frame.shape[0] == 0:
+        raise DataError(f"Data folder {location!r}: its {len(files)} file(s) hold no rows.")
+    return frame
+
+
+def _read_file(
+    location: str,
+    file_format: str,
+    read_options: dict | None = None,
+    string_columns: list[str] | tuple[str, ...] = (),
+    empty: bool = False,
+) -> pd.DataFrame:
+    """:func:`read_source` of one file; ``empty``: a header without rows is no error."""
     options = dict(read_options or {})
     local = "://" not in location or location.startswith("file://")
     if local:
@@ -234,7 +373,7 @@ def read_source(
     try:
         integers: set[str] = set()
         if file_format == "parquet":
-            frame = pd.read_parquet(location, **options)
+            frame = mark_missing(pd.read_parquet(location), parquet_markers(options))
             if string_columns:
                 integers = integer_fields(_parquet_schema(location, local))
         else:
@@ -249,7 +388,7 @@ def read_source(
             f"Could not read {location!r} as {file_format.upper()}: {exc}. Check the file and "
             "data.format / data.read_options in the spec."
         ) from None
-    if frame.shape[0] == 0:
+    if frame.shape[0] == 0 and not empty:
         raise DataError(f"Data file {location!r} has a header but no rows.")
     names = [str(c) for c in frame.columns]
     if file_format != "parquet" and any(_MANGLED.fullmatch(n) for n in names):

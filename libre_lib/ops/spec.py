@@ -198,7 +198,7 @@ def _format_of(path: str, file_format: str) -> str | None:
     if file_format != "auto":
         return file_format
     lowered = path.lower()
-    if lowered.endswith((".parquet", ".pq")):
+    if lowered.endswith((".parquet", ".pq", ".parq")):
         return "parquet"
     if lowered.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".txt", ".tsv", ".tsv.gz")):
         return "csv"

@@ -340,3 +340,85 @@ def test_a_streamed_version_records_the_sha256_of_its_source(streamed_run, pima_
     store = Path(summary["run_dir"]).parents[2]
     version = ModelRegistry(store).get("pima", summary["model_version"])
     assert version.data_fingerprint == fingerprint_source(str(pima_folder), "csv")
+
+
+def test_files_a_streamed_run_leaves_out_or_reads_twice_are_named_where_it_reports(
+    spec_copy, tmp_path
+):
+    """A ``.csv.xz`` part was left out, and a part delivered twice was read twice, with a
+    warning in the server's log alone (none for a URL): ``libre train`` printed neither, nor
+    did the report or ``libre validate``."""
+    import html
+
+    import fsspec
+
+    from libre_flows.flows.validate import validate
+
+    frame = pd.read_csv(DATASETS / "pima.csv")
+    folder = tmp_path / "drops"
+    (folder / "redelivered").mkdir(parents=True)
+    frame.iloc[:400].to_csv(folder / "part-0.csv", index=False)
+    frame.iloc[400:].to_csv(folder / "part-1.csv", index=False)
+    frame.iloc[400:].to_csv(folder / "redelivered" / "part-1.csv", index=False)
+    frame.iloc[:100].to_csv(folder / "part-2.csv.xz", index=False)
+    (folder / "_SUCCESS").write_text("")  # a marker, not data: not named
+    spec = _streamed_spec(spec_copy, folder)
+    summary = train(spec)
+    unread, twice = summary["notes"][:2]
+    assert unread.startswith("1 file(s) in ") and "are not read" in unread
+    assert ": part-2.csv.xz. Convert them" in unread
+    assert twice.startswith("1 data file(s) in ") and "repeat another file byte for byte" in twice
+    assert ": part-1.csv = redelivered/part-1.csv. Their rows are read once per copy" in twice
+    report = Path(summary["report"]).read_text()
+    assert html.escape(unread) in report and html.escape(twice) in report
+    assert validate(spec)["notes"][:2] == [unread, twice]
+    whole = spec_copy("pima", data__path=str(folder), data__streamed=False)
+    assert train(whole)["notes"][:2] == [unread, twice]  # a folder read whole: the same
+    # a URL folder: the same notes
+    fs = fsspec.filesystem("memory")
+    for path in folder.rglob("*"):
+        if path.is_file():
+            fs.pipe(f"/drops56/{path.relative_to(folder).as_posix()}", path.read_bytes())
+    url = _streamed_spec(spec_copy, "memory://drops56")
+    notes = validate(url)["notes"]
+    assert any(": part-2.csv.xz. Convert them" in n for n in notes)
+    assert any(": part-1.csv = redelivered/part-1.csv." in n for n in notes)
+
+
+def test_a_folder_read_whole_or_of_parquet_parts_with_markers_gives_the_same_rules(
+    spec_copy, tmp_path, pima_folder
+):
+    """``data.streamed: false`` on a folder was refused ("only a streamed run reads a
+    directory"), which the README offered for a small one; and a folder of Parquet parts could
+    not read pima's missing-value markers at all (read_options refused, the advice leading to
+    that refusal). A part of a header alone adds no row; a part with other columns is named."""
+    from libre_lib.errors import SpecError
+
+    frame = pd.read_csv(DATASETS / "pima.csv")
+    parquet = tmp_path / "pq"
+    parquet.mkdir()
+    for k, (start, stop) in enumerate([(0, 300), (300, 500), (500, len(frame))]):
+        frame.iloc[start:stop].to_parquet(parquet / f"part-{k}.parquet")
+    csv = tmp_path / "csv"
+    csv.mkdir()
+    for part in pima_folder.glob("*.csv"):
+        (csv / part.name).write_bytes(part.read_bytes())
+    frame.iloc[:0].to_csv(csv / "part-3.csv", index=False)  # a header alone
+    whole = train(spec_copy("pima"))
+    rules = LibreClassifier.from_json(Path(whole["model"]).read_text()).rules_
+    models = {}
+    for folder in (csv, parquet):  # the spec's data section otherwise: its markers kept
+        for streamed in (False, True):
+            spec = spec_copy("pima", data__path=str(folder), data__streamed=streamed)
+            assert load_spec(spec).data.column_missing_markers()["serum_insulin"] == ("0",)
+            summary = train(spec)
+            model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+            models[folder.name, streamed] = model.rules_
+    assert models["csv", False] == models["pq", False] == rules
+    assert models["csv", True] == models["pq", True]  # streamed: capped bins, other rules
+    frame.iloc[:10].drop(columns="age").to_csv(csv / "part-4.csv", index=False)
+    with pytest.raises(DataError, match=r"part-4\.csv' has other columns than .*without 'age'"):
+        train(spec_copy("pima", data__path=str(csv), data__streamed=False))
+    wrong = spec_copy("pima", data__path=str(parquet), data__read_options={"sep": ";"})
+    with pytest.raises(SpecError, match=r"\['sep'\] are options of CSV files"):
+        train(wrong)
