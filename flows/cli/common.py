@@ -81,6 +81,10 @@ class StageProgress(logging.Handler):
         "encode_part": "pass 3, parts encoded",
     }
     PER_PART = ("profile", "sample_part", "resolve", "encode_part")
+    #: Mapped tasks named otherwise than the stage they count ("stage sample cache hit 0 of
+    #: 25 tasks" is pass 2's), and the second stage a pass-2 task writes (not a stage change).
+    TASK_STAGES: ClassVar[dict[str, str]] = {"sample": "sample_part"}
+    SILENT = ("fine_counts",)
 
     def __init__(self, status) -> None:
         super().__init__(level=logging.INFO)
@@ -94,8 +98,8 @@ class StageProgress(logging.Handler):
         if words[:2] == ["streamed", "source:"] and len(words) > 2 and words[2].isdigit():
             self.parts = int(words[2])  # "streamed source: 20 part(s), ..."
             self.status.update(escape(" ".join(words)))
-        elif len(words) >= 3 and words[0] == "stage":
-            stage, hit = words[1], words[2:4] == ["cache", "hit"]
+        elif len(words) >= 3 and words[0] == "stage" and words[1] not in self.SILENT:
+            stage, hit = self.TASK_STAGES.get(words[1], words[1]), words[2:4] == ["cache", "hit"]
             if stage in self.counts:  # mapped tasks: count them
                 # "stage learn cache hit 3 of 50 tasks": the cached ones and the total
                 if hit and len(words) >= 7 and words[5] == "of" and words[4].isdigit():

@@ -30,6 +30,7 @@ from .sources import (
     parquet_markers,
     part_options,
     read_types,
+    separator_hint,
     source_files,
 )
 
@@ -175,12 +176,13 @@ def _parquet_batches(part: Part, columns: list[str], batch_rows: int) -> Iterato
             yield frame
 
 
-def _no_columns(path: str, missing: list[str]) -> DataError:
-    """The error of a part without columns the spec reads."""
+def _no_columns(path: str, missing: list[str], header=()) -> DataError:
+    """The error of a part without columns the spec reads (``header``: the part's columns, for
+    a hint when they read as one: another separator)."""
     return DataError(
         f"Data file {path!r} has no column(s) {missing}, which the spec reads (from the other "
         "parts, or features.include): give every part the same columns, or leave those out of "
-        "the features."
+        "the features." + separator_hint(header)
     )
 
 
@@ -194,7 +196,7 @@ def _csv_batches(
         header = pd.read_csv(part.path, nrows=0, **options).columns
         missing = [c for c in columns if c not in header]
         if missing:  # a part without a column the spec reads: not a format problem
-            raise _no_columns(part.path, missing)
+            raise _no_columns(part.path, missing, header)
         reader = pd.read_csv(
             part.path, dtype=dtypes or None, usecols=columns, chunksize=batch_rows, **options
         )

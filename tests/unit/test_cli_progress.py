@@ -60,6 +60,30 @@ def test_the_status_line_counts_a_streamed_runs_parts_of_every_pass():
     assert status.lines[0].startswith("streamed source: 3 part(s)")
 
 
+def test_pass_two_is_counted_under_its_task_name_and_its_second_stage_is_no_stage_change():
+    """A first streamed run said "sample: cache hit" (the mapped task is named "sample", its
+    stage "sample_part"; nothing was cached), then a "fine_counts: computed" line per part
+    between the counts."""
+    status = _Status()
+    progress = StageProgress(status)
+    for message in [
+        "streamed source: 2 part(s), 600 rows, 8 feature(s); batches of 128 rows",
+        "stage sample       cache hit  0 of 2 tasks, 2 to compute",
+        "stage sample_part  computed   /s/sample_part/a.parquet",
+        "stage fine_counts  computed   /s/fine_counts/a.parquet",
+        "stage sample       finished 1 of 2 tasks",
+        "stage sample_part  computed   /s/sample_part/b.parquet",
+        "stage fine_counts  computed   /s/fine_counts/b.parquet",
+    ]:
+        progress.emit(_record(message))
+    assert status.lines[1:] == [
+        "pass 2, parts sampled: 0 of 2",
+        "pass 2, parts sampled: 1 of 2",
+        "pass 2, parts sampled: 1 of 2",
+        "pass 2, parts sampled: 2 of 2",
+    ]
+
+
 def test_prefects_shutdown_chatter_stays_off_the_console_unless_debugging():
     """Every command ended with "INFO | prefect - Stopping temporary server on ..." (and at
     times "EventsWorker - Still processing items"): Prefect's, said at exit, after the

@@ -270,3 +270,8 @@ def test_a_part_without_a_column_the_spec_reads_is_named_not_blamed_on_the_forma
     with pytest.raises(DataError, match=r"^Data file '.*b\.csv' has no column\(s\) \['z'\], which"):
         for part in parts:
             list(read_batches(part, "csv", ["x", "z", "y"], ["y"], 100))
+    # a part written with another separator reads as one column: the error says which
+    (tmp_path / "parts" / "b.csv").write_text("x;z;y\n3;7;yes\n")
+    with pytest.raises(DataError, match=r"seem separated by ';', not commas"):
+        for part in parts:
+            list(read_batches(part, "csv", ["x", "z", "y"], ["y"], 100))
