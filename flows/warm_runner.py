@@ -410,7 +410,8 @@ def main(server_pid: int) -> None:
     from libre_flows.flows.cli.common import as_console_command
 
     as_console_command()
-    app()  # exits with the command's code, as `libre` does
+    app(prog_name="libre")  # exits with the command's code, as `libre` does (and its usage
+    # lines name `libre`, not the runner's module)
 
 
 if __name__ == "__main__":

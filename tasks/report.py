@@ -213,10 +213,13 @@ def promote(
 def outcome(registration: Registration) -> dict:
     """The promotion fields of the run's summary (``decision``: the metrics compared, and on
     which rows)."""
+    decision = registration.decision
     return {
         "model_version": registration.version.version,
         "new_version": registration.new_version,
-        "promoted": registration.decision.promoted,
+        "promoted": decision.promoted,
+        # promoted and not the champion already: what a "deploy when it changed" step reads
+        "champion_changed": decision.promoted and not decision.unchanged,
         "promotion": registration.decision.reason,
         "decision": registration.decision.to_dict(),
     }

@@ -27,6 +27,7 @@ from libre_flows.flows.cli.common import (
     SpecArg,
     as_console_command,
     console,
+    console_to_stderr,
     ensure_crash_detection,
     errors,
     fail,
@@ -56,9 +57,28 @@ def train(
     store: Annotated[
         Path | None, typer.Option("--store", help="Artifact store root (default: the spec's).")
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the run's summary as one JSON object on stdout (the run.json fields: "
+            "model_version, new_version, promoted, champion_changed, metrics, run_dir, report, "
+            "notes, cautions, ...); everything else goes to stderr.",
+        ),
+    ] = False,
     debug: Debug = False,
 ) -> None:
     """Train the rule set SPEC declares; prints where the report is."""
+    with contextlib.ExitStack() as stack:
+        if as_json:  # the human lines to stderr, stdout for the JSON alone
+            stack.enter_context(console_to_stderr())
+        summary = _train(spec, force, store, debug)
+    if as_json and summary is not None:
+        sys.stdout.write(json.dumps(summary, default=str) + "\n")
+        sys.stdout.flush()
+
+
+def _train(spec, force: bool, store: Path | None, debug: bool) -> dict | None:
     from libre_lib.ops.spec import load_spec
 
     name, where, root, began = "PIPELINE", "", None, time.time()
@@ -101,6 +121,7 @@ def train(
             "a Ctrl-C during the run was lost (raised where Python could not pass it on) and "
             "did not stop it: the run completed, and what it did (above) stands."
         )
+    return summary
 
 
 def _applied_since(root: Path, pipeline: str, began: float) -> str | None:
@@ -398,7 +419,8 @@ def report(
         return
     _print_markdown(path.read_text(encoding="utf-8"))
     if summary:
-        console.print(f"\nHTML report: [green]{summary.get('report')}[/]", soft_wrap=True)
+        # on stderr: `libre report PIPELINE > report.md` keeps the Markdown alone
+        errors.print(f"\nHTML report: [green]{summary.get('report')}[/]", soft_wrap=True)
         since = _status_since(run_dir, summary)
         if since:
             errors.print(f"[yellow]note:[/] {escape(since)}", highlight=False)

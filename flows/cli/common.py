@@ -24,6 +24,19 @@ from rich.markup import escape
 console = Console(soft_wrap=not sys.stdout.isatty())
 errors = Console(stderr=True, soft_wrap=True)
 
+
+@contextlib.contextmanager
+def console_to_stderr():
+    """The commands' own lines (progress, summary, notes) on stderr for a while: stdout is
+    kept for a machine-readable result (``libre train --json``)."""
+    before = console._file  # None: the stream sys.stdout is at each print (not as it is now)
+    console.file = sys.stderr
+    try:
+        yield
+    finally:
+        console._file = before
+
+
 SpecArg = Annotated[Path, typer.Argument(help="Pipeline spec (YAML).", show_default=False)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")]
 

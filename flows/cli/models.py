@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -29,7 +30,8 @@ models_app = typer.Typer(
     no_args_is_help=True,
     help="List and inspect registered model versions; make one the champion by hand.",
 )
-console = Console()
+#: Off a terminal (a file, a pipe, CI) lines stay whole and tables keep every column.
+console = Console(soft_wrap=True, width=1_000) if not sys.stdout.isatty() else Console()
 errors = Console(stderr=True, soft_wrap=True)
 
 PipelineArg = Annotated[

@@ -272,7 +272,9 @@ def prune_store(
     from ..errors import ParameterError
 
     if isinstance(keep_runs, bool) or not isinstance(keep_runs, int) or keep_runs < 1:
-        raise ParameterError(f"keep_runs must be an integer of at least 1; got {keep_runs!r}.")
+        raise ParameterError(
+            f"keep_runs (--keep-runs) must be an integer of at least 1; got {keep_runs!r}."
+        )
     root = Path(root)
     runs = finished_runs(root, pipeline)
     champion = ModelRegistry(root).champion(pipeline) if (root / "models").is_dir() else None

@@ -460,6 +460,16 @@ def _json_text(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+def store_option(store: str | os.PathLike[str]) -> str:
+    """`` --store STORE`` for a command that names ``store``, or "" when it is the commands'
+    default (``./.libre-store`` from the working directory)."""
+    default = Path.cwd() / ".libre-store"
+    with contextlib.suppress(OSError):
+        if Path(store).resolve() == default.resolve():
+            return ""
+    return f" --store {shlex.quote(str(store))}"
+
+
 def promote_hint(pipeline: str, store: str | os.PathLike[str]) -> str:
     """What a registry error tells the operator to do about a damaged champion: the command,
     with this pipeline and store."""
@@ -472,7 +482,7 @@ def promote_hint(pipeline: str, store: str | os.PathLike[str]) -> str:
 
 POINTER_LOST = (
     "recorded as the champion, but the champion pointer is missing, damaged or names a "
-    "missing folder: `libre models promote {} {}` makes it the champion again"
+    "missing folder: `libre models promote {} {}{}` makes it the champion again"
 )
 
 
@@ -563,6 +573,10 @@ class ModelRegistry:
         return f"ModelRegistry({str(self.root)!r})"
 
     # ------------------------------------------------------------------ paths and locking
+
+    def store_option(self) -> str:
+        """`` --store ROOT`` for the commands a message names, "" at the default store."""
+        return store_option(self.root)
 
     def pipeline_dir(self, pipeline: str) -> Path:
         return self.models / _check_pipeline(pipeline)
@@ -864,7 +878,9 @@ class ModelRegistry:
             version = replace(version, status=CHAMPION, reason=str(pointer.get("reason", "")))
         elif champion_id is None and version.status == CHAMPION:
             # The pointer is missing or damaged: the record is all there is to go by.
-            version = replace(version, reason=POINTER_LOST.format(pipeline, version.version))
+            version = replace(
+                version, reason=POINTER_LOST.format(pipeline, version.version, self.store_option())
+            )
         elif version.version != champion_id and version.status == CHAMPION:
             # The pointer moved on, but the crash came before this status update.
             version = replace(version, status=RETIRED, reason=f"replaced by {champion_id}")
@@ -943,7 +959,7 @@ class ModelRegistry:
             return (
                 f"Pipeline {pipeline!r} has no champion pointer ({pointer} is missing), although "
                 f"version {recorded[-1]} is recorded as the champion: `libre models promote "
-                f"{pipeline} {recorded[-1]}` makes it the champion again."
+                f"{pipeline} {recorded[-1]}{self.store_option()}` makes it the champion again."
             )
         return (
             f"Pipeline {pipeline!r} has no champion yet (no version was promoted). Known "
@@ -1219,6 +1235,7 @@ class ModelRegistry:
         changed: str | None = None,
         min_accuracy: float | None = None,
         twin: ModelVersion | None = None,
+        store: str = "",
     ) -> PromotionDecision:
         tolerance = float(tolerance)
         value, best = compared.value, compared.best
@@ -1251,14 +1268,15 @@ class ModelRegistry:
                 False,
                 f"{name} was {candidate.reason} (a rollback), and this run reproduced it (the "
                 "same model, data and spec): a run does not undo a promotion by hand; `libre "
-                f"models promote {candidate.pipeline} {name}` makes it the champion again",
+                f"models promote {candidate.pipeline} {name}{store}` makes it the champion again",
             )
         if twin is not None and (champion is None or champion.version != twin.version):
             return decision(
                 False,
                 f"{name} holds the same model, trained on the same data, as {twin.version}, "
                 f"which was {twin.reason} (a rollback): a run does not undo a promotion by "
-                f"hand; `libre models promote {candidate.pipeline} {name}` makes it the champion",
+                f"hand; `libre models promote {candidate.pipeline} {name}{store}` makes it the "
+                "champion",
             )
         if not candidate.validation_passed:
             failed = candidate.validation.get("n_failed")
@@ -1301,7 +1319,7 @@ class ModelRegistry:
                 f"specs may name the pipeline {candidate.pipeline!r} in one store, and each run "
                 "would take over the other's champion. Give each spec its own `name:`; if this "
                 "pipeline did move to new data and a new question, `libre models promote "
-                f"{candidate.pipeline} {name}` makes this version the champion",
+                f"{candidate.pipeline} {name}{store}` makes this version the champion",
             )
         if changed:
             return decision(
@@ -1326,7 +1344,7 @@ class ModelRegistry:
                 f"{rows} {metric} {value:.3f} against the champion {champion.version}'s "
                 f"{best:.3f} (change {change:+.3f}); {compared.scored_on}{why}: without a holdout "
                 "(holdout_fraction: 0) it is not promoted automatically; `libre models promote "
-                f"{candidate.pipeline} {name}` promotes it",
+                f"{candidate.pipeline} {name}{store}` promotes it",
                 delta,
             )
         promoted = value + FLOAT_SLACK >= best - tolerance

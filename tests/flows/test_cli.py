@@ -388,3 +388,19 @@ def test_a_failed_read_s_page_prints_the_error_as_text_not_markdown(tmp_path):
     (page,) = tmp_path.glob("runs/haberman/*/failure.md")
     text = page.read_text()
     assert r"'\[click me\](https://evil.example) \*\*bold\*\*'" in text
+
+
+def test_train_json_gives_scripts_one_object_on_stdout(spec_copy):
+    """A CI job had to scrape prose for the model version and whether the champion moved
+    (``promoted`` is also true for a run that found its version the champion already)."""
+    spec = spec_copy()
+    first = runner.invoke(app, ["train", str(spec), "--json"])
+    assert first.exit_code == 0, first.output
+    summary = json.loads(first.stdout)  # the object alone: the human lines are on stderr
+    assert "report: " in first.stderr and "report: " not in first.stdout
+    run = json.loads(Path(summary["run_dir"], "run.json").read_text())
+    assert summary["model_version"] == run["model_version"] and summary["report"] == run["report"]
+    assert summary["promoted"] and summary["champion_changed"] and summary["new_version"]
+    again = json.loads(runner.invoke(app, ["train", str(spec), "--json"]).stdout)
+    assert again["promoted"] and not again["champion_changed"] and not again["new_version"]
+    assert again["model_version"] == summary["model_version"]

@@ -125,7 +125,10 @@ def test_prune_keeps_the_newest_runs_the_champions_run_and_what_they_use(spec_co
     again = train(spec)  # the latest data again: every stage read from the store
     assert again["cache_hits"] == again["n_stages"]
     bad = cli.invoke(app, ["prune", "haberman", "--store", str(store), "--keep-runs", "0"])
-    assert bad.exit_code == 1 and "keep_runs must be an integer of at least 1" in bad.output
+    assert (
+        bad.exit_code == 1
+        and "keep_runs (--keep-runs) must be an integer of at least 1" in bad.output
+    )
     for hours in ("-5", "nan"):  # a user's mistake, in one line (NaN pruned nothing, silently)
         bad = cli.invoke(app, [*args, "--min-age-hours", hours])
         assert bad.exit_code == 1, bad.output

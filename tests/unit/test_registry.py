@@ -739,13 +739,27 @@ def test_cli_list(populated, monkeypatch):
 
 
 def test_cli_list_keeps_version_ids_whole_in_a_narrow_terminal(populated, monkeypatch):
+    from rich.console import Console
+
     registry, versions = populated
-    monkeypatch.setattr(models_cli.console, "width", 60)
+    monkeypatch.setattr(models_cli, "console", Console(width=60))  # a terminal's
     result = runner.invoke(models_app, ["list", PIPE, "--store", str(registry.root)])
     assert result.exit_code == 0, result.output
     assert max(map(len, result.output.splitlines())) <= 60
     for v in versions:
         assert v.version in result.output
+
+
+def test_cli_list_and_show_keep_lines_whole_off_a_terminal(populated, models):
+    """Piped to a file or `| cat` (CI), `models list` dropped its reason column and `models
+    show` broke a rule in the middle of a condition: the console was 80 columns wide."""
+    registry, versions = populated
+    result = runner.invoke(models_app, ["list", PIPE, "--store", str(registry.root)])
+    for v in versions:
+        assert registry.get(PIPE, v.version).reason in result.output
+    result = runner.invoke(models_app, ["show", PIPE, "--store", str(registry.root)])
+    for line in str(models[2].rules_).splitlines():
+        assert line in result.output.splitlines()
 
 
 def test_cli_show(populated, models):
@@ -1019,7 +1033,8 @@ def test_without_a_readable_pointer_the_listing_names_the_recorded_champion(
     registry.promote(PIPE, new.version)
     pointer = registry.pipeline_dir(PIPE) / "champion.json"
     kept = pointer.read_text()
-    promote = f"libre models promote {PIPE} {new.version}"
+    # the store named: the command's default store is ./.libre-store, not this one
+    promote = f"libre models promote {PIPE} {new.version} --store {registry.root}"
     pointer.write_text(kept[:20])  # damaged
     listed = {v.version: v for v in registry.versions(PIPE)}
     assert listed[new.version].status == "champion" and promote in listed[new.version].reason
