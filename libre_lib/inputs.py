@@ -190,7 +190,8 @@ def warn_reordered(X, **others) -> None:
         if not isinstance(values, pd.Series | pd.DataFrame) or index.equals(X.index):
             continue
         if len(index) == len(X.index) and index.is_unique and X.index.is_unique:
-            if index.sort_values().equals(X.index.sort_values()):
+            # every label of one in the other (no sort: an index may mix ints and texts)
+            if (X.index.get_indexer(index) >= 0).all():
                 warnings.warn(
                     f"{name} holds the same index labels as X in another order, but it is "
                     "read by position (as scikit-learn reads it): each row gets the "
@@ -566,10 +567,27 @@ def date_text_example(series: pd.Series, pattern: re.Pattern = DATE_TEXT) -> str
     return values.iloc[0]
 
 
+#: A column of whole days alone (``30 days``) is durations from this many distinct values on:
+#: fewer are as likely a category (a plan of 30, 90 or 365 days).
+WHOLE_DAYS_DISTINCT = 10
+
+
+def duration_text_example(series: pd.Series) -> str | None:
+    """The first value of a text column of durations (:data:`DURATION_TEXT`), or None; whole
+    days alone count from :data:`WHOLE_DAYS_DISTINCT` distinct values on."""
+    example = date_text_example(series, DURATION_TEXT)
+    if example is None or ":" in example:
+        return example
+    values = series.dropna().astype(str).str.strip()
+    if values.str.contains(":", regex=False).any() or values.nunique() >= WHOLE_DAYS_DISTINCT:
+        return example
+    return None
+
+
 def durations_as_text_message(series: pd.Series) -> str | None:
     """The warning about a text column of durations (as categories, rules would name exact
     lengths of time, one by one), or None."""
-    example = date_text_example(series, DURATION_TEXT)
+    example = duration_text_example(series)
     if example is None:
         return None
     name = series.name

@@ -176,11 +176,6 @@ def promote(
     ``trained``) are written again to say the decision applied."""
     registry = ModelRegistry(store_root)
     promoted = stages.promote(registry, spec, registration)
-    if run_dir is not None and trained is not None and promoted.decision != registration.decision:
-        run_id = Path(run_dir).name
-        for name, text in stages.report_files(trained, promoted, run_id).items():
-            atomic_write_text(Path(run_dir) / name, text)
-        publish_artifacts(spec, trained, promoted, run_id)
     if run_dir is not None:
         path = Path(run_dir) / RUN_FILE
         try:
@@ -200,6 +195,8 @@ def promote(
             promoted.decision.reason,
             registration.decision.reason,
         )
+        if run_dir is not None and trained is not None:  # after run.json: the decision stands
+            _republish(spec, trained, promoted, Path(run_dir))
     decision = promoted.decision
     verdict = (
         ("kept: still the champion" if decision.unchanged else "promoted: the champion now")
@@ -208,6 +205,25 @@ def promote(
     )
     log().info("model %s %s (%s)", promoted.version.version, verdict, promoted.decision.reason)
     return promoted
+
+
+def _republish(
+    spec: PipelineSpec, trained: TrainingReport, promoted: Registration, run_dir: Path
+) -> None:
+    """The run folder's report and the artifacts again, with the decision ``promote`` applied;
+    a failure here is a warning (``run.json`` and the registry already say what holds)."""
+    try:
+        for name, text in stages.report_files(trained, promoted, run_dir.name).items():
+            atomic_write_text(run_dir / name, text)
+        publish_artifacts(spec, trained, promoted, run_dir.name)
+    except Exception as exc:  # a Prefect API error as much as a full disk
+        log().warning(
+            "the report in %s and the artifacts could not be written again with the decision "
+            "applied (%s): they give the decision taken at register; run.json and `libre models "
+            "list` give the one that holds",
+            run_dir,
+            exc,
+        )
 
 
 def outcome(registration: Registration) -> dict:
@@ -263,7 +279,8 @@ def summarize(
     }
     for caution in summary["cautions"]:
         log().warning("caution: %s", caution)
-    pending = {**summary, "promoted": False, "promotion_state": "pending"}
+    pending = {**summary, "promoted": False, "champion_changed": False}
+    pending["promotion_state"] = "pending"
     atomic_write_text(run_dir / RUN_FILE, json.dumps(pending, indent=2))
     log().info(
         "%d of %d stages were cache hits; report: %s",

@@ -72,13 +72,18 @@ def train(
     with contextlib.ExitStack() as stack:
         if as_json:  # the human lines to stderr, stdout for the JSON alone
             stack.enter_context(console_to_stderr())
-        summary = _train(spec, force, store, debug)
-    if as_json and summary is not None:
-        sys.stdout.write(json.dumps(summary, default=str) + "\n")
-        sys.stdout.flush()
+        _train(spec, force, store, debug, as_json)
 
 
-def _train(spec, force: bool, store: Path | None, debug: bool) -> dict | None:
+def _print_json(summary: dict) -> None:
+    """The run's ``run.json`` (the summary, with its ``promotion_state``) as one line."""
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        summary = json.loads((Path(summary["run_dir"]) / "run.json").read_text("utf-8"))
+    sys.stdout.write(json.dumps(summary, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def _train(spec, force: bool, store: Path | None, debug: bool, as_json: bool = False) -> None:
     from libre_lib.ops.spec import load_spec
 
     name, where, root, began = "PIPELINE", "", None, time.time()
@@ -116,12 +121,13 @@ def _train(spec, force: bool, store: Path | None, debug: bool) -> dict | None:
         )
     work_committed()
     _print_summary(summary, time.perf_counter() - started)
+    if as_json:  # the run completed: its object, also when a lost Ctrl-C exits 130 below
+        _print_json(summary)
     if ctrl_c:  # it was lost inside the run, which went on to the end
         interrupted(
             "a Ctrl-C during the run was lost (raised where Python could not pass it on) and "
             "did not stop it: the run completed, and what it did (above) stands."
         )
-    return summary
 
 
 def _applied_since(root: Path, pipeline: str, began: float) -> str | None:

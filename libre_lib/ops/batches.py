@@ -140,7 +140,10 @@ def read_batches(
     them."""
     if file_format == "parquet":
         markers = parquet_markers(read_options)
-        batches = (mark_missing(b, markers) for b in _parquet_batches(part, columns, batch_rows))
+        batches = (
+            mark_missing(b, markers, string_columns)
+            for b in _parquet_batches(part, columns, batch_rows)
+        )
     else:
         batches = _csv_batches(part, columns, string_columns, batch_rows, read_options or {})
     row = part.first_row

@@ -463,9 +463,8 @@ def _json_text(obj: Any) -> str:
 def store_option(store: str | os.PathLike[str]) -> str:
     """`` --store STORE`` for a command that names ``store``, or "" when it is the commands'
     default (``./.libre-store`` from the working directory)."""
-    default = Path.cwd() / ".libre-store"
-    with contextlib.suppress(OSError):
-        if Path(store).resolve() == default.resolve():
+    with contextlib.suppress(OSError):  # a working directory deleted meanwhile: name it
+        if Path(store).resolve() == (Path.cwd() / ".libre-store").resolve():
             return ""
     return f" --store {shlex.quote(str(store))}"
 
@@ -1057,8 +1056,10 @@ class ModelRegistry:
         changed = self._question_change(candidate, champion)
         compared = self._compare(candidate, champion, metric, None if changed else holdout)
         twin = self._rolled_back_twin(candidate)
+        # the store always named: a decision's reason is kept, and read from anywhere
+        store = f" --store {shlex.quote(str(self.root))}"
         decision = self._decide(
-            candidate, champion, tolerance, metric, compared, changed, min_accuracy, twin
+            candidate, champion, tolerance, metric, compared, changed, min_accuracy, twin, store
         )
         return candidate, champion, decision
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections import Counter
@@ -11,6 +12,7 @@ import pandas as pd
 
 from ..errors import DataError, SpecError
 from ..inputs import decimals_as_floats
+from ..render import marker_texts
 
 _CHUNK = 1 << 22
 #: read_csv options that decide how a file's lines split into fields: kept when the header row
@@ -205,6 +207,8 @@ def identical_files(location: str, suffixes: tuple[str, ...], shown: int = 3) ->
     for names in by_size.values():
         if len(names) > 1:
             for name in names:
+                if not _holds_rows(f"{root}/{name}"):  # a header alone: no row counts twice
+                    continue
                 digest = _file_digest(f"{root}/{name}")
                 groups.setdefault(digest, []).append(name)
     copies = [names for names in groups.values() if len(names) > 1]
@@ -215,9 +219,22 @@ def identical_files(location: str, suffixes: tuple[str, ...], shown: int = 3) ->
     extra = sum(len(names) - 1 for names in copies)
     return (
         f"{extra:,} data file(s) in {location.removeprefix('file://')!r} repeat another file "
-        f"byte for byte: {listed}{more}. Their rows are read once per copy (each copy draws "
-        "its own holdout side); if a part was delivered twice, remove the copy."
+        f"byte for byte: {listed}{more}. Their rows are read once per copy, so they count "
+        "twice in the rules and the metrics; if a part was delivered twice, remove the copy."
     )
+
+
+def _holds_rows(location: str) -> bool:
+    """Does a data file hold a row (not a header alone, nor a Parquet file of none)?"""
+    with _open(location) as handle:
+        if location.lower().endswith(DATA_SUFFIXES["parquet"]):
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(handle).metadata.num_rows > 0
+        if location.lower().endswith((".gz", ".bz2")):
+            return True  # read whole to hash it anyway; the rare copy of a header is named
+        head = handle.read(1 << 16)
+    return len([line for line in head.splitlines() if line.strip()]) > 1
 
 
 def fingerprint_source(location: str, file_format: str | None = None) -> str:
@@ -275,10 +292,13 @@ def parquet_markers(read_options: dict | None):
     return markers
 
 
-def mark_missing(frame: pd.DataFrame, na_values) -> pd.DataFrame:
+def mark_missing(frame: pd.DataFrame, na_values, keep_text=()) -> pd.DataFrame:
     """``frame`` with the values ``na_values`` names read as missing, as ``pandas.read_csv``
     reads a CSV with them: a number matches a numeric column's value (``0`` its 0.0), a text
-    a text column's value as written. ``frame`` itself when none applies."""
+    a text column's value in any spelling ``libre score`` matches (``0`` and ``0.0``); a text
+    column left with numbers alone then reads as numbers, as a CSV's does, unless
+    ``keep_text`` names it (the target, declared categoricals). ``frame`` itself when none
+    applies."""
     if na_values is None:
         return frame
     if isinstance(na_values, dict):
@@ -292,15 +312,44 @@ def mark_missing(frame: pd.DataFrame, na_values) -> pd.DataFrame:
             continue
         markers = [markers] if isinstance(markers, str | int | float) else list(markers)
         series = frame[name]
-        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-            numbers = pd.to_numeric(pd.Series(markers, dtype=object), errors="coerce").dropna()
-            mask = series.isin(numbers.astype(float).tolist())
-        else:
-            mask = series.notna() & series.astype(str).isin([str(m) for m in markers])
+        if pd.api.types.is_integer_dtype(series):  # exact: 2**53 + 1 is no float's
+            whole = [int(n) for n in _marker_numbers(markers) if float(n).is_integer()]
+            mask = series.isin(whole)
+        elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            mask = series.isin([float(n) for n in _marker_numbers(markers)])
+        else:  # as read_csv and libre score match texts: "0" and "0.0" for 0
+            mask = series.notna() & series.astype(str).isin(marker_texts(markers))
         mask = mask.fillna(False).to_numpy(dtype=bool)
         if mask.any():
             out = frame.copy() if out is frame else out
-            out[name] = series.mask(mask)
+            column = series.mask(mask)
+            if name not in keep_text and not pd.api.types.is_numeric_dtype(column):
+                with contextlib.suppress(TypeError, ValueError):  # a text: stays one
+                    column = pd.to_numeric(column.astype(object))
+            out[name] = column
+    return out
+
+
+def _marker_numbers(markers) -> list:
+    """The markers that are numbers (or texts that read as one), as ints when whole."""
+    out = []
+    for marker in markers:
+        if isinstance(marker, bool):
+            continue
+        if isinstance(marker, int):
+            out.append(marker)
+            continue
+        try:  # digits read exactly, beyond 2**53 too
+            out.append(int(str(marker).strip()))
+            continue
+        except ValueError:
+            pass
+        try:
+            number = float(marker)
+        except (TypeError, ValueError):
+            continue
+        if number == number:  # not NaN
+            out.append(int(number) if number.is_integer() and abs(number) < 2**53 else number)
     return out
 
 
@@ -352,10 +401,28 @@ def _read_folder(location, file_format, read_options, string_columns) -> pd.Data
             )
     # a header alone reads as text columns: it would turn every number of the others to text
     filled = [f[first] for f in frames if f.shape[0]] or [frames[0]]
+    mixed = [c for c in first if len({_kind(f[c]) for f in filled}) > 1]
+    if mixed:  # numbers in one file, text in another: text in all, as one file would read
+        if file_format == "csv":
+            text = [*string_columns, *mixed]
+            filled = [
+                f[first]
+                for f in (_read_file(p, file_format, read_options, text, empty=True) for p in files)
+                if f.shape[0]
+            ]
+        else:
+            filled = [f.assign(**{c: f[c].astype("string") for c in mixed}) for f in filled]
     frame = pd.concat(filled, ignore_index=True)
     if frame.shape[0] == 0:
         raise DataError(f"Data folder {location!r}: its {len(files)} file(s) hold no rows.")
     return frame
+
+
+def _kind(series: pd.Series) -> str:
+    """A column's kind as files of one folder must agree on it: numbers or text."""
+    if pd.api.types.is_bool_dtype(series):
+        return "bool"
+    return "number" if pd.api.types.is_numeric_dtype(series) else "text"
 
 
 def _read_file(
@@ -367,13 +434,14 @@ def _read_file(
 ) -> pd.DataFrame:
     """:func:`read_source` of one file; ``empty``: a header without rows is no error."""
     options = dict(read_options or {})
+    markers = parquet_markers(options) if file_format == "parquet" else None
     local = "://" not in location or location.startswith("file://")
     if local:
         _open(location).close()  # clear error for a missing file
     try:
         integers: set[str] = set()
         if file_format == "parquet":
-            frame = mark_missing(pd.read_parquet(location), parquet_markers(options))
+            frame = mark_missing(pd.read_parquet(location), markers, string_columns)
             if string_columns:
                 integers = integer_fields(_parquet_schema(location, local))
         else:

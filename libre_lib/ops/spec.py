@@ -39,7 +39,7 @@ from ..inputs import spelled_alike
 from ..params import MAX_SEED, broken_requirement, broken_rule
 from ..search import PAPER_GRID
 from .markdown import INVISIBLE
-from .sources import DATA_SUFFIXES, skipped_entry
+from .sources import DATA_SUFFIXES, is_folder, skipped_entry
 from .validation import referenced_columns
 
 Label = str | int | float | bool
@@ -801,12 +801,12 @@ class PipelineSpec(_Strict):
         return str(path.resolve())
 
     def is_streamed(self) -> bool:
-        """Does the pipeline stream the data (``data.streamed``; "auto": a directory, or a local
-        file larger than ``STREAM_ABOVE_BYTES``)?"""
+        """Does the pipeline stream the data (``data.streamed``; "auto": a directory, local or a
+        URL, or a local file larger than ``STREAM_ABOVE_BYTES``)?"""
         if self.data.streamed != "auto":
             return bool(self.data.streamed)
         if self.data.is_url():
-            return False
+            return is_folder(self.data_location())
         path = Path(self.data_location())
         return path.is_dir() or (path.is_file() and path.stat().st_size > STREAM_ABOVE_BYTES)
 

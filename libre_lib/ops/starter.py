@@ -18,9 +18,9 @@ import pandas as pd
 from ..discretization import distinct_numbers, id_like_message, row_ids_message
 from ..errors import DataError, LibreError, SpecError
 from ..inputs import (
-    DURATION_TEXT,
     USUAL_MARKERS,
     date_text_example,
+    duration_text_example,
     numbers_as_text_message,
     python_scalar,
     same_label,
@@ -732,13 +732,14 @@ def _durations(series: pd.Series) -> str | None:
     if temporal_kind(series) == "durations":  # as the estimator tells them
         present = series.dropna()
         kind, example = "durations", f", e.g. {str(present.iloc[0])!r}" if len(present) else ""
-    elif (written := date_text_example(series, DURATION_TEXT)) is not None:
+    elif (written := duration_text_example(series)) is not None:
         kind, example = "durations as text", f", e.g. {written!r}"
     else:
         return None
+    how = "pd.to_timedelta(col)" if kind == "durations as text" else "col"
     return (
         f"{kind}{example}: convert it to a number (minutes or seconds, e.g. "
-        "col.dt.total_seconds() / 60) to use it; rules then cut it into ranges"
+        f"{how}.dt.total_seconds() / 60) to use it; rules then cut it into ranges"
     )
 
 

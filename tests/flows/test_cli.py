@@ -401,6 +401,7 @@ def test_train_json_gives_scripts_one_object_on_stdout(spec_copy):
     run = json.loads(Path(summary["run_dir"], "run.json").read_text())
     assert summary["model_version"] == run["model_version"] and summary["report"] == run["report"]
     assert summary["promoted"] and summary["champion_changed"] and summary["new_version"]
+    assert summary == run  # run.json itself, promotion_state "applied" included
     again = json.loads(runner.invoke(app, ["train", str(spec), "--json"]).stdout)
     assert again["promoted"] and not again["champion_changed"] and not again["new_version"]
     assert again["model_version"] == summary["model_version"]

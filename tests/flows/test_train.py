@@ -436,11 +436,13 @@ def test_a_run_that_fails_after_any_step_leaves_the_champion_where_it_was(
     assert sorted(s["promotion_state"] for s in written) == ["applied", "pending"]
     pending = next(s for s in written if s["promotion_state"] == "pending")
     assert pending["promoted"] is False and pending["model_version"] == newest.version
+    assert pending["champion_changed"] is False  # a deploy step reads it: nothing moved
     again = train(spec)  # the same model without a failure: promoted (not worse), last
     assert again["promoted"] and pointer.read_bytes() != before
     assert registry.champion("haberman").version == again["model_version"]
     applied = json.loads(Path(again["run_dir"], "run.json").read_text())
     assert applied["promoted"] and applied["promotion_state"] == "applied"
+    assert applied["champion_changed"] is True
 
 
 def test_a_decision_taken_again_at_promote_is_the_one_the_run_folders_report_gives(

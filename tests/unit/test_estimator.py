@@ -1215,3 +1215,12 @@ def test_y_or_weights_holding_xs_index_in_another_order_warn_that_position_decid
         half = LibreClassifier(random_state=0, positive_class=info.positive_class)
         half.fit(X.iloc[::2], y.iloc[::2].reset_index(drop=True))
     assert not [w for w in said if "same index labels" in str(w.message)]
+
+
+def test_an_index_of_mixed_types_reordered_warns_and_does_not_fail():
+    """Comparing the labels sorted raised TypeError ('<' between int and str) in fit."""
+    X, y, info = load_dataset("haberman")
+    labels = [i if i % 2 else f"r{i}" for i in range(len(X))]
+    X, y = X.set_axis(labels), y.set_axis(labels)
+    with pytest.warns(LibreWarning, match=r"^y holds the same index labels as X"):
+        LibreClassifier(random_state=0, positive_class=info.positive_class).fit(X, y.iloc[::-1])

@@ -140,10 +140,10 @@ def test_without_a_holdout_the_decision_says_the_figures_are_in_sample(registry,
     )
     # a comparison that favours it does not promote it: the user does, knowingly
     assert not decision.promoted
+    promote = f"libre models promote {PIPE} {challenger.version} --store {registry.root}"
     assert decision.reason.endswith(
-        f"it is not promoted automatically; `libre models promote {PIPE} {challenger.version}` "
-        "promotes it"
-    )
+        f"it is not promoted automatically; `{promote}` promotes it"
+    )  # the store named: the command's default is ./.libre-store, and the reason is kept
     assert not registry.promote(PIPE, challenger.version, holdout=rows).promoted
     assert registry.champion(PIPE).version == _champion.version
 

@@ -275,3 +275,61 @@ def test_a_part_without_a_column_the_spec_reads_is_named_not_blamed_on_the_forma
     with pytest.raises(DataError, match=r"seem separated by ';', not commas"):
         for part in parts:
             list(read_batches(part, "csv", ["x", "z", "y"], ["y"], 100))
+
+
+def test_parquet_markers_read_as_a_csv_reads_them(tmp_path):
+    """Parquet sources could not read na_values at all; read now as read_csv reads them: a
+    number in any spelling in a text column, exactly in an integer column (2**53 + 1 is not
+    2**53), a text column left with numbers alone as numbers, unless it is declared text."""
+    from libre_lib.errors import SpecError
+    from libre_lib.ops.sources import mark_missing
+
+    frame = pd.DataFrame(
+        {
+            "big": pd.array([2**53, 2**53 + 1, 7], dtype="Int64"),
+            "v": ["63", "?", "70"],
+            "code": ["1", "0.0", "2"],
+            "word": ["a", "0", "b"],
+        }
+    )
+    path = tmp_path / "f.parquet"
+    frame.to_parquet(path)
+    read = read_source(str(path), "parquet", {"na_values": ["?", 0, 2**53 + 1]}, ["code"])
+    assert read["big"].isna().tolist() == [False, True, False]
+    assert read["v"].tolist()[::2] == [63, 70] and pd.api.types.is_numeric_dtype(read["v"])
+    assert read["code"].isna().tolist() == [False, True, False]  # "0.0" is 0, and stays text
+    assert read["word"].isna().tolist() == [False, True, False]
+    per_column = mark_missing(frame, {"word": ["a"], "absent": ["x"]})
+    assert per_column["word"].isna().tolist() == [True, False, False]
+    assert per_column["v"].tolist() == ["63", "?", "70"]
+    with pytest.raises(SpecError, match=r"\['sep'\] are options of CSV files"):
+        read_source(str(path), "parquet", {"sep": ";"})
+
+
+def test_identical_parts_are_named_but_not_parts_of_a_header_alone(tmp_path):
+    from libre_lib.ops.sources import DATA_SUFFIXES, identical_files
+
+    (tmp_path / "a.csv").write_text("x,y\n1,2\n")
+    (tmp_path / "b.csv").write_text("x,y\n")
+    (tmp_path / "c.csv").write_text("x,y\n")
+    assert identical_files(str(tmp_path), DATA_SUFFIXES["csv"]) is None
+    (tmp_path / "d.csv").write_text("x,y\n1,2\n")
+    note = identical_files(str(tmp_path), DATA_SUFFIXES["csv"])
+    assert note.startswith("1 data file(s) in ") and ": a.csv = d.csv. Their rows" in note
+
+
+def test_a_folder_whose_files_disagree_on_a_columns_type_reads_it_as_text(tmp_path):
+    """Ages as numbers in one file and with a "?" in the other were an object column of ints
+    and texts, which the load stage could not store ("Conversion failed for column age"): read
+    whole, the column is text in every file, as one file holding both reads it."""
+    import pyarrow as pa
+
+    (tmp_path / "p1.csv").write_text("age,y\n30,a\n41,b\n")
+    (tmp_path / "p2.csv").write_text("age,y\n?,a\n52,b\n")
+    read = read_source(str(tmp_path), "csv")
+    assert read["age"].tolist() == ["30", "41", "?", "52"]
+    pa.Table.from_pandas(read)  # storable
+    (tmp_path / "one").mkdir()
+    pd.DataFrame({"age": [30, 41], "y": ["a", "b"]}).to_parquet(tmp_path / "one" / "p1.parquet")
+    pd.DataFrame({"age": ["?", "52"], "y": ["a", "b"]}).to_parquet(tmp_path / "one" / "p2.parquet")
+    assert read_source(str(tmp_path / "one"), "parquet")["age"].tolist() == ["30", "41", "?", "52"]

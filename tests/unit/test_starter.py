@@ -369,11 +369,12 @@ def test_the_estimator_warns_of_durations_written_as_text():
     assert days.str.fullmatch(r"\d+ days?").all()
     with pytest.warns(UserWarning, match=r"Column 'stay' holds durations as text \(e.g. '\d+ day"):
         LibreClassifier(n_estimators=2, random_state=0).fit(X.assign(stay=days), frame["churned"])
-    assert (
-        st.starter(frame.assign(stay=days), "churned")
-        .left_out["stay"]
-        .startswith("durations as text, e.g. '")
-    )
+    left = st.starter(frame.assign(stay=days), "churned").left_out["stay"]
+    assert left.startswith("durations as text, e.g. '")
+    assert "pd.to_timedelta(col).dt.total_seconds() / 60" in left  # .dt fails on text
+    # a few whole-day values are as likely a category (a plan of 30, 90 or 365 days)
+    plans = frame.assign(plan=np.array(["30 days", "90 days", "365 days"])[frame.index % 3])
+    assert "plan" not in st.starter(plans, "churned").left_out
 
 
 def test_a_running_number_beyond_2_to_the_53_is_an_id():

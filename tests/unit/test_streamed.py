@@ -5,6 +5,7 @@ bounded amount."""
 
 import json
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -225,18 +226,44 @@ def test_an_fsspec_url_directory_streams_like_the_local_one(pima_parts, file_for
     pd.testing.assert_frame_equal(remote.sample, here.sample)
 
 
-def test_a_directory_read_in_memory_says_to_stream_it(pima_parts):
-    from libre_lib.errors import DataError
+def test_a_directory_read_in_memory_is_its_files_one_after_the_other(pima_parts):
+    """A folder read whole (``data.streamed: false``) was refused; under "auto" a folder
+    streams, a URL one too (it was read as a file, and failed)."""
+    import fsspec
+
     from libre_lib.ops.sources import read_source
 
-    folder, _ = pima_parts
-    with pytest.raises(DataError, match=r"directory.*data\.streamed"):
-        read_source(str(folder), "csv")
+    folder, frame = pima_parts
+    pd.testing.assert_frame_equal(read_source(str(folder), "csv"), read_source_of(frame))
     spec = _spec(folder, "target", "1", None, format="csv")
     assert spec.is_streamed()
-    assert spec.model_copy(
-        update={"data": spec.data.model_copy(update={"streamed": "auto"})}
-    ).is_streamed()
+    auto = spec.model_copy(update={"data": spec.data.model_copy(update={"streamed": "auto"})})
+    assert auto.is_streamed()
+    fs = fsspec.filesystem("memory")
+    for part in folder.iterdir():
+        fs.pipe(f"/pima-url-parts/{part.name}", part.read_bytes())
+    try:
+        url = auto.model_copy(
+            update={"data": auto.data.model_copy(update={"path": "memory://pima-url-parts"})}
+        )
+        assert url.is_streamed()
+        one = url.model_copy(
+            update={
+                "data": url.data.model_copy(update={"path": "memory://pima-url-parts/part-0.csv"})
+            }
+        )
+        assert not one.is_streamed()
+    finally:
+        fs.rm("/pima-url-parts", recursive=True)
+
+
+def read_source_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as ``read_source`` reads it from one CSV file."""
+    from libre_lib.ops.sources import read_source
+
+    path = Path(tempfile.mkdtemp()) / "whole.csv"
+    frame.to_csv(path, index=False)
+    return read_source(str(path), "csv")
 
 
 def test_a_column_of_many_categories_streams_to_the_same_groups(tmp_path):
