@@ -909,12 +909,19 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             stats=selection.stats,
         )
         if not chosen:
+            guard = (
+                ' With abstain=True (the default), the "auto" choice scores rule sets as the '
+                "majority guard cuts them back; abstain=False keeps rules less accurate than "
+                "answering the majority class, which a rare class may need for its recall."
+                if self.abstain and getattr(self, "auto_scores_", None) is not None
+                else ""
+            )
             warnings.warn(
                 "No rule was learned: no candidate passed the local-support filter with a "
                 "positive set-cover gain, so the model predicts the negative class everywhere. "
                 "The columns may hold little signal for this target; if they should hold "
                 "some, try a higher alpha, a lower min_local_support or chi2_threshold, or "
-                "more estimators.",
+                "more estimators." + guard,
                 LibreWarning,
                 stacklevel=user_stacklevel(),
             )
@@ -1036,8 +1043,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         if not scores or not np.size(scores.get("mean_f1", ())):
             return
         mean_f1 = np.asarray(scores["mean_f1"], dtype=float)
-        if not np.isfinite(mean_f1).any():
-            return
+        if not np.isfinite(mean_f1).any() or (self.abstain and np.nanmax(mean_f1) <= 0):
+            return  # none kept a rule: with the majority guard on, "No rule" says why
         n_positive, n_negative = target.totals()
         total = n_positive + n_negative
         share = n_positive / total if total else 0.0

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..errors import counted
+from ..errors import apart, counted
 
 __all__ = [
     "BASELINE_COLUMNS",
@@ -174,8 +174,9 @@ def cautions(
 ) -> tuple[str, ...]:
     """What a reader should know before trusting the model, from a :func:`baselines` table:
     the model is less accurate than the majority-class answer, its F1 is no higher than
-    flagging every row's, or one of its rules alone scores a higher F1. Scores are compared as
-    the report prints them (3 decimals); each caution gives the rows behind it and an exact
+    flagging every row's, or one of its rules alone scores a higher F1. Accuracy is compared
+    in rows right (at a rare class two accuracies differ past the third decimal), F1 as the
+    report prints it (3 decimals); each caution gives the rows behind it and an exact
     test on the rows where the two answers disagree (McNemar's for accuracy, a paired
     randomization test for F1), so that a reader can tell a one-row difference from a real
     one.
@@ -214,10 +215,12 @@ def cautions(
             f"then a false alarm and F1 is 0; it flags {int(model['flagged']):,} here). Compare "
             "models on rows that hold the outcome: a larger holdout, or more data."
         )
-    if majority is not None and round(model["accuracy"], 3) < round(majority["accuracy"], 3):
-        right, right_majority = (
-            round(a * n_rows) for a in (model["accuracy"], majority["accuracy"])
-        )
+
+    right, right_majority = (
+        round(a * n_rows) for a in (model["accuracy"], (majority or model)["accuracy"])
+    )  # rows, not rounded accuracies: 11,982 against 11,988 both read 0.999
+    if majority is not None and right < right_majority:
+        shown, shown_majority = apart(model["accuracy"], majority["accuracy"])
         won, lost = _disagreements(model, majority, n_rows)
         p = mcnemar_p(won, lost)
         verdict = _verdict(
@@ -226,7 +229,7 @@ def cautions(
         out.append(
             f"On the {n_rows:,} {evaluated_on} rows the model is less accurate than always "
             f"answering “{majority_name}”: right on {right:,} rows against {right_majority:,} "
-            f"(accuracy {model['accuracy']:.3f} against {majority['accuracy']:.3f}; F1 "
+            f"(accuracy {shown} against {shown_majority}; F1 "
             f"{model['f1']:.3f} against {majority['f1']:.3f}). The two answers differ on "
             f"{counted(won + lost, 'row')}, {won:,} in the model's favour and {lost:,} in the "
             "majority "

@@ -79,6 +79,7 @@ from ..errors import (
     LibreWarning,
     ModelFormatError,
     ParameterError,
+    apart,
     counted,
     shorten,
     user_stacklevel,
@@ -1297,9 +1298,11 @@ class ModelRegistry:
                     "(promotion.beat_majority)",
                 )
             if accuracy + FLOAT_SLACK < min_accuracy:
+                shown, shown_floor = apart(accuracy, min_accuracy)
                 return decision(
                     False,
-                    f"{rows} accuracy {accuracy:.3f} is below {floor} (promotion.beat_majority)",
+                    f"{rows} accuracy {shown} is below the majority-class answer's "
+                    f"{shown_floor} on the same rows (promotion.beat_majority)",
                 )
             if candidate.metrics.get("n_rules") == 0:  # no rule: the majority answer itself
                 return decision(

@@ -501,8 +501,69 @@ def signal_note(
     scores = np.asarray(scores, dtype=float)
     if not np.isfinite(scores).any():
         return None
+    if tuning is None and model.abstain and np.nanmax(scores) <= 0:
+        return None  # no rule kept by the majority guard: the report's caution says why
     positive = y.astype(str).to_numpy() == positive_label(spec)
     return below_trivial_message(float(np.nanmax(scores)), flag_every_row_f1(positive), best)
+
+
+#: Fewer positive rows than this in an inner fold's held-out part make the search's scores
+#: too noisy to rank its settings (a note says so).
+FEW_FOLD_POSITIVES = 30
+
+
+def few_positives_note(spec: PipelineSpec, tuning: Stored | None, y: pd.Series) -> str | None:
+    """A note when the pipeline's search held out fewer than :data:`FEW_FOLD_POSITIVES`
+    positive rows per inner fold (a rare class, or ``tuning.max_rows`` sampling it away):
+    ``tuning`` is the ``pick`` stage's table and metadata, ``y`` the training rows' target."""
+    if tuning is None:
+        return None
+    meta = tuning[1]
+    searched, of, folds = meta.get("n_rows"), meta.get("n_training_rows"), meta.get("n_splits")
+    if not (searched and of and folds):
+        return None
+    n_positive = int((y.astype(str).to_numpy() == positive_label(spec)).sum())
+    in_search = round(n_positive * searched / of)  # the sample is stratified
+    per_fold = in_search / folds
+    if per_fold >= FEW_FOLD_POSITIVES:
+        return None
+    sampled = searched < of
+    where = (
+        f"a sample of {searched:,} of the {of:,} training rows (tuning.max_rows), holding "
+        f"about {in_search:,} of the {n_positive:,} positive rows"
+        if sampled
+        else f"the {of:,} training rows, holding {n_positive:,} positive rows"
+    )
+    more = (
+        "raise tuning.max_rows (null: every training row) or gather more positive rows"
+        if sampled
+        else "more positive rows would tell"
+    )
+    return (
+        f"The search scored its settings on {where}: about {per_fold:.0f} in each inner fold's "
+        "held-out part, too few for the fold scores to rank the settings reliably (the choice "
+        f"among close ones is then close to chance); {more}."
+    )
+
+
+#: Fewer rows with the outcome than this among the rows a report scores: a note says that one
+#: row found or missed moves the figures too much to compare models.
+FEW_SCORED_POSITIVES = 10
+
+
+def few_scored_positives_note(spec: PipelineSpec, y: pd.Series, evaluated_on: str) -> str | None:
+    """A note when the rows the report scores (``y``, ``evaluated_on``: "holdout" or
+    "training") hold fewer than :data:`FEW_SCORED_POSITIVES` rows with the outcome (none:
+    the report's own caution says so)."""
+    found = int((y.astype(str).to_numpy() == positive_label(spec)).sum())
+    if not 0 < found < FEW_SCORED_POSITIVES:
+        return None
+    return (
+        f"The {len(y):,} {evaluated_on} rows hold only {counted(found, 'row')} with the "
+        f"outcome: one of them found or missed moves recall by {1 / found:.2f}, so the "
+        "figures below, and a promotion decided on them, cannot tell models apart. A larger "
+        "holdout (holdout_fraction), or more data, would."
+    )
 
 
 def split_rows(
@@ -1286,7 +1347,13 @@ def report(
     if not note and streamed is None:  # a holdout of its own, every row in memory
         dropped += copied_holdout_note(frame, holdout_flags)
     skipped = tuple(filter(None, [refine_skipped(spec) if streamed is not None else None]))
-    skipped += tuple(filter(None, [signal_note(spec, tuning, model, y_train)]))
+    scored = "training" if note else "holdout"
+    found = [
+        signal_note(spec, tuning, model, y_train),
+        few_positives_note(spec, tuning, y_train),
+        few_scored_positives_note(spec, y, scored) if streamed is None else None,
+    ]
+    skipped += tuple(filter(None, found))
     rule_report = build_report(
         model,
         X,

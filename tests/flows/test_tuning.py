@@ -223,6 +223,24 @@ def test_the_report_shows_the_choice_and_the_score_against_rules_plot(tuned_run)
     assert html.count("<circle") >= len(picked)  # one point per grid point (plus others)
 
 
+def test_a_search_on_few_positive_rows_per_fold_says_its_choice_is_near_chance(tuned_run):
+    """A fraud table's search ran on a sample holding 114 positive rows (23 per inner fold)
+    and picked a point whose spurious condition halved the recall; the report said only how
+    many rows it searched. (Haberman: 245 training rows, 65 of them positive.)"""
+    spec_path, summary, _ = tuned_run
+    spec = load_spec(spec_path)
+    data = pd.read_parquet(_stages(summary, "load")[0]["path"])
+    holdout = pd.read_parquet(_stages(summary, "split")[0]["path"])["holdout"].to_numpy()
+    _, y = stages.split_rows(spec, data, holdout)
+    n_positive = int((y.astype(str) == str(spec.target.positive_class)).sum())
+    (note,) = [n for n in summary["notes"] if n.startswith("The search scored its settings")]
+    assert note.startswith(
+        f"The search scored its settings on the {len(y):,} training rows, holding "
+        f"{n_positive:,} positive rows: about {n_positive / 5:.0f} in each inner fold's "
+        "held-out part, too few for the fold scores to rank the settings reliably"
+    )
+
+
 def test_a_picked_point_whose_refit_keeps_no_rule_falls_back_as_the_search_does(
     tmp_path, write_spec
 ):
@@ -494,4 +512,5 @@ def test_a_pipeline_search_below_flagging_every_row_says_so_in_the_report(tmp_pa
     # a search whose best point beats that answer says nothing (the churn table)
     (tmp_path / "churn").mkdir()
     spec_path = _churn_spec(tmp_path / "churn")
-    assert not [n for n in train(spec_path)["notes"] if "of flagging every row" in n]
+    notes = train(spec_path)["notes"]  # 500 positive rows: neither note
+    assert not [n for n in notes if "of flagging every row" in n or "settings on" in n]

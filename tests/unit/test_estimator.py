@@ -1224,3 +1224,32 @@ def test_an_index_of_mixed_types_reordered_warns_and_does_not_fail():
     X, y = X.set_axis(labels), y.set_axis(labels)
     with pytest.warns(LibreWarning, match=r"^y holds the same index labels as X"):
         LibreClassifier(random_state=0, positive_class=info.positive_class).fit(X, y.iloc[::-1])
+
+
+def test_no_rule_under_the_majority_guard_names_abstain_not_only_the_columns():
+    """A rare class (0.6 %) whose only rule is 30 % precise: the "auto" choice kept no rule
+    (every rule set it scored was cut back by the majority guard), and the warning blamed the
+    columns and the filter, and then the columns again (an inner F1 of 0 below flagging every
+    row); abstain=False, which keeps that rule, was not named."""
+    rng = np.random.default_rng(0)
+    n = 70_000
+    X = pd.DataFrame(
+        {
+            "hour": rng.integers(0, 24, n),
+            "channel": rng.choice(["pos", "web", "app"], n, p=[0.5, 0.3, 0.2]),
+            "card": rng.choice(["debit", "credit", "prepaid"], n, p=[0.6, 0.35, 0.05]),
+            "amount": np.round(rng.lognormal(3.5, 1.2, n), 2),
+            "score": rng.normal(size=n),
+        }
+    )
+    night_web_prepaid = (X["card"] == "prepaid") & (X["channel"] == "web") & (X["hour"] < 5)
+    y = rng.random(n) < np.where(night_web_prepaid, 0.3, 0.005)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        guarded = LibreClassifier(random_state=0).fit(X, y)
+    messages = [str(w.message) for w in said]
+    assert len(guarded.rules_) == 0
+    (no_rule,) = [m for m in messages if m.startswith("No rule was learned")]
+    assert "abstain=False keeps rules less accurate than answering the majority class" in no_rule
+    assert not [m for m in messages if "of flagging every row" in m]
+    assert len(LibreClassifier(random_state=0, abstain=False).fit(X, y).rules_) >= 1

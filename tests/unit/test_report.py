@@ -1050,6 +1050,24 @@ def test_a_report_gives_each_group_of_categories_its_share_in_training():
     assert "a similar share of churned (in training)" in render_markdown(report)
 
 
+def test_a_model_below_the_majority_answer_at_a_rare_class_is_named_in_rows():
+    """11,982 rows right against 11,988 of 11,995: both accuracies read 0.999, so no caution
+    was given (the two were compared rounded to 3 decimals)."""
+    from libre_lib.ops.baselines import baselines, cautions
+
+    n = 11_995
+    positive = np.zeros(n, dtype=bool)
+    positive[:7] = True
+    fired = np.zeros((n, 1), dtype=bool)
+    fired[7:13] = True  # six false alarms, no positive found
+    table, best = baselines(fired, positive, majority_positive=False)
+    found = cautions(table, n, majority_name="no", best_rule=best, best_rule_chosen_elsewhere=False)
+    assert found[0].startswith(
+        "On the 11,995 holdout rows the model is less accurate than always answering “no”: "
+        "right on 11,982 rows against 11,988 (accuracy 0.9989 against 0.9994; F1 "
+    )
+
+
 def test_cautions_name_a_model_below_the_majority_answer_or_its_best_rule():
     from libre_lib.ops.baselines import baselines, cautions
 

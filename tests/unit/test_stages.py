@@ -899,3 +899,27 @@ def test_markers_other_than_the_champion_contract_s_are_a_note_of_the_comparison
     )
     same = DataContract(columns, column_markers=pima.data.column_missing_markers())
     assert stages.marker_notes(pima, same, "v0002-4a4a4496") == ()
+
+
+def test_a_report_on_rows_holding_few_positives_says_they_cannot_tell_models_apart(unlabelled):
+    """A fraud holdout held 7 positive rows; its F1 0.000 model became the champion and no
+    line of the report said that 7 rows cannot rank models."""
+    frame, _ = stages.load(unlabelled, "sha")
+    positive = str(unlabelled.target.positive_class)
+    target = unlabelled.target.column
+    holdout, X, y = _split_frame(unlabelled, frame)
+    model = LibreClassifier(**unlabelled.estimator_params()).fit(X, y)
+    # keep 7 positive rows on the holdout side
+    keep = ~holdout | (frame[target].astype(str) != positive).to_numpy()
+    positives = np.flatnonzero(holdout & (frame[target].astype(str) == positive).to_numpy())
+    keep[positives[:7]] = True
+    few = frame[keep].reset_index(drop=True)
+    trained = _reported(unlabelled, model, few, holdout[keep])
+    n_holdout = int(holdout[keep].sum())
+    assert (
+        f"The {n_holdout:,} holdout rows hold only 7 rows with the outcome: one of them found "
+        "or missed moves recall by 0.14, so the figures below, and a promotion decided on "
+        "them, cannot tell models apart."
+    ) in " ".join(trained.rules.notes)
+    trained = _reported(unlabelled, model, frame, holdout)  # 16 of them: no such note
+    assert not [n for n in trained.rules.notes if "rows with the outcome: one of them" in n]
