@@ -297,12 +297,18 @@ def preflight(spec_path: str | os.PathLike, store: str | None = None) -> Pipelin
 
 
 def _check_scheduler(spec: PipelineSpec, timeout_s: float = 5.0) -> None:
-    """A Dask scheduler given by a ``tcp://host:port`` ``runner.address`` answers: else the run
-    would wait 30 s and fail with a bare "Timed out trying to connect"."""
+    """A Dask scheduler given by a ``tcp://host:port`` (or ``host:port``) ``runner.address``
+    answers: else the run would wait 30 s and fail with a bare "Timed out trying to
+    connect"."""
     address = spec.runner.address if spec.runner.kind == "dask" else None
-    if not address or not address.startswith("tcp://"):
-        return
+    if not address or ("://" in address and not address.startswith("tcp://")):
+        return  # tls://, ucx://, ...: left to Dask
     host, _, port = address.removeprefix("tcp://").rpartition(":")
+    if not host or not port.isdigit():
+        raise SpecError(
+            f"runner.address {address!r} is not a scheduler address: write it as "
+            "tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)."
+        )
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
             pass

@@ -480,10 +480,11 @@ class ArtifactStore:
         path = self.path_for(ref.stage, ref.key)
         if not path.exists():
             raise ArtifactError(
-                f"Artifact {path} (stage {ref.stage!r}, key {ref.key}) is missing: it was "
-                "removed after it was written (by hand, or by `libre prune --min-age-hours` "
-                "shorter than a run in progress). Re-run the pipeline: a run recomputes "
-                "missing artifacts."
+                f"Artifact {path} (stage {ref.stage!r}, key {ref.key}) is missing here. Either "
+                "it was removed after it was written (by hand, or by `libre prune "
+                "--min-age-hours` shorter than a run in progress), and a re-run recomputes it; "
+                "or this process cannot see the store it was written to (a Dask worker reads "
+                "the store at the same path: it must be on a volume every worker shares)."
             )
         return path
 

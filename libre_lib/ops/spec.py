@@ -528,6 +528,20 @@ class RunnerSpec(_Strict):
     address: str | None = None
     n_workers: int = Field(default=2, ge=1)
 
+    @model_validator(mode="after")
+    def _dask_options(self) -> RunnerSpec:
+        """``address`` and ``n_workers`` are Dask's: with the thread runner they were ignored
+        without a word (a cluster named and never used)."""
+        given = [name for name in ("address", "n_workers") if name in self.model_fields_set]
+        if self.kind != "dask" and given:
+            one = len(given) == 1
+            raise ValueError(
+                f"{' and '.join(given)} {'is an option' if one else 'are options'} of the Dask "
+                f"runner, but kind is {self.kind!r}: set kind: dask to use "
+                f"{'it' if one else 'them'}, or remove {'it' if one else 'them'}"
+            )
+        return self
+
 
 class ScheduleSpec(_Strict):
     """When the production deployment retrains (cron, with an explicit timezone)."""

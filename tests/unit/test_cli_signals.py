@@ -3,6 +3,8 @@ turned exit 0 into a traceback); code that runs the CLI in its own process keeps
 
 import signal
 
+import pytest
+
 from libre_flows.flows.cli import common
 
 
@@ -138,3 +140,17 @@ def test_a_ctrl_c_lost_inside_the_run_is_still_said_with_exit_130(monkeypatch, t
     assert "interrupted: a Ctrl-C during the run was lost (raised where Python could not" in (
         " ".join(result.output.split())
     )
+
+
+def test_an_unexpected_error_of_several_lines_gets_the_debug_hint_at_its_end(capsys):
+    """Dask's "Error during deserialization of the task graph. This frequently" / "occurs if
+    ..." read with "(run with --debug for the traceback)" cut into its sentence."""
+    import typer
+
+    from libre_flows.flows.cli.common import fail
+
+    with pytest.raises(typer.Exit):
+        fail(RuntimeError("Error during deserialization. This frequently\noccurs if ..."), False)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "error: RuntimeError: Error during deserialization. This frequently"
+    assert lines[1] == "  occurs if ... (run with --debug for the traceback)"

@@ -226,6 +226,18 @@ def test_a_dask_address_where_no_scheduler_answers_is_named_before_the_run(tmp_p
         listening.close()
     with pytest.raises(SpecError, match=rf"runner.address 'tcp://127.0.0.1:{port}': no Dask"):
         preflight(write(f"tcp://127.0.0.1:{port}"))
+    # Dask takes an address without its scheme too: it was not checked (a 30 s timeout)
+    with pytest.raises(SpecError, match=rf"runner.address '127.0.0.1:{port}': no Dask"):
+        preflight(write(f"127.0.0.1:{port}"))
+    with pytest.raises(SpecError, match=r"'tcp://127.0.0.1' is not a scheduler address"):
+        preflight(write("tcp://127.0.0.1"))  # "invalid literal for int()" before
+    # an address without kind: dask ran on threads, the cluster never used
+    spec.write_text(
+        "name: h\ndata: {path: haberman.csv}\ntarget: {column: target, positive_class: '2'}\n"
+        f"runner: {{address: 'tcp://127.0.0.1:{port}'}}\n"
+    )
+    with pytest.raises(SpecError, match=r"address is an option of the Dask runner, but kind"):
+        preflight(spec)
 
 
 def test_a_url_whose_protocol_package_is_missing_names_the_package():
