@@ -304,10 +304,11 @@ def _check_scheduler(spec: PipelineSpec, timeout_s: float = 5.0) -> None:
     if not address or ("://" in address and not address.startswith("tcp://")):
         return  # tls://, ucx://, ...: left to Dask
     host, _, port = address.removeprefix("tcp://").rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not port.isdigit() or (":" in host and not host.startswith("[")):
         raise SpecError(
             f"runner.address {address!r} is not a scheduler address: write it as "
-            "tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)."
+            "tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786; an IPv6 host in brackets, "
+            "tcp://[::1]:8786)."
         )
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):

@@ -82,9 +82,12 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def apart(value: float, other: float, digits: int = 3) -> tuple[str, str]:
-    """Two scores with ``digits`` decimals, or as many more (up to 6) as tell them apart: an
-    accuracy of 0.99892 against 0.99942 reads 0.9989 against 0.9994, not 0.999 twice."""
-    for places in range(digits, 7):
+    """Two scores with ``digits`` decimals, or as many more as tell them apart: an
+    accuracy of 0.99892 against 0.99942 reads 0.9989 against 0.9994, not 0.999 twice (up to
+    9 decimals; equal values with ``digits``)."""
+    if value == other:
+        return f"{value:.{digits}f}", f"{other:.{digits}f}"
+    for places in range(digits, 10):
         first, second = f"{value:.{places}f}", f"{other:.{places}f}"
         if first != second:
             break

@@ -913,7 +913,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 ' With abstain=True (the default), the "auto" choice scores rule sets as the '
                 "majority guard cuts them back; abstain=False keeps rules less accurate than "
                 "answering the majority class, which a rare class may need for its recall."
-                if self.abstain and getattr(self, "auto_scores_", None) is not None
+                if self.abstain and _best_auto_f1(self) == 0
                 else ""
             )
             warnings.warn(
@@ -1043,8 +1043,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         if not scores or not np.size(scores.get("mean_f1", ())):
             return
         mean_f1 = np.asarray(scores["mean_f1"], dtype=float)
-        if not np.isfinite(mean_f1).any() or (self.abstain and np.nanmax(mean_f1) <= 0):
-            return  # none kept a rule: with the majority guard on, "No rule" says why
+        if not np.isfinite(mean_f1).any():
+            return
+        if self.abstain and np.nanmax(mean_f1) <= 0 and not len(self.rules_):
+            return  # no rule kept under the majority guard: "No rule was learned" says why
         n_positive, n_negative = target.totals()
         total = n_positive + n_negative
         share = n_positive / total if total else 0.0
@@ -1674,6 +1676,13 @@ def _gain(alpha):
 def _explicit(value, paper):
     """A parameter's value, the paper's when it is "auto"."""
     return paper if value == AUTO else value
+
+
+def _best_auto_f1(model) -> float | None:
+    """The best mean inner F1 of the "auto" choice behind ``model`` (None without one)."""
+    scores = getattr(model, "auto_scores_", None)
+    values = np.asarray((scores or {}).get("mean_f1", []), dtype=float)
+    return float(np.nanmax(values)) if np.isfinite(values).any() else None
 
 
 def flag_every_row_f1(positive, weight=None) -> float:

@@ -304,7 +304,8 @@ def fail(exc: BaseException, debug: bool) -> None:
 
     message = visible(str(exc).strip()).splitlines() or [type(exc).__name__]
     if not isinstance(exc, LibreError | OSError):  # the hint after the whole message
-        message[0] = f"{type(exc).__name__}: {message[0]}"
+        name = type(exc).__name__
+        message[0] = name if message[0] == name else f"{name}: {message[0]}"
         message[-1] = f"{message[-1]} (run with --debug for the traceback)"
     errors.print(f"[bold red]error:[/] {escape(message[0])}", highlight=False)
     for line in message[1:]:

@@ -532,7 +532,16 @@ class RunnerSpec(_Strict):
     def _dask_options(self) -> RunnerSpec:
         """``address`` and ``n_workers`` are Dask's: with the thread runner they were ignored
         without a word (a cluster named and never used)."""
-        given = [name for name in ("address", "n_workers") if name in self.model_fields_set]
+        given = [
+            name
+            for name in ("address", "n_workers")
+            if getattr(self, name) != type(self).model_fields[name].default
+        ]  # by value: a dumped spec (every field written) validates again
+        if self.kind == "dask" and self.address is not None and "n_workers" in given:
+            raise ValueError(
+                "n_workers sizes the local cluster a run starts, but address names an existing "
+                "scheduler, whose workers run the tasks: remove one of them"
+            )
         if self.kind != "dask" and given:
             one = len(given) == 1
             raise ValueError(

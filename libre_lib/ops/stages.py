@@ -501,8 +501,8 @@ def signal_note(
     scores = np.asarray(scores, dtype=float)
     if not np.isfinite(scores).any():
         return None
-    if tuning is None and model.abstain and np.nanmax(scores) <= 0:
-        return None  # no rule kept by the majority guard: the report's caution says why
+    if tuning is None and model.abstain and np.nanmax(scores) <= 0 and not len(model.rules_):
+        return None  # no rule kept under the majority guard: the report's caution says why
     positive = y.astype(str).to_numpy() == positive_label(spec)
     return below_trivial_message(float(np.nanmax(scores)), flag_every_row_f1(positive), best)
 
@@ -539,8 +539,9 @@ def few_positives_note(spec: PipelineSpec, tuning: Stored | None, y: pd.Series) 
         if sampled
         else "more positive rows would tell"
     )
+    shown = f"{per_fold:.0f}" if per_fold < FEW_FOLD_POSITIVES - 0.5 else "29"
     return (
-        f"The search scored its settings on {where}: about {per_fold:.0f} in each inner fold's "
+        f"The search scored its settings on {where}: about {shown} in each inner fold's "
         "held-out part, too few for the fold scores to rank the settings reliably (the choice "
         f"among close ones is then close to chance); {more}."
     )
@@ -558,11 +559,16 @@ def few_scored_positives_note(spec: PipelineSpec, y: pd.Series, evaluated_on: st
     found = int((y.astype(str).to_numpy() == positive_label(spec)).sum())
     if not 0 < found < FEW_SCORED_POSITIVES:
         return None
+    larger = (
+        "A holdout (holdout_fraction above 0)"
+        if evaluated_on == "training"
+        else ("A larger holdout (holdout_fraction)")
+    )
     return (
         f"The {len(y):,} {evaluated_on} rows hold only {counted(found, 'row')} with the "
         f"outcome: one of them found or missed moves recall by {1 / found:.2f}, so the "
-        "figures below, and a promotion decided on them, cannot tell models apart. A larger "
-        "holdout (holdout_fraction), or more data, would."
+        f"figures below, and a promotion decided on them, cannot tell models apart. {larger}, "
+        "or more data, would."
     )
 
 
@@ -1351,7 +1357,7 @@ def report(
     found = [
         signal_note(spec, tuning, model, y_train),
         few_positives_note(spec, tuning, y_train),
-        few_scored_positives_note(spec, y, scored) if streamed is None else None,
+        few_scored_positives_note(spec, y, scored),
     ]
     skipped += tuple(filter(None, found))
     rule_report = build_report(

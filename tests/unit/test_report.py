@@ -1050,6 +1050,14 @@ def test_a_report_gives_each_group_of_categories_its_share_in_training():
     assert "a similar share of churned (in training)" in render_markdown(report)
 
 
+def test_scores_are_written_with_the_digits_that_tell_them_apart():
+    from libre_lib.errors import apart
+
+    assert apart(0.99892, 0.99942) == ("0.9989", "0.9994")
+    assert apart(0.5, 0.5) == ("0.500", "0.500")  # equal: the usual 3 decimals
+    assert apart(2_999_990 / 3e6, 2_999_991 / 3e6) == ("0.9999967", "0.9999970")
+
+
 def test_a_model_below_the_majority_answer_at_a_rare_class_is_named_in_rows():
     """11,982 rows right against 11,988 of 11,995: both accuracies read 0.999, so no caution
     was given (the two were compared rounded to 3 decimals)."""

@@ -238,6 +238,29 @@ def test_a_dask_address_where_no_scheduler_answers_is_named_before_the_run(tmp_p
     )
     with pytest.raises(SpecError, match=r"address is an option of the Dask runner, but kind"):
         preflight(spec)
+    with pytest.raises(SpecError, match=r"is not a scheduler address.*in brackets"):
+        preflight(write("tcp://::1:8786"))  # Dask refuses an IPv6 host without brackets
+    spec.write_text(
+        "name: h\ndata: {path: haberman.csv}\ntarget: {column: target, positive_class: '2'}\n"
+        f"runner: {{kind: dask, address: 'tcp://127.0.0.1:{port}', n_workers: 4}}\n"
+    )
+    with pytest.raises(SpecError, match=r"n_workers sizes the local cluster a run starts"):
+        preflight(spec)
+
+
+def test_a_spec_dumped_and_read_again_is_the_same_spec(tmp_path):
+    """The runner check refused every dumped spec (a dump writes address: null, n_workers: 2)."""
+    from libre_lib.ops.spec import PipelineSpec, load_spec
+
+    data = Path(__file__).parents[2] / "libre_lib" / "datasets" / "haberman.csv"
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"name: h\ndata: {{path: {data}}}\ntarget: {{column: target, positive_class: '2'}}\n"
+        "runner: {kind: thread, n_workers: 2, address: null}\n"
+    )
+    loaded = load_spec(spec)
+    again = PipelineSpec.model_validate(loaded.model_dump())  # refused before
+    assert again.runner == loaded.runner and again.model == loaded.model
 
 
 def test_a_url_whose_protocol_package_is_missing_names_the_package():
