@@ -167,8 +167,9 @@ class PlainStatus:
 
 @contextlib.contextmanager
 def _status(message: str):
-    """A live status line on a terminal, else :class:`PlainStatus` lines."""
-    if console.is_terminal:
+    """A live status line on a terminal, else :class:`PlainStatus` lines (also on a terminal
+    that cannot redraw a line, ``TERM=dumb``: rich shows no live line there)."""
+    if console.is_terminal and not getattr(console, "is_dumb_terminal", False):
         with console.status(message) as status:
             yield status
     else:

@@ -309,3 +309,16 @@ def test_a_command_s_runs_log_an_expected_failure_without_its_traceback(capsys):
             )
         logging.getLogger("prefect.task_runs").filter(record)
     assert record.exc_info is None  # the reason stays in the message; the traceback goes
+
+
+def test_a_dumb_terminal_gets_the_plain_lines_not_a_live_line_it_cannot_draw(monkeypatch):
+    """TERM=dumb on a terminal showed no progress at all (rich draws no live line there)."""
+    from rich.console import Console
+
+    from libre_flows.flows.cli import common
+
+    dumb = Console(force_terminal=True, _environ={"TERM": "dumb"})
+    assert dumb.is_terminal and dumb.is_dumb_terminal
+    monkeypatch.setattr(common, "console", dumb)
+    with common._status("training") as status:
+        assert isinstance(status, common.PlainStatus)
