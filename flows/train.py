@@ -56,7 +56,15 @@ from libre_flows.tasks.learning import (
     set_cover,
     union_filter,
 )
-from libre_flows.tasks.report import outcome, promote, publish, register, report, summarize
+from libre_flows.tasks.report import (
+    outcome,
+    promote,
+    publish,
+    register,
+    report,
+    republish,
+    summarize,
+)
 from libre_flows.tasks.tuning import (
     auto_refit_check,
     more_learners_check,
@@ -226,9 +234,11 @@ def train_pipeline(
     registration = register(spec, root, trained, source, str(run_dir))  # the data read
     publish(spec, trained, registration, str(run_dir))
     summary = summarize(spec, run_dir, trained, registration, outputs, started)
-    registration = promote(spec, root, registration, str(run_dir), trained)  # last: a failed run
-    # keeps the champion, and its run.json says the promotion is pending
-    return {**summary, **outcome(registration)}
+    promoted = promote(spec, root, registration, str(run_dir))  # last: a failed run keeps
+    # the champion, and its run.json says the promotion is pending
+    if promoted.decision != registration.decision:  # another run promoted meanwhile
+        republish(spec, trained, promoted, run_dir)
+    return {**summary, **outcome(promoted)}
 
 
 @contextlib.contextmanager

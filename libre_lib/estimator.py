@@ -1039,22 +1039,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     def _warn_below_trivial(self, target: Target) -> None:
         """Warn when no "auto" combination's mean inner F1 reaches flagging every row's
         (``LibreSearchCV``'s warning, for the estimator's own inner choice)."""
-        scores = getattr(self, "auto_scores_", None)
-        if not scores or not np.size(scores.get("mean_f1", ())):
-            return
-        mean_f1 = np.asarray(scores["mean_f1"], dtype=float)
-        if not np.isfinite(mean_f1).any():
-            return
-        if self.abstain and np.nanmax(mean_f1) <= 0 and not len(self.rules_):
-            return  # no rule kept under the majority guard: "No rule was learned" says why
-        n_positive, n_negative = target.totals()
-        total = n_positive + n_negative
-        share = n_positive / total if total else 0.0
-        message = below_trivial_message(
-            float(np.nanmax(mean_f1)),
-            2.0 * share / (1.0 + share),
-            'The best of the "auto" choice\'s combinations',
-        )
+        message = auto_below_trivial_message(self, *target.totals())
         if message:
             warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
 
@@ -1683,6 +1668,20 @@ def _best_auto_f1(model) -> float | None:
     scores = getattr(model, "auto_scores_", None)
     values = np.asarray((scores or {}).get("mean_f1", []), dtype=float)
     return float(np.nanmax(values)) if np.isfinite(values).any() else None
+
+
+def auto_below_trivial_message(model, n_positive: float, n_negative: float) -> str | None:
+    """:func:`below_trivial_message` for the "auto" choice behind ``model``, given the
+    training rows' (weighted) class totals; None without an "auto" choice, and when the
+    majority guard left no rule (then "No rule was learned" says why)."""
+    top = _best_auto_f1(model)
+    if top is None or (model.abstain and top <= 0 and not len(model.rules_)):
+        return None
+    total = n_positive + n_negative
+    share = n_positive / total if total else 0.0
+    return below_trivial_message(
+        top, 2.0 * share / (1.0 + share), 'The best of the "auto" choice\'s combinations'
+    )
 
 
 def flag_every_row_f1(positive, weight=None) -> float:

@@ -166,14 +166,12 @@ def promote(
     store_root: str,
     registration: Registration,
     run_dir: str | None = None,
-    trained: TrainingReport | None = None,
 ) -> Registration:
     """Record the promotion decision: the champion pointer moves if the version is not worse
     than the champion, then ``run.json`` in ``run_dir`` says it was applied. The run's last
     step, so a failed run leaves the champion in place (section "Model versions" of
     docs/operations.md). When another run promoted a version meanwhile, the decision is taken
-    again, and the run folder's report and the artifacts (written by ``publish`` from
-    ``trained``) are written again to say the decision applied."""
+    again (the flow then writes the report again: :func:`republish`)."""
     registry = ModelRegistry(store_root)
     promoted = stages.promote(registry, spec, registration)
     if run_dir is not None:
@@ -195,8 +193,6 @@ def promote(
             promoted.decision.reason,
             registration.decision.reason,
         )
-        if run_dir is not None and trained is not None:  # after run.json: the decision stands
-            _republish(spec, trained, promoted, Path(run_dir))
     decision = promoted.decision
     verdict = (
         ("kept: still the champion" if decision.unchanged else "promoted: the champion now")
@@ -207,11 +203,13 @@ def promote(
     return promoted
 
 
-def _republish(
+def republish(
     spec: PipelineSpec, trained: TrainingReport, promoted: Registration, run_dir: Path
 ) -> None:
-    """The run folder's report and the artifacts again, with the decision ``promote`` applied;
-    a failure here is a warning (``run.json`` and the registry already say what holds)."""
+    """The run folder's report and the artifacts again, with the decision ``promote`` applied
+    when it differs from ``register``'s (the flow calls it after ``promote``, whose
+    ``run.json`` already says what holds: a failure here is a warning)."""
+    run_dir = Path(run_dir)
     try:
         for name, text in stages.report_files(trained, promoted, run_dir.name).items():
             atomic_write_text(run_dir / name, text)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -84,6 +83,7 @@ def _print_json(summary: dict) -> None:
 
 
 def _train(spec, force: bool, store: Path | None, debug: bool, as_json: bool = False) -> None:
+    from libre_lib.ops.registry import store_option
     from libre_lib.ops.spec import load_spec
 
     name, where, root, began = "PIPELINE", "", None, time.time()
@@ -91,8 +91,7 @@ def _train(spec, force: bool, store: Path | None, debug: bool, as_json: bool = F
         parsed = load_spec(spec)
         name = parsed.name
         root = Path(store).resolve() if store else Path(parsed.store_location())
-        if root != DEFAULT_STORE.resolve():
-            where = f" --store {shlex.quote(str(root))}"
+        where = store_option(root)
         console.print(
             f"[bold]libre[/] training [cyan]{parsed.name}[/] from {escape(str(spec))}",
             soft_wrap=True,

@@ -461,19 +461,25 @@ def _json_text(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
 
+def named_store(store: str | os.PathLike[str]) -> str:
+    """`` --store STORE``: a command's option naming ``store`` (a message's command that is
+    kept, as a decision's reason is, names it always)."""
+    return f" --store {shlex.quote(str(store))}"
+
+
 def store_option(store: str | os.PathLike[str]) -> str:
-    """`` --store STORE`` for a command that names ``store``, or "" when it is the commands'
-    default (``./.libre-store`` from the working directory)."""
+    """:func:`named_store`, or "" when ``store`` is the commands' default (``./.libre-store``
+    from the working directory)."""
     with contextlib.suppress(OSError):  # a working directory deleted meanwhile: name it
         if Path(store).resolve() == (Path.cwd() / ".libre-store").resolve():
             return ""
-    return f" --store {shlex.quote(str(store))}"
+    return named_store(store)
 
 
 def promote_hint(pipeline: str, store: str | os.PathLike[str]) -> str:
     """What a registry error tells the operator to do about a damaged champion: the command,
     with this pipeline and store."""
-    where = f" --store {shlex.quote(str(store))}"
+    where = named_store(store)
     return (
         f"make another version the champion (`libre models promote {pipeline} <version>{where}`;"
         f" `libre models list {pipeline}{where}` lists them)"
@@ -1058,7 +1064,7 @@ class ModelRegistry:
         compared = self._compare(candidate, champion, metric, None if changed else holdout)
         twin = self._rolled_back_twin(candidate)
         # the store always named: a decision's reason is kept, and read from anywhere
-        store = f" --store {shlex.quote(str(self.root))}"
+        store = named_store(self.root)
         decision = self._decide(
             candidate, champion, tolerance, metric, compared, changed, min_accuracy, twin, store
         )

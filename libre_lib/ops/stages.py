@@ -31,7 +31,13 @@ from ..discretization import CATEGORICAL, Discretization, identifier_messages
 from ..encoding import DistinctRecords
 from ..ensemble import Candidates, learn_subset, union_candidates
 from ..errors import DataError, LibreError, SpecError, counted, excerpt
-from ..estimator import AUTO_CHOSEN, AUTO_FALLBACK, LibreClassifier, auto_refit_order
+from ..estimator import (
+    AUTO_CHOSEN,
+    AUTO_FALLBACK,
+    LibreClassifier,
+    auto_below_trivial_message,
+    auto_refit_order,
+)
 from ..inputs import (
     Target,
     as_frame,
@@ -490,21 +496,17 @@ def signal_note(
     ``LibreSearchCV``'s for the pipeline's search (``tuning``: the ``pick`` stage's table and
     metadata; an F1 search only), else ``LibreClassifier``'s for the "auto" choice behind
     ``model``. ``y``: the training rows' target."""
-    if tuning is not None:
-        if tuning[1].get("scoring", "f1") != "f1":
-            return None
-        scores = pa.table(tuning[0]).column("mean_score").to_numpy(zero_copy_only=False)
-        best = "The best point of the grid"
-    else:
-        scores = (getattr(model, "auto_scores_", None) or {}).get("mean_f1", [])
-        best = 'The best of the "auto" choice\'s combinations'
+    positive = y.astype(str).to_numpy() == positive_label(spec)
+    if tuning is None:
+        n_positive = int(positive.sum())
+        return auto_below_trivial_message(model, n_positive, len(positive) - n_positive)
+    if tuning[1].get("scoring", "f1") != "f1":
+        return None
+    scores = pa.table(tuning[0]).column("mean_score").to_numpy(zero_copy_only=False)
     scores = np.asarray(scores, dtype=float)
     if not np.isfinite(scores).any():
         return None
-    if tuning is None and model.abstain and np.nanmax(scores) <= 0 and not len(model.rules_):
-        return None  # no rule kept under the majority guard: the report's caution says why
-    positive = y.astype(str).to_numpy() == positive_label(spec)
-    return below_trivial_message(float(np.nanmax(scores)), flag_every_row_f1(positive), best)
+    return below_trivial_message(float(np.nanmax(scores)), flag_every_row_f1(positive))
 
 
 #: Fewer positive rows than this in an inner fold's held-out part make the search's scores
