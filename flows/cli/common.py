@@ -296,8 +296,24 @@ def shown(text) -> str:
     return escape(visible(text))
 
 
+#: The exit code of a command whose data were refused: a training run's data failed their
+#: validation, or scoring data broke the model's data contract (or drifted, with
+#: --fail-on-drift). A scheduled job tells them from a failure of its own (exit 1): the data
+#: need someone's attention, a re-run on the same data fails again.
+DATA_REFUSED = 3
+
+
+def exit_code(exc: BaseException) -> int:
+    """:data:`DATA_REFUSED` for refused data, else 1."""
+    from libre_lib.errors import DataValidationError
+    from libre_lib.ops.contract import ContractViolation
+
+    return DATA_REFUSED if isinstance(exc, DataValidationError | ContractViolation) else 1
+
+
 def fail(exc: BaseException, debug: bool) -> None:
-    """One clear message (multi-line for validation failures), no traceback unless --debug."""
+    """One clear message (multi-line for validation failures), no traceback unless --debug;
+    exit code :func:`exit_code`."""
     if debug:
         raise exc
     from libre_lib.errors import LibreError
@@ -311,7 +327,7 @@ def fail(exc: BaseException, debug: bool) -> None:
     errors.print(f"[bold red]error:[/] {escape(message[0])}", highlight=False)
     for line in message[1:]:
         errors.print(f"  {line}", highlight=False, markup=False)
-    raise typer.Exit(code=1)
+    raise typer.Exit(code=exit_code(exc))
 
 
 def interrupted(what: str) -> None:

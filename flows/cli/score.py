@@ -111,7 +111,7 @@ def score_command(
         bool,
         typer.Option(
             "--fail-on-drift",
-            help="Fail (nothing written, exit 1) when a column the rules test drifts: unseen "
+            help="Fail (nothing written, exit 3) when a column the rules test drifts: unseen "
             "categories, values out of the training range, more missing values (only the "
             "last in a column the rules test only for a missing value).",
         ),

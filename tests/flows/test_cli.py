@@ -76,6 +76,18 @@ def test_validate_and_report_commands(spec_copy, tmp_path):
     assert "data valid" in output and "note" not in output
 
 
+def test_refused_data_exit_3_apart_from_failures(spec_copy):
+    """A cron job could not tell data that failed their validation (someone must look at
+    them; a re-run fails again) from a failure of the command: both exited 1."""
+    spec = spec_copy(expectations={"min_rows": 100_000})
+    for command in ("validate", "train"):
+        code, output = _run(command, spec)
+        assert code == 3, (command, output)
+        assert "Data validation failed: 1 of" in output and "Traceback" not in output
+    code, output = _run("train", spec_copy(target={"column": "survived"}))
+    assert code == 1, output  # not the data's fault: the spec names no column of them
+
+
 def test_validate_refuses_split_by_columns_without_a_value(spec_copy, tmp_path):
     """Only training's split said so: validate passed a spec whose id column was empty."""
     import pandas as pd

@@ -77,7 +77,7 @@ def test_broken_data_fails_the_run_with_one_clear_message(scoring, tmp_path):
     bad.drop(columns=["a13"]).to_csv(broken / "batch.csv", index=False)
     output = tmp_path / "scored.parquet"
     result = CliRunner().invoke(app, ["score", str(model_path), str(broken), str(output)])
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # the data were refused, not the command
     assert "error: Input data breaks the model's data contract" in result.output
     assert "column 'a13': missing from" in result.output
     assert "Traceback" not in result.output
@@ -179,7 +179,7 @@ def test_fail_on_drift_fails_the_command_when_a_tested_column_drifts(scoring, tm
     output = tmp_path / "scored.parquet"
     args = ["score", str(model_path), str(tmp_path / "in.csv"), str(output)]
     result = CliRunner().invoke(app, [*args, "--fail-on-drift"])
-    assert result.exit_code == 1 and "Drift in columns the rules test" in result.output
+    assert result.exit_code == 3 and "Drift in columns the rules test" in result.output
     assert not output.exists()
     assert CliRunner().invoke(app, args).exit_code == 0 and output.exists()  # a warning only
     output.unlink()
@@ -187,7 +187,7 @@ def test_fail_on_drift_fails_the_command_when_a_tested_column_drifts(scoring, tm
     result = CliRunner().invoke(
         app, ["score", str(model_path), str(tmp_path / "all.csv"), str(output)]
     )
-    assert result.exit_code == 1 and "is a category seen in training" in " ".join(
+    assert result.exit_code == 3 and "is a category seen in training" in " ".join(
         result.output.split()
     )
     assert not output.exists()  # every row re-coded: an error, as an empty column is
