@@ -373,7 +373,8 @@ class RuleDisplay:
         column_labels, value_labels, class_labels : mapping, optional
             Display names of columns, of values per column and of classes.
         target_label : str, optional
-            The name of the target, used for a class without a label.
+            The name of the target, used for a class without a label (default: the one the
+            rules name, the target column).
         rows : sequence of DataFrame, optional
             The rows the display describes (e.g. training and holdout): each cut point then
             prints as the roundest number that sorts all of them as the model does
@@ -418,7 +419,7 @@ class RuleDisplay:
             column_labels=dict(column_labels or {}),
             value_labels={str(k): dict(v) for k, v in (value_labels or {}).items()},
             class_labels=dict(class_labels or {}),
-            target_label=target_label,
+            target_label=target_label if target_label is not None else model.rules_.target,
             cuts={k: tuple(sorted(v)) for k, v in cuts.items()},
             data=data,
             groups=groups,

@@ -373,8 +373,10 @@ def test_the_outcome_quotes_a_target_or_class_that_would_read_as_rule_text():
     assert plain_ruleset_text(model.rules_).endswith(outcome)
     display = RuleDisplay.from_model(model, target_label="churned AND x")
     assert display.ruleset_text(model.rules_).endswith(outcome)
+    # without a target_label, the target the rules name (it read "target = no")
+    assert RuleDisplay.from_model(model).ruleset_text(model.rules_).endswith(outcome)
     labelled = RuleDisplay.from_model(model, class_labels={" yes": "churned"})
-    assert labelled.outcome_text(model.rules_) == "THEN churned ELSE target = no"
+    assert labelled.outcome_text(model.rules_) == 'THEN churned ELSE "churned AND x" = no'
 
 
 @pytest.mark.parametrize("dtype", ["float32", "Float32", "float16"])
