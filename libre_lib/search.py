@@ -301,6 +301,10 @@ _LEARNERS = (
 )
 _SELECTION = ("alpha", "top_k", "max_rules", "min_local_support")
 
+#: How the warning starts that the estimator sets a parameter the grid tunes (a pipeline says
+#: it in its own note, and filters the warning out).
+ESTIMATOR_TUNED = "LibreSearchCV: the estimator sets "
+
 
 class LibreSearchCV(ClassifierMixin, BaseEstimator):
     """LIBRE with its parameters chosen by an inner stratified cross-validation.
@@ -325,7 +329,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         ``positive_class``, ``categorical_features``, ``random_state`` and ``n_jobs`` cannot be
         tuned.
     estimator : LibreClassifier or None, default=None
-        Holds the parameters that are not tuned (default: LibreClassifier's defaults).
+        Holds the parameters that are not tuned (default: LibreClassifier's defaults). A value
+        it sets for a parameter the grid tunes is replaced by the grid's, with a warning.
     max_rules : int, list of (int or None), or None, default=None
         An int caps the rules of every candidate (``max_rules=3`` is the paper's "LIBRE 3");
         overrides ``estimator.max_rules``. A list gives the early stops to tune in place of
@@ -580,10 +585,39 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 stacklevel=user_stacklevel(),
             )
         self._tuned_names = sorted({k for point in points for k in point})
+        self._warn_overridden(self._tuned_names)
         self._grid_points = points
         self._fixed_points = fixed
         self.param_grid_ = grid
         return candidates
+
+    def _warn_overridden(self, tuned: list[str]) -> None:
+        """Warn when ``estimator`` sets a parameter the grid tunes: the grid's values replace
+        it, and a cap of one rule set there was searched over 1 to 8 without a word."""
+        if self.estimator is None:
+            return
+        given = self.estimator.get_params(deep=False)
+        defaults = LibreClassifier().get_params(deep=False)
+        overridden = {k: given[k] for k in tuned if k in given and given[k] != defaults.get(k)}
+        if self.max_rules is not None:  # the search's own max_rules said what to do with it
+            overridden.pop("max_rules", None)
+        if not overridden:
+            return
+        names = ", ".join(f"{k}={v!r}" for k, v in overridden.items())
+        keep = ", ".join(sorted(overridden))
+        warnings.warn(
+            f"{ESTIMATOR_TUNED}{names}, which the grid tunes: the grid's values "
+            f"replace them (the estimator holds the parameters that are not tuned). To keep "
+            f"them, pass a param_grid without {keep}"
+            + (
+                " (or LibreSearchCV(max_rules=...), which fixes the cap of every candidate)"
+                if "max_rules" in overridden
+                else ""
+            )
+            + "; to tune them, leave them at their defaults on the estimator.",
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
 
     # -- fitting ------------------------------------------------------------------------------
 

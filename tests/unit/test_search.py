@@ -971,6 +971,32 @@ def test_the_library_s_own_grids_leave_auto_parameters_without_a_warning():
         LibreSearchCV(numpy_values, cv=3, random_state=0, positive_class="2").fit(X, y)
 
 
+def test_an_estimator_value_the_grid_replaces_draws_a_warning_naming_it():
+    """estimator=LibreClassifier(max_rules=1) was searched over 1 to 8 rules without a word."""
+    X, y, _ = load_dataset("haberman")
+    grid = {"alpha": [0.5, 0.9], "max_rules": [1, 2]}
+
+    def said(search) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        return [str(w.message) for w in caught if "which the grid tunes" in str(w.message)]
+
+    base = {"cv": 3, "random_state": 0, "positive_class": "2"}
+    estimator = LibreClassifier(max_rules=1, alpha=0.9, n_estimators=5)
+    (message,) = said(LibreSearchCV(grid, estimator=estimator, **base))
+    assert "the estimator sets alpha=0.9, max_rules=1" in message
+    assert "pass a param_grid without alpha, max_rules" in message
+    assert "LibreSearchCV(max_rules=...)" in message
+    # n_estimators is not tuned, a default alpha is not the user's, the search's own max_rules
+    # said what to do with the cap
+    assert not said(LibreSearchCV(grid, estimator=LibreClassifier(n_estimators=5), **base))
+    (message,) = said(
+        LibreSearchCV({"alpha": [0.5, 0.9]}, estimator=estimator, max_rules=[1, 2], **base)
+    )
+    assert "sets alpha=0.9, which" in message and "LibreSearchCV(max_rules" not in message
+
+
 def test_multi_metric_scoring_is_refused_by_name():
     X, y, _ = load_dataset("haberman")
     for scoring in (["f1", "accuracy"], {"a": "accuracy"}):
