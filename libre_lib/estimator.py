@@ -1197,9 +1197,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 continue
             series = frame[feature.name]
             # the first rows settle it for any column fed as in training, at no cost
-            if (feature.codes(series.iloc[:UNMATCHED_MIN_ROWS]) >= 0).any() or (
-                feature.codes(series) >= 0
-            ).any():
+            try:
+                settled = bool((feature.codes(series.iloc[:UNMATCHED_MIN_ROWS]) >= 0).any())
+            except DataError:  # a bad value: the whole column's error counts them all
+                settled = False
+            if settled or (feature.codes(series) >= 0).any():
                 continue
             if series.notna().any():
                 seen = ", ".join(map(str, feature.categories[:UNMATCHED_EXAMPLES]))

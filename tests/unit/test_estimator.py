@@ -780,6 +780,18 @@ def test_infinite_values_are_counted_over_all_training_rows_before_any_inner_fol
         make(random_state=0).fit(X, y)
 
 
+def test_infinite_values_at_predict_time_are_counted_over_every_row():
+    """The error said "holds 10 infinite values" for 300: it counted the first rows only."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400)})
+    clf = LibreClassifier(random_state=0, max_rules=1).fit(X, (X["a"] > 0.2).astype(int))
+    assert "a" in {c.feature for rule in clf.rules_ for c in rule}
+    bad = X.copy()
+    bad.loc[:299, "a"] = np.inf
+    with pytest.raises(DataError, match=r"Column 'a' holds 300 infinite values\."):
+        clf.predict(bad)
+
+
 @pytest.mark.parametrize("max_intervals", [3, None])
 def test_bins_from_shared_class_counts_equal_bins_counted_afresh(max_intervals):
     """The "auto" choice and the search count a fold's classes once for every bin cap and
