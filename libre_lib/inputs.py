@@ -774,8 +774,26 @@ def _plain_numbers(dtype) -> bool:
     ) and not isinstance(dtype, pd.CategoricalDtype)
 
 
+def narrow_float(dtype) -> np.dtype | None:
+    """float32 or float16 for a column of that type (numpy's or pandas' nullable one), else
+    None: its values are compared with the cut points in that type."""
+    dtype = getattr(dtype, "numpy_dtype", dtype)
+    if isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype.itemsize < 8:
+        return dtype
+    return None
+
+
+def decimal_floats(values: np.ndarray) -> np.ndarray:
+    """float32 or float16 ``values`` as the float64 of their shortest decimal text (26.4, not
+    the 26.399999618530273 a float32 26.4 widens to; each distinct value written once), every
+    missing one as NaN. Order is kept, and the narrow type reads each back as it was."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return np.append(uniques.astype(str).astype(np.float64), np.nan)[codes]
+
+
 def numeric_values(series: pd.Series, learned: bool = False) -> np.ndarray:
-    """A numeric column as float64 with NaN for missing; infinite values are refused.
+    """A numeric column as float64 with NaN for missing (a float32 or float16 value as its
+    shortest decimal: :func:`decimal_floats`); infinite values are refused.
     ``learned``: the column of a fitted model (its error cannot advise declaring it
     categorical, which only a new fit can do)."""
     if pd.api.types.is_complex_dtype(series.dtype):
@@ -827,6 +845,9 @@ def numeric_values(series: pd.Series, learned: bool = False) -> np.ndarray:
                 else "Declare it in categorical_features or fix the values."
             )
         ) from None
+    narrow = narrow_float(series.dtype)
+    if narrow is not None:  # widened, 26.4 in 32 bits read 26.399999618530273 (rules, ranges)
+        values = decimal_floats(series.to_numpy(dtype=narrow, na_value=np.nan))
     if np.isinf(values).any():
         count = int(np.isinf(values).sum())
         raise DataError(

@@ -30,7 +30,7 @@ import pandas as pd
 
 from .discretization import NUMERIC, Discretization
 from .encoding import offsets
-from .inputs import category_codes, numeric_values, of_kind
+from .inputs import category_codes, narrow_float, numeric_values, of_kind
 
 
 @dataclass(frozen=True, order=True)
@@ -64,15 +64,6 @@ def _mixed_key(value) -> tuple:
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return (0, "", float(value), "")
     return (1, type(value).__name__, 0.0, str(value))
-
-
-def narrow_float(dtype) -> np.dtype | None:
-    """float32 or float16 for a column of that type (numpy's or pandas' nullable one), else
-    None: its values are compared with the cut points in that type."""
-    dtype = getattr(dtype, "numpy_dtype", dtype)
-    if isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype.itemsize < 8:
-        return dtype
-    return None
 
 
 @dataclass(frozen=True)

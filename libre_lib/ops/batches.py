@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
+from ..inputs import decimal_floats, narrow_float
 from .sources import (
     _refuse_duplicate_names,
     integer_fields,
@@ -231,11 +232,17 @@ _MISSING_HASH = pd.util.hash_array(np.array(["\x00missing"], dtype=object))[0]
 def row_keys(frame: pd.DataFrame) -> np.ndarray:
     """A 64-bit key per row from its values in every column (taken in name order), the same
     whatever types a reader gave them: numbers, integers and booleans alike, as float64 (-0.0
-    as 0.0, every missing value alike); anything else as text. Equal rows get equal keys."""
+    as 0.0, every missing value alike; a float32 or float16 value as the float64 of its
+    shortest decimal, so 33.6 stored in 32 bits keys as 33.6); anything else as text. Equal
+    rows get equal keys."""
     keys = np.full(len(frame), _KEY_START, dtype=np.uint64)
     for name in sorted(frame.columns, key=str):
         column = frame[name]
-        if pd.api.types.is_bool_dtype(column) or (
+        narrow = narrow_float(column.dtype)
+        if narrow is not None:  # widened, 33.6 read 33.59999847...
+            values = decimal_floats(column.to_numpy(dtype=narrow, na_value=np.nan))
+            hashed = unit_bits((values + 0.0).view(np.uint64))
+        elif pd.api.types.is_bool_dtype(column) or (
             pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_complex_dtype(column)
         ):
             values = column.to_numpy(dtype=np.float64, na_value=np.nan) + 0.0

@@ -39,7 +39,14 @@ import pandas as pd
 
 from ..discretization import CATEGORICAL, NUMERIC
 from ..errors import LibreError, ParameterError, counted
-from ..inputs import category_values, numeric_values, resolve_categorical, same_number
+from ..inputs import (
+    category_values,
+    decimal_floats,
+    narrow_float,
+    numeric_values,
+    resolve_categorical,
+    same_number,
+)
 from .files import atomic_write_text
 
 __all__ = [
@@ -836,7 +843,9 @@ def _observe_numeric(column: ColumnContract, series: pd.Series):
         return None, [_type_issue(name, f"expected real numbers, found dtype {dtype}")]
     if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
         return None, [_type_issue(name, f"expected numbers, found dates/times (dtype {dtype})")]
-    if pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
+    if narrow_float(dtype) is not None:  # as training read them: 2.42, not 2.4200000763
+        values = decimal_floats(series.to_numpy(dtype=narrow_float(dtype), na_value=np.nan))
+    elif pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         plain = series.astype(object) if isinstance(dtype, pd.CategoricalDtype) else series
