@@ -70,6 +70,12 @@ LEGEND = (
     ("x = c, x ∈ {c, d}", "x is the category c, or one of the categories listed."),
     ("x is missing", "only rows where x is missing match."),
     ("x is not missing", "any value of x matches, but a missing one does not."),
+    (
+        "AND, OR",
+        "each condition between two ANDs is about one column and is read whole first: "
+        "“x ∈ [a, max] ∪ missing AND y = c” is (x ≥ a or x missing) and y = c. A rule is "
+        "its conditions joined by AND; the rule set flags a row that any rule (OR) matches.",
+    ),
 )
 """The notation of the report's rules: (notation, meaning)."""
 

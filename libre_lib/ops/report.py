@@ -632,6 +632,7 @@ def build_report(
     tuning: pd.DataFrame | None = None,
     tuning_summary: Mapping | None = None,
     evaluated_on: str = "holdout",
+    cautions: Sequence[str] = (),
 ) -> RuleReport:
     """Compute the tables of a fitted model on holdout data and bundle them for rendering.
 
@@ -655,6 +656,9 @@ def build_report(
         The data, what the pipeline predicts (the spec's description) and when, for the header.
     notes : sequence of str
         Shown last.
+    cautions : sequence of str
+        Shown under the header with the report's own cautions (e.g. that no setting beat
+        flagging every row: the columns may hold little signal).
     changes : ChampionChanges, optional
         Adds the "Changes since the champion" section; it uses ``column_labels`` unless it
         carries its own.
@@ -748,7 +752,8 @@ def build_report(
         changes=changes,
         description=description,
         display=display,
-        fit_cautions=below_inner_caution(model, train_positive, tuning_summary)
+        fit_cautions=tuple(cautions)
+        + below_inner_caution(model, train_positive, tuning_summary)
         + exact_column_caution(
             model, X_train if isinstance(X_train, pd.DataFrame) else None, train_positive
         ),
@@ -929,6 +934,8 @@ def _metric_rows(
         label, kind = metric_label(key, evaluated_on)
         text = rate_or_na(value, flagged) if key == "precision" and flagged == 0 else None
         if key in ("recall", "f1") and undefined_metric(values, key):
+            text = NOT_AVAILABLE
+        if key == "avg_atoms" and values.get("n_rules") == 0:  # no rule to average over
             text = NOT_AVAILABLE
         text = text if text is not None else _fmt(value, kind)
         count = metric_count(values, key) if text != NOT_AVAILABLE else ""
@@ -1248,7 +1255,7 @@ pre.ruleset .line { display: block; padding-left: 2.5em; text-indent: -2.5em; }
 .table-wrap { overflow-x: auto; margin: 8px 0; }
 table { border-collapse: collapse; font-size: 14px; }
 table.wide { width: 100%; }
-th, td { padding: 5px 9px; border-bottom: 1px solid #e8eaee; vertical-align: top; }
+th, td { padding: 5px 7px; border-bottom: 1px solid #e8eaee; vertical-align: top; }
 th { background: #f3f5f8; text-align: left; font-weight: 600; font-size: 13px;
   vertical-align: bottom; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -1256,7 +1263,7 @@ td.num { white-space: nowrap; }
 td.code, tbody th.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 td.rule-text, tbody th.rule-text {
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px;
-  min-width: 260px; max-width: 520px; overflow-wrap: anywhere; }
+  min-width: 340px; max-width: 560px; overflow-wrap: anywhere; }
 tr:hover td, tr:hover th[scope="row"] { background: #fafbfc; }
 figure { margin: 16px 0; }
 figcaption { color: #5b6272; font-size: 13px; margin-top: 4px; }
@@ -1296,7 +1303,7 @@ span.cond { white-space: nowrap; }
   .table-wrap { overflow: visible; }
   table { font-size: 9pt; }
   td.num { white-space: normal; }
-  td.rule-text, tbody th.rule-text { min-width: 0; font-size: 8.5pt; }
+  td.rule-text, tbody th.rule-text { min-width: 200px; font-size: 8.5pt; }
   tr, figure, pre, p.caution, .card { break-inside: avoid; }
   h2, h3 { break-after: avoid; }
 }

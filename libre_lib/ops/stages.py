@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -49,6 +51,7 @@ from ..inputs import (
 from ..params import AUTO
 from ..rules import tested_columns
 from ..search import (
+    ESTIMATOR_TUNED,
     WIDE_COLUMNS,
     WIDE_MAX_FEATURES,
     LibreSearchCV,
@@ -108,18 +111,25 @@ def spec_hash(spec: PipelineSpec) -> str:
 NOT_MODEL_SECTIONS = ("description", "runner", "schedule", "report", "store", "promotion")
 
 
-def model_spec_hash(spec: PipelineSpec, with_path: bool = False) -> str:
+#: The ``data`` keys that say how the rows are read (whole, or streamed in batches of so
+#: many), not which rows: the same model from the same rows read either way is one version.
+READING_KEYS = ("streamed", "batch_rows")
+
+
+def model_spec_hash(spec: PipelineSpec, with_path: bool = False, reading: bool = False) -> str:
     """The fingerprint of the spec's sections that make the model (a model version's spec
     hash): a spec that changes only :data:`NOT_MODEL_SECTIONS` (another runner, a report
-    title, the store path spelled otherwise) or where its data lie (``data.path``: the rows
-    themselves are the version's data fingerprint) and trains the same model on the same data
-    reuses its version instead of registering a copy. ``with_path``: the hash earlier releases
-    recorded, the path included (a copy of the same rows under another name registered one)."""
+    title, the store path spelled otherwise), where its data lie (``data.path``: the rows
+    themselves are the version's data fingerprint) or how they are read
+    (:data:`READING_KEYS`) and trains the same model on the same data reuses its version
+    instead of registering a copy. The hashes earlier releases recorded: ``reading``, with the
+    reading keys; ``with_path``, with them and the path (a copy of the same rows under another
+    name registered one)."""
     dumped = _spec_dump(spec)
     for section in NOT_MODEL_SECTIONS:
         dumped.pop(section, None)
-    if not with_path:
-        dumped["data"] = {k: v for k, v in dumped["data"].items() if k != "path"}
+    left_out = () if with_path else ("path",) if reading else ("path", *READING_KEYS)
+    dumped["data"] = {k: v for k, v in dumped["data"].items() if k not in left_out}
     return fingerprint_json(dumped)
 
 
@@ -635,12 +645,20 @@ def tuning_rows(
     return X.iloc[kept].reset_index(drop=True), y.iloc[kept].reset_index(drop=True)
 
 
+def planned(searcher: LibreSearchCV, X: pd.DataFrame, y: pd.Series):
+    """``searcher.plan(X, y)``, without the warning that the model section sets a parameter
+    the grid tunes: a run says it in its own note (:func:`overridden_notes`), once."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=re.escape(ESTIMATOR_TUNED))
+        return searcher.plan(X, y)
+
+
 def tuning_units(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> list[dict]:
     """The ``tune`` tasks: one per inner fold and ChiMerge cap (``max_intervals``), each
     scoring the candidates with that cap (their learners shared as in ``LibreSearchCV``)."""
     n_rows = len(X)
     X, y = tuning_rows(spec, X, y)
-    plan = search(spec, y, n_rows, X).plan(X, y)
+    plan = planned(search(spec, y, n_rows, X), X, y)
     groups = plan.bin_cap_groups()
     return [
         {"fold": k, "max_intervals": cap, "candidates": indices}
@@ -681,7 +699,7 @@ def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Store
     (its index in the search's candidates, validation score, rules, atoms per rule)."""
     n_rows = len(X)
     X, y = tuning_rows(spec, X, y)
-    result = search(spec, y, n_rows, X).plan(X, y).evaluate(unit["fold"], unit["candidates"])
+    result = planned(search(spec, y, n_rows, X), X, y).evaluate(unit["fold"], unit["candidates"])
     score, n_rules, n_atoms = np.asarray(result["results"], dtype=float).reshape(-1, 3).T
     table = pa.table(
         {
@@ -717,7 +735,7 @@ def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.
     n_rows = len(X)
     X, y = tuning_rows(spec, X, y)
     searcher = search(spec, y, n_rows, X)
-    plan = searcher.plan(X, y)
+    plan = planned(searcher, X, y)
     shape = (len(plan.candidates), plan.n_splits)
     figures = {name: np.full(shape, np.nan) for name in ("score", "n_rules", "n_atoms")}
     filled = np.zeros(shape, dtype=bool)  # a score may be NaN (a scorer undefined on a fold)
@@ -1356,11 +1374,9 @@ def report(
         dropped += copied_holdout_note(frame, holdout_flags)
     skipped = tuple(filter(None, [refine_skipped(spec) if streamed is not None else None]))
     scored = "training" if note else "holdout"
-    found = [
-        signal_note(spec, tuning, model, y_train),
-        few_positives_note(spec, tuning, y_train),
-        few_scored_positives_note(spec, y, scored),
-    ]
+    # no setting beat flagging every row: a caution under the header, not a note at the end
+    signal = tuple(filter(None, [signal_note(spec, tuning, model, y_train)]))
+    found = [few_positives_note(spec, tuning, y_train), few_scored_positives_note(spec, y, scored)]
     skipped += tuple(filter(None, found))
     rule_report = build_report(
         model,
@@ -1387,9 +1403,10 @@ def report(
         tuning=None if tuning is None else pa.table(tuning[0]).to_pandas(),
         tuning_summary=None if tuning is None else tuning[1],
         evaluated_on="training" if note else "holdout",
+        cautions=signal,
     )
     if streamed is not None:  # its training F1 would be the sample's: the flow's check, on
-        rule_report = replace(rule_report, fit_cautions=())  # every row, acted
+        rule_report = replace(rule_report, fit_cautions=signal)  # every row, acted
         if len(frame) < streamed["n_rows"]:  # cut points were rounded on the sample's values
             shown = f"{SAMPLED} {rule_report.display_rows}"
             rule_report = replace(rule_report, display_rows=shown)
@@ -1461,7 +1478,11 @@ def register(
         data_fingerprint=data_fingerprint,
         spec_hash=model_spec_hash(spec),
         # what earlier releases recorded
-        spec_aliases=(spec_hash(spec), model_spec_hash(spec, with_path=True)),
+        spec_aliases=(
+            spec_hash(spec),
+            model_spec_hash(spec, with_path=True),
+            model_spec_hash(spec, reading=True),
+        ),
         run_id=run_id,
         extra_files=trained.contract_files(),
         split=split_key(spec, [spec.target.column, *trained.model.columns_]),
@@ -1508,15 +1529,23 @@ def _trend(
     version: ModelVersion,
     decision: PromotionDecision,
 ) -> pd.DataFrame:
-    """The versions' holdout scores; this run's version says whether it is to be promoted."""
+    """The versions' holdout scores, with the run's decision applied as the report states it
+    ("became the champion"): this run's version is the champion, the one it replaces an
+    earlier champion; or this run's version is not promoted. It was "candidate, to be
+    promoted" beside the old champion, so the table and figure named the old one in
+    production. A decision taken again at ``promote`` writes the report again."""
     champions = [h.get("version") for h in registry.history(spec.name)]
     versions = registry.versions(spec.name)
     trend = version_trend(
         versions, champions, current=version.version, in_sample=_in_sample(registry, versions)
     )
     mine = trend["this_run"] & (trend["status"] == "candidate")
-    to_be = "to be promoted" if decision.promoted else "not promoted"
-    trend.loc[mine, "status"] = f"candidate, {to_be}"
+    if decision.promoted and mine.any():
+        replaced = ~trend["this_run"] & (trend["status"] == "champion")
+        trend.loc[replaced, "status"] = "champion (earlier)"
+        trend.loc[mine, "status"] = "champion"
+    else:
+        trend.loc[mine, "status"] = "candidate, not promoted"
     return trend
 
 

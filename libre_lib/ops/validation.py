@@ -42,6 +42,7 @@ import pandas as pd
 
 from ..errors import DataError, DataValidationError, ParameterError, counted
 from ..inputs import is_categorical_dtype, same_number
+from ..rules import number_text
 from .contract import plain_value
 
 __all__ = [
@@ -637,6 +638,13 @@ def _percent(count: int, total: int | None) -> str:
     return f" ({100.0 * count / total:.3g}%)" if total else ""
 
 
+def _bound_text(value):
+    """A range's end as the spec wrote it: 250, not the 250.0 it was read as; None stays."""
+    if isinstance(value, float) and not isinstance(value, bool):
+        return number_text(value)
+    return value
+
+
 def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> str:
     type_, kwargs = item["type"], item["kwargs"]
     if errors:
@@ -655,7 +663,8 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
         if mostly <= NOT_EMPTY:
             if success:
                 missing = counted(count, "missing value")
-                return f"{missing} of {total:,}{_percent(count, total)}; not all"
+                shown = f"{missing} of {total:,}{_percent(count, total)}"
+                return f"{shown}; allowed unless every value is missing"
             return (
                 f"all {total} values are missing: no rule can use the column; check where it "
                 "comes from, or leave it out of features"
@@ -681,7 +690,7 @@ def _gx_details(item: dict, success: bool, info: Mapping, errors: list[str]) -> 
         of = f"{count:,} of {counted(total, 'value')}{_percent(count, total)}"
         return f"{of} not in {shown}{unchecked}{_written_otherwise(allowed, info)}"
     if type_ == "expect_column_values_to_be_between" and count is not None:
-        low, high = kwargs.get("min_value"), kwargs.get("max_value")
+        low, high = (_bound_text(kwargs.get(k)) for k in ("min_value", "max_value"))
         bounds = (
             f"[{low}, {high}]"
             if low is not None and high is not None

@@ -326,6 +326,28 @@ def test_every_run_registers_a_version_and_a_worse_model_is_not_promoted(spec_co
     assert "Changes since the champion" in report
 
 
+def test_the_version_table_names_the_champion_the_run_made(spec_copy):
+    """A promoted run's report said "became the champion" while its table of versions (and
+    the figure's champion mark) still showed the replaced version as the champion and this
+    run's as "candidate, to be promoted"."""
+    first = train(spec_copy(model={"alpha": 0.0, "random_state": 0, "n_estimators": 10}))
+    second = train(spec_copy())
+    assert first["promoted"] and second["promoted"]
+    old, new = first["model_version"], second["model_version"]
+
+    def status(report: str, version: str) -> str:
+        (row,) = [r for r in report.splitlines() if r.startswith(f"| {version} |")]
+        return row.split("|")[3].strip()
+
+    report = Path(second["run_dir"], "report.md").read_text()
+    assert "became the champion" in report and "to be promoted" not in report
+    assert status(report, new) == "champion (this run)"
+    assert status(report, old) == "champion (earlier)"
+    html = Path(second["run_dir"], "report.html").read_text()
+    assert f"{new} (champion): F1" in html and f"{old} (champion (earlier)): F1" in html
+    assert status(Path(first["run_dir"], "report.md").read_text(), old) == "champion (this run)"
+
+
 def test_a_rerun_on_unchanged_data_reuses_the_latest_version(spec_copy, tmp_path):
     """Every run registered a version, so an all-cache-hit (or forced) rerun on unchanged data
     added a copy of the model it had registered before. Now the same model, data and spec reuse
@@ -556,6 +578,28 @@ def test_a_spec_that_changes_only_how_a_run_executes_reuses_the_version(spec_cop
     assert again["model_version"] == first["model_version"] and not again["new_version"]
     changed = train(spec_copy(model__alpha=0.9))  # a model section change: its own version
     assert changed["new_version"]
+
+
+def test_the_same_rows_read_whole_or_streamed_are_one_version(spec_copy, tmp_path):
+    """data.streamed and data.batch_rows say how the rows are read: the same model from the
+    same rows read either way registered a second version (v0001-ceb71b65, v0002-ceb71b65). A
+    version an earlier release recorded with those keys in its spec hash is still reused."""
+    from libre_lib.ops.registry import VERSION_FILE, ModelRegistry
+    from libre_lib.ops.spec import load_spec
+    from libre_lib.ops.stages import model_spec_hash
+
+    model = {"random_state": 0, "n_estimators": 10, "max_intervals": 3, "conflict_tolerance": 0}
+    first = train(spec_copy(model=model))
+    streamed = train(spec_copy(model=model, data__streamed=True, data__batch_rows=100))
+    assert streamed["model_version"] == first["model_version"] and not streamed["new_version"]
+    registry = ModelRegistry(tmp_path / "store")
+    version = registry.get("haberman", first["model_version"])
+    record = json.loads((version.path / VERSION_FILE).read_text())
+    spec = spec_copy(model=model, data__batch_rows=5000)
+    record["spec_hash"] = model_spec_hash(load_spec(spec), reading=True)  # an earlier release's
+    (version.path / VERSION_FILE).write_text(json.dumps(record))
+    again = train(spec)
+    assert again["model_version"] == first["model_version"] and not again["new_version"]
 
 
 def test_an_artifact_says_when_its_model_was_not_promoted():

@@ -501,16 +501,21 @@ def test_a_pipeline_search_below_flagging_every_row_says_so_in_the_report(tmp_pa
     summary = train(spec_path)
     picked = pd.read_parquet(_stages(summary, "pick")[0]["path"])
     top = picked["mean_score"].max()
-    said = [n for n in summary["notes"] if "of flagging every row" in n]
+    # a caution under the report's header, beside the baselines' (it was the last note)
+    assert not [n for n in summary["notes"] if "of flagging every row" in n]
+    said = [n for n in summary["cautions"] if "of flagging every row" in n]
     assert len(said) == 1 and f"inner F1 of {top:.3f}" in said[0]
-    assert html.escape(said[0]) in Path(summary["report"]).read_text()
+    report = Path(summary["report"]).read_text()
+    assert html.escape(said[0]) in report
+    assert report.index(html.escape(said[0])) < report.index("<h2>Rule set</h2>")
     # tuning off, the "auto" choice's inner scores are compared as LibreClassifier does
     spec_path.write_text(yaml.safe_dump(spec | {"tuning": {"enabled": False}}))
     summary = train(spec_path)
-    said = [n for n in summary["notes"] if "of flagging every row" in n]
+    said = [n for n in summary["cautions"] if "of flagging every row" in n]
     assert len(said) == 1 and said[0].startswith('The best of the "auto" choice')
     # a search whose best point beats that answer says nothing (the churn table)
     (tmp_path / "churn").mkdir()
     spec_path = _churn_spec(tmp_path / "churn")
-    notes = train(spec_path)["notes"]  # 500 positive rows: neither note
-    assert not [n for n in notes if "of flagging every row" in n or "settings on" in n]
+    summary = train(spec_path)  # 500 positive rows: neither
+    said = [*summary["notes"], *summary["cautions"]]
+    assert not [n for n in said if "of flagging every row" in n or "settings on" in n]

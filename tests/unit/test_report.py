@@ -374,6 +374,9 @@ def test_model_without_rules(liver):
     assert report.ruleset_text.startswith("IF FALSE THEN ")
     md = render_markdown(report)
     assert "The model has no rules" in md and "**Status: Not run**" in md
+    assert "| Average conditions per rule | n/a |" in md  # not 0.00: no rule to average over
+    # how a condition's ∪ binds against AND (it could read "[104, max] ∪ (missing AND ...)")
+    assert "is (x ≥ a or x missing) and y = c" in md
     # a caution under the header says why and what to change (the guard is on by default)
     assert report.cautions[0].startswith("The model has no rules, so it never flags a row")
     assert "set abstain: false" in report.cautions[0]
