@@ -50,6 +50,7 @@ from .inputs import (
     one_vs_rest,
     one_vs_rest_labels,
     pandas_frame,
+    python_scalar,
     refuse_infinite,
     resolve_categorical,
     warn_reordered,
@@ -1290,6 +1291,23 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         proba = np.column_stack([1.0 - score, score])
         return proba if self._positive_index() == 1 else proba[:, ::-1].copy()
 
+    def predict_log_proba(self, X) -> np.ndarray:
+        """The logarithm of :meth:`predict_proba`: ``-inf`` where a probability is 0 (the
+        positive class where no rule fires, the negative where a rule of precision 1 does), as
+        scikit-learn's trees give it.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``.
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
     def predict(self, X) -> np.ndarray:
         """The positive label where some rule fires, the negative label elsewhere.
 
@@ -1953,7 +1971,7 @@ def weighted_rows(frame: pd.DataFrame, target: Target, sample_weight, owner: str
             label = target.classes[1] if is_positive else target.classes[0]
             raise ParameterError(
                 f"The 'sample_weight' parameter of {owner}.fit gives every row of class "
-                f"{label!r} weight 0: both classes need rows of weight > 0."
+                f"{python_scalar(label)!r} weight 0: both classes need rows of weight > 0."
             )
     mean = float(weight[keep].mean())
     if mean < LIGHT_WEIGHTS:

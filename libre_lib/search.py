@@ -469,6 +469,31 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return libre_tags(super().__sklearn_tags__())
 
+    def set_params(self, **params):
+        """Set the search's parameters, ``estimator__<name>`` those of its estimator (as
+        scikit-learn's meta-estimators take them).
+
+        Parameters
+        ----------
+        **params
+            Parameter names and values.
+
+        Returns
+        -------
+        LibreSearchCV
+            This search.
+        """
+        nested = sorted(k.split("__", 1)[1] for k in params if k.startswith("estimator__"))
+        if nested and self.estimator is None and params.get("estimator") is None:
+            raise ParameterError(
+                f"LibreSearchCV.set_params got {', '.join(f'estimator__{k}' for k in nested)}, "
+                "but estimator is None (LibreClassifier's defaults): there is no estimator to "
+                "set them on. Pass one with them: set_params(estimator=LibreClassifier("
+                + ", ".join(f"{k}=..." for k in nested)
+                + ")), or LibreSearchCV(estimator=LibreClassifier(...))."
+            )
+        return super().set_params(**params)
+
     # -- candidates ---------------------------------------------------------------------------
 
     def _fixed_positive_class(self):
@@ -1064,6 +1089,21 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             Columns in the order of ``classes_``; rows sum to 1.
         """
         return self._refitted().predict_proba(X)
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """The best model's :meth:`LibreClassifier.predict_log_proba`.
+
+        Parameters
+        ----------
+        X : DataFrame or array of shape (n_samples, n_features)
+            The columns seen in fit (see :meth:`LibreClassifier.predict`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``; ``-inf`` where a probability is 0.
+        """
+        return self._refitted().predict_log_proba(X)
 
     def score(self, X, y, sample_weight=None) -> float:
         """The search's own metric for the best model on ``X``, ``y``, as scikit-learn's

@@ -123,6 +123,9 @@ def test_a_class_without_weight_is_refused(haberman):
     weight = (y != info.positive_class).astype(float)
     with pytest.raises(ParameterError, match=r"gives every row of class .* weight 0"):
         LibreClassifier(**FIXED, positive_class=info.positive_class).fit(X, y, weight)
+    flags = (y == info.positive_class).to_numpy()  # it read "class np.True_"
+    with pytest.raises(ParameterError, match=r"gives every row of class True weight 0"):
+        LibreClassifier(**FIXED).fit(X, flags, np.where(flags, 0.0, 1.0))
 
 
 def test_the_search_passes_weights_to_its_folds_and_its_refit(haberman):

@@ -997,6 +997,35 @@ def test_an_estimator_value_the_grid_replaces_draws_a_warning_naming_it():
     assert "sets alpha=0.9, which" in message and "LibreSearchCV(max_rules" not in message
 
 
+def test_nested_parameters_of_a_default_search_say_to_pass_an_estimator():
+    """LibreSearchCV().set_params(estimator__n_estimators=10) raised AttributeError:
+    'NoneType' object has no attribute 'set_params'."""
+    with pytest.raises(ParameterError, match=r"estimator=LibreClassifier\(n_estimators=\.\.\.\)"):
+        LibreSearchCV().set_params(estimator__n_estimators=10)
+    given = LibreSearchCV().set_params(estimator=LibreClassifier(), estimator__n_estimators=10)
+    assert given.estimator.n_estimators == 10
+    again = LibreSearchCV(estimator=LibreClassifier()).set_params(estimator__alpha=0.9)
+    assert again.estimator.alpha == 0.9 and again.get_params()["estimator__alpha"] == 0.9
+
+
+def test_log_probabilities_for_cross_val_predict():
+    """predict_log_proba was missing: cross_val_predict(method="predict_log_proba") failed."""
+    from sklearn.model_selection import cross_val_predict
+
+    X, labels, _ = load_dataset("haberman")
+    y = labels == "2"  # cross_val_predict encodes y as 0/1 for these methods
+    model = LibreClassifier(random_state=0, n_estimators=5)
+    logs = cross_val_predict(model, X, y, cv=3, method="predict_log_proba")
+    probabilities = cross_val_predict(model, X, y, cv=3, method="predict_proba")
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(logs, np.log(probabilities))
+    assert np.isneginf(logs).any()  # rows no rule fires on: probability 0
+    search = LibreSearchCV({"alpha": [0.5]}, estimator=model, cv=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(
+        search.predict_log_proba(X), search.best_estimator_.predict_log_proba(X)
+    )
+
+
 def test_multi_metric_scoring_is_refused_by_name():
     X, y, _ = load_dataset("haberman")
     for scoring in (["f1", "accuracy"], {"a": "accuracy"}):
