@@ -73,6 +73,7 @@ def report(
         read.get("streamed"),
         read.get("n_unlabeled", 0),
         notes,
+        covered=read_stage(store_root, rules)[0].num_rows,  # the cover's rules, one per row
     )
 
     def compute():

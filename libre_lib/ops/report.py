@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import NUMERIC
-from ..errors import ParameterError
+from ..errors import ParameterError, counted
 from ..estimator import (
     AUTO_CHOSEN,
     BELOW_INNER,
@@ -359,12 +359,18 @@ class RuleReport:
     """Whether ChiMerge's cut points were thinned to those Fisher's test finds significant."""
     fit_cautions: tuple[str, ...] = ()
     """Cautions about the fit itself (see :func:`below_inner_caution`), shown with the others."""
+    covered: int | None = None
+    """How many rules the set cover chose before the majority guard (None: not known)."""
 
     @property
     def cautions(self) -> tuple[str, ...]:
         """What a reader should know before trusting the model (see ``baselines.cautions``
         and ``fit_cautions``); shown under the report's header."""
-        empty = (no_rules_caution(self.parameters, self.majority_name),) if self.empty else ()
+        empty = (
+            (no_rules_caution(self.parameters, self.majority_name, self.covered),)
+            if self.empty
+            else ()
+        )
         empty += tuple(self.fit_cautions)
         if self.baselines is None:
             return empty
@@ -587,11 +593,30 @@ def _with_notes(given: tuple[str, ...], found: tuple[str, ...]) -> tuple[str, ..
     return given + tuple(note for note in found if note not in given)
 
 
-def no_rules_caution(parameters: Mapping[str, object], majority_name: str = "") -> str:
+def no_rules_caution(
+    parameters: Mapping[str, object], majority_name: str = "", covered: int | None = None
+) -> str:
     """Why a model has no rule and what to change, for the report's cautions (``parameters``:
-    the model's, ``abstain`` among them)."""
+    the model's, ``abstain`` among them; ``covered``: how many rules the set cover chose
+    before the majority guard, when known)."""
     answer = f"“{majority_name}”" if majority_name else "the majority class"
-    if parameters.get("abstain", True):
+    guarded = parameters.get("abstain", True)
+    if guarded and covered:
+        removed = (
+            "removed it: with it, the model was"
+            if covered == 1
+            else f"removed all {covered}: with the first of them, the first two, and so on, the "
+            "model was each time"
+        )
+        why = (
+            f"The set cover chose {counted(covered, 'rule')}, and the majority guard (abstain, "
+            f"on by default) {removed} less accurate on its training rows than answering "
+            f"{answer} everywhere. To keep the rules the set cover chose, set abstain: false "
+            "(the spec's model section, or LibreClassifier(abstain=False)), and weigh what a "
+            "missed case and a false alarm cost; columns that carry more signal may give rules "
+            "that pass it."
+        )
+    elif guarded and covered is None:
         why = (
             "Its majority guard (abstain, on by default) cuts the rule set back until it is at "
             f"least as accurate on its training rows as answering {answer} everywhere; where "
@@ -633,6 +658,7 @@ def build_report(
     tuning_summary: Mapping | None = None,
     evaluated_on: str = "holdout",
     cautions: Sequence[str] = (),
+    covered: int | None = None,
 ) -> RuleReport:
     """Compute the tables of a fitted model on holdout data and bundle them for rendering.
 
@@ -659,6 +685,9 @@ def build_report(
     cautions : sequence of str
         Shown under the header with the report's own cautions (e.g. that no setting beat
         flagging every row: the columns may hold little signal).
+    covered : int, optional
+        How many rules the set cover chose before the majority guard: a model without rules
+        then says whether the guard removed them or none passed the cover.
     changes : ChampionChanges, optional
         Adds the "Changes since the champion" section; it uses ``column_labels`` unless it
         carries its own.
@@ -752,6 +781,7 @@ def build_report(
         changes=changes,
         description=description,
         display=display,
+        covered=covered,
         fit_cautions=tuple(cautions)
         + below_inner_caution(model, train_positive, tuning_summary)
         + exact_column_caution(

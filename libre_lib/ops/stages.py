@@ -1320,13 +1320,15 @@ def report(
     streamed: dict | None = None,
     n_unlabeled: int = 0,
     notes: Sequence[str] = (),
+    covered: int | None = None,
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows (on the training rows when there is
     no holdout, with a note saying so) and the data contract of the training rows; ``tuning``
     is the ``pick`` stage's (table, metadata) when the pipeline tuned. ``streamed``: the row
     counts of a streamed run (``frame`` is then its sample). ``n_unlabeled``: the rows left out
     for want of a target value (``target.unlabeled: drop``; a streamed run counts its own).
-    ``notes``: the flow's own, first in the report's notes."""
+    ``notes``: the flow's own, first in the report's notes. ``covered``: the rules the set
+    cover chose before the majority guard (a model without rules says which removed them)."""
     # checked here too: ``load`` may be a cache hit (its key holds no labels), and a streamed
     # run's columns are first known without their values
     check_report_labels(frame, spec, spec.features.categorical or [])
@@ -1404,6 +1406,7 @@ def report(
         tuning_summary=None if tuning is None else tuning[1],
         evaluated_on="training" if note else "holdout",
         cautions=signal,
+        covered=covered,
     )
     if streamed is not None:  # its training F1 would be the sample's: the flow's check, on
         rule_report = replace(rule_report, fit_cautions=signal)  # every row, acted

@@ -580,6 +580,19 @@ def test_a_spec_that_changes_only_how_a_run_executes_reuses_the_version(spec_cop
     assert changed["new_version"]
 
 
+def test_a_model_without_rules_says_the_guard_removed_what_the_cover_chose(spec_copy):
+    """The report guessed: "it can leave none (or no rule passed the set cover)", although the
+    run's set_cover stage had chosen rules that the majority guard then removed."""
+    model = {"random_state": 0, "n_estimators": 10, "alpha": 0.9, "max_rules": 3,
+             "conflict_tolerance": 0, "max_intervals": None}  # fmt: skip
+    summary = train(spec_copy(model=model))
+    assert summary["metrics"]["n_rules"] == 0
+    (said,) = [c for c in summary["cautions"] if c.startswith("The model has no rules")]
+    assert "The set cover chose 3 rules, and the majority guard" in said
+    assert "removed all 3" in said and "set abstain: false" in said
+    assert "or no rule passed the set cover" not in said
+
+
 def test_the_same_rows_read_whole_or_streamed_are_one_version(spec_copy, tmp_path):
     """data.streamed and data.batch_rows say how the rows are read: the same model from the
     same rows read either way registered a second version (v0001-ceb71b65, v0002-ceb71b65). A

@@ -384,6 +384,12 @@ def test_model_without_rules(liver):
     assert "Caution:</strong> The model has no rules" in render_html(report)
     unguarded = build_report(empty.set_params(abstain=False), X, y, title="No rules")
     assert "No rule passed the set cover" in unguarded.cautions[0]
+    # the pipeline knows what the cover chose: the guard's work, or the cover's
+    guarded = build_report(empty.set_params(abstain=True), X, y, title="No rules", covered=1)
+    assert "The set cover chose 1 rule, and the majority guard" in guarded.cautions[0]
+    assert "removed it: with it, the model was less accurate" in guarded.cautions[0]
+    bare = build_report(empty, X, y, title="No rules", covered=0)
+    assert "No rule passed the set cover" in bare.cautions[0]
     assert not any("no rules" in c for c in build_report(model, X, y, title="t").cautions)
     page = render_html(report)
     assert page.count("<svg") == 3 and "No rules: nothing to show" in page
