@@ -1298,6 +1298,7 @@ tr:hover td, tr:hover th[scope="row"] { background: #fafbfc; }
 figure { margin: 16px 0; }
 figcaption { color: #5b6272; font-size: 13px; margin-top: 4px; }
 svg.figure { max-width: 100%; height: auto; }
+.figure-wrap { overflow-x: auto; }
 .badge { display: inline-block; padding: 2px 10px; border-radius: 12px; font-weight: 600; }
 .badge.ok { background: #e3f4ea; color: #17693a; }
 .badge.fail { background: #fde8e4; color: #a3290f; }
@@ -1326,6 +1327,7 @@ span.cond { white-space: nowrap; }
   td.rule-text, tbody th.rule-text {
     min-width: 150px; position: sticky; left: 0; background: #fff; }
   dl.glossary, dl.legend { grid-template-columns: 1fr; }
+  svg.figure { max-width: none; width: 560px; }
 }
 @media print {
   body { background: #fff; font-size: 11pt; }
@@ -1511,7 +1513,7 @@ class _Figures:
         self.count += 1
         return [
             "<figure>",
-            svg,
+            f'<div class="figure-wrap">{svg}</div>',
             f"<figcaption>Figure {self.count}. {_h(caption)}</figcaption>",
             "</figure>",
         ]

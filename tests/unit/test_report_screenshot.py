@@ -94,3 +94,28 @@ def test_the_rule_column_keeps_room_beside_the_numbers(tmp_path):
     width, scrolled, shown = map(float, dom.split('data-probe="', 1)[1].split('"', 1)[0].split())
     assert width >= 330, width
     assert scrolled <= shown + 1, (scrolled, shown)
+
+
+@pytest.mark.skipif(_module().find_browser() is None, reason="no Chromium installed")
+def test_figures_keep_a_readable_size_on_a_phone(tmp_path):
+    """At 390 px the 760-wide figures shrank to half: axis labels and legends 5-6 px tall.
+    They now keep 560 px and scroll sideways in their own box."""
+    import subprocess
+
+    shot = _module()
+    probe = (
+        "<script>const f = document.querySelector('svg.figure');"
+        "document.body.setAttribute('data-probe', [f.getBoundingClientRect().width, "
+        "f.closest('.figure-wrap').clientWidth, document.documentElement.scrollWidth, "
+        "window.innerWidth].join(' '));</script>"
+    )
+    page = tmp_path / "report.html"
+    page.write_text(shot.sample_report_html().replace("</body>", probe + "</body>"), "utf-8")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--dump-dom"]
+    command = [shot.find_browser(), *flags, "--window-size=390,2000", page.as_uri()]
+    dom = subprocess.run(command, check=True, capture_output=True, text=True, timeout=180).stdout
+    probed = dom.split('data-probe="', 1)[1].split('"', 1)[0].split()
+    drawn, box, page_width, window = map(float, probed)
+    assert window < 640  # the phone layout (headless Chromium's narrowest window is 500 px)
+    assert drawn >= 550, drawn
+    assert box < drawn and page_width <= window, probed  # the figure's box scrolls, the page not
