@@ -1220,7 +1220,7 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
         out.append(md_fence(str(report.validation_summary).rstrip("\n")))
     elif report.validation_success is None:
         out.append("The data-validation stage was not run for this report.")
-    out += blocks(expectation_blocks(report.expectations))
+    out += blocks(expectation_blocks(report.expectations, report.display))
 
     out.append("## Model parameters")
     if report.parameters:
@@ -1653,7 +1653,7 @@ def render_html(report: RuleReport) -> str:
         out.append(f"<pre>{_h(str(report.validation_summary).rstrip())}</pre>")
     elif report.validation_success is None:
         out.append('<p class="empty">The data-validation stage was not run for this report.</p>')
-    out += _html_blocks(expectation_blocks(report.expectations), figures)
+    out += _html_blocks(expectation_blocks(report.expectations, report.display), figures)
 
     out.append("<h2>Model parameters</h2>")
     if report.parameters:

@@ -416,8 +416,11 @@ def _expectation_name(name: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-def expectation_blocks(expectations: pd.DataFrame | None) -> list[Block]:
-    """Every data expectation with its result."""
+def expectation_blocks(
+    expectations: pd.DataFrame | None, display: RuleDisplay | None = None
+) -> list[Block]:
+    """Every data expectation with its result (a column under its ``display`` label, with its
+    name in the data)."""
     if expectations is None or not len(expectations):
         return []
     rows = []
@@ -426,7 +429,11 @@ def expectation_blocks(expectations: pd.DataFrame | None) -> list[Block]:
         rows.append(
             [
                 _expectation_name(r.get("expectation", "")),
-                "the table" if is_missing(r.get("column")) else str(r.get("column")),
+                "the table"
+                if is_missing(r.get("column"))
+                else str(r["column"])
+                if display is None
+                else _column_and_label(display, r["column"]),
                 "Passed" if r.get("success") else "Failed",
                 DASH if is_missing(count) else f"{int(count):,}",
                 str(r.get("details") or ""),

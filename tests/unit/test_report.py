@@ -750,6 +750,13 @@ def test_report_sections_confusion_baselines_balance_and_bins(liver):
     md = render_markdown(report)
     assert "### Confusion matrix (holdout rows)" in md and "data:image" not in md
     assert "THEN heavy drinker ELSE" in md
+    # a labelled column reads as elsewhere in the report, with its name in the data
+    labelled = build_report(
+        model, X, y, title="t", column_labels={"mcv": "mean corpuscular volume"},
+        expectations=report.expectations,
+    )  # fmt: skip
+    row = "| Column to exist | mean corpuscular volume (mcv) | Passed |"
+    assert row in render_markdown(labelled)
 
 
 def test_no_long_cut_points_in_rules_and_run_header(liver):
