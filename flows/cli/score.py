@@ -112,7 +112,8 @@ def score_command(
         typer.Option(
             "--fail-on-drift",
             help="Fail (nothing written, exit 3) when a column the rules test drifts: unseen "
-            "categories, values out of the training range, more missing values (only the "
+            "categories, more values out of the training range than chance gives (docs/"
+            "operations.md), more missing values (only the "
             "last in a column the rules test only for a missing value).",
         ),
     ] = False,

@@ -56,6 +56,8 @@ from ..inputs import as_frame
 from ..render import marker_texts
 from ..rules import fired_patterns, fired_text, set_item_text
 from .contract import (
+    OUT_OF_RANGE,
+    ColumnObservation,
     ContractIssue,
     ContractReport,
     ContractViolation,
@@ -1248,15 +1250,44 @@ def check_output(output_path: str | os.PathLike) -> Path:
     return output
 
 
-def _raise_for_drift(report: ContractReport, where: str) -> None:
+#: The level of the test by which ``fail_on_drift`` refuses values outside the training range
+#: (:func:`beyond_chance`).
+RANGE_DRIFT_LEVEL = 0.001
+
+
+def beyond_chance(observation: ColumnObservation, n_training_rows: int | None) -> bool:
+    """Whether a column's values outside the training range are more than rows drawn as the
+    training rows were would give by chance (the holdout rows of the training data reach
+    beyond its extremes too: one value in 768 beyond pima's range is no drift). Under that
+    null, the share of values beyond both extremes of n training values is Beta(2, n - 1)
+    distributed (the two outer spacings of n uniform order statistics), so the count among m
+    new values is beta-binomial: a one-sided test at :data:`RANGE_DRIFT_LEVEL` (ties only make
+    it more cautious). Without the number of training rows (a contract derived from the model
+    alone), any such value counts."""
+    if not n_training_rows:
+        return True
+    from scipy.stats import betabinom
+
+    present = n_training_rows * (1.0 - float(observation.training_missing_rate or 0.0))
+    n_out = observation.n_below + observation.n_above
+    n_values = observation.n_rows - observation.n_missing
+    if present < 2 or n_values < 1:
+        return True
+    return bool(betabinom.sf(n_out - 1, n_values, 2.0, present - 1.0) < RANGE_DRIFT_LEVEL)
+
+
+def _raise_for_drift(
+    report: ContractReport, where: str, n_training_rows: int | None = None
+) -> None:
     """``fail_on_drift``: refuse drift in a column the rules test (unseen categories, values
-    out of range, missing values beyond training's), naming each; in a column they test only
-    for a missing value, only its missing values."""
+    out of range beyond chance: :func:`beyond_chance`, missing values beyond training's),
+    naming each; in a column they test only for a missing value, only its missing values."""
     drift = [
         issue
         for observation in report.observations.values()
         for issue in observation.warnings(report.missing_rate_tolerance)
         if can_change_predictions(report, issue)
+        and (issue.problem != OUT_OF_RANGE or beyond_chance(observation, n_training_rows))
     ]
     if drift:
         lines = [f"Drift in columns the rules test, in {where} (fail_on_drift; nothing written):"]
@@ -1357,7 +1388,7 @@ def score_files(
                 where = f"{file.name} (its rows {done + 1} to {done + len(frame)})"
                 part.raise_for_errors(where)
                 if fail_on_drift:
-                    _raise_for_drift(part, where)
+                    _raise_for_drift(part, where, contract.n_training_rows)
                 done += len(frame)
                 scores = _score(model, frame, texts)
                 table = _conform(table, schema, file)

@@ -549,6 +549,35 @@ def test_fail_on_drift_refuses_drift_in_a_tested_column_and_writes_nothing(credi
     assert output.exists()
 
 
+def test_fail_on_drift_refuses_values_beyond_the_range_only_beyond_chance(tmp_path):
+    """The champion's own training file failed --fail-on-drift: one holdout value in 768 lay
+    beyond the training rows' range, as rows of the same data do by chance."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=3000), "b": rng.normal(size=3000)})
+    y = (X["a"] > 0.5).astype(int)
+    model = LibreClassifier(random_state=0, max_rules=1).fit(X[:200], y[:200])
+    assert "a" in {c.feature for rule in model.rules_ for c in rule}
+    contract = DataContract.from_model(model, X[:200])
+    assert contract.n_training_rows == 200
+    same = X[1000:]  # the same distribution: values beyond the 200 rows' extremes, by chance
+    report = contract.check(same)
+    assert 5 < report.observations["a"].n_below + report.observations["a"].n_above < 100
+    same.to_parquet(tmp_path / "same.parquet")
+    output = tmp_path / "out.parquet"
+    score_files(model, tmp_path / "same.parquet", output, contract=contract, fail_on_drift=True)
+    assert output.exists()
+    output.unlink()
+    shifted = same.assign(a=np.where(np.arange(2000) % 10 == 0, same["a"] + 5, same["a"]))
+    shifted.to_parquet(tmp_path / "shifted.parquet")  # 10 % of the rows far above the range
+    shifted_in = tmp_path / "shifted.parquet"
+    with pytest.raises(ContractViolation, match=r"column 'a': \d+ values .* outside the train"):
+        score_files(model, shifted_in, output, contract=contract, fail_on_drift=True)
+    assert not output.exists()
+    unknown = replace(contract, n_training_rows=None)  # derived from the model alone: any value
+    with pytest.raises(ContractViolation, match="outside the training range"):
+        score_files(model, tmp_path / "same.parquet", output, contract=unknown, fail_on_drift=True)
+
+
 def test_long_explanations_are_written_in_slices_with_the_same_table(credit, tmp_path, monkeypatch):
     # Rows that fire many long rules make explanations of kilobytes: a batch's explanation
     # column is built and written a slice at a time (bounded memory; one Arrow string array
