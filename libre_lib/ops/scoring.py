@@ -52,7 +52,7 @@ import pandas as pd
 
 from ..discretization import NUMERIC
 from ..errors import DataError, LibreWarning, ParameterError, counted, excerpt, user_stacklevel
-from ..inputs import as_frame
+from ..inputs import as_frame, decimal_floats
 from ..render import marker_texts
 from ..rules import fired_patterns, fired_text, set_item_text
 from .contract import (
@@ -853,7 +853,7 @@ class _Reader:
                 column = pc.replace_substring(column, ",", ".")
             if column.type != wanted:
                 try:
-                    column = column.cast(wanted)
+                    column = cast_column(column, wanted)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     raise self._unread(file, name, column, wanted, exc) from None
             if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
@@ -1057,6 +1057,20 @@ def _integer_types(files: list[InputFile], schemas: list, contract: DataContract
     return types
 
 
+def cast_column(column, wanted):
+    """An Arrow ``column`` cast to the type ``wanted``; a float32 or float16 column to float64
+    through the shortest decimal of each value (:func:`~libre_lib.inputs.decimal_floats`), as
+    ``predict`` reads it: a float32 Parquet column's 27.9 stays 27.9, not the
+    27.899999618530273 a cast gives, which fell below the cut point 27.9."""
+    import pyarrow as pa
+
+    narrow = {pa.float32(): np.float32, pa.float16(): np.float16}.get(column.type)
+    if narrow is None or not pa.types.is_float64(wanted):
+        return column.cast(wanted)
+    values = column.to_pandas().to_numpy(dtype=narrow, na_value=np.nan)
+    return pa.array(decimal_floats(values), pa.float64(), from_pandas=True)
+
+
 def _conform(table, schema, file: InputFile):
     """``table`` with ``schema``'s columns, order and types (absent columns as nulls)."""
     import pyarrow as pa
@@ -1069,7 +1083,7 @@ def _conform(table, schema, file: InputFile):
         column = table.column(field_.name)
         if column.type != field_.type:
             try:
-                column = column.cast(field_.type)
+                column = cast_column(column, field_.type)
             except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
                 raise DataError(
                     f"Could not convert column {field_.name!r} of {file.name} from "

@@ -578,6 +578,27 @@ def test_fail_on_drift_refuses_values_beyond_the_range_only_beyond_chance(tmp_pa
         score_files(model, tmp_path / "same.parquet", output, contract=unknown, fail_on_drift=True)
 
 
+@pytest.mark.parametrize("marked", [False, True], ids=["plain", "with-markers"])
+def test_a_float32_parquet_input_scores_as_predict_does(tmp_path, marked):
+    """A float32 Parquet file of pima scored 2 rows otherwise than predict: its bmi 27.9 was
+    cast to 27.899999618530273, below the rule's cut point 27.9 (and written so)."""
+    from libre_lib.datasets import load_dataset
+
+    X, y, _ = load_dataset("pima")
+    model = LibreClassifier(random_state=0).fit(X, y)
+    contract = DataContract.from_model(model, X)
+    if marked:  # a column's own missing-value markers: read as text, then cast
+        contract = replace(contract, column_markers={"bmi": ("0",)})
+    narrow = X.astype({c: "float32" for c in X.select_dtypes("float").columns})
+    narrow.to_parquet(tmp_path / "in.parquet")
+    output = tmp_path / "out.parquet"
+    score_files(model, tmp_path / "in.parquet", output, contract=contract)
+    scored = pd.read_parquet(output)
+    expected = model.predict(X.assign(bmi=X["bmi"].where(X["bmi"] != 0)) if marked else X)
+    np.testing.assert_array_equal(scored["prediction"].to_numpy(), expected.astype(str))
+    assert scored["bmi"].dropna().astype(str).str.len().max() <= 5  # 27.9, not 27.8999996
+
+
 def test_long_explanations_are_written_in_slices_with_the_same_table(credit, tmp_path, monkeypatch):
     # Rows that fire many long rules make explanations of kilobytes: a batch's explanation
     # column is built and written a slice at a time (bounded memory; one Arrow string array
