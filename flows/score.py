@@ -66,6 +66,7 @@ def score_flow(
     summary = score_inputs(model, contract, inputs, output, batch_rows, fail_on_drift)
     summary["artifact"] = scoring_report(summary, key_name, str(label), origin)
     summary["sample_warnings"] = check["sample"]["warnings"]
+    summary["contract_origin"] = origin
     return summary
 
 

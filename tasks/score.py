@@ -63,10 +63,7 @@ def resolve_model(model_path: str | None, model_loader: Callable | None = None):
         contract = DataContract.from_dict(contract)
     if contract is None:
         contract = DataContract.from_model(model)
-        origin = (
-            "derived from the model alone (no contract saved with it: categories and missing "
-            "bins are checked, training ranges and missing rates are not)"
-        )
+        origin = f"{scoring.MODEL_ALONE} (no contract saved with it: {scoring.MODEL_ALONE_MISSES})"
     return model, contract, origin
 
 

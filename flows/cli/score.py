@@ -176,7 +176,13 @@ def _print_warnings(warnings: list[dict]) -> None:
 
 def _print_summary(summary: dict, seconds: float, replaced: bool = False) -> None:
     from libre_lib.errors import counted
-    from libre_lib.ops.scoring import NO_ROWS, no_rules_text, predicted_text
+    from libre_lib.ops.scoring import (
+        MODEL_ALONE,
+        MODEL_ALONE_MISSES,
+        NO_ROWS,
+        no_rules_text,
+        predicted_text,
+    )
 
     console.print(
         f"scored [bold]{summary['rows']:,}[/] rows in "
@@ -197,6 +203,15 @@ def _print_summary(summary: dict, seconds: float, replaced: bool = False) -> Non
         )
         if no_rules_text(summary):
             console.print(f"[yellow]warning:[/] {escape(no_rules_text(summary))}.", highlight=False)
+        origin = str(summary.get("contract_origin") or "")
+        if origin.startswith(MODEL_ALONE):
+            console.print(
+                "[yellow]warning:[/] the model has no contract.json beside it: its data "
+                f"contract was {MODEL_ALONE}, so "
+                f"{escape(MODEL_ALONE_MISSES)}. Score a registered version (PIPELINE@VERSION), "
+                "or keep contract.json beside model.json.",
+                highlight=False,
+            )
         warnings = summary["warnings"]
         if warnings:
             console.print(
@@ -204,7 +219,10 @@ def _print_summary(summary: dict, seconds: float, replaced: bool = False) -> Non
             )
             _print_warnings(warnings)
         else:
-            console.print("[green]no drift[/] against the model's data contract")
+            console.print(
+                "[green]no drift[/] against the model's data contract"
+                + (" (derived from the model alone)" if origin.startswith(MODEL_ALONE) else "")
+            )
     console.print(
         f"output: [green]{escape(str(summary['output']))}[/]"
         + (" (replaced the file that was there)" if replaced else ""),

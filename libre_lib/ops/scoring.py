@@ -1264,6 +1264,14 @@ def check_output(output_path: str | os.PathLike) -> Path:
     return output
 
 
+#: Where the contract of a model without a contract.json comes from, and what it lacks.
+MODEL_ALONE = "derived from the model alone"
+MODEL_ALONE_MISSES = (
+    "categories and missing bins are checked; training ranges, missing rates and the training "
+    "data's own missing-value markers (a spec's na_values) are not known, so the inputs are "
+    "read without those markers"
+)
+
 #: The level of the test by which ``fail_on_drift`` refuses values outside the training range
 #: (:func:`beyond_chance`).
 RANGE_DRIFT_LEVEL = 0.001

@@ -222,3 +222,24 @@ def test_validate_and_score_runs_are_named_for_their_pipeline(scoring, spec_copy
         names = [run.name for run in client.read_flow_runs(limit=200)]
     assert any(n.startswith("score-credit-") for n in names), names
     assert any(n.startswith("validate-haberman-") for n in names), names
+
+
+def test_a_model_without_its_contract_says_so_on_the_command_line(scoring, tmp_path):
+    """A model.json copied without its contract.json scored without the training data's
+    markers and ranges, and the command said "no drift against the model's data contract"
+    (only the artifact said where the contract came from)."""
+    X, _, model_path, _, _ = scoring
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "model.json").write_text(Path(model_path).read_text())
+    X.to_csv(tmp_path / "in.csv", index=False)
+    data, out = str(tmp_path / "in.csv"), str(tmp_path / "o.parquet")
+    result = CliRunner().invoke(app, ["score", str(lone / "model.json"), data, out])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    assert "warning: the model has no contract.json beside it" in said
+    assert "derived from the model alone" in said and "a spec's na_values" in said
+    result = CliRunner().invoke(
+        app, ["score", str(model_path), str(tmp_path / "in.csv"), str(tmp_path / "p.parquet")]
+    )
+    assert "no contract.json" not in result.output  # saved with the model: nothing to say
