@@ -1245,8 +1245,12 @@ def _label_type(model):
 
 def check_output(output_path: str | os.PathLike) -> Path:
     """The scoring output as a path, refused when it is a folder or named like another format
-    (scoring writes Parquet)."""
+    (scoring writes Parquet). A symbolic link stands for the file it points to, which is
+    replaced (atomically, beside it): renamed onto the link, the output replaced the link by
+    a file and the file it named, which others read, kept the old scores."""
     output = Path(output_path)
+    if output.is_symlink():
+        output = Path(os.path.realpath(output))
     if output.is_dir():
         raise DataError(f"Output {str(output)!r} is a directory; give a .parquet file path.")
     if not output.name.lower().endswith(PARQUET_SUFFIXES):

@@ -303,6 +303,22 @@ def test_the_output_is_never_read_as_an_input(credit, tmp_path):
         assert summary.rows == len(X) and summary.files == (str(tmp_path / "in" / "data.parquet"),)
 
 
+def test_an_output_through_a_symbolic_link_replaces_the_file_it_names(credit, tmp_path):
+    """The link was replaced by a file, and the file it named, which others read, kept the
+    old scores."""
+    X, model, contract = credit
+    X.to_parquet(tmp_path / "data.parquet")
+    (tmp_path / "shared").mkdir()
+    target = tmp_path / "shared" / "scored.parquet"
+    target.write_bytes(b"old scores")
+    link = tmp_path / "latest.parquet"
+    link.symlink_to(target)
+    score_files(model, tmp_path / "data.parquet", link, contract=contract)
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert len(pd.read_parquet(target)) == len(X)
+    assert not [p for p in tmp_path.rglob("*") if ".tmp-" in p.name]
+
+
 def test_the_contract_saved_with_a_model_is_found(credit, tmp_path):
     _, model, contract = credit
     path = tmp_path / "model.json"
