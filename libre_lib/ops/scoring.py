@@ -1323,6 +1323,27 @@ def _raise_for_drift(
         raise error
 
 
+#: The key-value metadata of a scoring output that says which model scored it.
+PROVENANCE_KEYS = ("libre.model_sha256", "libre.version", "libre.scored_at")
+
+
+def provenance(model) -> dict[str, str]:
+    """The scoring output's metadata (:data:`PROVENANCE_KEYS`): the sha256 of the model's
+    JSON (a registered version's ``model_sha256``: ``libre models list`` and the registry name
+    the version), the library version and the time of scoring (UTC)."""
+    from datetime import UTC, datetime
+
+    from .. import __version__
+    from .artifacts import fingerprint_bytes
+
+    values = (
+        fingerprint_bytes(model.to_json().encode("utf-8")),
+        __version__,
+        datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    return dict(zip(PROVENANCE_KEYS, values, strict=True))
+
+
 def score_files(
     model,
     inputs,
@@ -1394,6 +1415,7 @@ def score_files(
         strict=True,
     ):
         out_schema = out_schema.append(pa.field(name, type_))
+    out_schema = out_schema.with_metadata({**(out_schema.metadata or {}), **provenance(model)})
 
     texts = _rule_texts(model)
     rule_counts = np.zeros(len(texts), dtype=np.int64)

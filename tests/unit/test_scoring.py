@@ -319,6 +319,32 @@ def test_an_output_through_a_symbolic_link_replaces_the_file_it_names(credit, tm
     assert not [p for p in tmp_path.rglob("*") if ".tmp-" in p.name]
 
 
+def test_the_output_names_the_model_that_scored_it(credit, tmp_path):
+    """Its schema held no metadata: nothing tied a scores file to a model version."""
+    from libre_lib import __version__
+    from libre_lib.ops.registry import ModelRegistry
+
+    X, model, contract = credit
+    X.to_parquet(tmp_path / "data.parquet")
+    registry = ModelRegistry(tmp_path / "store")
+    version = registry.register(
+        "credit",
+        model.to_json(),
+        spec={"name": "credit"},
+        metrics={"f1": 0.8},
+        validation={"success": True},
+        data_fingerprint="d" * 64,
+        spec_hash="s" * 64,
+        run_id="run-1",
+    )
+    score_files(model, tmp_path / "data.parquet", tmp_path / "out.parquet", contract=contract)
+    written = pq.read_schema(tmp_path / "out.parquet").metadata
+    meta = {k.decode(): v.decode() for k, v in written.items()}
+    assert meta["libre.model_sha256"] == version.model_sha256
+    assert version.version.endswith(meta["libre.model_sha256"][:8])
+    assert meta["libre.version"] == __version__ and meta["libre.scored_at"].endswith("+00:00")
+
+
 def test_the_contract_saved_with_a_model_is_found(credit, tmp_path):
     _, model, contract = credit
     path = tmp_path / "model.json"
