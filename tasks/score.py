@@ -104,8 +104,8 @@ def score_inputs(
         now = time.perf_counter()
         if now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            of = f" of {total}" if total else ""
-            log().info("stage score_inputs %d%s rows", rows, of)
+            of = f" of {total:,}" if total else ""
+            log().info("stage score_inputs %s%s rows", f"{rows:,}", of)
 
     summary = scoring.score_files(
         model,

@@ -1049,7 +1049,8 @@ class ColumnObservation:
                     self.n_unseen,
                     self.unseen_examples,
                     f"column {name!r}: {counted(self.n_unseen, 'value')} "
-                    f"({_percent(self.n_unseen, self.n_rows)}) are categories not seen in "
+                    f"({_percent(self.n_unseen, self.n_rows)}) "
+                    f"{'is a category' if self.n_unseen == 1 else 'are categories'} not seen in "
                     f"training, e.g. {list(self.unseen_examples)!r}; {effect}",
                 )
             )
@@ -1071,8 +1072,8 @@ class ColumnObservation:
                     examples,
                     f"column {name!r}: {counted(n_out, 'value')} "
                     f"({_percent(n_out, self.n_rows)}) outside "
-                    f"the training range [{low}, {high}] ({self.n_below} below, {self.n_above} "
-                    f"above; observed {observed_low} to {observed_high}); "
+                    f"the training range [{low}, {high}] ({self.n_below:,} below, "
+                    f"{self.n_above:,} above; observed {observed_low} to {observed_high}); "
                     + (
                         f"rules that test {name!r} read them as its lowest / highest interval"
                         if self.drift_matters

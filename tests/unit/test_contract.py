@@ -225,6 +225,10 @@ def test_unseen_categories_are_counted_with_examples(credit):
     assert warning.severity == "warning"
     assert ("do not fire" in warning.message) == ("a6" in _tested(model))
     assert report.observations["a6"].n_unseen == 13
+    assert "13 values (1.88%) are categories not seen" in warning.message
+    frame.loc[:11, "a6"] = X.loc[:11, "a6"]  # one left: "1 value ... is a category" ("are")
+    (one,) = [w for w in contract.check(frame).warnings if w.column == "a6"]
+    assert "1 value (0.145%) is a category not seen in training" in one.message
 
 
 def test_values_outside_the_training_range_are_counted(credit):
