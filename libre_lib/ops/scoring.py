@@ -1333,7 +1333,7 @@ def provenance(model) -> dict[str, str]:
     the version), the library version and the time of scoring (UTC)."""
     from datetime import UTC, datetime
 
-    from .. import __version__
+    from .._version import __version__
     from .artifacts import fingerprint_bytes
 
     values = (
