@@ -34,9 +34,9 @@ from ..estimator import (
     LEARNER_FACTORS,
     LibreClassifier,
     auto_refit_order,
-    exact_column,
     exact_column_message,
     falls_short,
+    telling_rule,
     training_f1,
 )
 from ..inputs import numeric_values, one_vs_rest
@@ -579,13 +579,14 @@ def exact_column_caution(
     the report says it where a reader sees it."""
     if X_train is None or train_positive is None:
         return ()
-    if exact_column(model.rules_, X_train, float(np.sum(train_positive))) is None:
+    found = telling_rule(model.rules_, X_train, float(np.sum(train_positive)))
+    if found is None:
         return ()
-    column = model.rules_.rules[0].conditions[0].feature
+    column = model.rules_.rules[found[0]].conditions[0].feature
     remedy = (
         f"features.exclude: {yaml_scalar([column])} in a spec, X.drop(columns={column!r}) in Python"
     )
-    return (exact_column_message(model.rules_, remedy),)
+    return (exact_column_message(model.rules_, remedy, found),)
 
 
 def _with_notes(given: tuple[str, ...], found: tuple[str, ...]) -> tuple[str, ...]:
