@@ -274,6 +274,8 @@ DISCRETIZATION_COLUMNS = ("column", "kind", "n_bins", "bins", "missing")
 #: groups, so the bins table is where their categories are read; an id-like column's one
 #: group of thousands is cut short).
 SHOWN_PER_GROUP = MANY_CATEGORIES
+#: A column of many categories in one group (no rule can test it) lists this many of them.
+SHOWN_IN_ONE_GROUP = 10
 
 
 def _category_list(feature: str, categories, display: RuleDisplay, limit: int | None = None):
@@ -313,6 +315,18 @@ def discretization_table(
             else:
                 bins = "no cut point (one range)"
             kind = "numeric"
+        elif feature.groups and feature.n_value_bins == 1:  # "3,966 categories in 1 groups"
+            tested = (
+                "rules can test only whether it is missing"
+                if feature.has_missing
+                else "no rule can test this column"
+            )
+            bins = (
+                f"{len(feature.categories):,} categories in one group: none differed enough in "
+                f"its share of {positive_name} (in training) to stand apart, so {tested}; e.g. "
+                + _category_list(feature.name, feature.categories, display, SHOWN_IN_ONE_GROUP)
+            )
+            kind = "categorical"
         elif feature.groups:
             shares = group_shares.get(feature.name) or [None] * feature.n_value_bins
             groups = [

@@ -956,6 +956,12 @@ def test_the_bins_table_shows_grouped_categories_as_groups():
     assert first == "group 1 {" + ", ".join(shown) + f", … {150 - SHOWN_PER_GROUP} more}}"
     assert second == "group 2 {" + ", ".join(f"z{i:03d}" for i in range(150, 170, 2)) + "}"
     assert third == "group 3 {" + ", ".join(f"z{i:03d}" for i in range(151, 170, 2)) + "}"
+    # one group: no rule can use the column; a few of its categories (it listed 100, and
+    # read "3,966 categories in 1 groups")
+    one = FeatureBins("city", CATEGORICAL, categories=categories, groups=(0,) * 170)
+    (bins,) = discretization_table(Discretization((one,)), RuleDisplay())["bins"]
+    assert bins.startswith("170 categories in one group: none differed enough in its share")
+    assert "no rule can test this column; e.g. z000, z001," in bins and "… 160 more" in bins
 
 
 def test_a_rule_on_many_grouped_categories_names_its_groups():
