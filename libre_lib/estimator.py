@@ -44,6 +44,8 @@ from .inputs import (
     as_frame,
     binary_target,
     check_sample_weight,
+    duplicate_columns,
+    duplicate_columns_message,
     is_usual_marker,
     label_array,
     misread_text_columns,
@@ -219,6 +221,18 @@ def exact_column_message(rules: RuleSet, remedy: str, found: tuple[int, float] =
         f"is not the target, or computed from it, left among the features ({remedy}). If it "
         "is a real cause, ignore this."
     )
+
+
+def _warn_duplicate_columns(frame: pd.DataFrame) -> None:
+    """Warn of columns that repeat another (:func:`~libre_lib.inputs.duplicate_columns`)."""
+    pairs = duplicate_columns(frame)
+    if pairs:
+        copies = [copy for _, copy in pairs]
+        warnings.warn(
+            duplicate_columns_message(pairs, f"X.drop(columns={copies!r})"),
+            LibreWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def with_missing_params(cls: type, state: dict) -> dict:
@@ -510,6 +524,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             frame = as_frame(X)
             refuse_infinite(frame)
             warn_spelled_alike(frame, self.categorical_features)
+            _warn_duplicate_columns(frame)
             target = binary_target(y, self.positive_class, n_rows=frame.shape[0])
             if sample_weight is not None:
                 frame, target, _ = weighted_rows(frame, target, sample_weight, type(self).__name__)

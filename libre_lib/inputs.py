@@ -319,6 +319,41 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
     return [a or b for a, b in zip(flags, declared, strict=True)]
 
 
+def duplicate_columns(frame: pd.DataFrame) -> list[tuple[object, object]]:
+    """Pairs (first, copy) of columns of ``frame`` that hold the same values, of the same
+    type, in every row (each copy paired with the first column it repeats); columns of one
+    value, which are dropped anyway, are left out. Each column is hashed once."""
+    seen: dict[int, list] = {}
+    pairs = []
+    for name in frame.columns:
+        column = frame[name]
+        try:
+            hashed = pd.util.hash_pandas_object(column, index=False).to_numpy()
+        except TypeError:  # cells pandas cannot hash: not compared
+            continue
+        key = int(hashed.sum(dtype=np.uint64))
+        first = next((f for f in seen.get(key, ()) if frame[f].equals(column)), None)
+        if first is None:
+            seen.setdefault(key, []).append(name)
+        elif column.nunique(dropna=False) > 1:
+            pairs.append((first, name))
+    return pairs
+
+
+def duplicate_columns_message(pairs, remedy: str) -> str | None:
+    """The warning about :func:`duplicate_columns`' ``pairs`` (None without any); ``remedy``:
+    how to leave the copies out."""
+    if not pairs:
+        return None
+    first, copy = pairs[0]
+    more = f" (and {counted(len(pairs) - 1, 'more such pair')})" if len(pairs) > 1 else ""
+    return (
+        f"Columns {first!r} and {copy!r} hold the same values in every row{more}: a rule "
+        "tests whichever of them its learner drew, so the rules may name either one for the "
+        f"same thing. Leave the copies out ({remedy})."
+    )
+
+
 def misread_text_columns(
     frame: pd.DataFrame, categorical_features=None, columns: Iterable | None = None
 ) -> dict[str, str]:

@@ -44,6 +44,8 @@ from ..inputs import (
     Target,
     as_frame,
     binary_target,
+    duplicate_columns,
+    duplicate_columns_message,
     misread_text_columns,
     python_scalar,
     same_number,
@@ -79,7 +81,7 @@ from .registry import (
 from .report import RuleReport, build_report, render_html, render_markdown
 from .scoring import SCORE_COLUMNS
 from .sources import read_source, separator_hint
-from .spec import BIN_OPTIONS, PipelineSpec
+from .spec import BIN_OPTIONS, PipelineSpec, yaml_scalar
 from .tables import (
     candidates_table,
     choice_table,
@@ -497,6 +499,15 @@ def absent_positive_class(spec: PipelineSpec, column: pd.Series) -> DataError:
         f"target.positive_class {positive_label(spec)!r} is not a value of the target column "
         f"{spec.target.column!r} (its values: {shown}).{hint}"
     )
+
+
+def duplicate_notes(X_train: pd.DataFrame) -> tuple[str, ...]:
+    """A note when training columns repeat others (the estimator's warning, which reaches the
+    task's log only), naming the copies to leave out of the spec."""
+    pairs = duplicate_columns(X_train)
+    copies = [copy for _, copy in pairs]
+    remedy = f"features.exclude: {yaml_scalar(copies)} in the spec"
+    return tuple(filter(None, [duplicate_columns_message(pairs, remedy)]))
 
 
 def signal_note(
@@ -1371,6 +1382,7 @@ def report(
         skip=as_text.__contains__,
     )
     dropped = dropped_notes(X_train, getattr(model.discretization_, "dropped", ()))
+    dropped += duplicate_notes(X_train[list(model.columns_)])
     dropped += unheld_label_notes(spec, X_train)
     if not note and streamed is None:  # a holdout of its own, every row in memory
         dropped += copied_holdout_note(frame, holdout_flags)

@@ -20,6 +20,7 @@ from ..errors import DataError, LibreError, SpecError, excerpt
 from ..inputs import (
     USUAL_MARKERS,
     date_text_example,
+    duplicate_columns,
     duration_text_example,
     numbers_as_text_message,
     python_scalar,
@@ -439,6 +440,9 @@ def starter(
         or _identifier(distinct_rows[column])
         for column in others
     }
+    kept = [c for c in others if reasons[c] is None]
+    for first, copy in duplicate_columns(frame[kept]) if kept else ():
+        reasons[copy] = f"the same values as {first!r} in every row: a copy of it"
     left_out = {column: reason for column, reason in reasons.items() if reason is not None}
     identifiers = [c for c in left_out if left_out[c].endswith("an id?")]
     features = [c for c in others if c not in left_out]

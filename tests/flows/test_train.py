@@ -593,6 +593,21 @@ def test_a_model_without_rules_says_the_guard_removed_what_the_cover_chose(spec_
     assert "or no rule passed the set cover" not in said
 
 
+def test_a_column_that_repeats_another_is_a_note_of_the_run(spec_copy, tmp_path):
+    """The rules named a copied column without a word in the report (the estimator's warning
+    reaches the task's log only)."""
+    import pandas as pd
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[2] / "libre_lib/datasets/haberman.csv")
+    frame.insert(1, "age_again", frame["age"])
+    frame.to_csv(tmp_path / "copied.csv", index=False)
+    summary = train(spec_copy(data={"path": str(tmp_path / "copied.csv")}))
+    (said,) = [n for n in summary["notes"] if "hold the same values in every row" in n]
+    assert said.startswith("Columns 'age' and 'age_again'")
+    assert "features.exclude: [age_again] in the spec" in said
+    assert "age_again" in Path(summary["report"]).read_text()
+
+
 def test_the_same_rows_read_whole_or_streamed_are_one_version(spec_copy, tmp_path):
     """data.streamed and data.batch_rows say how the rows are read: the same model from the
     same rows read either way registered a second version (v0001-ceb71b65, v0002-ceb71b65). A

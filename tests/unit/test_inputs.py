@@ -633,3 +633,21 @@ def test_categories_that_differ_by_spaces_or_case_draw_a_warning():
     cleaned = X.assign(c=X.c.str.strip().str.lower())  # the advice: no warning
     with no_libre_warnings():
         warn_spelled_alike(cleaned, None)
+
+
+def test_columns_that_repeat_another_are_named_at_fit():
+    """`income` and its copy `income_copy`: the rules named the copy, never the original,
+    without a word (and `libre init` kept both)."""
+    from libre_lib.inputs import duplicate_columns
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"income": rng.normal(size=400), "age": rng.integers(18, 90, 400)})
+    X = X.assign(income_copy=X["income"], age_again=X["age"], one=1, also_one=1)
+    X["near"] = X["income"].where(X.index != 7, 0.0)  # one value differs: no copy
+    assert duplicate_columns(X) == [("income", "income_copy"), ("age", "age_again")]
+    y = (X["income"] > 0.3).astype(int)
+    with pytest.warns(LibreWarning, match=r"Columns 'income' and 'income_copy' hold the same "
+                      r"values in every row \(and 1 more such pair\).*X\.drop\(columns="
+                      r"\['income_copy', 'age_again'\]\)"):  # fmt: skip
+        LibreClassifier(random_state=0, n_estimators=5, max_rules=1).fit(X, y)
+    assert duplicate_columns(X.drop(columns=["income_copy", "age_again"])) == []

@@ -96,6 +96,9 @@ def test_columns_training_will_call_ids_are_left_out_here_too():
     assert found.left_out["comment"].startswith("free text (")
     assert "derive features from it" in found.left_out["comment"]
     assert found.identifiers == ["code"] and "age" in found.features
+    copied = st.starter(frame.assign(age_again=frame["age"]), "churned", name="visits")
+    assert copied.left_out["age_again"] == "the same values as 'age' in every row: a copy of it"
+    assert "age" in copied.features and "age_again" not in copied.features
 
 
 @pytest.mark.parametrize(
