@@ -319,16 +319,22 @@ def resolve_categorical(frame: pd.DataFrame, categorical_features, warn: bool = 
     return [a or b for a, b in zip(flags, declared, strict=True)]
 
 
+#: :func:`duplicate_columns` hashes this many first rows of each column.
+DUPLICATE_PROBE_ROWS = 1_000
+
+
 def duplicate_columns(frame: pd.DataFrame) -> list[tuple[object, object]]:
     """Pairs (first, copy) of columns of ``frame`` that hold the same values, of the same
     type, in every row (each copy paired with the first column it repeats); columns of one
-    value, which are dropped anyway, are left out. Each column is hashed once."""
+    value, which are dropped anyway, are left out. Columns are hashed on their first rows,
+    and only those alike there are compared whole."""
     seen: dict[int, list] = {}
     pairs = []
+    head = frame.iloc[:DUPLICATE_PROBE_ROWS]
     for name in frame.columns:
         column = frame[name]
         try:
-            hashed = pd.util.hash_pandas_object(column, index=False).to_numpy()
+            hashed = pd.util.hash_pandas_object(head[name], index=False).to_numpy()
         except TypeError:  # cells pandas cannot hash: not compared
             continue
         key = int(hashed.sum(dtype=np.uint64))
