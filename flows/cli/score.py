@@ -78,8 +78,22 @@ def resolve_model(model: Path, store: Path | None) -> Path:
             "lowercase letters, digits and dashes)."
             + known_pipelines(str(model), registry.pipelines(), str(store / "models"))
         )
+    if model.is_dir():  # a registered version's folder, or a run's
+        if (model / "model.json").is_file():
+            return model / "model.json"
+        raise FileNotFoundError(
+            f"{str(model)!r} is a folder without a model.json: give a model.json, a run or "
+            "version folder holding one, or a pipeline's name."
+        )
     if model.exists() or match is None:
         return model
+    known = registry.pipelines()
+    if match["pipeline"] not in known:  # "pim" for "pima": the pipelines there, closest first
+        hint = known_pipelines(match["pipeline"], known, str(store / "models"))
+        raise FileNotFoundError(
+            f"No model file {str(model)!r}, and no pipeline {match['pipeline']!r} has model "
+            f"versions in {store}.{hint}"
+        )
     version = registry.get(match["pipeline"], match["version"] or "champion")
     return version.model_path
 

@@ -184,6 +184,16 @@ def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_
     said = " ".join(output.split())
     assert code == 1 and "'haber_man' is neither a model file nor a pipeline name" in said
     assert "Did you mean 'haberman'?" in said and not out.exists()
+    # a valid name the store lacks ("haberma"): the same hint (it said "has no registered
+    # model versions yet" without naming the pipelines there)
+    code, output = _run("score", "haberma", data, out, "--store", tmp_path / "store")
+    said = " ".join(output.split())
+    assert code == 1 and "no pipeline 'haberma' has model versions" in said, said
+    assert "Did you mean 'haberman'?" in said and not out.exists()
+    # a run folder stands for its model.json (it said "does not exist")
+    code, output = _run("score", latest, tmp_path / "eu.csv", out)
+    assert code == 0 and out.exists(), output
+    out.unlink()
     for replaced in (False, True):  # the second scoring replaces the first's output
         code, output = _run(
             "score", "haberman", tmp_path / "eu.csv", out, "--store", tmp_path / "store"
