@@ -90,9 +90,17 @@ _NONE_MEANS = {
 
 
 def param_text(name: str, value) -> str:
-    """A parameter's value for people: ``None`` says what it means (``none (no cap)``)."""
+    """A parameter's value for people: ``None`` says what it means (``none (no cap)``);
+    booleans and lists as a spec writes them (``true``, ``[age, bmi]``; they read ``True``
+    and ``['age', 'bmi']``)."""
     if value is None:
         return _NONE_MEANS.get(str(name), "none")
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        from .spec import yaml_scalar
+
+        return yaml_scalar(list(value))
     return fmt_value(value)
 
 

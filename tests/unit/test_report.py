@@ -937,6 +937,7 @@ def test_parameters_say_what_auto_chose_and_what_none_means():
     md = render_markdown(report)
     assert f"`auto: {model.max_rules_}`" in md or "`auto: none (no limit)`" in md
     assert "| `max_features` |" in md and "None" not in md.split("## Model parameters")[1]
+    assert "| `abstain` | `true` |" in md  # as a spec writes it, not Python's True
     assert "n_flagged" not in md and "| Holdout rows flagged |" in md  # every measure named
 
 
