@@ -824,17 +824,64 @@ def narrow_float(dtype) -> np.dtype | None:
     return None
 
 
+#: Significant digits that tell every float32 (float16) value apart.
+_NARROW_DIGITS = {4: 9, 2: 5}
+
+
 def decimal_floats(values: np.ndarray) -> np.ndarray:
-    """float32 or float16 ``values`` as the float64 of their shortest decimal text (26.4, not
-    the 26.399999618530273 a float32 26.4 widens to; each distinct value written once), every
-    missing one as NaN. Order is kept, and the narrow type reads each back as it was."""
+    """float32 or float16 ``values`` as the float64 of their shortest decimal (26.4, not the
+    26.399999618530273 a float32 26.4 widens to), every missing one as NaN. Order is kept,
+    and the narrow type reads each back as it was. Each distinct value is written once
+    (:func:`_distinct_decimals`)."""
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    return np.append(uniques.astype(str).astype(np.float64), np.nan)[codes]
+    return np.append(_distinct_decimals(np.asarray(uniques, dtype=values.dtype)), np.nan)[codes]
 
 
-def numeric_values(series: pd.Series, learned: bool = False) -> np.ndarray:
+def _distinct_decimals(values: np.ndarray) -> np.ndarray:
+    """:func:`decimal_floats` of ``values``, each written.
+
+    Vectorized: for k = 1, 2, ... significant digits, the two k-digit decimals around each
+    value still pending (n / 10**p or n * 10**p, a correctly rounded operation on exact
+    numbers: the double nearest the decimal) are read back in the narrow type, and the closer
+    of those that give the value back is kept (of two as close, the one ending in an even
+    digit, as ``repr`` writes it); values beyond 10**±14 to 10**22, where some 10**p is no
+    exact double, are written as text."""
+    narrow = values.dtype
+    out = values.astype(np.float64)  # zeros, infinities and NaN as they are
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exponent = np.floor(np.log10(np.abs(out)))
+    fast = np.isfinite(out) & (out != 0) & (exponent >= -14) & (exponent <= 22)
+    pending = np.flatnonzero(fast)
+    wide, target, power = out[pending], values[pending], exponent[pending]
+    for digits in range(1, _NARROW_DIGITS[narrow.itemsize] + 1):
+        if not pending.size:
+            break
+        places = digits - 1 - power  # decimal places of a k-digit decimal
+        up = places >= 0
+        scale = 10.0 ** np.abs(places)
+        scaled = np.where(up, wide * scale, wide / scale)
+        best = np.full(wide.shape, np.nan)
+        for step in (np.floor(scaled), np.floor(scaled) + 1.0):
+            candidate = np.where(up, step / scale, step * scale)
+            gap, best_gap = np.abs(candidate - wide), np.abs(best - wide)
+            closer = np.isnan(best) | (gap < best_gap) | ((gap == best_gap) & (step % 2 == 0))
+            with np.errstate(over="ignore"):  # beyond float16's range: inf, not the value
+                take = (candidate.astype(narrow) == target) & closer
+            best[take] = candidate[take]
+        found = ~np.isnan(best)
+        out[pending[found]] = best[found]
+        pending, wide, target, power = (a[~found] for a in (pending, wide, target, power))
+    rest = np.flatnonzero(np.isfinite(out) & (out != 0) & ~fast)
+    rest = np.concatenate([rest, pending]) if pending.size else rest
+    if rest.size:  # the text of the shortest decimal
+        out[rest] = values[rest].astype(str).astype(np.float64)
+    return out
+
+
+def numeric_values(series: pd.Series, learned: bool = False, decimals: bool = True) -> np.ndarray:
     """A numeric column as float64 with NaN for missing (a float32 or float16 value as its
-    shortest decimal: :func:`decimal_floats`); infinite values are refused.
+    shortest decimal: :func:`decimal_floats`, unless ``decimals`` is false: then widened, for
+    a caller that compares in the narrow type); infinite values are refused.
     ``learned``: the column of a fitted model (its error cannot advise declaring it
     categorical, which only a new fit can do)."""
     if pd.api.types.is_complex_dtype(series.dtype):
@@ -887,7 +934,7 @@ def numeric_values(series: pd.Series, learned: bool = False) -> np.ndarray:
             )
         ) from None
     narrow = narrow_float(series.dtype)
-    if narrow is not None:  # widened, 26.4 in 32 bits read 26.399999618530273 (rules, ranges)
+    if narrow is not None and decimals:  # widened, 26.4 in 32 bits read 26.399999618530273
         values = decimal_floats(series.to_numpy(dtype=narrow, na_value=np.nan))
     if np.isinf(values).any():
         count = int(np.isinf(values).sum())

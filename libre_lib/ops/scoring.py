@@ -838,6 +838,8 @@ class _Reader:
             marked = pc.is_in(text, value_set=pa.array(markers, pa.string()))
             column = pc.if_else(marked, pa.scalar(None, column.type), column)
             wanted = self.fixed.get(name, self.schema(file).field(name).type)
+            if pa.types.is_floating(wanted) and column.type in (pa.float32(), pa.float16()):
+                wanted = column.type  # compared in its own type, as predict compares it
             numbers = (
                 file.format == "csv"
                 and pa.types.is_string(column.type)
@@ -1068,7 +1070,8 @@ def cast_column(column, wanted):
     if narrow is None or not pa.types.is_float64(wanted):
         return column.cast(wanted)
     values = column.to_pandas().to_numpy(dtype=narrow, na_value=np.nan)
-    return pa.array(decimal_floats(values), pa.float64(), from_pandas=True)
+    nulls = np.asarray(column.is_null(), dtype=bool)  # a NaN stays NaN, a null null
+    return pa.array(decimal_floats(values), pa.float64(), mask=nulls)
 
 
 def _conform(table, schema, file: InputFile):

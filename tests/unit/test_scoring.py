@@ -1,6 +1,7 @@
 """Batch scoring: equal to the model's own outputs, drift semantics, streaming, atomic output."""
 
 import json
+import math
 import re
 import warnings
 from dataclasses import replace
@@ -639,6 +640,41 @@ def test_a_float32_parquet_input_scores_as_predict_does(tmp_path, marked):
     expected = model.predict(X.assign(bmi=X["bmi"].where(X["bmi"] != 0)) if marked else X)
     np.testing.assert_array_equal(scored["prediction"].to_numpy(), expected.astype(str))
     assert scored["bmi"].dropna().astype(str).str.len().max() <= 5  # 27.9, not 27.8999996
+
+
+def test_a_narrow_column_cast_for_the_output_keeps_nan_and_null_apart():
+    """Written through pandas, a float32 NaN became a null (a float64 NaN stays NaN)."""
+    from libre_lib.ops.scoring import cast_column
+
+    column = pa.chunked_array(
+        [pa.array([1.5, None, float("nan"), 27.9], pa.float32()), pa.array([2.2], pa.float32())]
+    )
+    cast = cast_column(column, pa.float64())
+    assert cast.type == pa.float64() and cast.null_count == 1
+    assert cast.to_pylist()[0::3] == [1.5, 27.9] and math.isnan(cast.to_pylist()[2])
+    assert cast.to_pylist()[4] == 2.2  # the decimal, not 2.200000047683716
+
+
+@pytest.mark.parametrize("marked", [False, True], ids=["plain", "with-markers"])
+def test_float32_inputs_score_as_predict_on_them_with_long_cut_points(tmp_path, marked):
+    """A model fitted on float64 data (cut points such as 0.17749212221229224) scored a
+    float32 file through its decimals (0.17749213 >= the cut) while predict compared in
+    float32: rows near a cut point differed."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=3000), "b": rng.normal(size=3000)})
+    model = LibreClassifier(random_state=0, max_rules=2).fit(X, (X["a"] > 0.2).astype(int))
+    contract = DataContract.from_model(model, X)
+    if marked:
+        contract = replace(contract, column_markers={"a": ("-99",)})
+    cuts = [i.low for rule in model.rules_ for c in rule for i in c.intervals if c.feature == "a"]
+    finite = [np.float32(c) for c in cuts if np.isfinite(c)]
+    assert finite  # values on and beside each cut point, in float32
+    near = np.array([np.nextafter(c, c + s) for c in finite for s in (-1, 1)] + finite)
+    narrow = pd.concat([X, pd.DataFrame({"a": near, "b": 0.0})]).astype("float32")
+    narrow.to_parquet(tmp_path / "in.parquet")
+    score_files(model, tmp_path / "in.parquet", tmp_path / "out.parquet", contract=contract)
+    scored = pd.read_parquet(tmp_path / "out.parquet")["prediction"].to_numpy()
+    np.testing.assert_array_equal(scored.astype(str), model.predict(narrow).astype(str))
 
 
 def test_long_explanations_are_written_in_slices_with_the_same_table(credit, tmp_path, monkeypatch):
