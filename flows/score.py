@@ -30,6 +30,7 @@ from libre_flows.tasks.score import (
     scoring_report,
 )
 from libre_lib.errors import ParameterError
+from libre_lib.ops.artifacts import fingerprint_file
 from libre_lib.ops.scoring import DEFAULT_BATCH_ROWS, check_output, list_inputs, load_model
 
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
@@ -63,7 +64,8 @@ def score_flow(
     label = model_path or name or "model from the loader"
     key_name = scoring_name(model_path, name)
     check = check_inputs(model, contract, inputs, output)
-    summary = score_inputs(model, contract, inputs, output, batch_rows, fail_on_drift)
+    sha256 = fingerprint_file(model_path) if model_path else None  # the file's, as registered
+    summary = score_inputs(model, contract, inputs, output, batch_rows, fail_on_drift, sha256)
     summary["artifact"] = scoring_report(summary, key_name, str(label), origin)
     summary["sample_warnings"] = check["sample"]["warnings"]
     summary["contract_origin"] = origin

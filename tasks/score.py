@@ -87,7 +87,13 @@ def check_inputs(model, contract, inputs: str, output: str) -> dict:
 
 @task(name="score_inputs", cache_policy=NO_CACHE, **read_policy())
 def score_inputs(
-    model, contract, inputs: str, output: str, batch_rows: int, fail_on_drift: bool = False
+    model,
+    contract,
+    inputs: str,
+    output: str,
+    batch_rows: int,
+    fail_on_drift: bool = False,
+    model_sha256: str | None = None,
 ) -> dict:
     """Stream the inputs through the model into one Parquet file (first removing the stale
     temps a killed scoring run left next to it, ``libre_lib.ops.files.remove_stale_temps``)."""
@@ -115,6 +121,7 @@ def score_inputs(
         contract=contract,
         progress=progress,
         fail_on_drift=fail_on_drift,
+        model_sha256=model_sha256,
     )
     log().info(
         "stage score_inputs %d rows in %.2f s (%.0f rows/s) -> %s",

@@ -1330,17 +1330,19 @@ def _raise_for_drift(
 PROVENANCE_KEYS = ("libre.model_sha256", "libre.version", "libre.scored_at")
 
 
-def provenance(model) -> dict[str, str]:
-    """The scoring output's metadata (:data:`PROVENANCE_KEYS`): the sha256 of the model's
-    JSON (a registered version's ``model_sha256``: ``libre models list`` and the registry name
-    the version), the library version and the time of scoring (UTC)."""
+def provenance(model, model_sha256: str | None = None) -> dict[str, str]:
+    """The scoring output's metadata (:data:`PROVENANCE_KEYS`): the sha256 of the model file
+    (``model_sha256``: a registered version's, whose id ends with its first 8 hex digits),
+    else of the model's JSON as this release writes it (a model registered by an earlier
+    release writes another ``library_version``), the library version and the time of
+    scoring (UTC)."""
     from datetime import UTC, datetime
 
     from .._version import __version__
     from .artifacts import fingerprint_bytes
 
     values = (
-        fingerprint_bytes(model.to_json().encode("utf-8")),
+        model_sha256 or fingerprint_bytes(model.to_json().encode("utf-8")),
         __version__,
         datetime.now(UTC).isoformat(timespec="seconds"),
     )
@@ -1356,6 +1358,7 @@ def score_files(
     contract: DataContract | None = None,
     progress: Callable[[int, int | None], None] | None = None,
     fail_on_drift: bool = False,
+    model_sha256: str | None = None,
 ) -> ScoringSummary:
     """Score CSV / Parquet files in batches into one Parquet file, written atomically.
 
@@ -1380,6 +1383,10 @@ def score_files(
         Called as ``progress(rows_done, total_rows or None)`` after each batch.
     fail_on_drift : bool, default False
         Refuse drift in a column the rules test instead of warning of it.
+    model_sha256 : str, optional
+        The sha256 of the model file the model was read from, for the output's metadata
+        (:func:`provenance`); by default that of ``model`` when it is a path, else of the
+        model's JSON as this release writes it.
 
     Returns
     -------
@@ -1401,6 +1408,10 @@ def score_files(
     import pyarrow.parquet as pq
 
     started = time.perf_counter()
+    if model_sha256 is None and isinstance(model, str | os.PathLike):
+        from .artifacts import fingerprint_file
+
+        model_sha256 = fingerprint_file(model)
     model, contract = _model_and_contract(model, contract)
     _check_rows(batch_rows, "batch_rows")
     if not isinstance(fail_on_drift, bool | np.bool_):
@@ -1418,7 +1429,8 @@ def score_files(
         strict=True,
     ):
         out_schema = out_schema.append(pa.field(name, type_))
-    out_schema = out_schema.with_metadata({**(out_schema.metadata or {}), **provenance(model)})
+    known = {**(out_schema.metadata or {}), **provenance(model, model_sha256)}
+    out_schema = out_schema.with_metadata(known)
 
     texts = _rule_texts(model)
     rule_counts = np.zeros(len(texts), dtype=np.int64)

@@ -66,6 +66,13 @@ def test_scoring_flow_writes_the_output_and_a_scoring_report(scoring):
     assert artifact is not None and artifact.type == "markdown"
     assert "| a6 | unseen_category |" in artifact.data
     assert "rows/s" in artifact.data and "saved with the model" in artifact.data
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(output).metadata  # the model file that scored it
+    sha256 = hashlib.sha256(model_path.read_bytes()).hexdigest()
+    assert meta[b"libre.model_sha256"].decode() == sha256
 
 
 def test_broken_data_fails_the_run_with_one_clear_message(scoring, tmp_path):

@@ -325,12 +325,14 @@ def test_the_output_names_the_model_that_scored_it(credit, tmp_path):
     from libre_lib import __version__
     from libre_lib.ops.registry import ModelRegistry
 
-    X, model, contract = credit
+    X, model, _ = credit
     X.to_parquet(tmp_path / "data.parquet")
     registry = ModelRegistry(tmp_path / "store")
+    earlier = json.loads(model.to_json())
+    earlier["library_version"] = "0.0.9"  # registered by an earlier release
     version = registry.register(
         "credit",
-        model.to_json(),
+        json.dumps(earlier, indent=1),
         spec={"name": "credit"},
         metrics={"f1": 0.8},
         validation={"success": True},
@@ -338,7 +340,8 @@ def test_the_output_names_the_model_that_scored_it(credit, tmp_path):
         spec_hash="s" * 64,
         run_id="run-1",
     )
-    score_files(model, tmp_path / "data.parquet", tmp_path / "out.parquet", contract=contract)
+    # the file's bytes, not this release's JSON of the model (it named no version then)
+    score_files(version.model_path, tmp_path / "data.parquet", tmp_path / "out.parquet")
     written = pq.read_schema(tmp_path / "out.parquet").metadata
     meta = {k.decode(): v.decode() for k, v in written.items()}
     assert meta["libre.model_sha256"] == version.model_sha256
