@@ -184,16 +184,18 @@ NEAR_EXACT_MIN_ROWS = 50
 
 
 def telling_rule(
-    rules: RuleSet, frame: pd.DataFrame, n_positive: float
+    rules: RuleSet, frame: pd.DataFrame, n_positive: float, class_rows: tuple | None = None
 ) -> tuple[int, float] | None:
     """The rule of one condition that alone (nearly) tells the training rows' classes apart,
     as (its index, its training F1), or None: exactly (:func:`exact_column`), or nearly, a
     rule of one condition whose training F1 is at least :data:`NEAR_EXACT_F1` (the target plus
     noise, a copy of it with a few rows changed: columns computed from the target), with
-    :data:`NEAR_EXACT_MIN_ROWS` rows of each class or more."""
+    :data:`NEAR_EXACT_MIN_ROWS` rows of each class or more (``class_rows``: the rows of each
+    class, unweighted, when ``n_positive`` is a total of weights)."""
     if exact_column(rules, frame, n_positive) is not None:
         return 0, 1.0
-    if min(n_positive, len(frame) - n_positive) < NEAR_EXACT_MIN_ROWS:
+    positives, negatives = class_rows or (n_positive, len(frame) - n_positive)
+    if min(positives, negatives) < NEAR_EXACT_MIN_ROWS:
         return None
     found = None
     for index, (rule, stats) in enumerate(zip(rules.rules, rules.stats, strict=False)):
@@ -1036,7 +1038,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
     def _warn_exact_column(self, frame: pd.DataFrame, target: Target) -> None:
         """Warn of a column that alone (nearly) tells the classes apart
         (:func:`telling_rule`)."""
-        found = telling_rule(self.rules_, frame, target.totals()[0])
+        rows = int(np.count_nonzero(target.positive)), int(np.count_nonzero(~target.positive))
+        found = telling_rule(self.rules_, frame, target.totals()[0], rows)
         if found is not None:
             column = self.rules_.rules[found[0]].conditions[0].feature
             warnings.warn(

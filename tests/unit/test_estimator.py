@@ -1151,6 +1151,11 @@ def test_a_column_that_nearly_tells_the_classes_apart_is_named_too(kind):
     named = [str(w.message) for w in said if "nearly tells the classes apart" in str(w.message)]
     assert len(named) == 1 and named[0].startswith("Column 'refund' alone nearly tells")
     assert "X.drop(columns='refund')" in named[0]
+    with warnings.catch_warnings(record=True) as said:  # weights: the rows still count
+        warnings.simplefilter("always")
+        weight = np.full(len(y), 10.0)
+        LibreClassifier(random_state=0).fit(X.assign(refund=leak), y, sample_weight=weight)
+    assert [w for w in said if "nearly tells the classes apart" in str(w.message)]
 
 
 def test_columns_other_than_fit_s_are_named_without_empty_lists():
