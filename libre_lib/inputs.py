@@ -329,16 +329,31 @@ def duplicate_columns(frame: pd.DataFrame) -> list[tuple[object, object]]:
     value, which are dropped anyway, are left out. Columns are hashed on their first rows,
     and only those alike there are compared whole."""
     seen: dict[int, list] = {}
+    whole: dict = {}  # a column's hash over every row, computed once when its head collides
+
+    def hashed(name, rows) -> int | None:
+        try:
+            values = pd.util.hash_pandas_object(rows[name], index=False).to_numpy()
+        except TypeError:  # cells pandas cannot hash: not compared
+            return None
+        return int(values.sum(dtype=np.uint64))
+
+    def full(name) -> int | None:
+        if name not in whole:
+            whole[name] = hashed(name, frame)
+        return whole[name]
+
     pairs = []
     head = frame.iloc[:DUPLICATE_PROBE_ROWS]
     for name in frame.columns:
-        column = frame[name]
-        try:
-            hashed = pd.util.hash_pandas_object(head[name], index=False).to_numpy()
-        except TypeError:  # cells pandas cannot hash: not compared
+        key = hashed(name, head)
+        if key is None:
             continue
-        key = int(hashed.sum(dtype=np.uint64))
-        first = next((f for f in seen.get(key, ()) if frame[f].equals(column)), None)
+        column = frame[name]
+        alike = seen.get(key, ())
+        first = next(
+            (f for f in alike if full(f) == full(name) and frame[f].equals(column)), None
+        )
         if first is None:
             seen.setdefault(key, []).append(name)
         elif column.nunique(dropna=False) > 1:

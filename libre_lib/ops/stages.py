@@ -1382,7 +1382,8 @@ def report(
         skip=as_text.__contains__,
     )
     dropped = dropped_notes(X_train, getattr(model.discretization_, "dropped", ()))
-    dropped += duplicate_notes(X_train[list(model.columns_)])
+    if streamed is None:  # a streamed run holds a sample: "in every row" is not known
+        dropped += duplicate_notes(X_train[list(model.columns_)])
     dropped += unheld_label_notes(spec, X_train)
     if not note and streamed is None:  # a holdout of its own, every row in memory
         dropped += copied_holdout_note(frame, holdout_flags)

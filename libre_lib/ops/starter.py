@@ -442,7 +442,7 @@ def starter(
     }
     kept = [c for c in others if reasons[c] is None]
     for first, copy in duplicate_columns(frame[kept]) if kept else ():
-        reasons[copy] = f"the same values as {first!r} in every row: a copy of it"
+        reasons[copy] = f"the same values as {first!r} in every row read: a copy of it"
     left_out = {column: reason for column, reason in reasons.items() if reason is not None}
     identifiers = [c for c in left_out if left_out[c].endswith("an id?")]
     features = [c for c in others if c not in left_out]
