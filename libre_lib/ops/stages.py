@@ -368,20 +368,26 @@ def split_params(spec: PipelineSpec) -> dict:
     return params
 
 
-def split_key(spec: PipelineSpec, columns: Sequence[str]) -> str:
+def split_key(spec: PipelineSpec, columns: Sequence[str], narrow: Sequence[str] = ()) -> str:
     """What decides which rows a version held out: the rule, the fraction, the seed and the
     columns whose values key the rows (``split_by``, and which of them are read as text for
     not being among ``columns``; else ``columns``). Two versions with
     equal split keys hold out the same rows of the data they share (see :data:`SPLIT_BY`), so
-    neither trained on the other's holdout rows."""
+    neither trained on the other's holdout rows. ``narrow``: the keyed columns read as float32
+    or float16, which key their rows by their decimals (earlier releases keyed them widened:
+    another split, which the key then tells apart)."""
+    keyed = spec.split_by or columns
     key = {
         "split": split_rule(spec),
         "holdout_fraction": spec.holdout_fraction,
         "split_seed": spec.split_seed,
-        "columns": sorted(map(str, spec.split_by or columns)),
+        "columns": sorted(map(str, keyed)),
     }
     if spec.split_by:  # an id read as text keys its rows otherwise than read as a number
         key["as_text"] = sorted(map(str, key_text_columns(spec, columns)))
+    decimals = sorted(str(c) for c in narrow if c in set(keyed))
+    if decimals:
+        key["decimals"] = decimals
     return fingerprint_json(key)
 
 
@@ -1294,6 +1300,13 @@ def model_from_metadata(metadata: dict) -> LibreClassifier:
 # --- report, register, publish ----------------------------------------------------------------
 
 
+def narrow_columns(trained: TrainingReport) -> list[str]:
+    """The columns the training rows read as float32 or float16 (from the data contract)."""
+    columns = json.loads(trained.contract).get("columns", [])
+    narrow = ("float32", "float16", "Float32", "float[pyarrow]", "halffloat[pyarrow]")
+    return [c["name"] for c in columns if str(c.get("dtype")) in narrow]
+
+
 @dataclass(frozen=True, eq=False)
 class TrainingReport:
     """What ``report`` hands on: the model, its rule report on the holdout rows, the data
@@ -1501,7 +1514,9 @@ def register(
         ),
         run_id=run_id,
         extra_files=trained.contract_files(),
-        split=split_key(spec, [spec.target.column, *trained.model.columns_]),
+        split=split_key(
+            spec, [spec.target.column, *trained.model.columns_], narrow_columns(trained)
+        ),
         data_aliases=data_aliases,
     )
     holdout = None

@@ -180,6 +180,10 @@ def test_the_split_key_follows_the_id_not_the_features(tmp_path):
     assert stages.split_key(keyed, columns) != stages.split_key(plain, ["patient"])
     # an id read as text (not a feature) keys its rows otherwise than read as a number
     assert stages.split_key(keyed, columns) != stages.split_key(keyed, [*columns, "patient"])
+    # float32 keyed columns key their rows by their decimals, as earlier releases did not:
+    # another split, which the key tells apart (promotion then says so); an unkeyed one not
+    assert stages.split_key(plain, columns, ["age"]) != stages.split_key(plain, columns)
+    assert stages.split_key(keyed, columns, ["age"]) == stages.split_key(keyed, columns)
     assert stages.split_params(keyed)["split_by"] == ["patient"]
     assert "split_by" not in stages.split_params(plain)
     # the load stage checks the columns: a cached load of another split_by must not skip that
