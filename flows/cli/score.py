@@ -9,7 +9,10 @@ libre score runs/pima/<run>/model.json incoming/ scored/pima.parquet [--batch-ro
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -20,6 +23,7 @@ from rich.markup import escape
 from libre_flows.flows.cli.common import (
     Debug,
     console,
+    console_to_stderr,
     fail,
     interrupted,
     known_pipelines,
@@ -131,12 +135,30 @@ def score_command(
             "last in a column the rules test only for a missing value).",
         ),
     ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the run's summary as one JSON object on stdout (rows, n_positive, "
+            "positive_rate, warnings, output, model, model_sha256, ...); everything else goes "
+            "to stderr.",
+        ),
+    ] = False,
     debug: Debug = False,
 ) -> None:
     """Score INPUTS with MODEL into OUTPUT, and report drift against its data contract.
 
     Every row gets its prediction, score, fired rules and explanation. Drift is reported (or
     fails the run with --fail-on-drift); broken data fails the run."""
+    with contextlib.ExitStack() as stack:
+        if as_json:  # the human lines to stderr, stdout for the JSON alone
+            stack.enter_context(console_to_stderr())
+        _score(model, inputs, output, batch_rows, store, fail_on_drift, debug, as_json)
+
+
+def _score(model, inputs, output, batch_rows, store, fail_on_drift, debug, as_json) -> None:
+    """:func:`score_command`'s work, its lines on the console; with ``as_json`` the summary
+    as one JSON object on stdout once the output is in place."""
     try:
         from libre_flows.flows.score import preflight
         from libre_flows.flows.score import score as run_score
@@ -163,6 +185,16 @@ def score_command(
         )
     work_committed()
     _print_summary(summary, time.perf_counter() - started, replaced)
+    if as_json:
+        import pyarrow.parquet as pq
+
+        from libre_lib.ops.scoring import PROVENANCE_KEYS
+
+        meta = pq.read_schema(summary["output"]).metadata or {}
+        shown = {"model": str(model), "replaced": replaced, **summary}
+        shown["model_sha256"] = meta.get(PROVENANCE_KEYS[0].encode(), b"").decode() or None
+        sys.stdout.write(json.dumps(shown, default=str) + "\n")
+        sys.stdout.flush()
 
 
 #: More drift warnings than this on columns no rule tests are given as one line.

@@ -427,3 +427,15 @@ def test_train_json_gives_scripts_one_object_on_stdout(spec_copy):
     again = json.loads(runner.invoke(app, ["train", str(spec), "--json"]).stdout)
     assert again["promoted"] and not again["champion_changed"] and not again["new_version"]
     assert again["model_version"] == summary["model_version"]
+    # libre score --json: the scoring summary alone on stdout, with the model that scored
+    data = Path(__file__).resolve().parents[2] / "libre_lib" / "datasets" / "haberman.csv"
+    out = Path(summary["run_dir"]).parent / "scored.parquet"
+    store = Path(summary["run_dir"]).parents[2]
+    scored = runner.invoke(app, ["score", "haberman", str(data), str(out), "--store", str(store),
+                                 "--json"])  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    said = json.loads(scored.stdout)
+    assert "output: " in scored.stderr and "output: " not in scored.stdout
+    assert said["rows"] == 306 and said["output"] == str(out) and said["replaced"] is False
+    version = summary["model_version"]
+    assert said["model_sha256"][:8] == version.split("-")[1] and version in said["model"]
