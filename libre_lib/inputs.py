@@ -893,6 +893,15 @@ def _distinct_decimals(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def narrow_decimals(series) -> np.ndarray | None:
+    """A float32 or float16 column (numpy's, pandas' nullable or Arrow's) as its values'
+    :func:`decimal_floats`, or None for a column of another type."""
+    narrow = narrow_float(series.dtype)
+    if narrow is None:
+        return None
+    return decimal_floats(series.to_numpy(dtype=narrow, na_value=np.nan))
+
+
 def numeric_values(series: pd.Series, learned: bool = False, decimals: bool = True) -> np.ndarray:
     """A numeric column as float64 with NaN for missing (a float32 or float16 value as its
     shortest decimal: :func:`decimal_floats`, unless ``decimals`` is false: then widened, for
@@ -948,9 +957,9 @@ def numeric_values(series: pd.Series, learned: bool = False, decimals: bool = Tr
                 else "Declare it in categorical_features or fix the values."
             )
         ) from None
-    narrow = narrow_float(series.dtype)
-    if narrow is not None and decimals:  # widened, 26.4 in 32 bits read 26.399999618530273
-        values = decimal_floats(series.to_numpy(dtype=narrow, na_value=np.nan))
+    narrow = narrow_decimals(series) if decimals else None
+    if narrow is not None:  # widened, 26.4 in 32 bits read 26.399999618530273
+        values = narrow
     if np.isinf(values).any():
         count = int(np.isinf(values).sum())
         raise DataError(

@@ -99,7 +99,7 @@ class Condition:
             narrow = narrow_float(column.dtype)
             # a narrow column compared in its own type, as it holds its values: the same
             # order as its decimals (which fit's cut points of float32 rows are)
-            values = numeric_values(column, learned=True, decimals=narrow is None)
+            values = numeric_values(column, learned=True, decimals=False)
             if narrow is not None:  # compared as the column holds them (Interval.contains)
                 values = values.astype(narrow)
             is_missing = np.isnan(values)

@@ -186,13 +186,7 @@ def _score(model, inputs, output, batch_rows, store, fail_on_drift, debug, as_js
     work_committed()
     _print_summary(summary, time.perf_counter() - started, replaced)
     if as_json:
-        import pyarrow.parquet as pq
-
-        from libre_lib.ops.scoring import PROVENANCE_KEYS
-
-        meta = pq.read_schema(summary["output"]).metadata or {}
         shown = {"model": str(model), "replaced": replaced, **summary}
-        shown["model_sha256"] = meta.get(PROVENANCE_KEYS[0].encode(), b"").decode() or None
         sys.stdout.write(json.dumps(shown, default=str) + "\n")
         sys.stdout.flush()
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..inputs import decimal_floats, narrow_float
+from ..inputs import narrow_decimals
 from .sources import (
     _refuse_duplicate_names,
     integer_fields,
@@ -238,10 +238,9 @@ def row_keys(frame: pd.DataFrame) -> np.ndarray:
     keys = np.full(len(frame), _KEY_START, dtype=np.uint64)
     for name in sorted(frame.columns, key=str):
         column = frame[name]
-        narrow = narrow_float(column.dtype)
+        narrow = narrow_decimals(column)
         if narrow is not None:  # widened, 33.6 read 33.59999847...
-            values = decimal_floats(column.to_numpy(dtype=narrow, na_value=np.nan))
-            hashed = unit_bits((values + 0.0).view(np.uint64))
+            hashed = unit_bits((narrow + 0.0).view(np.uint64))
         elif pd.api.types.is_bool_dtype(column) or (
             pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_complex_dtype(column)
         ):

@@ -41,7 +41,7 @@ from ..discretization import CATEGORICAL, NUMERIC
 from ..errors import LibreError, ParameterError, counted
 from ..inputs import (
     category_values,
-    decimal_floats,
+    narrow_decimals,
     narrow_float,
     numeric_values,
     resolve_categorical,
@@ -844,7 +844,7 @@ def _observe_numeric(column: ColumnContract, series: pd.Series):
     if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
         return None, [_type_issue(name, f"expected numbers, found dates/times (dtype {dtype})")]
     if narrow_float(dtype) is not None:  # as training read them: 2.42, not 2.4200000763
-        values = decimal_floats(series.to_numpy(dtype=narrow_float(dtype), na_value=np.nan))
+        values = narrow_decimals(series)
     elif pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:

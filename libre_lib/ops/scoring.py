@@ -1161,6 +1161,7 @@ class ScoringSummary:
     rule_texts: tuple[str, ...]
     report: ContractReport
     described_class: object = None  # the class the rules name, when not the prediction's
+    model_sha256: str | None = None  # the output's metadata says it too (:func:`provenance`)
 
     @property
     def rows_per_second(self) -> float:
@@ -1195,6 +1196,7 @@ class ScoringSummary:
             ],
             "warnings": [{**w.to_dict(), "tested": self._tested(w)} for w in self.warnings],
             "report": self.report.to_dict(),
+            "model_sha256": self.model_sha256,
         }
 
 
@@ -1429,8 +1431,8 @@ def score_files(
         strict=True,
     ):
         out_schema = out_schema.append(pa.field(name, type_))
-    known = {**(out_schema.metadata or {}), **provenance(model, model_sha256)}
-    out_schema = out_schema.with_metadata(known)
+    stamp = provenance(model, model_sha256)
+    out_schema = out_schema.with_metadata({**(out_schema.metadata or {}), **stamp})
 
     texts = _rule_texts(model)
     rule_counts = np.zeros(len(texts), dtype=np.int64)
@@ -1497,6 +1499,7 @@ def score_files(
         rule_texts=tuple(texts),
         report=report,
         described_class=_described_class(model),
+        model_sha256=stamp[PROVENANCE_KEYS[0]],
     )
 
 

@@ -47,6 +47,7 @@ from ..inputs import (
     duplicate_columns,
     duplicate_columns_message,
     misread_text_columns,
+    narrow_float,
     python_scalar,
     same_number,
 )
@@ -1302,9 +1303,14 @@ def model_from_metadata(metadata: dict) -> LibreClassifier:
 
 def narrow_columns(trained: TrainingReport) -> list[str]:
     """The columns the training rows read as float32 or float16 (from the data contract)."""
+    def narrow(dtype) -> bool:
+        try:
+            return narrow_float(pd.api.types.pandas_dtype(dtype)) is not None
+        except (TypeError, ValueError):  # no dtype recorded, or one pandas cannot name
+            return False
+
     columns = json.loads(trained.contract).get("columns", [])
-    narrow = ("float32", "float16", "Float32", "float[pyarrow]", "halffloat[pyarrow]")
-    return [c["name"] for c in columns if str(c.get("dtype")) in narrow]
+    return [c["name"] for c in columns if narrow(c.get("dtype"))]
 
 
 @dataclass(frozen=True, eq=False)
