@@ -355,9 +355,13 @@ def serve_processes(api_url: str) -> list[int]:
     return pids
 
 
-def running_flow_runs(api_url: str, timeout: float = 10.0) -> list[str]:
+def running_flow_runs(api_url: str, timeout: float = 10.0, since: float | None = None) -> list[str]:
     """The flow runs the server at ``api_url`` holds as running or pending, each as "name
-    (deployment or flow)": what stopping it cancels. Empty when the server does not answer."""
+    (deployment or flow)": what stopping it cancels. Empty when the server does not answer.
+
+    ``since``: the time (epoch seconds) the server started. A run that entered its state
+    before then did not run under this server: a command killed under Prefect's temporary
+    server left it Running in the shared database, and it is left out."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         FlowRunFilter,
@@ -384,9 +388,17 @@ def running_flow_runs(api_url: str, timeout: float = 10.0) -> list[str]:
                 f"{run.name} ({names.get(run.deployment_id, 'no deployment')})"
                 for run in runs
                 if run.parent_task_run_id is None  # the top-level runs, not their subflows
+                and (since is None or _entered_since(run, since))
             ]
     except Exception:  # a server that does not answer: nothing to say about its runs
         return []
+
+
+def _entered_since(run, since: float) -> bool:
+    """Whether ``run`` entered its current state at ``since`` (epoch seconds) or later (a run
+    without a state timestamp counts as recent)."""
+    stamp = getattr(run.state, "timestamp", None) if run.state is not None else None
+    return stamp is None or stamp.timestamp() >= since - 1.0
 
 
 def stop_serving(api_url: str, grace: float = STOP_GRACE_S) -> list[int]:

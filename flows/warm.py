@@ -207,7 +207,10 @@ def run(argv: list[str]) -> int | None:
 def _follow(conn: socket.socket, lines: _Lines, pid: int) -> int | None:
     """Release the child, forward signals to it, and return its exit status."""
 
+    forwarded: list[int] = []
+
     def forward(signum, frame) -> None:
+        forwarded.append(signum)
         with contextlib.suppress(OSError):
             os.kill(pid, signum)
 
@@ -219,7 +222,10 @@ def _follow(conn: socket.socket, lines: _Lines, pid: int) -> int | None:
             return None
         conn.settimeout(None)
         try:
-            return int(lines.next()["exit"])
+            code = int(lines.next()["exit"])
+            if code > 128 and not forwarded:
+                _note(killed(code - 128, pid))
+            return code
         except (OSError, ValueError, KeyError):
             _wait_gone(pid)
             _note(
@@ -231,6 +237,21 @@ def _follow(conn: socket.socket, lines: _Lines, pid: int) -> int | None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         conn.close()
+
+
+def killed(signum: int, pid: int) -> str:
+    """What the client says when a signal it did not forward ended the command (the runner
+    reports 128 + N): the shell prints nothing, since the client itself was not killed."""
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    cause = " (the out-of-memory killer sends it, or kill -9)" if signum == signal.SIGKILL else ""
+    return (
+        f"error: the command was killed by {name}{cause} while it ran in the warm runner (pid "
+        f"{pid}); what it printed last is how far it got. Run it again: the stages it finished "
+        "are cached."
+    )
 
 
 def _umask() -> int:

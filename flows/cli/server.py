@@ -144,7 +144,11 @@ def stop(debug: Debug = False) -> None:
 
     try:
         current = local_server.running()
-        in_progress = local_server.running_flow_runs(current.api_url) if current else []
+        in_progress = (
+            local_server.running_flow_runs(current.api_url, since=current.started)
+            if current
+            else []
+        )
         runner = warm.stop()
         served = local_server.serve_processes(current.api_url) if current else []
         state = local_server.stop()

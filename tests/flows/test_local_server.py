@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import httpx
 
@@ -81,20 +82,30 @@ def test_stopping_the_server_names_the_flow_runs_it_cancels(monkeypatch):
         return None
 
     with get_client(sync_client=True) as client:
+        started = time.time()
         run = client.create_flow_run(probe, name="pima-on-new-data-probe")
         client.set_flow_run_state(run.id, Running(), force=True)
         try:
             listed = local_server.running_flow_runs(PREFECT_API_URL.value())
             assert "pima-on-new-data-probe (no deployment)" in listed
+            recent = local_server.running_flow_runs(PREFECT_API_URL.value(), since=started)
+            assert "pima-on-new-data-probe (no deployment)" in recent
+            # a server started after the run entered Running did not run it: a command killed
+            # under a temporary server left it Running in the database; it is not "stopped"
+            later = local_server.running_flow_runs(PREFECT_API_URL.value(), since=time.time() + 5)
+            assert "pima-on-new-data-probe (no deployment)" not in later
         finally:
             client.set_flow_run_state(run.id, Completed(), force=True)
     assert local_server.running_flow_runs("http://127.0.0.1:9/api", timeout=1) == []
 
     class Stopped:
         url, pid, api_url = "http://127.0.0.1:4367", 1, "http://127.0.0.1:4367/api"
+        started = 0.0
 
     monkeypatch.setattr(local_server, "running", lambda: Stopped())
-    monkeypatch.setattr(local_server, "running_flow_runs", lambda url: ["a-run (pima-on-new-data)"])
+    monkeypatch.setattr(
+        local_server, "running_flow_runs", lambda url, since=None: ["a-run (pima-on-new-data)"]
+    )
     monkeypatch.setattr(local_server, "serve_processes", lambda url: [])
     monkeypatch.setattr(local_server, "stop", lambda: Stopped())
     monkeypatch.setattr("libre_flows.flows.warm.stop", lambda: None)

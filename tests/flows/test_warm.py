@@ -169,7 +169,44 @@ def test_ctrl_c_reaches_the_command(runner, write_spec):
             os.kill(child, signal.SIGKILL)
     assert client.returncode not in (0, None)
     assert "report:" not in output  # it stopped before the end
+    assert "killed by" not in output  # the user's Ctrl-C, which the client forwarded
     assert f"pid {child}: libre train exited {client.returncode}" in (home / "warm.log").read_text()
+    assert _children(runner["pid"]) == []
+
+
+def test_a_command_killed_in_the_runner_says_so(runner, write_spec):
+    """The out-of-memory killer SIGKILLed a command in the runner: the client exited 137 with
+    no word (the shell prints "Killed" only when the client itself dies)."""
+    work = runner["work"]
+    spec = write_spec(work, "pima", tuning__enabled=True)  # long enough to kill
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLI, "train", str(spec), "--force"],
+        env=runner["env"],
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    child = None
+    try:
+        deadline = time.monotonic() + 60
+        while child is None and time.monotonic() < deadline:
+            for pid in _children(runner["pid"]):
+                with contextlib.suppress(OSError):
+                    if Path(f"/proc/{pid}/cwd").resolve() == work.resolve():
+                        child = pid
+            time.sleep(0.05)
+        assert child is not None, "the command did not start in the runner"
+        time.sleep(1.0)
+        os.kill(child, signal.SIGKILL)
+        output, _ = client.communicate(timeout=120)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    assert client.returncode == 128 + signal.SIGKILL
+    assert "killed by SIGKILL (the out-of-memory killer sends it, or kill -9)" in output
+    assert f"warm runner (pid {child})" in output
     assert _children(runner["pid"]) == []
 
 
