@@ -271,8 +271,15 @@ def announced_notes(expected: str | None, read: str) -> tuple[str, ...]:
     return (note,)
 
 
-def preflight(spec_path: str | os.PathLike, store: str | None = None) -> PipelineSpec:
-    """Check the spec and that a local data file exists before Prefect starts (fast errors)."""
+TRAINING_WRITES = "training writes its stages, model versions and runs there"
+
+
+def preflight(
+    spec_path: str | os.PathLike, store: str | None = None, writes: str = TRAINING_WRITES
+) -> PipelineSpec:
+    """Check the spec and that a local data file exists before Prefect starts (fast errors);
+    ``writes``: what the command writes in the store, for the error of a store it cannot
+    write."""
     spec = load_spec(spec_path)
     location = spec.data_location()
     root = Path(store_root(spec, store))
@@ -300,8 +307,7 @@ def preflight(spec_path: str | os.PathLike, store: str | None = None) -> Pipelin
     if existing is not None and existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
         raise ArtifactError(
             f"The store {str(root)!r} cannot be written ({existing} is read-only or not yours): "
-            "training writes its stages, model versions and runs there. Give a writable store "
-            "(--store, or store: in the spec)."
+            f"{writes}. Give a writable store (--store, or store: in the spec)."
         )
     return spec
 

@@ -200,7 +200,7 @@ def validate(spec: SpecArg, debug: Debug = False) -> None:
         from libre_flows.flows.train import preflight
         from libre_flows.flows.validate import validate as run_validate
 
-        preflight(spec)
+        preflight(spec, writes="validation writes the stages that load and check the data there")
         with pipeline_console(debug, f"validating the data ({server_note()})"):
             report = run_validate(spec)
     except user_errors() as exc:
@@ -425,7 +425,10 @@ def report(
     _print_markdown(path.read_text(encoding="utf-8"))
     if summary:
         # on stderr: `libre report PIPELINE > report.md` keeps the Markdown alone
-        errors.print(f"\nHTML report: [green]{summary.get('report')}[/]", soft_wrap=True)
+        # the run folder read, not the path run.json recorded: a store moved or copied since
+        html = run_dir.resolve() / "report.html"
+        shown = html if html.is_file() else summary.get("report")
+        errors.print(f"\nHTML report: [green]{escape(str(shown))}[/]", soft_wrap=True)
         since = _status_since(run_dir, summary)
         if since:
             errors.print(f"[yellow]note:[/] {escape(since)}", highlight=False)

@@ -346,7 +346,8 @@ def promote_version(
         pipeline, store = pipeline_and_store(pipeline, store)
         registry = _registry(store)
         if not registry.versions(pipeline):
-            raise LookupError(f"No model versions of {pipeline!r} under {store / 'models'}.")
+            hint = known_pipelines(pipeline, registry.pipelines(), str(store / "models"))
+            raise LookupError(f"No model versions of {pipeline!r} under {store / 'models'}.{hint}")
         try:
             before = registry.champion(pipeline)
         except LibreError:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import counted
+from ..errors import ArtifactError, counted
 from .artifacts import SIDECAR_SUFFIX, ArtifactStore, _decode_metadata
 from .files import STALE_AFTER_S
 from .registry import ModelRegistry
@@ -234,6 +234,17 @@ def _written_by(path: Path) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _check_writable(folders, pipeline: str) -> None:
+    """Refuse, before anything is removed, to prune a store whose ``folders`` cannot be
+    written (a read-only mount, another user's store): rmtree would stop half-way."""
+    for folder in folders:
+        if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+            raise ArtifactError(
+                f"Cannot prune {pipeline!r}: {folder} cannot be written (read-only, or not "
+                "yours), so nothing was removed. Run prune as a user who can write the store."
+            )
+
+
 def prune_store(
     root: str | os.PathLike[str],
     pipeline: str,
@@ -313,11 +324,20 @@ def prune_store(
     done = Pruned(tuple(removed_runs), tuple(stage_files), tuple(quarantined), n_bytes)
     if dry_run:
         return done
+    folders = {p.parent for p in [*removed_runs, *stage_files, *quarantined]}
+    _check_writable([*folders, *(r for r in removed_runs if not r.is_symlink())], pipeline)
     for run in removed_runs:  # a link is removed, never what it points to; an error is said
-        if run.is_symlink():
-            run.unlink(missing_ok=True)
-        else:
-            shutil.rmtree(run)
+        try:
+            if run.is_symlink():
+                run.unlink(missing_ok=True)
+            else:
+                shutil.rmtree(run)
+        except OSError as exc:
+            raise ArtifactError(
+                f"Could not remove the run folder {run} ({exc.strerror or exc}): prune stopped "
+                "there; the older runs before it are removed, it and the later ones are kept "
+                "(some of its files may be gone)."
+            ) from None
     for path in [*stage_files, *sidecars, *quarantined]:  # the file first: a file without its
         path.unlink(missing_ok=True)  # sidecar is never trusted, a sidecar alone is ignored
     logger.info("pruned %s from %s: %s", pipeline, root, done)

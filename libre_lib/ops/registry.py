@@ -597,14 +597,26 @@ class ModelRegistry:
 
     @contextlib.contextmanager
     def _lock(self, pipeline: str) -> Iterator[None]:
-        """Exclusive lock of one pipeline's registry (threads and processes alike)."""
+        """Exclusive lock of one pipeline's registry (threads and processes alike); a registry
+        that cannot be written is a :class:`RegistryError` naming its folder."""
         directory = self.pipeline_dir(pipeline)
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            if fcntl is None:  # pragma: no cover - Windows
+                lock = _exclusive_file_lock(directory / (LOCK_FILE + ".excl"), pipeline)
+            else:
+                fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise RegistryError(
+                f"The registry of {pipeline!r} cannot be written ({directory}: "
+                f"{exc.strerror or exc}): registering, promoting or retiring a version writes "
+                "there. Run the command as a user who can write the store, or on a writable "
+                "copy of it."
+            ) from None
         if fcntl is None:  # pragma: no cover - Windows
-            with _exclusive_file_lock(directory / (LOCK_FILE + ".excl"), pipeline):
+            with lock:
                 yield
             return
-        fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -926,6 +938,14 @@ class ModelRegistry:
             if len(numbered) == 1:  # "v0002": the version of that number
                 return self.get(pipeline, numbered[0])
         listing = ", ".join(known) if known else "none yet"
+        started = [
+            v for v in known if isinstance(version, str) and version and v.startswith(version)
+        ]
+        if len(started) > 1:
+            raise RegistryError(
+                f"{version!r} starts {len(started)} model versions of {pipeline!r} "
+                f"({', '.join(started)}): give one of them whole, or its number (v0002)."
+            )
         raise RegistryError(
             f"Pipeline {pipeline!r} has no model version {version!r}. Known versions: {listing}."
         )

@@ -175,6 +175,13 @@ def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_
     # a file of the run folder reads as the folder (it was "does not exist")
     code, output = _run("report", latest / "model.json")
     assert code == 0 and latest.name in output.replace("\n", "") and "Rule set" in output
+    # a store copied elsewhere: the report of the copy (run.json records the old path)
+    import shutil
+
+    shutil.copytree(tmp_path / "store", tmp_path / "copied")
+    code, output = _run("report", "haberman", "--store", tmp_path / "copied")
+    html = tmp_path.resolve() / "copied" / "runs" / "haberman" / latest.name / "report.html"
+    assert code == 0 and f"HTML report: {html}" in output
     # a typo, as init turns a file's underscores into dashes
     code, output = _run("report", "Haber_man", "--store", tmp_path / "store")
     assert code == 1 and "Did you mean 'haberman'?" in " ".join(output.split())

@@ -190,3 +190,33 @@ def test_prune_removes_reruns_that_found_the_champion_already_promoted(tmp_path,
     }
     removed, left = _pruned_with_champion(tmp_path, monkeypatch, summaries)
     assert removed == ["2022", "2023", "2024"] and left == ["2020", "2021", "2025"]
+
+
+def test_prune_of_a_store_it_cannot_write_removes_nothing_and_says_why(tmp_path, monkeypatch):
+    """On a read-only store, prune printed "[Errno 30] Read-only file system: 'report.html'"
+    (no run, no store named) and could leave run folders half removed."""
+    import shutil
+
+    from libre_lib.errors import ArtifactError
+    from libre_lib.ops import cleanup
+
+    runs = tmp_path / "store" / "runs" / "p"
+    for name in ("20210101-000000-bbbbbbbbbbbb", "20220101-000000-cccccccccccc"):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "run.json").write_text("{}")
+        (runs / name / "report.html").write_text("<html></html>")
+    writable = os.access
+    monkeypatch.setattr(
+        cleanup.os, "access", lambda path, mode: Path(path) != runs and writable(path, mode)
+    )
+    with pytest.raises(ArtifactError, match=r"Cannot prune 'p': .*runs/p cannot be written"):
+        cleanup.prune_store(tmp_path / "store", "p", keep_runs=1, min_age_s=0)
+    assert len(list(runs.iterdir())) == 2 and (runs / "20210101-000000-bbbbbbbbbbbb").is_dir()
+    monkeypatch.setattr(cleanup.os, "access", writable)
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", "report.html")
+
+    monkeypatch.setattr(shutil, "rmtree", refused)
+    with pytest.raises(ArtifactError, match=r"run folder .*20210101-000000-bbbbbbbbbbbb"):
+        cleanup.prune_store(tmp_path / "store", "p", keep_runs=1, min_age_s=0)

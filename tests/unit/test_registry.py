@@ -159,6 +159,11 @@ def test_unknown_versions_and_bad_input(registry, models):
         )  # fmt: skip
     assert issubclass(RegistryError, LibreError)
     assert len(registry.versions(PIPE)) == 1
+    # a prefix of several versions says so (it said "no model version 'v000'")
+    second = register(registry, models[1])
+    with pytest.raises(RegistryError, match=rf"'v000' starts 2 model versions .*{second.version}"):
+        registry.get(PIPE, "v000")
+    assert registry.get(PIPE, "v0002").version == second.version
 
 
 def test_concurrent_registration_with_threads(registry, models):
@@ -1392,3 +1397,29 @@ def test_models_show_and_sql_take_pipeline_at_version_as_score_does(registry, mo
     spec = tmp_path / "u@corp" / "haberman.yaml"  # an @ in a spec's path names no version
     missing = runner.invoke(app, ["models", "show", str(spec), "--store", root])
     assert "names version" not in missing.output and "Pipeline name" not in missing.output
+
+
+def test_a_registry_it_cannot_write_says_so_with_its_folder(registry, models, monkeypatch):
+    """`libre models promote` on a read-only store printed "[Errno 30] Read-only file system:
+    '.../models/pima/.lock'" and nothing about what to do."""
+    import errno
+
+    register(registry, models[0])
+    second = register(registry, models[1], f1=0.1)
+    before = registry.champion(PIPE)
+
+    def read_only(path, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(registry_module.os, "open", read_only)
+    with pytest.raises(RegistryError, match=r"registry of 'haberman' cannot be written") as caught:
+        registry.set_champion(PIPE, second.version)
+    assert "Read-only file system" in str(caught.value) and "writable" in str(caught.value)
+    args = ["promote", PIPE, second.version, "--store", str(registry.root)]
+    result = CliRunner().invoke(models_app, args, env={"COLUMNS": "250"})
+    assert result.exit_code == 1
+    assert "cannot be written" in result.output and "Errno" not in result.output
+    monkeypatch.undo()
+    assert registry.champion(PIPE) == before  # nothing changed
+    assert CliRunner().invoke(models_app, args).exit_code == 0
+    assert registry.champion(PIPE).version == second.version

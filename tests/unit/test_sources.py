@@ -177,6 +177,11 @@ def test_a_store_that_cannot_be_written_is_refused_before_the_run(tmp_path, monk
     )
     with pytest.raises(ArtifactError, match=r"The store .*store' cannot be written \(.*read-only"):
         preflight(spec)
+    # `libre validate` says what it writes there, not what training writes
+    said = "validation writes the stages that load and check the data there"
+    with pytest.raises(ArtifactError, match=said) as caught:
+        preflight(spec, writes=said)
+    assert "training" not in str(caught.value)
     assert preflight(spec, str(tmp_path / "new" / "store")).name == "h"  # made under tmp_path
 
 
