@@ -67,11 +67,13 @@ from libre_lib.search import (
     LARGE_DATA_GRID,
     LARGE_DATA_POSITIVES,
     SELECTION_FILTERS,
+    caps_bins,
     checked_order,
     choice_order,
     default_grid,
     refit_in_choice_order,
     resolve_tolerance,
+    thins_cuts,
     usable_columns,
 )
 
@@ -335,7 +337,13 @@ def run_libre_pair(X_train, y_train, X_test, info, cfg: Config) -> dict:
     positive = info.positive_class
     if cfg.grid is None:
         n_positives = int((np.asarray(y_train) == positive).sum())
-        grid = default_grid(n_positives, n_columns=usable_columns(X_train))
+        n_rows = len(X_train)  # the row rules of LibreSearchCV's default grid
+        grid = default_grid(
+            n_positives,
+            caps_bins(n_rows),
+            n_columns=usable_columns(X_train),
+            significant_cuts=thins_cuts(n_rows),
+        )
     else:
         grid = [{**cfg.grid, "max_rules": cfg.grid.get("max_rules", EARLY_STOP)}]
     stops = list(grid[0]["max_rules"])

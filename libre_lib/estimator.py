@@ -103,6 +103,13 @@ AUTO_INTERVALS = (3, None)
 #: rows (10 numeric columns: 50,000 rows 17-33 s instead of 2 s, 200,000 rows 114 s instead of
 #: 3 s). Every development dataset's training folds are below it (bank 36k, adult 39k rows).
 AUTO_UNCAPPED_ROWS = 50_000
+#: Rows above which the uncapped bins ``max_intervals="auto"`` tries keep only significant cut
+#: points (``significant_cuts``): uncapped ChiMerge keeps 15-25 intervals on every noisy numeric
+#: column, and the fit's cost grows with the rows (the thirty-sixth round of
+#: docs/benchmarks.md: the default search took 636 s on 48,000 noisy rows, against 20 s above
+#: :data:`AUTO_UNCAPPED_ROWS`). Among the development datasets, magic, adult and bank are
+#: above it.
+AUTO_SIGNIFICANT_ROWS = 10_000
 #: What ``alpha="auto"`` chooses from (the paper's search grid).
 AUTO_ALPHAS = (0.5, 0.7, 0.9)
 #: What ``conflict_tolerance="auto"`` chooses from (H1 with uncovered seeds; else 0).
@@ -303,8 +310,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Cap on the intervals per numeric feature (merging continues past the threshold).
         "auto" (the default) chooses 3 or None (uncapped: only the threshold stops merging,
         as in the paper) by inner cross-validation, which fits the learners twice; on more
-        than :data:`AUTO_UNCAPPED_ROWS` rows it means 3 (uncapped bins stop compressing the
-        records there, and the fit's cost grows with the rows).
+        than :data:`AUTO_SIGNIFICANT_ROWS` rows its uncapped bins keep only significant cut
+        points (as ``significant_cuts=True``), and on more than :data:`AUTO_UNCAPPED_ROWS`
+        rows it means 3 (uncapped bins stop compressing the records there, and the fit's cost
+        grows with the rows).
     top_k : int or None, default=200
         Candidates kept after the local-support filter, ranked by exclusiveness.
     max_rules : int, None or "auto", default="auto"
@@ -350,7 +359,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         (``amount ∈ [757, 763) ∪ [875, 900)``); with this, rules cut where the data do. On
         the design half the outer F1 was unchanged (mean −0.0005) with plainer rules and
         faster fits, but the bar asked a gain, so it is not the default (docs/benchmarks.md,
-        twentieth round).
+        twentieth round); ``max_intervals="auto"`` uses it for its uncapped bins on more than
+        :data:`AUTO_SIGNIFICANT_ROWS` rows (a cost rule, the thirty-sixth round).
     merge_order : {"lowest", "sweep"}, default="lowest"
         The order in which ChiMerge merges adjacent intervals of a numeric column below
         ``chi2_threshold``. "lowest" is Kerber's (the pair with the lowest chi-square first);
@@ -404,6 +414,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         Size of the union of the learners' boundary points.
     max_rules_, conflict_tolerance_, alpha_, max_intervals_ : int, float or str, or None
         The values used: the parameters, or what "auto" chose.
+    significant_cuts_ : bool
+        Whether the bins keep only significant cut points: ``significant_cuts``, or the
+        uncapped bins of ``max_intervals="auto"`` on more than :data:`AUTO_SIGNIFICANT_ROWS`
+        rows.
     auto_scores_ : dict or None
         The inner cross-validation behind an "auto" choice: the combinations tried (dicts of
         the four values) with their mean F1, its standard deviation and mean rules; None
@@ -631,6 +645,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         ``conflict_tolerance``), shared by the choices of a refit check."""
         started = time.perf_counter()
         self.set_chosen(chosen)
+        self.significant_cuts_ = self.thinned(self.max_intervals_, frame.shape[0])
         key = (self.max_intervals_, self.conflict_tolerance_)
         if key not in stages:
             bins = ("bins", self.max_intervals_)
@@ -661,10 +676,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             frame.columns, target, discretization, subsets, candidates, selection,
             target_name=target_name, feature_names=feature_names,
         )  # fmt: skip
+        drawn = int(self.n_estimators) * self.learner_factor_
+        repeated = f" ({drawn - len(subsets)} of the {drawn} drawn repeated a feature subset)"
         logger.info(
-            "%d learners gave %d candidate rules; %d passed the filter, %d selected (%.2f s)",
-            len(subsets), len(candidates), selection.n_filtered, selection.indices.size,
-            time.perf_counter() - started,
+            "%d learners%s gave %d candidate rules; %d passed the filter, %d selected (%.2f s)",
+            len(subsets), repeated if len(subsets) < drawn else "", len(candidates),
+            selection.n_filtered, selection.indices.size, time.perf_counter() - started,
         )  # fmt: skip
 
     # -- the stages of fit --------------------------------------------------------------------
@@ -696,24 +713,50 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         target: Target,
         max_intervals=AUTO,
         counts: list[ColumnCounts] | None = None,
+        n_rows: int | None = None,
     ) -> Discretization:
         """ChiMerge / category bins of every column (constant columns dropped with a warning);
         ``max_intervals`` default: the one the fit uses; ``counts``: :meth:`count_classes` of
-        the same rows, if already computed."""
+        the same rows, if already computed; ``n_rows``: the rows of the fit the bins are for,
+        when ``frame`` is an inner fold of them (they decide :meth:`thinned`)."""
         self._check_params()
         if counts is None:  # resolve_categorical's warnings reach the caller of fit
             categorical = resolve_categorical(frame, self.categorical_features)
             counts = frame_counts(frame, target.positive, categorical, target.weight)
+        used = self._used("max_intervals") if max_intervals == AUTO else max_intervals
         discretization = discretization_from_counts(
             counts,
             chi2_threshold=float(self.chi2_threshold),
-            max_intervals=self._used("max_intervals") if max_intervals == AUTO else max_intervals,
-            significant_cuts=bool(self.significant_cuts),
+            max_intervals=used,
+            significant_cuts=self.thinned(used, frame.shape[0] if n_rows is None else n_rows),
             merge_order=self.merge_order,
         )
         if not discretization.features:
             raise DataError("No usable feature: every column of X is constant or entirely missing.")
         return discretization
+
+    def thinned(self, max_intervals, n_rows: int) -> bool:
+        """Whether bins capped at ``max_intervals`` for a fit on ``n_rows`` rows keep only
+        significant cut points: ``significant_cuts``, or the uncapped bins of
+        ``max_intervals="auto"`` on more than :data:`AUTO_SIGNIFICANT_ROWS` rows (a cost
+        rule, the thirty-sixth round of docs/benchmarks.md).
+
+        Parameters
+        ----------
+        max_intervals : int or None
+            The cap the bins are made with.
+        n_rows : int
+            The rows of the fit the bins are for.
+
+        Returns
+        -------
+        bool
+        """
+        if self.significant_cuts:
+            return True
+        return (
+            self.max_intervals == AUTO and max_intervals is None and n_rows > AUTO_SIGNIFICANT_ROWS
+        )
 
     @staticmethod
     def encode(
@@ -784,6 +827,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             for name, values in auto.items()
         }
 
+    def _thinned_by_rows(self) -> bool:
+        """Whether the fit's bins keep only significant cut points because of its rows (the
+        uncapped bins of "auto" on more than :data:`AUTO_SIGNIFICANT_ROWS` rows), not because
+        ``significant_cuts`` asks it."""
+        return bool(getattr(self, "significant_cuts_", False)) and not self.significant_cuts
+
     def _used(self, name: str):
         """The value a fit uses: the parameter, or what "auto" chose (:data:`AUTO_FALLBACK`
         before a choice)."""
@@ -837,6 +886,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                     for name, values in options.items()}  # fmt: skip
         if len(combos) == 1:
             return combos[0], None
+        fit_rows = frame.shape[0] if n_rows is None else n_rows
         n_rows = frame.shape[0]
         n_splits = AUTO_FOLDS_LARGE if n_rows >= AUTO_LARGE else AUTO_FOLDS
         n_positive = int(target.positive.sum())
@@ -851,7 +901,12 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             with warnings.catch_warnings():  # the fit on all rows says it once
                 warnings.simplefilter("ignore", LibreWarning)
                 scores[:, f], sizes[:, f] = self._validate_fold(
-                    frame.iloc[train], target.take(train), frame.iloc[test], held_out, options
+                    frame.iloc[train],
+                    target.take(train),
+                    frame.iloc[test],
+                    held_out,
+                    options,
+                    fit_rows,
                 )
             elapsed = time.perf_counter() - started
             logger.info(
@@ -868,22 +923,37 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                  "mean_rules": rules.tolist(), "ruled_folds": (sizes >= 1).sum(axis=1).tolist(),
                  "n_splits": n_splits}  # fmt: skip
         logger.info(
-            "auto: %s (inner F1 %.3f with %.1f rules)",
+            "auto: %s (inner F1 %.3f with %.1f rules)%s",
             ", ".join(f"{k}={v}" for k, v in chosen.items()), mean[choice], rules[choice],
+            self._row_rules(chosen["max_intervals"], fit_rows),
         )  # fmt: skip
         return chosen, table
 
-    def _validate_fold(self, X_train, target, X_test, held_out: Target, options) -> tuple:
+    def _row_rules(self, max_intervals, n_rows: int) -> str:
+        """What the rows decided in an "auto" choice of ``max_intervals``, for its log line."""
+        if self.max_intervals != AUTO:
+            return ""
+        if n_rows > AUTO_UNCAPPED_ROWS:
+            return f"; max_intervals=3 by the rows (more than {AUTO_UNCAPPED_ROWS:,})"
+        if self.thinned(max_intervals, n_rows) and not self.significant_cuts:
+            rows = f"{AUTO_SIGNIFICANT_ROWS:,}"
+            return f"; uncapped bins with significant cuts only (more than {rows} rows)"
+        return ""
+
+    def _validate_fold(
+        self, X_train, target, X_test, held_out: Target, options, fit_rows: int
+    ) -> tuple:
         """(F1, rules) on the held-out rows of every combination of ``options`` (in
-        :func:`itertools.product` order), as ``fit`` would give with those values; F1
-        weighted by the held-out rows' sample weights, if any."""
+        :func:`itertools.product` order), as ``fit`` would give with those values (on
+        ``fit_rows`` rows: :meth:`thinned`); F1 weighted by the held-out rows' sample
+        weights, if any."""
         n_positive, n_negative = target.totals()
         truth = held_out.positive
         f1, n_rules = [], []
         # every bin cap merges the same class counts: counted once per fold
         counts = self.count_classes(X_train, target) if len(options["max_intervals"]) > 1 else None
         for max_intervals in options["max_intervals"]:
-            discretization = self.discretize(X_train, target, max_intervals, counts)
+            discretization = self.discretize(X_train, target, max_intervals, counts, fit_rows)
             records = self.encode(X_train, target, discretization)
             subsets = self.draw_subsets(discretization)
             atoms: dict = {}
@@ -1529,6 +1599,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             "n_candidates": self.n_candidates_,
             **({"auto_fallbacks": n} if (n := getattr(self, "auto_fallbacks_", 0)) else {}),
             **({"learner_factor": k} if (k := getattr(self, "learner_factor_", 1)) != 1 else {}),
+            # bins thinned by the rows (AUTO_SIGNIFICANT_ROWS), not by the parameter
+            **({"significant_cuts": True} if self._thinned_by_rows() else {}),
             "chosen": {name: _jsonable(getattr(self, name + "_"), name) for name in AUTO_CHOSEN},
             "rules": [
                 rule_to_dict(r, s) for r, s in zip(self.rules_, self.rules_.stats, strict=True)
@@ -1606,6 +1678,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             model.n_candidates_ = int(data["n_candidates"])
             model.auto_fallbacks_ = int(data.get("auto_fallbacks", 0))
             model.learner_factor_ = data.get("learner_factor", 1)
+            thinned = data.get("significant_cuts", False)
+            if not isinstance(thinned, bool):
+                raise ValueError(f"significant_cuts {thinned!r} is not true or false")
+            model.significant_cuts_ = bool(model.significant_cuts) or thinned
             if model.learner_factor_ not in (1, *LEARNER_FACTORS) or isinstance(
                 model.learner_factor_, bool
             ):

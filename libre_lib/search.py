@@ -26,12 +26,14 @@ half also tries the selection filter: the local-support floor ``min_local_suppor
 records there, and the union of 50 learners holds far more than 200 candidates. On more than
 :data:`~libre_lib.estimator.AUTO_UNCAPPED_ROWS` training rows the H1 half's bins are capped at
 3 intervals too, as ``LibreClassifier``'s "auto" caps them (cost: uncapped bins keep the
-records from compressing; no development dataset is that large). On wide data (more than
-:data:`WIDE_COLUMNS` usable columns) the learners see up to :data:`WIDE_MAX_FEATURES` columns
-instead of the estimator's 5 (the twenty-fifth design round: concepts on many columns need
-more atoms than 5 columns give). :func:`default_grid` gives the grid for a number of positives
-and usable columns. The grid is evaluated with an
-inner stratified k-fold on the data given to :meth:`LibreSearchCV.fit`. The choice prefers
+records from compressing; no development dataset is that large), and on more than
+:data:`~libre_lib.estimator.AUTO_SIGNIFICANT_ROWS` its uncapped bins keep only significant cut
+points (``significant_cuts``, the thirty-sixth round; magic, adult and bank). On wide data
+(more than :data:`WIDE_COLUMNS` usable columns) the learners see up to
+:data:`WIDE_MAX_FEATURES` columns instead of the estimator's 5 (the twenty-fifth design round:
+concepts on many columns need more atoms than 5 columns give). :func:`default_grid` gives the
+grid for a number of positives and usable columns. The grid is evaluated with an inner
+stratified k-fold on the data given to :meth:`LibreSearchCV.fit`. The choice prefers
 simple models: among the combinations whose mean validation score (F1 of the positive class by
 default) is within a tolerance of the best mean, the one with the fewest mean rules (then the
 best mean score, then grid order); it is refitted on all of that data. The tolerance is one
@@ -106,6 +108,7 @@ from .errors import (
 )
 from .estimator import (
     AUTO_FALLBACK,
+    AUTO_SIGNIFICANT_ROWS,
     AUTO_STOPS,
     AUTO_UNCAPPED_ROWS,
     LibreClassifier,
@@ -245,8 +248,21 @@ def caps_bins(n_rows: int) -> bool:
     return n_rows > AUTO_UNCAPPED_ROWS
 
 
+def thins_cuts(n_rows: int) -> bool:
+    """Whether the default grid's uncapped bins keep only significant cut points
+    (``significant_cuts``) for a fit on ``n_rows`` training rows: above
+    :data:`~libre_lib.estimator.AUTO_SIGNIFICANT_ROWS`, as ``LibreClassifier``'s "auto" thins
+    its uncapped bins (a cost rule: uncapped ChiMerge keeps 15-25 intervals on every noisy
+    numeric column, and the search's cost grows with the rows)."""
+    return n_rows > AUTO_SIGNIFICANT_ROWS
+
+
 def default_grid(
-    n_positives: int, capped_bins: bool = False, early_stops: bool = True, n_columns: int = 0
+    n_positives: int,
+    capped_bins: bool = False,
+    early_stops: bool = True,
+    n_columns: int = 0,
+    significant_cuts: bool = False,
 ) -> list[dict]:
     """The grid ``LibreSearchCV(param_grid=None)`` searches on data with ``n_positives``
     positive rows and ``n_columns`` usable columns (:func:`usable_columns`):
@@ -257,13 +273,20 @@ def default_grid(
     ones (on more rows than :func:`caps_bins` allows, and in the streamed pipeline: uncapped
     bins keep 15-25 intervals on every noise feature whatever the rows, so the distinct records
     stop compressing and the refit's cost grows with the rows). ``early_stops=False``: without
-    the ``max_rules`` axis (the search's ``max_rules`` fixes it)."""
+    the ``max_rules`` axis (the search's ``max_rules`` fixes it). ``significant_cuts``: the
+    parts on uncapped bins keep only significant cut points (on more rows than
+    :func:`thins_cuts` allows)."""
     grid = LARGE_DATA_GRID if n_positives >= LARGE_DATA_POSITIVES else DEFAULT_GRID
     parts = [dict(part) for part in grid]
     if capped_bins:
         cap = AUTO_FALLBACK["max_intervals"]
         parts = [
             {**part, "max_intervals": [cap]} if part.get("max_intervals") == [None] else part
+            for part in parts
+        ]
+    if significant_cuts:
+        parts = [
+            {**part, "significant_cuts": [True]} if part.get("max_intervals") == [None] else part
             for part in parts
         ]
     if not early_stops:
@@ -558,6 +581,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                 caps_bins(frame.shape[0]),
                 self.max_rules is None,
                 wide_columns(base["max_features"], frame),
+                thins_cuts(frame.shape[0]) and not base["significant_cuts"],
             )
         if stops is not None:
             grid = _with_early_stops(grid, stops)
@@ -1653,4 +1677,5 @@ __all__ = [
     "choose_candidate",
     "default_grid",
     "resolve_tolerance",
+    "thins_cuts",
 ]

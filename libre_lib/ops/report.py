@@ -393,6 +393,14 @@ class RuleReport:
 SCATTERED_RANGES = 3
 
 
+def thinned_cuts(model) -> bool:
+    """Whether ``model``'s bins keep only significant cut points: its ``significant_cuts``,
+    or the rows' rule for "auto"'s uncapped bins (``significant_cuts_``)."""
+    return bool(getattr(model, "significant_cuts", False)) or bool(
+        getattr(model, "significant_cuts_", False)
+    )
+
+
 def scattered_ranges_notes(
     model: LibreClassifier,
     display: RuleDisplay,
@@ -405,7 +413,7 @@ def scattered_ranges_notes(
     neighbours passes its threshold by chance), with the fewest of ``rows`` (the
     ``rows_name`` rows) one of those ranges holds, and how to get plainer rules; none when
     the model already keeps only significant cut points."""
-    if model.significant_cuts:
+    if thinned_cuts(model):
         return ()
     most: dict[str, int] = {}
     fewest: dict[str, int] = {}
@@ -811,7 +819,7 @@ def build_report(
         grouped=_grouped(display, printed),
         known=any(display.known_reading(c) for rule in printed for c in rule),
         refine=getattr(model, "refine", None),
-        significant_cuts=bool(getattr(model, "significant_cuts", False)),
+        significant_cuts=thinned_cuts(model),
     )
 
 

@@ -36,6 +36,7 @@ from ..errors import DataError, LibreError, SpecError, counted, excerpt
 from ..estimator import (
     AUTO_CHOSEN,
     AUTO_FALLBACK,
+    AUTO_SIGNIFICANT_ROWS,
     LibreClassifier,
     auto_below_trivial_message,
     auto_refit_order,
@@ -62,6 +63,7 @@ from ..search import (
     caps_bins,
     default_grid,
     flag_every_row_f1,
+    thins_cuts,
     wide_columns,
 )
 from ..selection import cover_candidates, filter_candidates
@@ -625,16 +627,18 @@ def search(
     run's default grid has capped ChiMerge bins only (``default_grid(capped_bins=True)``), and
     so has one whose final fit has more training rows (``n_rows``) than ``LibreSearchCV``
     leaves uncapped (``caps_bins``), although the search may run on a sample of them
-    (``tuning.max_rows``): the final fit's rows decide, as in :func:`choose`. ``y``, the rows
-    it searches on, gives its number of positives, and ``X``, their features, the number of
-    usable columns (on wide data the default grid's learners see more columns)."""
+    (``tuning.max_rows``): the final fit's rows decide, as in :func:`choose`; so do they
+    whether its uncapped bins keep only significant cut points (``thins_cuts``). ``y``, the
+    rows it searches on, gives its number of positives, and ``X``, their features, the number
+    of usable columns (on wide data the default grid's learners see more columns)."""
     kwargs = spec.tuning.search_kwargs()
     capped = spec.is_streamed() or (n_rows is not None and caps_bins(n_rows))
-    if kwargs["param_grid"] is None and y is not None and capped:
+    thinned = n_rows is not None and thins_cuts(n_rows) and not spec.model.significant_cuts
+    if kwargs["param_grid"] is None and y is not None and (capped or thinned):
         n_positives = int((y == positive_label(spec)).sum())
         n_columns = 0 if X is None else wide_columns(spec.model.max_features, X)
         kwargs["param_grid"] = default_grid(
-            n_positives, True, kwargs["max_rules"] is None, n_columns
+            n_positives, capped, kwargs["max_rules"] is None, n_columns, thinned and not capped
         )
     return LibreSearchCV(
         estimator=estimator(spec),
@@ -704,12 +708,14 @@ def tune_params(spec: PipelineSpec, unit: dict) -> dict:
 
 
 def wide_grid_params(spec: PipelineSpec) -> dict:
-    """The default grid's rule for wide data (the twenty-fifth round), in the keys of the
-    stages whose candidates come from it: a store's earlier scores (made before the rule, or
-    with other values) are not read as this grid's."""
+    """The default grid's rules for wide data (the twenty-fifth round) and for the rows that
+    thin its uncapped bins' cut points (the thirty-sixth), in the keys of the stages whose
+    candidates come from it: a store's earlier scores (made before a rule, or with other
+    values) are not read as this grid's."""
     if spec.tuning.grid != "default":
         return {}
-    return {"wide_grid": {"columns": WIDE_COLUMNS, "max_features": WIDE_MAX_FEATURES}}
+    wide = {"wide_grid": {"columns": WIDE_COLUMNS, "max_features": WIDE_MAX_FEATURES}}
+    return wide if spec.is_streamed() else {**wide, "significant_rows": AUTO_SIGNIFICANT_ROWS}
 
 
 def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
@@ -871,6 +877,8 @@ def choose_params(spec: PipelineSpec) -> dict:
         params["max_rows"] = spec.tuning.max_rows
     if _capped_choice(spec):
         params["capped_bins"] = True
+    elif spec.model.max_intervals == AUTO:  # uncapped bins thinned by the rows (36th round)
+        params["significant_rows"] = AUTO_SIGNIFICANT_ROWS
     return params
 
 
@@ -927,6 +935,10 @@ def discretize_params(spec: PipelineSpec, choice: Choice) -> dict:
         "categorical": spec.features.categorical,
         "positive_class": positive_label(spec),
     }
+    if model.max_intervals == AUTO and choice.max_intervals is None:
+        # the rows thin these bins' cut points from AUTO_SIGNIFICANT_ROWS on (thirty-sixth
+        # round): bins stored before the rule are not read as the rule's
+        params["significant_rows"] = AUTO_SIGNIFICANT_ROWS
     # the keys of stores made before the options; contiguous leaves the bins as they are
     return params | spec.options_set(BIN_OPTIONS)
 
@@ -1060,6 +1072,7 @@ def set_cover(
     )
     model = estimator(spec).set_chosen(choice.as_dict())
     model.auto_scores_ = choice.scores
+    model.significant_cuts_ = model.thinned(model.max_intervals_, len(X))
     model.assemble(
         X.columns,
         records_target(target(spec, y), records),

@@ -501,6 +501,49 @@ def test_the_default_grid_caps_the_bins_on_many_rows(haberman, monkeypatch):
     assert given.fit(X, y).best_params_["max_intervals"] is None
 
 
+def test_the_default_grid_thins_uncapped_bins_on_many_rows(haberman, monkeypatch):
+    """The thirty-sixth round: on more than AUTO_SIGNIFICANT_ROWS rows the default grid's
+    uncapped bins keep only significant cut points (its capped part is as it was); an estimator
+    that asks for them itself gets no axis (nor a warning that the grid tunes its parameter)."""
+    X, y, _ = haberman
+    monkeypatch.setattr(search_module, "AUTO_SIGNIFICANT_ROWS", len(X))
+    kept = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False).fit(X, y)
+    assert all("significant_cuts" not in part for part in kept.param_grid_)
+    monkeypatch.setattr(search_module, "AUTO_SIGNIFICANT_ROWS", len(X) - 1)
+    thinned = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False).fit(X, y)
+    h1, h2 = thinned.param_grid_
+    assert h1["max_intervals"] == [None] and h1["significant_cuts"] == [True]
+    assert "significant_cuts" not in h2
+    assert thinned.param_grid_ == [
+        {k: v for k, v in part.items() if k != "max_rules"}
+        for part in default_grid(81, significant_cuts=True)  # haberman's 81 positives
+    ]
+    assert len(thinned.cv_results_["params"]) == len(kept.cv_results_["params"])
+    uncapped = [
+        i for i, p in enumerate(kept.cv_results_["params"]) if p.get("max_intervals", 3) is None
+    ]
+    moved = (
+        thinned.cv_results_["mean_test_score"][uncapped]
+        != kept.cv_results_["mean_test_score"][uncapped]
+    )
+    assert moved.any()  # the uncapped points were scored on other bins
+    capped = [i for i, p in enumerate(kept.cv_results_["params"]) if "max_intervals" not in p]
+    assert list(thinned.cv_results_["mean_test_score"][capped]) == list(
+        kept.cv_results_["mean_test_score"][capped]
+    )
+    own = LibreSearchCV(
+        estimator=LibreClassifier(significant_cuts=True), max_rules=2, cv=2, random_state=0
+    )
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        own.fit(X, y)
+    assert not [w for w in said if str(w.message).startswith(search_module.ESTIMATOR_TUNED)]
+    assert all("significant_cuts" not in part for part in own.param_grid_)
+    monkeypatch.setattr(search_module, "AUTO_UNCAPPED_ROWS", len(X) - 1)  # capped: nothing to thin
+    capped_grid = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False).fit(X, y)
+    assert all("significant_cuts" not in part for part in capped_grid.param_grid_)
+
+
 def test_on_wide_data_the_default_grids_learners_see_more_columns(haberman, monkeypatch):
     """The twenty-fifth round: on more than WIDE_COLUMNS usable columns (two distinct present
     values at least) the default grid's learners see up to WIDE_MAX_FEATURES columns; a

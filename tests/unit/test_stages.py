@@ -332,6 +332,56 @@ def test_auto_alpha_and_max_intervals_flow_from_choose_into_discretize_and_set_c
     assert discretization == direct.discretization_
 
 
+def test_the_stages_thin_uncapped_bins_as_the_estimator_does_on_many_rows(spec, monkeypatch):
+    """The thirty-sixth round's rule reaches the pipeline: its "auto" choice, its bins, its
+    model and its default grid thin the uncapped bins' cut points on the rows
+    LibreClassifier and LibreSearchCV thin them, and the stages' keys say so (bins or scores
+    stored before the rule are not read as the rule's)."""
+    import dataclasses
+
+    from libre_lib import estimator
+    from libre_lib import search as search_module
+
+    X, y = _training_rows(spec)
+    auto = _with(spec, model=spec.model.model_copy(update={"max_intervals": "auto"}))
+    before = stages.choose(auto, X, y)[1]["choice"]["auto_scores"]
+    monkeypatch.setattr(estimator, "AUTO_SIGNIFICANT_ROWS", len(X) - 1)
+    monkeypatch.setattr(search_module, "AUTO_SIGNIFICANT_ROWS", len(X) - 1)
+    choice = stages.choice_from_metadata(stages.choose(auto, X, y)[1])
+    direct = LibreClassifier(**auto.estimator_params()).fit(X, y)
+    assert direct.auto_scores_ == choice.scores != before
+    uncapped = dataclasses.replace(choice, max_intervals=None)
+    bins = discretization_from_metadata(stages.discretize(auto, X, y, uncapped)[1])
+    floored = LibreClassifier(**{**auto.estimator_params(), "significant_cuts": True})
+    assert bins == floored.discretize(X, stages.target(auto, y), None)
+    assert "significant_rows" in stages.discretize_params(auto, uncapped)
+    assert "significant_rows" not in stages.discretize_params(
+        auto, dataclasses.replace(choice, max_intervals=3)
+    )
+    assert "significant_rows" in stages.choose_params(auto)
+    default = _with(auto, tuning=auto.tuning.model_copy(update={"grid": "default", "folds": 2}))
+    unit = {"fold": 0, "max_intervals": None, "candidates": [0]}
+    assert "significant_rows" in stages.tune_params(default, unit)
+    assert "significant_rows" in stages.pick_params(default)
+    planned = stages.search(default, y, len(X), X).plan(X, y).candidates
+
+    def floors(candidates) -> dict:
+        """Each bin cap's significant_cuts values among the candidates."""
+        found: dict = {}
+        for c in candidates:
+            found.setdefault(c["max_intervals"], set()).add(c["significant_cuts"])
+        return found
+
+    assert floors(planned) == {None: {True}, 3: {False}}  # H2: the capped fallback
+    # a search on a sample (tuning.max_rows): the final fit's rows decide, as for "auto"
+    sampled = _with(default, tuning=default.tuning.model_copy(update={"max_rows": 100}))
+    X_s, y_s = stages.tuning_rows(sampled, X, y)
+    thinned = stages.search(sampled, y_s, len(X), X_s).plan(X_s, y_s).candidates
+    assert floors(thinned) == {None: {True}, 3: {False}}
+    kept = stages.search(sampled, y_s, len(X) - 1, X_s).plan(X_s, y_s).candidates
+    assert floors(kept) == {None: {False}, 3: {False}}
+
+
 def test_the_search_runs_on_at_most_max_rows_stratified_training_rows(spec):
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": np.arange(1000.0), "b": rng.random(1000)})

@@ -49,9 +49,10 @@ def _in_memory(frame: pd.DataFrame, spec: PipelineSpec, holdout: np.ndarray, max
     """Discretization and records of ``LibreClassifier`` on the training rows."""
     train = frame.loc[~holdout].reset_index(drop=True)
     X, y = train.drop(columns=spec.target.column), train[spec.target.column]
-    model = LibreClassifier(
+    model = LibreClassifier(  # the cap given, as the stream's: not "auto"'s rows rules
         categorical_features=spec.features.categorical,
         positive_class=str(spec.target.positive_class),
+        max_intervals=max_intervals,
     )
     target = binary_target(y, str(spec.target.positive_class))
     discretization = model.discretize(X, target, max_intervals)
