@@ -222,9 +222,10 @@ def _follow(conn: socket.socket, lines: _Lines, pid: int) -> int | None:
             return None
         conn.settimeout(None)
         try:
-            code = int(lines.next()["exit"])
-            if code > 128 and not forwarded:
-                _note(killed(code - 128, pid))
+            ended = lines.next()
+            code = int(ended["exit"])
+            if ended.get("signal") and not forwarded:
+                _note(killed(int(ended["signal"]), pid))
             return code
         except (OSError, ValueError, KeyError):
             _wait_gone(pid)
@@ -240,8 +241,8 @@ def _follow(conn: socket.socket, lines: _Lines, pid: int) -> int | None:
 
 
 def killed(signum: int, pid: int) -> str:
-    """What the client says when a signal it did not forward ended the command (the runner
-    reports 128 + N): the shell prints nothing, since the client itself was not killed."""
+    """What the client says when a signal it did not forward killed the command (the runner
+    reports the signal): the shell prints nothing, since the client itself was not killed."""
     try:
         name = signal.Signals(signum).name
     except ValueError:

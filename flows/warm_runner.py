@@ -336,7 +336,10 @@ class _Runner:
                 with contextlib.suppress(OSError):
                     child.conn.setblocking(True)
                     child.conn.settimeout(REQUEST_TIMEOUT_S)
-                    _send(child.conn, {"exit": code})
+                    ended = {"exit": code}
+                    if os.WIFSIGNALED(status):  # killed, not an exit code above 128 it chose
+                        ended["signal"] = os.WTERMSIG(status)
+                    _send(child.conn, ended)
             self._drop(child)
 
 

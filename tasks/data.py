@@ -199,6 +199,11 @@ def holdout_flags(store_root: str, split: Stage):
     return read_frame(store_root, split)["holdout"].to_numpy()
 
 
+def training_rows(store_root: str, split: Stage) -> int:
+    """How many rows the split keeps for training (the final fit's rows)."""
+    return int((~holdout_flags(store_root, split)).sum())
+
+
 def split_rows(spec: PipelineSpec, store_root: str, data: Stage, split: Stage, holdout=False):
     """(X, y) of the training (or holdout) rows."""
     frame = read_frame(store_root, data)

@@ -18,7 +18,7 @@ from libre_lib.ops.tables import (
 )
 
 from .common import Stage, log, lookup_stage, map_missing, read_stage, run_stage
-from .data import split_rows
+from .data import split_rows, training_rows
 
 
 @task(name="choose", cache_policy=NO_CACHE)
@@ -29,7 +29,7 @@ def choose(spec, store_root: str, data: Stage, split: Stage, force: bool = False
     def compute():
         return stages.choose(spec, *split_rows(spec, store_root, data, split))
 
-    params = stages.choose_params(spec)
+    params = stages.choose_params(spec, training_rows(store_root, split))
     return run_stage(spec, store_root, "choose", params, [data, split], compute, force)
 
 
@@ -59,7 +59,7 @@ def discretize(
     def compute():
         return stages.discretize(spec, *split_rows(spec, store_root, data, split), chosen)
 
-    params = stages.discretize_params(spec, chosen)
+    params = stages.discretize_params(spec, chosen, training_rows(store_root, split))
     return run_stage(spec, store_root, "discretize", params, [data, split], compute, force)
 
 

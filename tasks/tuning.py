@@ -16,7 +16,7 @@ from libre_lib.ops.spec import PipelineSpec
 
 from . import learning
 from .common import Stage, log, lookup_stage, map_missing, read_stage, run_stage
-from .data import split_rows
+from .data import split_rows, training_rows
 from .learning import load_model
 
 
@@ -37,17 +37,18 @@ def tune(spec, store_root: str, data: Stage, split: Stage, unit: dict, force=Fal
     def compute():
         return stages.tune(spec, *split_rows(spec, store_root, data, split), unit)
 
-    params = stages.tune_params(spec, unit)
+    params = stages.tune_params(spec, unit, training_rows(store_root, split))
     return run_stage(spec, store_root, "tune", params, [data, split], compute, force)
 
 
 def tune_all(spec: PipelineSpec, store_root: str, data: Stage, split: Stage, force=False):
     """``tune`` mapped over the units not in the store yet; a progress artifact follows them."""
     units = stages.tuning_units(spec, *split_rows(spec, store_root, data, split))
+    n_rows = training_rows(store_root, split)
     found = [
         None
         if force
-        else lookup_stage(store_root, "tune", stages.tune_params(spec, u), [data, split])
+        else lookup_stage(store_root, "tune", stages.tune_params(spec, u, n_rows), [data, split])
         for u in units
     ]
     fixed = {"spec": spec, "store_root": store_root, "data": data, "split": split, "force": force}
@@ -63,7 +64,7 @@ def pick(spec, store_root: str, data: Stage, split: Stage, scores: list[Stage], 
         tables = [read_stage(store_root, stage)[0] for stage in scores]
         return stages.pick(spec, *split_rows(spec, store_root, data, split), tables)
 
-    params = stages.pick_params(spec)
+    params = stages.pick_params(spec, training_rows(store_root, split))
     return run_stage(spec, store_root, "pick", params, [data, split, *scores], compute, force)
 
 

@@ -600,28 +600,28 @@ class ModelRegistry:
         """Exclusive lock of one pipeline's registry (threads and processes alike); a registry
         that cannot be written is a :class:`RegistryError` naming its folder."""
         directory = self.pipeline_dir(pipeline)
+        held = contextlib.ExitStack()
         try:
             directory.mkdir(parents=True, exist_ok=True)
             if fcntl is None:  # pragma: no cover - Windows
-                lock = _exclusive_file_lock(directory / (LOCK_FILE + ".excl"), pipeline)
+                held.enter_context(
+                    _exclusive_file_lock(directory / (LOCK_FILE + ".excl"), pipeline)
+                )
             else:
                 fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+                held.callback(os.close, fd)  # closing the descriptor releases the lock
         except OSError as exc:
+            held.close()
             raise RegistryError(
                 f"The registry of {pipeline!r} cannot be written ({directory}: "
                 f"{exc.strerror or exc}): registering, promoting or retiring a version writes "
                 "there. Run the command as a user who can write the store, or on a writable "
                 "copy of it."
             ) from None
-        if fcntl is None:  # pragma: no cover - Windows
-            with lock:
-                yield
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with held:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
             yield
-        finally:
-            os.close(fd)  # closing the descriptor releases the lock
 
     # ------------------------------------------------------------------ registering
 

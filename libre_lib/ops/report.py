@@ -30,6 +30,7 @@ from ..discretization import NUMERIC
 from ..errors import ParameterError, counted
 from ..estimator import (
     AUTO_CHOSEN,
+    AUTO_SIGNIFICANT_ROWS,
     BELOW_INNER,
     LEARNER_FACTORS,
     LibreClassifier,
@@ -243,6 +244,11 @@ def _used_parameters(model: LibreClassifier) -> dict:
         used = getattr(model, name + "_", None)
         if isinstance(params.get(name), str) and params[name] == AUTO:
             params[name] = f"{AUTO}: {param_text(name, used)}"
+    if thinned_cuts(model) and not params.get("significant_cuts"):  # the rows decided it
+        params["significant_cuts"] = (
+            f"true for the uncapped bins of max_intervals=auto (more than "
+            f"{AUTO_SIGNIFICANT_ROWS:,} training rows)"
+        )
     return params
 
 

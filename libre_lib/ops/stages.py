@@ -695,8 +695,9 @@ def scored_params(spec: PipelineSpec) -> dict:
     return {k: v for k, v in spec.estimator_params().items() if k != "refine"}
 
 
-def tune_params(spec: PipelineSpec, unit: dict) -> dict:
-    """Everything a unit's scores depend on; not the choice rule (changing it only re-picks)."""
+def tune_params(spec: PipelineSpec, unit: dict, n_rows: int | None = None) -> dict:
+    """Everything a unit's scores depend on; not the choice rule (changing it only re-picks).
+    ``n_rows``: the final fit's training rows (:func:`thinned_rows`)."""
     kwargs = spec.tuning.search_kwargs()
     kwargs.pop("score_tolerance"), kwargs.pop("standard_errors"), kwargs.pop("refine")
     params = {"estimator": scored_params(spec), "search": kwargs, "unit": unit}
@@ -704,18 +705,30 @@ def tune_params(spec: PipelineSpec, unit: dict) -> dict:
         params["max_rows"] = spec.tuning.max_rows
     if kwargs["param_grid"] is None and spec.is_streamed():
         params["capped_bins"] = True
-    return {**params, **wide_grid_params(spec)}
+    return {**params, **wide_grid_params(spec, n_rows)}
 
 
-def wide_grid_params(spec: PipelineSpec) -> dict:
-    """The default grid's rules for wide data (the twenty-fifth round) and for the rows that
-    thin its uncapped bins' cut points (the thirty-sixth), in the keys of the stages whose
-    candidates come from it: a store's earlier scores (made before a rule, or with other
-    values) are not read as this grid's."""
+def wide_grid_params(spec: PipelineSpec, n_rows: int | None = None) -> dict:
+    """The default grid's rule for wide data (the twenty-fifth round), and its rule for the
+    rows that thin its uncapped bins' cut points (the thirty-sixth; :func:`thinned_rows`), in
+    the keys of the stages whose candidates come from it: a store's earlier scores (made
+    before a rule, or with other values) are not read as this grid's."""
     if spec.tuning.grid != "default":
         return {}
     wide = {"wide_grid": {"columns": WIDE_COLUMNS, "max_features": WIDE_MAX_FEATURES}}
-    return wide if spec.is_streamed() else {**wide, "significant_rows": AUTO_SIGNIFICANT_ROWS}
+    return {**wide, **thinned_rows(spec, n_rows)}
+
+
+def thinned_rows(spec: PipelineSpec, n_rows: int | None) -> dict:
+    """``{"significant_rows": AUTO_SIGNIFICANT_ROWS}`` in the keys of a stage whose uncapped
+    bins the rows thin (a final fit on ``n_rows`` training rows, more than
+    ``AUTO_SIGNIFICANT_ROWS`` and at most ``AUTO_UNCAPPED_ROWS``; not streamed; the spec's
+    ``significant_cuts`` not set), else nothing: the stages of other runs keep their keys."""
+    if n_rows is None or spec.is_streamed() or spec.model.significant_cuts:
+        return {}
+    if not thins_cuts(n_rows) or caps_bins(n_rows):
+        return {}
+    return {"significant_rows": AUTO_SIGNIFICANT_ROWS}
 
 
 def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
@@ -737,7 +750,7 @@ def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Store
     return table, {"seconds": result["seconds"]}
 
 
-def pick_params(spec: PipelineSpec) -> dict:
+def pick_params(spec: PipelineSpec, n_rows: int | None = None) -> dict:
     params = {"tuning": spec.tuning.model_dump(), "estimator": spec.estimator_params()}
     # its metadata holds the refit check's order: a pick stored before the check (True: the
     # fourteenth round's order), before the order went beyond the tolerance (2: the
@@ -746,7 +759,7 @@ def pick_params(spec: PipelineSpec) -> dict:
     params["refit_order"] = 3
     if spec.tuning.grid == "default" and spec.is_streamed():
         params["capped_bins"] = True
-    return {**params, **wide_grid_params(spec)}
+    return {**params, **wide_grid_params(spec, n_rows)}
 
 
 def pick(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, scores: Sequence[pa.Table]) -> Stored:
@@ -831,7 +844,15 @@ def overridden_notes(spec: PipelineSpec, metadata: dict) -> tuple[str, ...]:
     out = []
     for name in sorted(spec.model.model_fields_set & set(point)):
         value, chosen = getattr(spec.model, name), point[name]
-        if value != chosen:
+        if name == "significant_cuts" and chosen and spec.tuning.grid == "default":
+            out.append(  # the default grid's row rule, not a tuned value (thirty-sixth round)
+                f"The spec's model section sets significant_cuts: {value!r}, but on more than "
+                f"{AUTO_SIGNIFICANT_ROWS:,} training rows the default grid's uncapped ChiMerge "
+                "bins keep only significant cut points (a cost rule, docs/benchmarks.md, "
+                "thirty-sixth round). For uncapped bins without it, give tuning.grid a grid of "
+                "your own with max_intervals: [null] and significant_cuts: [false]."
+            )
+        elif value != chosen:
             out.append(
                 f"The spec's model section sets {name}: {value!r}, but tuning is on and the "
                 f"search tunes {name}: the model uses its choice, {chosen!r}. Set "
@@ -868,9 +889,10 @@ def _capped_choice(spec: PipelineSpec) -> bool:
     return spec.is_streamed() and spec.model.max_intervals == AUTO
 
 
-def choose_params(spec: PipelineSpec) -> dict:
+def choose_params(spec: PipelineSpec, n_rows: int | None = None) -> dict:
     """Every model parameter: the choice cross-validates the whole method (random_state
-    included) on the training rows (at most ``tuning.max_rows`` of them)."""
+    included) on the training rows (at most ``tuning.max_rows`` of them; ``n_rows``, all of
+    them: :func:`thinned_rows`)."""
     # the refit check's counts: how many inner folds kept a rule (the twenty-fifth round)
     params = {"estimator": scored_params(spec), "ruled_folds": True}
     if spec.tuning.max_rows is not None:  # absent without a cap, as before caps existed
@@ -878,7 +900,7 @@ def choose_params(spec: PipelineSpec) -> dict:
     if _capped_choice(spec):
         params["capped_bins"] = True
     elif spec.model.max_intervals == AUTO:  # uncapped bins thinned by the rows (36th round)
-        params["significant_rows"] = AUTO_SIGNIFICANT_ROWS
+        params.update(thinned_rows(spec, n_rows))
     return params
 
 
@@ -927,7 +949,8 @@ def choice_from_metadata(metadata: dict) -> Choice:
 # --- discretize, encode -----------------------------------------------------------------------
 
 
-def discretize_params(spec: PipelineSpec, choice: Choice) -> dict:
+def discretize_params(spec: PipelineSpec, choice: Choice, n_rows: int | None = None) -> dict:
+    """What the bins depend on; ``n_rows``: the training rows (:func:`thinned_rows`)."""
     model = spec.model
     params = {
         "chi2_threshold": model.chi2_threshold,
@@ -938,7 +961,7 @@ def discretize_params(spec: PipelineSpec, choice: Choice) -> dict:
     if model.max_intervals == AUTO and choice.max_intervals is None:
         # the rows thin these bins' cut points from AUTO_SIGNIFICANT_ROWS on (thirty-sixth
         # round): bins stored before the rule are not read as the rule's
-        params["significant_rows"] = AUTO_SIGNIFICANT_ROWS
+        params.update(thinned_rows(spec, n_rows))
     # the keys of stores made before the options; contiguous leaves the bins as they are
     return params | spec.options_set(BIN_OPTIONS)
 
@@ -1316,6 +1339,7 @@ def model_from_metadata(metadata: dict) -> LibreClassifier:
 
 def narrow_columns(trained: TrainingReport) -> list[str]:
     """The columns the training rows read as float32 or float16 (from the data contract)."""
+
     def narrow(dtype) -> bool:
         try:
             return narrow_float(pd.api.types.pandas_dtype(dtype)) is not None

@@ -174,11 +174,10 @@ def test_ctrl_c_reaches_the_command(runner, write_spec):
     assert _children(runner["pid"]) == []
 
 
-def test_a_command_killed_in_the_runner_says_so(runner, write_spec):
-    """The out-of-memory killer SIGKILLed a command in the runner: the client exited 137 with
-    no word (the shell prints "Killed" only when the client itself dies)."""
+def _signalled(runner, spec, signum: int) -> tuple[int, str, int]:
+    """Start `libre train SPEC --force` through the runner, send ``signum`` to its command's
+    process (not to the client), and return the client's exit code, output and that pid."""
     work = runner["work"]
-    spec = write_spec(work, "pima", tuning__enabled=True)  # long enough to kill
     client = subprocess.Popen(
         [sys.executable, "-c", CLI, "train", str(spec), "--force"],
         env=runner["env"],
@@ -198,15 +197,26 @@ def test_a_command_killed_in_the_runner_says_so(runner, write_spec):
             time.sleep(0.05)
         assert child is not None, "the command did not start in the runner"
         time.sleep(1.0)
-        os.kill(child, signal.SIGKILL)
+        os.kill(child, signum)
         output, _ = client.communicate(timeout=120)
     finally:
         if client.poll() is None:
             client.kill()
             client.wait()
-    assert client.returncode == 128 + signal.SIGKILL
+    return client.returncode, output, child
+
+
+def test_a_command_killed_in_the_runner_says_so(runner, write_spec):
+    """The out-of-memory killer SIGKILLed a command in the runner: the client exited 137 with
+    no word (the shell prints "Killed" only when the client itself dies)."""
+    spec = write_spec(runner["work"], "pima", tuning__enabled=True)  # long enough to kill
+    code, output, child = _signalled(runner, spec, signal.SIGKILL)
+    assert code == 128 + signal.SIGKILL
     assert "killed by SIGKILL (the out-of-memory killer sends it, or kill -9)" in output
     assert f"warm runner (pid {child})" in output
+    # a command that ends itself on an interrupt exits 130 without being killed: no such line
+    code, output, _ = _signalled(runner, spec, signal.SIGINT)
+    assert code == 130 and "interrupted" in output and "killed by" not in output
     assert _children(runner["pid"]) == []
 
 

@@ -259,6 +259,7 @@ def test_auto_uncapped_bins_keep_significant_cuts_on_many_rows(haberman, monkeyp
     import logging
 
     from libre_lib import estimator
+    from libre_lib.ops.report import _used_parameters
 
     X, y, info = haberman
 
@@ -290,11 +291,20 @@ def test_auto_uncapped_bins_keep_significant_cuts_on_many_rows(haberman, monkeyp
     assert model.thinned(None, len(X)) and not model.thinned(None, len(X) - 1)
     assert not model.thinned(3, len(X))
     assert not LibreClassifier(max_intervals=None).thinned(None, len(X))  # the user's choice
-    if model.max_intervals_ is None:
-        assert "uncapped bins with significant cuts only" in caplog.text
-        saved = json.loads(model.to_json())
-        assert saved["significant_cuts"] is True and saved["params"]["significant_cuts"] is False
-        assert LibreClassifier.from_json(model.to_json()).significant_cuts_ is True
+    # a choice of the uncapped bins: the model, its JSON, its log line and its report say so
+    monkeypatch.setattr(estimator, "AUTO_INTERVALS", (None,))
+    with caplog.at_level(logging.INFO, logger="libre_lib.estimator"):
+        uncapped = fitted()
+    assert uncapped.max_intervals_ is None and uncapped.significant_cuts_ is True
+    assert "uncapped bins with significant cuts only (more than 305 rows)" in caplog.text
+    saved = json.loads(uncapped.to_json())
+    assert saved["significant_cuts"] is True and saved["params"]["significant_cuts"] is False
+    assert LibreClassifier.from_json(uncapped.to_json()).significant_cuts_ is True
+    shown = _used_parameters(uncapped)["significant_cuts"]
+    assert (
+        shown == "true for the uncapped bins of max_intervals=auto (more than 10,000 training rows)"
+    )
+    assert _used_parameters(plain)["significant_cuts"] is False
     forced = plain.__class__.from_json(plain.to_json())
     forced.significant_cuts_ = True
     assert LibreClassifier.from_json(forced.to_json()).significant_cuts_ is True

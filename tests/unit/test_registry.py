@@ -1415,6 +1415,10 @@ def test_a_registry_it_cannot_write_says_so_with_its_folder(registry, models, mo
     with pytest.raises(RegistryError, match=r"registry of 'haberman' cannot be written") as caught:
         registry.set_champion(PIPE, second.version)
     assert "Read-only file system" in str(caught.value) and "writable" in str(caught.value)
+    with monkeypatch.context() as without_flock:  # the lock of systems without flock
+        without_flock.setattr(registry_module, "fcntl", None)
+        with pytest.raises(RegistryError, match=r"registry of 'haberman' cannot be written"):
+            registry.set_champion(PIPE, second.version)
     args = ["promote", PIPE, second.version, "--store", str(registry.root)]
     result = CliRunner().invoke(models_app, args, env={"COLUMNS": "250"})
     assert result.exit_code == 1

@@ -354,15 +354,34 @@ def test_the_stages_thin_uncapped_bins_as_the_estimator_does_on_many_rows(spec, 
     bins = discretization_from_metadata(stages.discretize(auto, X, y, uncapped)[1])
     floored = LibreClassifier(**{**auto.estimator_params(), "significant_cuts": True})
     assert bins == floored.discretize(X, stages.target(auto, y), None)
-    assert "significant_rows" in stages.discretize_params(auto, uncapped)
-    assert "significant_rows" not in stages.discretize_params(
-        auto, dataclasses.replace(choice, max_intervals=3)
-    )
-    assert "significant_rows" in stages.choose_params(auto)
+    n = len(X)  # the final fit's rows decide the keys: other runs keep theirs
+    assert "significant_rows" in stages.discretize_params(auto, uncapped, n)
+    assert "significant_rows" not in stages.discretize_params(auto, uncapped, n - 1)
+    assert "significant_rows" not in stages.discretize_params(auto, uncapped)
+    asked = _with(auto, model=auto.model.model_copy(update={"significant_cuts": True}))
+    assert "significant_rows" not in stages.discretize_params(asked, uncapped, n)
+    capped = dataclasses.replace(choice, max_intervals=3)
+    assert "significant_rows" not in stages.discretize_params(auto, capped, n)
+    assert "significant_rows" in stages.choose_params(auto, n)
+    assert "significant_rows" not in stages.choose_params(auto, n - 1)
     default = _with(auto, tuning=auto.tuning.model_copy(update={"grid": "default", "folds": 2}))
     unit = {"fold": 0, "max_intervals": None, "candidates": [0]}
-    assert "significant_rows" in stages.tune_params(default, unit)
-    assert "significant_rows" in stages.pick_params(default)
+    assert "significant_rows" in stages.tune_params(default, unit, n)
+    assert "significant_rows" in stages.pick_params(default, n)
+    assert stages.tune_params(default, unit, n - 1) == stages.tune_params(default, unit)
+    assert "significant_rows" not in stages.pick_params(default, n - 1)
+    # the model the stages assemble says its bins were thinned by the rows, as the estimator's
+    records = records_from_table(*stages.encode(auto, X, y, bins))
+    subsets = stages.feature_subsets(auto, bins)
+    parts = [
+        candidates_from_table(*stages.learn(auto, records, bins, s, uncapped.conflict_tolerance))
+        for s in subsets
+    ]
+    table, meta = stages.union_filter(auto, parts, records, bins)
+    kept = candidates_from_table(table, meta)
+    fitted = stages.set_cover(auto, kept, records, bins, X, y, subsets, uncapped)[1]
+    assert fitted["model"]["significant_cuts"] is True
+    assert stages.model_from_metadata(fitted).significant_cuts_ is True
     planned = stages.search(default, y, len(X), X).plan(X, y).candidates
 
     def floors(candidates) -> dict:
@@ -873,6 +892,16 @@ def test_spec_values_the_search_replaced_are_noted():
         "n_estimators: the model uses its choice, 5."
     )
     assert stages.overridden_notes(spec, {"best_params": {"n_estimators": 10}}) == ()
+    # significant_cuts: false under the default grid's row rule: the note names the rule and
+    # the way out (it told to set tuning.enabled: false, after which "auto" thins all the same)
+    model = bundled.model.model_copy(update={"significant_cuts": False})
+    model.model_fields_set.add("significant_cuts")
+    tuned = bundled.model_copy(update={"model": model})
+    tuned = tuned.model_copy(update={"tuning": tuned.tuning.model_copy(update={"grid": "default"})})
+    (note,) = stages.overridden_notes(tuned, {"best_params": {"significant_cuts": True}})
+    assert "default grid's uncapped ChiMerge bins keep only significant cut points" in note
+    assert "max_intervals: [null] and significant_cuts: [false]" in note
+    assert "tuning.enabled: false" not in note
 
 
 def test_a_holdout_of_copies_of_training_rows_is_noted():
