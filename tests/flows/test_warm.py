@@ -141,6 +141,19 @@ def test_another_environment_runs_in_its_own_process(runner):
 def test_ctrl_c_reaches_the_command(runner, write_spec):
     home, work = runner["home"], runner["work"]
     spec = write_spec(work, "pima", tuning__enabled=True)  # long enough to interrupt
+    code, output, child = _signalled(runner, spec, signal.SIGINT, to_client=True)
+    assert code not in (0, None)
+    assert "report:" not in output  # it stopped before the end
+    assert "killed by" not in output  # the user's Ctrl-C, which the client forwarded
+    assert f"pid {child}: libre train exited {code}" in (home / "warm.log").read_text()
+    assert _children(runner["pid"]) == []
+
+
+def _signalled(runner, spec, signum: int, to_client: bool = False) -> tuple[int, str, int]:
+    """Start `libre train SPEC --force` through the runner, send ``signum`` to the client
+    (``to_client``: as a Ctrl-C in its terminal) or to its command's process, and return the
+    client's exit code, output and the command's pid."""
+    work = runner["work"]
     client = subprocess.Popen(
         [sys.executable, "-c", CLI, "train", str(spec), "--force"],
         env=runner["env"],
@@ -159,7 +172,11 @@ def test_ctrl_c_reaches_the_command(runner, write_spec):
                         child = pid  # released: it took the client's folder
             time.sleep(0.05)
         assert child is not None, "the command did not start in the runner"
-        client.send_signal(signal.SIGINT)
+        if to_client:
+            client.send_signal(signum)
+        else:
+            time.sleep(1.0)
+            os.kill(child, signum)
         output, _ = client.communicate(timeout=120)
     finally:
         if client.poll() is None:
@@ -167,42 +184,6 @@ def test_ctrl_c_reaches_the_command(runner, write_spec):
             client.wait()
         if child is not None and child in _children(runner["pid"]):
             os.kill(child, signal.SIGKILL)
-    assert client.returncode not in (0, None)
-    assert "report:" not in output  # it stopped before the end
-    assert "killed by" not in output  # the user's Ctrl-C, which the client forwarded
-    assert f"pid {child}: libre train exited {client.returncode}" in (home / "warm.log").read_text()
-    assert _children(runner["pid"]) == []
-
-
-def _signalled(runner, spec, signum: int) -> tuple[int, str, int]:
-    """Start `libre train SPEC --force` through the runner, send ``signum`` to its command's
-    process (not to the client), and return the client's exit code, output and that pid."""
-    work = runner["work"]
-    client = subprocess.Popen(
-        [sys.executable, "-c", CLI, "train", str(spec), "--force"],
-        env=runner["env"],
-        cwd=work,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    child = None
-    try:
-        deadline = time.monotonic() + 60
-        while child is None and time.monotonic() < deadline:
-            for pid in _children(runner["pid"]):
-                with contextlib.suppress(OSError):
-                    if Path(f"/proc/{pid}/cwd").resolve() == work.resolve():
-                        child = pid
-            time.sleep(0.05)
-        assert child is not None, "the command did not start in the runner"
-        time.sleep(1.0)
-        os.kill(child, signum)
-        output, _ = client.communicate(timeout=120)
-    finally:
-        if client.poll() is None:
-            client.kill()
-            client.wait()
     return client.returncode, output, child
 
 
