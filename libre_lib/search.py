@@ -576,13 +576,25 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
                     f"LibreSearchCV(estimator={type(grid).__name__}(...))."
                 )
         else:  # with the cap fixed or listed, the default grid without its early-stop axis
+            capped = caps_bins(frame.shape[0])
+            thinned = thins_cuts(frame.shape[0]) and not base["significant_cuts"]
             grid = default_grid(
                 n_positives,
-                caps_bins(frame.shape[0]),
+                capped,
                 self.max_rules is None,
                 wide_columns(base["max_features"], frame),
-                thins_cuts(frame.shape[0]) and not base["significant_cuts"],
+                thinned,
             )
+            if capped:  # the rows decided these, not a choice: said with the progress
+                logger.info(
+                    "LibreSearchCV: the default grid's H1 half is on capped bins (more than "
+                    "%s rows)", f"{AUTO_UNCAPPED_ROWS:,}"
+                )  # fmt: skip
+            elif thinned:
+                logger.info(
+                    "LibreSearchCV: the default grid's uncapped bins keep only significant cut "
+                    "points (more than %s rows)", f"{AUTO_SIGNIFICANT_ROWS:,}"
+                )  # fmt: skip
         if stops is not None:
             grid = _with_early_stops(grid, stops)
         try:

@@ -236,20 +236,27 @@ def rule_table(
     return table.astype({**dict.fromkeys(ints, "int64"), **dict.fromkeys(floats, "float64")})
 
 
-def _used_parameters(model: LibreClassifier) -> dict:
+def _used_parameters(model: LibreClassifier, by_rows: bool = False) -> dict:
     """The model's parameters, an "auto" one with the value its inner cross-validation chose
-    (``auto: 0.7``), so the report says what the model used."""
+    (``auto: 0.7``), so the report says what the model used; ``by_rows``: its cut points were
+    thinned because the training rows were many (:func:`thinned_by_rows`)."""
     params = dict(model.get_params(deep=False))
     for name in AUTO_CHOSEN:
         used = getattr(model, name + "_", None)
         if isinstance(params.get(name), str) and params[name] == AUTO:
             params[name] = f"{AUTO}: {param_text(name, used)}"
-    if thinned_cuts(model) and not params.get("significant_cuts"):  # the rows decided it
+    if by_rows:  # the rows decided it: not the spec, not tuning
         params["significant_cuts"] = (
-            f"true for the uncapped bins of max_intervals=auto (more than "
-            f"{AUTO_SIGNIFICANT_ROWS:,} training rows)"
+            f"true: on more than {AUTO_SIGNIFICANT_ROWS:,} training rows (not set, not tuned)"
         )
     return params
+
+
+def thinned_by_rows(model) -> bool:
+    """Whether ``model``'s cut points were thinned because its training rows were many (the
+    "auto" bins' rule), not because its ``significant_cuts`` asked it."""
+    rule = getattr(model, "_thinned_by_rows", None)
+    return bool(rule()) if callable(rule) else False
 
 
 def metrics(model: LibreClassifier, X, y) -> dict:
@@ -363,6 +370,8 @@ class RuleReport:
     inside the bins."""
     significant_cuts: bool = False
     """Whether ChiMerge's cut points were thinned to those Fisher's test finds significant."""
+    cuts_by_rows: bool = False
+    """Whether they were thinned because the training rows were many (not by a parameter)."""
     fit_cautions: tuple[str, ...] = ()
     """Cautions about the fit itself (see :func:`below_inner_caution`), shown with the others."""
     covered: int | None = None
@@ -417,10 +426,9 @@ def scattered_ranges_notes(
     """A note naming the columns whose conditions join :data:`SCATTERED_RANGES` or more
     separate ranges (uncapped ChiMerge keeps narrow pre-bins whose difference from their
     neighbours passes its threshold by chance), with the fewest of ``rows`` (the
-    ``rows_name`` rows) one of those ranges holds, and how to get plainer rules; none when
-    the model already keeps only significant cut points."""
-    if thinned_cuts(model):
-        return ()
+    ``rows_name`` rows) one of those ranges holds, and how to get plainer rules (when the
+    model keeps only significant cut points already, ``contiguous`` alone)."""
+    thinned = thinned_cuts(model)
     most: dict[str, int] = {}
     fewest: dict[str, int] = {}
     for rule in model.rules_:
@@ -452,6 +460,17 @@ def scattered_ranges_notes(
     listed = ", ".join(
         named(feature, n) for feature, n in sorted(most.items(), key=lambda i: (-i[1], i[0]))
     )
+    measured = (
+        "." if holdout else " (this run keeps no holdout: holdout_fraction > 0 measures them)."
+    )
+    if thinned:  # every cut passed the significance test: readability is what is left
+        return (
+            f"Some conditions join several separate ranges of one column: {listed}. Each cut "
+            "point passed a significance test, but many separate ranges are hard to read; "
+            "contiguous: true (the spec's model section, or LibreClassifier(contiguous=True)) "
+            "makes every numeric condition one range (docs/algorithm.md). It can cost "
+            "accuracy on some data: compare the holdout scores before keeping it" + measured,
+        )
     return (
         f"Some conditions join several separate ranges of one column: {listed}. Narrow ranges "
         "scattered over a column can fit chance differences in the training rows rather than "
@@ -459,8 +478,7 @@ def scattered_ranges_notes(
         "LibreClassifier(significant_cuts=True)) thins the cut points to those a significance "
         "test supports, and contiguous: true makes every numeric condition one range, for "
         "plainer rules (docs/algorithm.md). Either can cost accuracy on some data "
-        "(docs/benchmarks.md): compare the holdout scores before keeping it"
-        + ("." if holdout else " (this run keeps no holdout: holdout_fraction > 0 measures them)."),
+        "(docs/benchmarks.md): compare the holdout scores before keeping it" + measured,
     )
 
 
@@ -674,6 +692,7 @@ def build_report(
     evaluated_on: str = "holdout",
     cautions: Sequence[str] = (),
     covered: int | None = None,
+    cuts_by_rows: bool | None = None,
 ) -> RuleReport:
     """Compute the tables of a fitted model on holdout data and bundle them for rendering.
 
@@ -716,6 +735,10 @@ def build_report(
     evaluated_on : {"holdout", "training"}, default "holdout"
         What ``X_holdout`` is: "training" when the run kept no holdout and the scores are
         in-sample; the report's wording says so throughout.
+    cuts_by_rows : bool, optional
+        Whether the cut points were thinned because the training rows were many (the
+        default grid's rule, which a tuned model's parameters cannot tell from a tuned
+        value); default: what the model says (:func:`thinned_by_rows`).
 
     Returns
     -------
@@ -768,6 +791,7 @@ def build_report(
         choice_positive=train_positive if train_fired is not None else None,
     )
     rules = rule_table(model, X_holdout, y_holdout, display=display)
+    by_rows = thinned_by_rows(model) if cuts_by_rows is None else bool(cuts_by_rows)
     printed = [*ruleset, *_diff_rules(changes)]  # every rule the report prints
     return RuleReport(
         title=title,
@@ -777,7 +801,7 @@ def build_report(
         curve=truncation_curve(model, X_holdout, y_holdout),
         validation_summary=validation_summary,
         validation_success=validation_success,
-        parameters=_used_parameters(model),
+        parameters=_used_parameters(model, by_rows),
         data_description=data_description,
         generated_at=generated_at,
         notes=_with_notes(
@@ -826,6 +850,7 @@ def build_report(
         known=any(display.known_reading(c) for rule in printed for c in rule),
         refine=getattr(model, "refine", None),
         significant_cuts=thinned_cuts(model),
+        cuts_by_rows=by_rows,
     )
 
 
@@ -1208,7 +1233,13 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
         out += _changes_markdown(report, report.changes)
     for section in (
         trend_blocks(report.trend, figure=figures),
-        tuning_blocks(report.tuning, report.tuning_summary, figure=figures, n_rules=_rules(report)),
+        tuning_blocks(
+            report.tuning,
+            report.tuning_summary,
+            figure=figures,
+            n_rules=_rules(report),
+            by_rows=report.cuts_by_rows,
+        ),
     ):
         if section:
             out.append(f"## {section[0][1]}")
@@ -1223,7 +1254,11 @@ def render_markdown(report: RuleReport, figures: bool = False) -> str:
 
     if report.discretization is not None:
         section = discretization_blocks(
-            report.discretization, report.display_rows, report.refine, report.significant_cuts
+            report.discretization,
+            report.display_rows,
+            report.refine,
+            report.significant_cuts,
+            report.cuts_by_rows,
         )
         out.append(f"## {section[0][1]}")
         out += blocks(section[1:])
@@ -1641,7 +1676,13 @@ def render_html(report: RuleReport) -> str:
         out += _html_blocks(_changes_blocks(report.changes, report.display), figures)
     out += _section(trend_blocks(report.trend), figures)
     out += _section(
-        tuning_blocks(report.tuning, report.tuning_summary, n_rules=_rules(report)), figures
+        tuning_blocks(
+            report.tuning,
+            report.tuning_summary,
+            n_rules=_rules(report),
+            by_rows=report.cuts_by_rows,
+        ),
+        figures,
     )
 
     out.append("<h2>Keeping only the first rules</h2>")
@@ -1655,7 +1696,11 @@ def render_html(report: RuleReport) -> str:
     if report.discretization is not None:
         out += _section(
             discretization_blocks(
-                report.discretization, report.display_rows, report.refine, report.significant_cuts
+                report.discretization,
+                report.display_rows,
+                report.refine,
+                report.significant_cuts,
+                report.cuts_by_rows,
             ),
             figures,
         )

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretization import MANY_CATEGORIES, NUMERIC
-from ..estimator import AUTO_FALLBACK
+from ..estimator import AUTO_FALLBACK, AUTO_SIGNIFICANT_ROWS
 from ..rules import set_item_text
 from .display import KNOWN_LEGEND, LEGEND, RuleDisplay, natural_key, rounding_note
 from .figures import svg_class_balance, svg_trend, svg_tuning
@@ -320,8 +320,8 @@ def discretization_table(
             cuts = [display.number(feature.name, c) for c in feature.cuts]
             if cuts:
                 bins = ("cut point " if len(cuts) == 1 else "cut points ") + ", ".join(cuts)
-            else:
-                bins = "no cut point (one range)"
+            else:  # ChiMerge merged every interval: its values do not tell the classes apart
+                bins = "no cut point (one range: rules cannot test its values)"
             kind = "numeric"
         elif feature.groups and feature.n_value_bins == 1:  # "3,966 categories in 1 groups"
             tested = (
@@ -391,7 +391,10 @@ def discretization_blocks(
     rows: str = "training and holdout",
     refine: str | None = None,
     significant_cuts: bool = False,
+    by_rows: bool = False,
 ) -> list[Block]:
+    """The section on the bins; ``significant_cuts``: the cut points were thinned to
+    significant ones, ``by_rows``: because the training rows were many, not by a parameter."""
     blocks: list[Block] = [("h", "How each column was discretized")]
     if table is None or not len(table):
         return [*blocks, ("p", "The model records no discretization.")]
@@ -404,9 +407,16 @@ def discretization_blocks(
             "positive share); "
             "rules are unions of bins"
             + (
-                ". A numeric cut point is kept only where the training rows on its two sides "
-                "differ significantly (Fisher's exact test at the ChiMerge threshold's level, "
-                "divided by the number of places a column could be cut; significant_cuts)"
+                ". A numeric column is cut only where the share of positives clearly changes "
+                "from one side of the cut to the other, which gives fewer, wider ranges"
+                + (
+                    f": on more than {AUTO_SIGNIFICANT_ROWS:,} training rows the library does "
+                    "so by itself, for readable rules and a fast fit"
+                    if by_rows
+                    else ""
+                )
+                + " (a significance test: Fisher's exact test at the ChiMerge threshold's level, "
+                "corrected for the number of places a column could be cut; significant_cuts)"
                 if significant_cuts
                 else ""
             )
@@ -539,15 +549,28 @@ _STATUS_WORDS = {
 }
 
 
+def _chosen_text(name: str, value, by_rows: bool) -> str:
+    """A chosen parameter's value as the tuning section lists it; significant_cuts set by the
+    default grid's rule for many training rows says so."""
+    if name == "significant_cuts" and value and by_rows:
+        return (
+            f"true (not tuned: the default grid's rule on more than {AUTO_SIGNIFICANT_ROWS:,} "
+            "training rows)"
+        )
+    return param_text(name, value)
+
+
 def tuning_blocks(
     tuning: pd.DataFrame | None,
     summary: Mapping | None,
     figure: bool = True,
     n_rules: int | None = None,
+    by_rows: bool = False,
 ) -> list[Block]:
     """How the parameters were chosen: the pipeline's search (``pick`` stage), its chosen
     parameters and the inner-CV score of every grid point against its number of rules
-    (``n_rules``: the model's, said when fewer than the chosen ``max_rules`` allows)."""
+    (``n_rules``: the model's, said when fewer than the chosen ``max_rules`` allows;
+    ``by_rows``: the grid's significant_cuts came from the training rows, not from tuning)."""
     if tuning is None or not len(tuning) or summary is None:
         return []
     chosen = dict(summary.get("best_params", {}))
@@ -575,7 +598,7 @@ def tuning_blocks(
             f"{fmt(summary['best_score'], 'rate')} with "
             f"{float(tuning.loc[tuning['chosen'], 'mean_rules'].iloc[0]):.1f} rules on average.",
         ),
-        ("dl", [(str(k), param_text(k, v)) for k, v in sorted(chosen.items())]),
+        ("dl", [(str(k), _chosen_text(k, v, by_rows)) for k, v in sorted(chosen.items())]),
     ]
     cap = chosen.get("max_rules")
     if isinstance(cap, int) and n_rules is not None and n_rules < cap:

@@ -81,7 +81,14 @@ from .registry import (
     RegistryError,
     validation_record,
 )
-from .report import RuleReport, build_report, render_html, render_markdown
+from .report import (
+    RuleReport,
+    build_report,
+    render_html,
+    render_markdown,
+    thinned_by_rows,
+    thinned_cuts,
+)
 from .scoring import SCORE_COLUMNS
 from .sources import read_source, separator_hint
 from .spec import BIN_OPTIONS, PipelineSpec, yaml_scalar
@@ -846,11 +853,11 @@ def overridden_notes(spec: PipelineSpec, metadata: dict) -> tuple[str, ...]:
         value, chosen = getattr(spec.model, name), point[name]
         if name == "significant_cuts" and chosen and spec.tuning.grid == "default":
             out.append(  # the default grid's row rule, not a tuned value (thirty-sixth round)
-                f"The spec's model section sets significant_cuts: {value!r}, but on more than "
-                f"{AUTO_SIGNIFICANT_ROWS:,} training rows the default grid's uncapped ChiMerge "
-                "bins keep only significant cut points (a cost rule, docs/benchmarks.md, "
-                "thirty-sixth round). For uncapped bins without it, give tuning.grid a grid of "
-                "your own with max_intervals: [null] and significant_cuts: [false]."
+                f"The spec's model section sets significant_cuts: {yaml_scalar(value)}, but on "
+                f"more than {AUTO_SIGNIFICANT_ROWS:,} training rows the default grid's uncapped "
+                "ChiMerge bins keep only significant cut points (fewer, wider ranges and a fast "
+                "fit; docs/pipeline.md). For uncapped bins without it, give tuning.grid a grid "
+                "of your own with max_intervals: [null] and significant_cuts: [false]."
             )
         elif value != chosen:
             out.append(
@@ -1377,6 +1384,16 @@ def report_params(spec: PipelineSpec) -> dict:
     return {"spec": spec.report.model_dump()}
 
 
+def cuts_thinned_by_rows(spec: PipelineSpec, model: LibreClassifier, tuned: bool) -> bool:
+    """Whether the model's cut points were thinned because its training rows were many: by
+    "auto"'s rule, or by the default grid's (``tuned``; the shipped point's significant_cuts
+    is then the grid's, not the spec's)."""
+    if thinned_by_rows(model):
+        return True
+    grid_rule = tuned and spec.tuning.grid == "default" and not spec.model.significant_cuts
+    return grid_rule and thinned_cuts(model)
+
+
 def report(
     spec: PipelineSpec,
     model: LibreClassifier,
@@ -1476,6 +1493,7 @@ def report(
         evaluated_on="training" if note else "holdout",
         cautions=signal,
         covered=covered,
+        cuts_by_rows=cuts_thinned_by_rows(spec, model, tuning is not None),
     )
     if streamed is not None:  # its training F1 would be the sample's: the flow's check, on
         rule_report = replace(rule_report, fit_cautions=signal)  # every row, acted

@@ -259,7 +259,7 @@ def test_auto_uncapped_bins_keep_significant_cuts_on_many_rows(haberman, monkeyp
     import logging
 
     from libre_lib import estimator
-    from libre_lib.ops.report import _used_parameters
+    from libre_lib.ops.report import _used_parameters, thinned_by_rows
 
     X, y, info = haberman
 
@@ -300,10 +300,8 @@ def test_auto_uncapped_bins_keep_significant_cuts_on_many_rows(haberman, monkeyp
     saved = json.loads(uncapped.to_json())
     assert saved["significant_cuts"] is True and saved["params"]["significant_cuts"] is False
     assert LibreClassifier.from_json(uncapped.to_json()).significant_cuts_ is True
-    shown = _used_parameters(uncapped)["significant_cuts"]
-    assert (
-        shown == "true for the uncapped bins of max_intervals=auto (more than 10,000 training rows)"
-    )
+    shown = _used_parameters(uncapped, thinned_by_rows(uncapped))["significant_cuts"]
+    assert shown == "true: on more than 10,000 training rows (not set, not tuned)"
     assert _used_parameters(plain)["significant_cuts"] is False
     forced = plain.__class__.from_json(plain.to_json())
     forced.significant_cuts_ = True

@@ -1332,10 +1332,35 @@ def test_a_model_with_significant_cuts_says_how_its_cut_points_were_kept(liver, 
     model, X, y, _ = liver
     thinned = LibreClassifier(**{**model.get_params(), "significant_cuts": True}).fit(X, y)
     text = render_markdown(build_report(thinned, X, y, title="thinned"))
-    assert "kept only where the training rows on its two sides differ significantly" in text
+    assert "cut only where the share of positives clearly changes" in text
+    assert "the library does so by itself" not in text  # the parameter asked it
     assert "significant_cuts" in render_html(build_report(thinned, X, y, title="thinned"))
     plain = render_markdown(build_report(model, X, y, title="plain"))
-    assert "differ significantly" not in plain
+    assert "clearly changes" not in plain
+    # thinned because the training rows were many (a tuned model's parameters cannot tell a
+    # grid's rule from a tuned value: the pipeline says which): said in the text, the
+    # parameters and the tuning section, without jargon first
+    by_rows = build_report(thinned, X, y, title="rows", cuts_by_rows=True)
+    text = render_markdown(by_rows)
+    assert "on more than 10,000 training rows the library does so by itself" in text
+    assert (
+        "| `significant_cuts` | `true: on more than 10,000 training rows (not set, not tuned)` |"
+        in text
+    )
+    from libre_lib.ops.report_sections import tuning_blocks
+
+    tuning = pd.DataFrame({"mean_score": [0.5], "mean_rules": [2.0], "chosen": [True]})
+    summary = {"n_splits": 5, "tolerance": 0.02, "best_score": 0.5}
+    summary["best_params"] = {"significant_cuts": True, "alpha": 0.7}
+    (listed,) = [
+        text for kind, text in tuning_blocks(tuning, summary, False, by_rows=True) if kind == "dl"
+    ]
+    assert (
+        "significant_cuts",
+        "true (not tuned: the default grid's rule on more than 10,000 training rows)",
+    ) in listed
+    (listed,) = [text for kind, text in tuning_blocks(tuning, summary, False) if kind == "dl"]
+    assert ("significant_cuts", "true") in listed
 
 
 def test_the_tuning_section_says_how_far_the_refit_check_went():
@@ -1423,11 +1448,14 @@ def test_conditions_of_scattered_ranges_get_a_note_with_the_way_to_plainer_rules
     training = build_report(changed, X, y, title="t", evaluated_on="training")
     (note,) = [n for n in training.notes if "separate ranges" in n]
     assert note.endswith("(this run keeps no holdout: holdout_fraction > 0 measures them).")
-    # none for plain conditions, nor once the model keeps only significant cut points
+    # none for plain conditions; once the model keeps only significant cut points (adult's
+    # capital_gain in 10 ranges went unnoted then), the note stays and offers contiguous alone
     assert not any("separate ranges" in n for n in with_rules(plain).notes)
-    assert not any(
-        "separate ranges" in n for n in with_rules(scattered, significant_cuts=True).notes
-    )
+    (thinned,) = [
+        n for n in with_rules(scattered, significant_cuts=True).notes if "separate ranges" in n
+    ]
+    assert "passed a significance test" in thinned and "contiguous: true" in thinned
+    assert "significant_cuts: true" not in thinned
 
 
 def test_a_condition_on_every_known_category_reads_as_such():

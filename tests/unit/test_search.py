@@ -501,7 +501,7 @@ def test_the_default_grid_caps_the_bins_on_many_rows(haberman, monkeypatch):
     assert given.fit(X, y).best_params_["max_intervals"] is None
 
 
-def test_the_default_grid_thins_uncapped_bins_on_many_rows(haberman, monkeypatch):
+def test_the_default_grid_thins_uncapped_bins_on_many_rows(haberman, monkeypatch, capsys):
     """The thirty-sixth round: on more than AUTO_SIGNIFICANT_ROWS rows the default grid's
     uncapped bins keep only significant cut points (its capped part is as it was); an estimator
     that asks for them itself gets no axis (nor a warning that the grid tunes its parameter)."""
@@ -510,7 +510,12 @@ def test_the_default_grid_thins_uncapped_bins_on_many_rows(haberman, monkeypatch
     kept = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False).fit(X, y)
     assert all("significant_cuts" not in part for part in kept.param_grid_)
     monkeypatch.setattr(search_module, "AUTO_SIGNIFICANT_ROWS", len(X) - 1)
-    thinned = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False).fit(X, y)
+    thinned = LibreSearchCV(max_rules=2, cv=2, random_state=0, refit=False, verbose=1).fit(X, y)
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == (
+        "LibreSearchCV: the default grid's uncapped bins keep only significant cut points "
+        "(more than 305 rows)"
+    )
     h1, h2 = thinned.param_grid_
     assert h1["max_intervals"] == [None] and h1["significant_cuts"] == [True]
     assert "significant_cuts" not in h2

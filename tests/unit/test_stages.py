@@ -382,6 +382,14 @@ def test_the_stages_thin_uncapped_bins_as_the_estimator_does_on_many_rows(spec, 
     fitted = stages.set_cover(auto, kept, records, bins, X, y, subsets, uncapped)[1]
     assert fitted["model"]["significant_cuts"] is True
     assert stages.model_from_metadata(fitted).significant_cuts_ is True
+    # the report says the rows thinned them: by "auto"'s rule, or by the default grid's (a
+    # tuned point's significant_cuts: true, which the spec did not set)
+    assert stages.cuts_thinned_by_rows(auto, stages.model_from_metadata(fitted), False)
+    gridded = LibreClassifier(**{**auto.estimator_params(), "significant_cuts": True}).fit(X, y)
+    assert stages.cuts_thinned_by_rows(default, gridded, True)
+    assert not stages.cuts_thinned_by_rows(default, gridded, False)  # no search: the spec's
+    tuned_asked = _with(asked, tuning=default.tuning)
+    assert not stages.cuts_thinned_by_rows(tuned_asked, gridded, True)  # the spec asked it
     planned = stages.search(default, y, len(X), X).plan(X, y).candidates
 
     def floors(candidates) -> dict:
@@ -899,6 +907,7 @@ def test_spec_values_the_search_replaced_are_noted():
     tuned = bundled.model_copy(update={"model": model})
     tuned = tuned.model_copy(update={"tuning": tuned.tuning.model_copy(update={"grid": "default"})})
     (note,) = stages.overridden_notes(tuned, {"best_params": {"significant_cuts": True}})
+    assert note.startswith("The spec's model section sets significant_cuts: false, but on")
     assert "default grid's uncapped ChiMerge bins keep only significant cut points" in note
     assert "max_intervals: [null] and significant_cuts: [false]" in note
     assert "tuning.enabled: false" not in note
