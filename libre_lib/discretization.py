@@ -16,8 +16,9 @@ tunes it over {6, 4.6, 4}). What this module adds for real data, and one choice:
   first, every adjacent pair of intervals whose class counts do not differ by Fisher's exact
   test at the threshold's own level divided by the number of places ChiMerge could cut (a
   Bonferroni correction): on continuous columns ChiMerge keeps specks of a dozen rows that
-  pass its threshold by chance among hundreds of places. Off by default: on the design half it
-  left F1 unchanged (docs/benchmarks.md, twentieth round).
+  pass its threshold by chance among hundreds of places; a column left without a cut point
+  keeps its quartiles (:func:`quartile_cuts`). Off by default: on the design half it left F1
+  unchanged (docs/benchmarks.md, twentieth round).
 * **A real cap.** After the usual "merge the adjacent pair with the lowest chi-square while it is
   below the threshold", merging of the lowest pair continues until at most ``max_intervals``
   intervals remain. Noisy large data otherwise keeps hundreds of intervals per feature.
@@ -197,7 +198,7 @@ def _cuts_from_counts(
     and the number of distinct values."""
     if distinct.size <= 1:
         return np.empty(0), int(distinct.size)
-    lefts = distinct
+    lefts, totals = distinct, counts.sum(axis=1)
     if distinct.size > max_prebins:
         lefts, counts = prebin(distinct, counts, max_prebins)
     places = lefts.size - 1  # where ChiMerge could cut: the Bonferroni count
@@ -206,7 +207,27 @@ def _cuts_from_counts(
         level = math.erfc(math.sqrt(max(float(threshold), 0.0) / 2.0)) / places
         counts, kept = _merge_insignificant(np.ascontiguousarray(counts, dtype=np.float64), level)
         lefts = lefts[kept]
+    if significant_cuts and lefts.size <= 1:  # no difference alone; maybe with other columns
+        return quartile_cuts(distinct, totals), int(distinct.size)
     return lefts[1:].astype(np.float64), int(distinct.size)
+
+
+#: Where :func:`quartile_cuts` cuts a column: the shares of its rows below each cut point.
+QUARTILES = (0.25, 0.5, 0.75)
+
+
+def quartile_cuts(distinct: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """The cut points of a column that significant cuts left whole: its quartiles (for each
+    share of :data:`QUARTILES`, the first distinct value with at least that share of the rows
+    below it; ``totals`` rows per value), so that learners can still combine it with other
+    columns. A column that matters only together with another (y = x0 > 0.5 XOR x1 > 0.5)
+    shows no difference alone, and without a cut point no rule could test it
+    (docs/benchmarks.md, thirty-seventh round)."""
+    totals = np.asarray(totals, dtype=np.float64)
+    below = np.cumsum(totals) - totals
+    at = np.searchsorted(below, totals.sum() * np.asarray(QUARTILES), side="left")
+    at = np.unique(at[(at > 0) & (at < distinct.size)])
+    return np.asarray(distinct, dtype=np.float64)[at]
 
 
 class InexactElements(Exception):

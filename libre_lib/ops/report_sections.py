@@ -408,7 +408,9 @@ def discretization_blocks(
             "rules are unions of bins"
             + (
                 ". A numeric column is cut only where the share of positives clearly changes "
-                "from one side of the cut to the other, which gives fewer, wider ranges"
+                "from one side of the cut to the other, which gives fewer, wider ranges (a "
+                "column where it never does is cut at its quartiles, for rules that combine it "
+                "with others)"
                 + (
                     f": on more than {AUTO_SIGNIFICANT_ROWS:,} training rows the library does "
                     "so by itself, for readable rules and a fast fit"

@@ -662,3 +662,30 @@ def test_significant_cuts_in_the_estimator_and_its_model_file():
     again = LibreClassifier.from_json(model.to_json())
     assert again.significant_cuts is True
     assert np.array_equal(again.predict(X), model.predict(X))
+
+
+def test_a_column_significant_cuts_leave_whole_keeps_its_quartiles():
+    """The thirty-seventh round: y = x0 > 0.5 XOR x1 > 0.5 shows no difference on either column
+    alone, so significant cuts left both without a cut point and no rule could test them
+    (holdout F1 0.66 against 0.94 before); their quartiles let the learners combine them."""
+    from libre_lib import LibreClassifier
+    from libre_lib.discretization import quartile_cuts
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({f"x{i}": rng.uniform(0, 1, 8_000) for i in range(3)})
+    y = (X["x0"] > 0.5) ^ (X["x1"] > 0.5)
+    y = np.where(rng.random(8_000) < 0.05, ~y, y)
+    for column in ("x0", "x1", "x2"):  # the noise column x2 as well: none differs alone
+        cuts = chimerge_cuts(X[column].to_numpy(), y, 6.0, significant_cuts=True)
+        values = np.sort(X[column].to_numpy())
+        assert cuts.tolist() == [values[2_000], values[4_000], values[6_000]]
+    step = rng.uniform(0, 100, 4_000)  # a column with a significant cut keeps only that one
+    assert chimerge_cuts(step, rng.random(4_000) < np.where(step > 60, 0.6, 0.1), 6.0,
+                         significant_cuts=True).size == 1  # fmt: skip
+    params = dict(random_state=0, max_intervals=None, significant_cuts=True)
+    model = LibreClassifier(**params).fit(X.iloc[:6_000], y[:6_000])
+    predicted = model.predict(X.iloc[6_000:])
+    assert np.mean(predicted == y[6_000:]) > 0.9  # chance is 0.5
+    # weighted as the rows: the first value with at least a quarter of the rows below it
+    assert quartile_cuts(np.array([1.0, 2.0, 3.0]), np.array([90, 5, 5])).tolist() == [2.0]
+    assert quartile_cuts(np.array([0.0, 1.0]), np.array([50, 50])).tolist() == [1.0]
