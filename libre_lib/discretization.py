@@ -198,9 +198,11 @@ def _cuts_from_counts(
     and the number of distinct values."""
     if distinct.size <= 1:
         return np.empty(0), int(distinct.size)
-    lefts, totals = distinct, counts.sum(axis=1)
+    lefts = distinct
     if distinct.size > max_prebins:
         lefts, counts = prebin(distinct, counts, max_prebins)
+    # the pre-bins, which a streamed run knows exactly as a frame does (not every value)
+    prebins, totals = lefts, counts.sum(axis=1)
     places = lefts.size - 1  # where ChiMerge could cut: the Bonferroni count
     counts, lefts = _merge(counts, lefts, threshold, max_intervals, min_count, merge_order)
     if significant_cuts and lefts.size > 1:
@@ -208,7 +210,7 @@ def _cuts_from_counts(
         counts, kept = _merge_insignificant(np.ascontiguousarray(counts, dtype=np.float64), level)
         lefts = lefts[kept]
     if significant_cuts and lefts.size <= 1:  # no difference alone; maybe with other columns
-        return quartile_cuts(distinct, totals), int(distinct.size)
+        return quartile_cuts(prebins, totals), int(distinct.size)
     return lefts[1:].astype(np.float64), int(distinct.size)
 
 
@@ -218,11 +220,11 @@ QUARTILES = (0.25, 0.5, 0.75)
 
 def quartile_cuts(distinct: np.ndarray, totals: np.ndarray) -> np.ndarray:
     """The cut points of a column that significant cuts left whole: its quartiles (for each
-    share of :data:`QUARTILES`, the first distinct value with at least that share of the rows
-    below it; ``totals`` rows per value), so that learners can still combine it with other
-    columns. A column that matters only together with another (y = x0 > 0.5 XOR x1 > 0.5)
-    shows no difference alone, and without a cut point no rule could test it
-    (docs/benchmarks.md, thirty-seventh round)."""
+    share of :data:`QUARTILES`, the first of its sorted ``distinct`` values, or pre-bins, with
+    at least that share of the rows below it; ``totals`` rows each), so that learners can
+    still combine it with other columns. A column that matters only together with another
+    (y = x0 > 0.5 XOR x1 > 0.5) shows no difference alone, and without a cut point no rule
+    could test it (docs/benchmarks.md, thirty-seventh round)."""
     totals = np.asarray(totals, dtype=np.float64)
     below = np.cumsum(totals) - totals
     at = np.searchsorted(below, totals.sum() * np.asarray(QUARTILES), side="left")
