@@ -228,7 +228,7 @@ def train_pipeline(
     picked = tuning[-1] if tuning else None
     trained, table = report(
         spec, root, rules, data, holdout, validation, force, picked, fallbacks, fitted["choice"],
-        notes,
+        notes, untuned.model.significant_cuts,
     )  # fmt: skip
     outputs.append(table)  # listed as every stage is: prune keeps what runs list
     registration = register(spec, root, trained, source, str(run_dir))  # the data read

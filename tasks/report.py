@@ -47,12 +47,14 @@ def report(
     refit_fallbacks: int = 0,
     choice: Stage | None = None,
     notes: tuple[str, ...] = (),
+    asked_cuts: bool | None = None,
 ) -> tuple[TrainingReport, Stage]:
     """Metrics and per-rule statistics on the holdout rows, and the model's data contract; the
     per-rule table is stored (the stage returned, which the run lists as it lists the others).
     ``picked``: the tuning's ``pick`` stage, shown in the report, and the points the refit
     check passed over (``refit_fallbacks``). ``choice``: the ``choose`` stage the model was
-    fitted from, whose inner scores the report compares the fit with."""
+    fitted from, whose inner scores the report compares the fit with. ``asked_cuts``: the
+    significant_cuts of the spec as written (``spec`` is the tuned one)."""
     read = read_stage(store_root, data)[1]
     model = load_model(store_root, rules)
     if choice is not None:  # the model's JSON does not keep its inner scores
@@ -74,6 +76,7 @@ def report(
         read.get("n_unlabeled", 0),
         notes,
         covered=read_stage(store_root, rules)[0].num_rows,  # the cover's rules, one per row
+        asked_cuts=asked_cuts,
     )
 
     def compute():

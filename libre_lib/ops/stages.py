@@ -1384,13 +1384,17 @@ def report_params(spec: PipelineSpec) -> dict:
     return {"spec": spec.report.model_dump()}
 
 
-def cuts_thinned_by_rows(spec: PipelineSpec, model: LibreClassifier, tuned: bool) -> bool:
+def cuts_thinned_by_rows(
+    spec: PipelineSpec, model: LibreClassifier, tuned: bool, asked: bool | None = None
+) -> bool:
     """Whether the model's cut points were thinned because its training rows were many: by
     "auto"'s rule, or by the default grid's (``tuned``; the shipped point's significant_cuts
-    is then the grid's, not the spec's)."""
+    is then the grid's). ``asked``: the significant_cuts of the spec as written (default:
+    ``spec``'s; a tuned spec holds the shipped point's)."""
     if thinned_by_rows(model):
         return True
-    grid_rule = tuned and spec.tuning.grid == "default" and not spec.model.significant_cuts
+    asked = spec.model.significant_cuts if asked is None else asked
+    grid_rule = tuned and spec.tuning.grid == "default" and not asked
     return grid_rule and thinned_cuts(model)
 
 
@@ -1405,6 +1409,7 @@ def report(
     n_unlabeled: int = 0,
     notes: Sequence[str] = (),
     covered: int | None = None,
+    asked_cuts: bool | None = None,
 ) -> TrainingReport:
     """Metrics and per-rule statistics on the holdout rows (on the training rows when there is
     no holdout, with a note saying so) and the data contract of the training rows; ``tuning``
@@ -1412,7 +1417,9 @@ def report(
     counts of a streamed run (``frame`` is then its sample). ``n_unlabeled``: the rows left out
     for want of a target value (``target.unlabeled: drop``; a streamed run counts its own).
     ``notes``: the flow's own, first in the report's notes. ``covered``: the rules the set
-    cover chose before the majority guard (a model without rules says which removed them)."""
+    cover chose before the majority guard (a model without rules says which removed them).
+    ``asked_cuts``: the significant_cuts of the spec as written, when ``spec`` is the tuned
+    one (:func:`cuts_thinned_by_rows`)."""
     # checked here too: ``load`` may be a cache hit (its key holds no labels), and a streamed
     # run's columns are first known without their values
     check_report_labels(frame, spec, spec.features.categorical or [])
@@ -1493,7 +1500,7 @@ def report(
         evaluated_on="training" if note else "holdout",
         cautions=signal,
         covered=covered,
-        cuts_by_rows=cuts_thinned_by_rows(spec, model, tuning is not None),
+        cuts_by_rows=cuts_thinned_by_rows(spec, model, tuning is not None, asked_cuts),
     )
     if streamed is not None:  # its training F1 would be the sample's: the flow's check, on
         rule_report = replace(rule_report, fit_cautions=signal)  # every row, acted

@@ -390,6 +390,9 @@ def test_the_stages_thin_uncapped_bins_as_the_estimator_does_on_many_rows(spec, 
     assert not stages.cuts_thinned_by_rows(default, gridded, False)  # no search: the spec's
     tuned_asked = _with(asked, tuning=default.tuning)
     assert not stages.cuts_thinned_by_rows(tuned_asked, gridded, True)  # the spec asked it
+    # the flow reports with the tuned spec, whose model holds the shipped point's true: the
+    # spec as written says who asked (the adult report said a plain "true")
+    assert stages.cuts_thinned_by_rows(tuned_asked, gridded, True, asked=False)
     planned = stages.search(default, y, len(X), X).plan(X, y).candidates
 
     def floors(candidates) -> dict:
