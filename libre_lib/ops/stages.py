@@ -640,12 +640,12 @@ def search(
     of usable columns (on wide data the default grid's learners see more columns)."""
     kwargs = spec.tuning.search_kwargs()
     capped = spec.is_streamed() or (n_rows is not None and caps_bins(n_rows))
-    thinned = n_rows is not None and thins_cuts(n_rows) and not spec.model.significant_cuts
+    thinned = rows_thin_cuts(spec, n_rows)
     if kwargs["param_grid"] is None and y is not None and (capped or thinned):
         n_positives = int((y == positive_label(spec)).sum())
         n_columns = 0 if X is None else wide_columns(spec.model.max_features, X)
         kwargs["param_grid"] = default_grid(
-            n_positives, capped, kwargs["max_rules"] is None, n_columns, thinned and not capped
+            n_positives, capped, kwargs["max_rules"] is None, n_columns, thinned
         )
     return LibreSearchCV(
         estimator=estimator(spec),
@@ -726,16 +726,20 @@ def wide_grid_params(spec: PipelineSpec, n_rows: int | None = None) -> dict:
     return {**wide, **thinned_rows(spec, n_rows)}
 
 
+def rows_thin_cuts(spec: PipelineSpec, n_rows: int | None) -> bool:
+    """Whether the rows thin the uncapped bins of a final fit on ``n_rows`` training rows to
+    significant cut points (more than ``AUTO_SIGNIFICANT_ROWS``, at most
+    ``AUTO_UNCAPPED_ROWS``; not streamed; the spec's ``significant_cuts`` not set)."""
+    if n_rows is None or spec.is_streamed() or spec.model.significant_cuts:
+        return False
+    return thins_cuts(n_rows) and not caps_bins(n_rows)
+
+
 def thinned_rows(spec: PipelineSpec, n_rows: int | None) -> dict:
     """``{"significant_rows": AUTO_SIGNIFICANT_ROWS}`` in the keys of a stage whose uncapped
-    bins the rows thin (a final fit on ``n_rows`` training rows, more than
-    ``AUTO_SIGNIFICANT_ROWS`` and at most ``AUTO_UNCAPPED_ROWS``; not streamed; the spec's
-    ``significant_cuts`` not set), else nothing: the stages of other runs keep their keys."""
-    if n_rows is None or spec.is_streamed() or spec.model.significant_cuts:
-        return {}
-    if not thins_cuts(n_rows) or caps_bins(n_rows):
-        return {}
-    return {"significant_rows": AUTO_SIGNIFICANT_ROWS}
+    bins the rows thin (:func:`rows_thin_cuts`), else nothing: the stages of other runs keep
+    their keys."""
+    return {"significant_rows": AUTO_SIGNIFICANT_ROWS} if rows_thin_cuts(spec, n_rows) else {}
 
 
 def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
