@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._version import __version__
 from .discretization import (
+    CATEGORICAL,
     ColumnCounts,
     Discretization,
     discretization_from_counts,
@@ -59,9 +60,16 @@ from .inputs import (
     warn_spelled_alike,
 )
 from .params import AUTO, validate_params
-from .progress import progress_on_stderr
+from .progress import Heartbeat, progress_on_stderr
 from .render import rule_from_dict, rule_to_dict, ruleset_sql
-from .rules import RuleSet, fired_patterns, fired_text, rules_from_points, tested_columns
+from .rules import (
+    RuleSet,
+    fired_patterns,
+    fired_text,
+    name_text,
+    rules_from_points,
+    tested_columns,
+)
 from .selection import (
     F1_GAIN,
     OBJECTIVES,
@@ -896,24 +904,34 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         folds = StratifiedKFold(n_splits, shuffle=True, random_state=_seed(self.random_state))
         scores = np.zeros((len(combos), n_splits))
         sizes = np.zeros_like(scores)
-        started = time.perf_counter()
-        for f, (train, test) in enumerate(folds.split(np.zeros(n_rows), target.positive)):
-            held_out = target.take(test)
-            with warnings.catch_warnings():  # the fit on all rows says it once
-                warnings.simplefilter("ignore", LibreWarning)
-                scores[:, f], sizes[:, f] = self._validate_fold(
-                    frame.iloc[train],
-                    target.take(train),
-                    frame.iloc[test],
-                    held_out,
-                    options,
-                    fit_rows,
-                )
-            elapsed = time.perf_counter() - started
-            logger.info(
-                "auto: inner fold %d/%d done (%d combinations); %.0f s elapsed, about %.0f s left",
-                f + 1, n_splits, len(combos), elapsed, elapsed / (f + 1) * (n_splits - f - 1),
-            )  # fmt: skip
+        started, done = time.perf_counter(), [0]
+        still = Heartbeat(
+            logger,
+            lambda seconds: (
+                f"auto: still working: {done[0]}/{n_splits} inner folds done, "
+                f"{seconds:.0f} s elapsed"
+            ),
+        )
+        with still:
+            for f, (train, test) in enumerate(folds.split(np.zeros(n_rows), target.positive)):
+                held_out = target.take(test)
+                with warnings.catch_warnings():  # the fit on all rows says it once
+                    warnings.simplefilter("ignore", LibreWarning)
+                    scores[:, f], sizes[:, f] = self._validate_fold(
+                        frame.iloc[train],
+                        target.take(train),
+                        frame.iloc[test],
+                        held_out,
+                        options,
+                        fit_rows,
+                    )
+                done[0], elapsed = f + 1, time.perf_counter() - started
+                still.said()
+                logger.info(
+                    "auto: inner fold %d/%d done (%d combinations); %.0f s elapsed, about %.0f s "
+                    "left", f + 1, n_splits, len(combos), elapsed,
+                    elapsed / (f + 1) * (n_splits - f - 1),
+                )  # fmt: skip
         mean, std, rules = scores.mean(axis=1), scores.std(axis=1), sizes.mean(axis=1)
         choice = choose_candidate(mean, rules, resolve_tolerance(*AUTO_CHOICE, mean, std, n_splits))
         chosen = {
@@ -1962,6 +1980,34 @@ def reaches(ruleset: RuleSet, n_positive: float, inner: float) -> bool:
     return bool(len(ruleset)) and training_f1(ruleset, n_positive) >= inner - BELOW_INNER
 
 
+#: Categories of one column, and positive rows, at which rules learned on four fifths of the
+#: rows (the inner folds) and on all of them can well differ; a warning names them as causes.
+UNSTABLE_CATEGORIES, UNSTABLE_POSITIVES = 20, 100
+
+
+def _unstable_cause(model: LibreClassifier, n_positive: float) -> str:
+    """Why the fit on all rows can find other rules than the inner folds' fits, named from
+    what the fitted ``model`` saw: a column of many categories, few positive rows, or else
+    a weak signal."""
+    many = [
+        (len(f.categories), f.name)
+        for f in model.discretization_.features
+        if f.kind == CATEGORICAL and len(f.categories) >= UNSTABLE_CATEGORIES
+    ]
+    causes = []
+    if many:
+        n, name = max(many, key=lambda c: c[0])
+        causes.append(f"column {name_text(str(name))} holds {n} categories")
+    if n_positive < UNSTABLE_POSITIVES:
+        causes.append(f"only {n_positive:g} rows are positive")
+    if causes:
+        return " and ".join(causes) + ", which can do this"
+    return (
+        "with no column of many categories and with many positive rows, the signal the rules "
+        "use is likely weak: fits on overlapping rows then pick different rules"
+    )
+
+
 def below_inner_message(model: LibreClassifier, n_positive: float, inner: float) -> str | None:
     """The warning about a fitted model whose rule set :func:`falls_short` of ``inner``; None
     otherwise. It blames the learners' random columns only where more learners would have
@@ -1977,9 +2023,9 @@ def below_inner_message(model: LibreClassifier, n_positive: float, inner: float)
         return (
             f"{start}. Its learners already saw every set of columns they can draw, so more "
             "learners or another random_state would find the same rules: the fit on all the "
-            "rows found other rules than the inner folds' fits did (a column of many "
-            "categories, or few rows, can do this). Other settings, compared by LibreSearchCV, "
-            "may do better."
+            "rows found other rules than the inner folds' fits did "
+            f"({_unstable_cause(model, n_positive)}). Other settings, compared by "
+            "LibreSearchCV, may do better."
         )
     return (
         f"{start}: this fit's learners, whose columns are drawn at random, most likely missed a "

@@ -145,7 +145,7 @@ from .inputs import (
     warn_reordered,
 )
 from .params import AUTO, SEARCH_PARAMETERS, broken_rule, validate_params
-from .progress import progress_on_stderr
+from .progress import Heartbeat, progress_on_stderr
 from .rules import rule_from_point
 from .selection import Selection, cover_filtered, filter_for_cover, majority_prefix
 
@@ -728,22 +728,19 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
         workers = max(1, min(effective_n_jobs(self.n_jobs), plan.n_splits))
         fold_seconds = []
-        for k, result in enumerate(parallel(jobs)):
-            scores[:, k], n_rules[:, k], n_atoms[:, k] = np.asarray(result["results"]).T
-            elapsed = time.perf_counter() - started
-            fold_seconds.append(result["seconds"])
-            logger.info(
-                "LibreSearchCV: task %d/%d (fold %d, %d candidates) done in %.1f s; "
-                "best fold score %.3f; %.0f s elapsed, about %.0f s left",
-                k + 1,
-                plan.n_splits,
-                k + 1,
-                len(everything),
-                result["seconds"],
-                np.max(scores[:, k], initial=-np.inf, where=~np.isnan(scores[:, k])),
-                elapsed,
-                time_left(fold_seconds, plan.n_splits - k - 1, workers),
-            )
+        still = Heartbeat(
+            logger,
+            lambda seconds: (
+                f"LibreSearchCV: still working: {len(fold_seconds)}/{plan.n_splits} tasks done, "
+                f"{seconds:.0f} s since the first started"
+            ),
+        )
+        with still:
+            for k, result in enumerate(parallel(jobs)):
+                scores[:, k], n_rules[:, k], n_atoms[:, k] = np.asarray(result["results"]).T
+                fold_seconds.append(result["seconds"])
+                still.said()
+                self._say_fold(k, plan, result, scores, fold_seconds, started, workers)
         self.search_time_ = time.perf_counter() - started
         best = self.choose(plan, scores, n_rules, n_atoms)
         if plan.scorer is None and self.best_score_ <= 0:
@@ -806,6 +803,22 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
         return self
+
+    @staticmethod
+    def _say_fold(k, plan, result, scores, fold_seconds, started, workers) -> None:
+        """The progress line of the inner task ``k``, just done."""
+        logger.info(
+            "LibreSearchCV: task %d/%d (fold %d, %d candidates) done in %.1f s; "
+            "best fold score %.3f; %.0f s elapsed, about %.0f s left",
+            k + 1,
+            plan.n_splits,
+            k + 1,
+            len(plan.candidates),
+            result["seconds"],
+            np.max(scores[:, k], initial=-np.inf, where=~np.isnan(scores[:, k])),
+            time.perf_counter() - started,
+            time_left(fold_seconds, plan.n_splits - k - 1, workers),
+        )
 
     def _forget_fit(self) -> None:
         """Drop what an earlier fit learned (attributes ending in "_"), so that a fit without

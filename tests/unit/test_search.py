@@ -937,7 +937,7 @@ def test_a_fit_far_below_its_inner_score_blames_random_columns_only_where_more_w
 ):
     """On three columns every learner sees every column: the warning advised more learners or
     another random_state, and said fits with more learners fell short, where none was run."""
-    from libre_lib.estimator import below_inner_message
+    from libre_lib.estimator import _unstable_cause, below_inner_message
 
     X, y, info = credit_data
     n_positive = float((np.asarray(y) == info.positive_class).sum())
@@ -945,6 +945,14 @@ def test_a_fit_far_below_its_inner_score_blames_random_columns_only_where_more_w
     few = LibreClassifier(**settings).fit(X[["a2", "a3", "a8"]], y)
     said = below_inner_message(few, n_positive, 1.0)
     assert "already saw every set of columns" in said and "n_estimators" not in said
+    # it names the causes that apply: none here (numeric columns, 307 positive rows)
+    assert "the signal the rules use is likely weak" in said and "categories," not in said
+    assert _unstable_cause(few, 60.0) == "only 60 rows are positive, which can do this"
+    wide = X[["a2", "a3"]].assign(code=(np.arange(len(X)) % 25).astype(str))
+    coded = LibreClassifier(**settings).fit(wide, y)
+    assert "(column code holds 25 categories, which can do this)" in below_inner_message(
+        coded, n_positive, 1.0
+    )
     many = LibreClassifier(max_features=2, n_estimators=3, **settings).fit(X, y)
     assert "missed a combination of columns" in below_inner_message(many, n_positive, 1.0)
 
