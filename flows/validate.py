@@ -11,6 +11,7 @@ from libre_flows.tasks import streamed
 from libre_flows.tasks.common import read_frame, store_root
 from libre_lib.inputs import misread_text_columns, resolve_categorical
 from libre_lib.ops.spec import load_spec
+from libre_lib.ops.stages import unheld_label_notes
 
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
@@ -64,6 +65,7 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
         resolve_categorical(features, spec.features.categorical, warn=False)
         notes = list(streamed.source_notes(spec))  # a folder's files left out or read twice
         notes += misread_text_columns(features, spec.features.categorical).values()
+        notes += unheld_label_notes(spec, features)  # a misspelled value label, before training
     return {**tasks.load_validation(root, validation).to_dict(), "notes": notes}
 
 

@@ -345,7 +345,10 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         ``max_rules`` is fixed, the same without the ``max_rules`` axis. On more than
         :data:`~libre_lib.estimator.AUTO_UNCAPPED_ROWS` rows the H1 half's bins are capped
         (``max_intervals=3``), as ``LibreClassifier``'s "auto" caps them: uncapped bins stop
-        the records from compressing and the search's cost grows with the rows. On more than
+        the records from compressing and the search's cost grows with the rows. On more
+        than :data:`~libre_lib.estimator.AUTO_SIGNIFICANT_ROWS` rows, up to that many, its
+        uncapped bins keep only significant cut points (``significant_cuts=True``;
+        docs/benchmarks.md, thirty-sixth round). On more than
         :data:`WIDE_COLUMNS` usable columns the learners see up to :data:`WIDE_MAX_FEATURES`
         columns (``max_features``), unless ``estimator`` sets its own. Pass ``PAPER_GRID``
         for the paper's grid alone. The grid searched is kept in ``param_grid_``.
@@ -417,7 +420,8 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     best_params_ : dict
-        The tuned parameters of the chosen combination (keys of the grid).
+        The tuned parameters of the chosen combination (keys of the grid; the default grid's
+        ``significant_cuts`` too, on the rows where it sets it).
     fixed_params_ : dict
         The values (:data:`~libre_lib.estimator.AUTO_FALLBACK`) the chosen combination used
         for the parameters the estimator leaves at "auto" and its part of the grid does not

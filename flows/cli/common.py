@@ -251,9 +251,12 @@ def server_note() -> str:
     which Prefect server the run will use."""
     from libre_flows.flows import local_server
 
-    if local_server.mode() == "auto" and local_server.running() is None:
+    starting = local_server.mode() == "auto" and local_server.running() is None
+    if starting:
         console.print("starting the local Prefect server (LIBRE_SERVER=auto)")
     local = local_server.connect()
+    if local and starting:  # kept as `libre server start` keeps it: killed runs marked Crashed
+        ensure_crash_detection(local)
     if local:
         return f"local Prefect server {local.removesuffix('/api')}"
     from prefect.settings import get_current_settings

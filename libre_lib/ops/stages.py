@@ -213,7 +213,8 @@ def check_report_labels(
     """Labels name the loaded columns (``frame``: the features and the target; checked at
     ``load`` and again at ``report``, since a cached ``load`` does not run) and must not pass
     for other names: a column label is not another column's name, a value label not another
-    value of its column; value labels need a categorical column. ``data_columns``: every
+    value of its column, a class label not the other class; value labels need a categorical
+    column. ``data_columns``: every
     column of the data, for the error's advice."""
     labels = spec.report.column_labels
     unknown = [c for c in labels if c not in frame.columns]
@@ -259,6 +260,18 @@ def check_report_labels(
                     f"report.value_labels labels {value!r} of column {column!r} as {label!r}, "
                     "which is also a value of that column: rules would read as if they named "
                     "it. Choose another label, or label that value too."
+                )
+    target = spec.target.column
+    if spec.report.class_labels and target in frame.columns:
+        classes = {value_key(v): v for v in pd.unique(frame[target].dropna())}
+        for value, label in spec.report.class_labels.items():
+            other = classes.get(value_key(label))
+            if other is not None and value_key(other) != value_key(value):
+                raise SpecError(
+                    f"report.class_labels labels the class {value!r} as {label!r}, which is "
+                    f"the other class of {target!r}: the report would name one class with the "
+                    "other's value (a rule's THEN, the baselines, the confusion matrix). "
+                    "Choose a label that is not a class, e.g. a word for what the class means."
                 )
 
 

@@ -137,6 +137,18 @@ def test_validate_checks_the_report_labels_whatever_the_store_holds(spec_copy):
     code, output = _run("validate", typo)
     assert code == 1, output
     assert "report.column_labels names columns not in the data: ['agee']" in output
+    # a value label for a value the data never hold: said before training, not only in the
+    # report of the run (nothing refuses it: a later file may hold the value)
+    unheld = spec_copy(
+        features={"categorical": ["year_of_operation"]},
+        report={"value_labels": {"year_of_operation": {"1958": "x"}}},
+    )
+    code, output = _run("validate", unheld)
+    assert code == 0, output
+    said = " ".join(output.split())
+    assert "data valid" in said
+    assert "note: report.value_labels names values of column 'year_of_operation' that its" in said
+    assert "never hold: '1958'" in said
 
 
 def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_path):

@@ -188,3 +188,25 @@ def test_server_stop_stops_the_serve_processes_of_that_server_first(home):
         for proc in procs:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("mode", "started", "watched"), [("auto", True, True), ("reuse", False, False)]
+)
+def test_a_server_libre_server_auto_starts_marks_killed_runs_crashed(
+    monkeypatch, mode, started, watched
+):
+    """LIBRE_SERVER=auto started a server that later commands reuse, without the crash
+    detection `libre server start` sets up: runs of killed commands stayed Running there."""
+    from libre_flows.flows.cli import common
+
+    monkeypatch.setenv("LIBRE_SERVER", mode)
+    url = "http://127.0.0.1:9/api"
+    monkeypatch.setattr(local_server, "running", lambda wait=0.0: None if started else object())
+    monkeypatch.setattr(local_server, "connect", lambda: url)
+    asked = []
+    monkeypatch.setattr(
+        common, "ensure_crash_detection", lambda api_url=None: asked.append(api_url)
+    )
+    assert common.server_note() == "local Prefect server http://127.0.0.1:9"
+    assert asked == ([url] if watched else [])

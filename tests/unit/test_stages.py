@@ -622,6 +622,22 @@ def test_labels_that_pass_for_other_names_are_refused(spec, report, categorical,
     stages.select_columns(frame, _with(spec, report=both, features=fine))
 
 
+@pytest.mark.parametrize("class_labels", [{"1": "0"}, {"1": "0", "0": "1"}, {1: 0}])
+def test_a_class_label_that_is_the_other_class_is_refused(spec, class_labels):
+    """A class labelled with the other class's value made the report name the positive class
+    "-" beside a THEN "target = -"; a swap of the two as well."""
+    frame = pd.DataFrame({"a": [1, 2], "b": [3, 4], "target": ["1", "0"]})
+    labels = spec.report.model_copy(update={"column_labels": {}, "class_labels": class_labels})
+    with pytest.raises(
+        SpecError, match=r"labels the class '?1'? as '?0'?, which is the other class"
+    ):
+        stages.select_columns(frame, _with(spec, report=labels))
+    fine = spec.report.model_copy(
+        update={"column_labels": {}, "class_labels": {"1": "diabetic", "0": "0"}}
+    )
+    stages.select_columns(frame, _with(spec, report=fine))  # its own value is no other name
+
+
 def test_a_value_label_names_its_own_spelling_only():
     from libre_lib.ops.display import RuleDisplay
 
