@@ -37,6 +37,10 @@ def test_commands_start_reuse_and_stop_the_local_server(spec_copy, tmp_path, mon
         assert code == 0, output
         state = json.loads((home / "server.json").read_text())
         assert local_server.running().pid == state["pid"]  # it outlived the command
+        # as `libre server start` sets it up: killed runs are marked Crashed there
+        assert "crash detection created" in output
+        found = httpx.post(f"{state['url']}/api/automations/filter", json={}, timeout=30).json()
+        assert [automation["name"] for automation in found] == [crash_detection.NAME]
 
         # another Prefect home: had the command started a temporary server, its run would be
         # recorded there, not on the local server
@@ -52,9 +56,9 @@ def test_commands_start_reuse_and_stop_the_local_server(spec_copy, tmp_path, mon
         # prefect's own commands need the address (they started a temporary server each)
         assert f"export PREFECT_API_URL={state['url']}/api" in output
 
-        # `server start` on the running server adds the automation that marks killed runs
+        # `server start` on the running server finds the automation in place: no second one
         code, output = _libre("server", "start", "--no-warm")
-        assert code == 0 and "already running" in output and "crash detection created" in output
+        assert code == 0 and "already running" in output and "crash detection" not in output
         found = httpx.post(f"{state['url']}/api/automations/filter", json={}, timeout=30).json()
         assert [automation["name"] for automation in found] == [crash_detection.NAME]
     finally:
