@@ -42,6 +42,7 @@ from libre_flows.tasks.common import (
     Stage,
     data_fingerprint,
     name_flow_run,
+    rename_flow_runs,
     run_folder,
     store_root,
 )
@@ -99,6 +100,7 @@ def train_flow(
         for name in EXPECTED_FAILURE_LOGGERS:
             if EXPECTED_FAILURE not in logging.getLogger(name).filters:
                 logging.getLogger(name).addFilter(EXPECTED_FAILURE)
+    rename_flow_runs(_pipeline_name(spec_path, expected_sha256))  # until the data is read
     try:
         spec = preflight(spec_path, store)
         if spec.runner.kind == "dask":
@@ -114,6 +116,17 @@ def train_flow(
         message = " ".join(str(exc).split()) or type(exc).__name__
         get_run_logger().error("%s: %s", type(exc).__name__, message)
         return Failed(message=f"{type(exc).__name__}: {message}")
+
+
+def _pipeline_name(spec_path, expected_sha256: str | None = None) -> str:
+    """A run's name before its data is read: the pipeline's (the spec file's stem when the
+    spec does not load), with the data's fingerprint an event announced. A run that failed
+    before reading its data kept Prefect's random name, which did not say whose it was."""
+    try:
+        name = load_spec(spec_path).name
+    except (LibreError, OSError, ValueError):
+        name = Path(str(spec_path)).stem
+    return f"{name}-{expected_sha256[:12]}" if expected_sha256 else name
 
 
 class ExpectedFailureFilter(logging.Filter):

@@ -262,6 +262,30 @@ def test_a_served_run_that_fails_validation_ends_failed_with_one_line(spec_copy,
     assert not [r for r in failed if r.exc_info or r.exc_text]
 
 
+def test_a_run_that_fails_before_reading_its_data_is_named_for_its_pipeline(
+    spec_copy, tmp_path, monkeypatch
+):
+    """A served run whose data file was missing kept Prefect's random name ('wooden-bird'):
+    `prefect flow-run ls` did not say which pipeline failed."""
+    from prefect.client.orchestration import get_client
+
+    from libre_flows.flows import train as train_module
+
+    monkeypatch.setattr(train_module, "served", lambda: True)
+    spec = spec_copy(data={"path": str(tmp_path / "gone.csv")})
+    state = train_flow(str(spec), expected_sha256="ab" * 32, return_state=True)
+    assert state.is_failed() and "does not exist" in state.message
+    with get_client(sync_client=True) as client:
+        run = client.read_flow_run(state.state_details.flow_run_id)
+    assert run.name == "haberman-" + "ab" * 6
+    broken = tmp_path / "broken.yaml"  # a spec that does not load: named for its file
+    broken.write_text("name: [\n")
+    state = train_flow(str(broken), return_state=True)
+    assert state.is_failed() and state.message.startswith("SpecError")
+    with get_client(sync_client=True) as client:
+        assert client.read_flow_run(state.state_details.flow_run_id).name == "broken"
+
+
 def test_undeclared_target_classes_fail_validation(spec_copy):
     spec = spec_copy(target__classes=["2", "3"], report__class_labels={})  # the data hold "1" too
     with pytest.raises(DataValidationError, match="target"):
