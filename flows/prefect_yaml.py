@@ -116,6 +116,32 @@ def refuse_foreign(output: str | Path) -> None:
         )
 
 
+def refuse_dropping(output: str | Path, text: str) -> None:
+    """:class:`~libre_lib.errors.SpecError` if writing ``text`` over ``output`` (a file
+    :func:`render` wrote) would drop deployments of specs not given this time: writing one
+    new pipeline's spec deleted every other pipeline's deployments from the file."""
+    path = Path(output)
+    if not path.is_file():
+        return
+    try:
+        old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return  # not one of ours to read: refuse_foreign decides
+    new = {d["name"] for d in (yaml.safe_load(text) or {}).get("deployments") or []}
+    dropped = [
+        d for d in old.get("deployments") or [] if isinstance(d, dict) and d.get("name") not in new
+    ]
+    if not dropped:
+        return
+    specs = list(dict.fromkeys(str((d.get("parameters") or {}).get("spec_path")) for d in dropped))
+    names = ", ".join(str(d.get("name")) for d in dropped)
+    raise SpecError(
+        f"{str(path)!r} holds deployments of other specs, which writing it would drop: {names} "
+        f"(from {', '.join(specs)}). Pass those specs too (e.g. `libre deployments write "
+        "specs/*.yaml`), or --force to drop them."
+    )
+
+
 def render(spec_paths: Iterable[str | Path], project: str | Path = ".", output: str = "") -> str:
     """The text of ``prefect.yaml`` for these specs (see :func:`declarations`).
 

@@ -629,7 +629,8 @@ def _warn_without_listeners(event, spec: Path) -> None:
             f"[bold yellow]warning:[/] no automation or deployment trigger on the server "
             f"({get_current_settings().api.url}) listens for {event.event} on "
             f"{event.resource.id}, so no run starts: serve the deployments (`libre serve "
-            f"{spec}`) or deploy them to a work pool (`libre deployments write {spec}`, then "
+            f"{spec}`) or deploy them to a work pool (`libre deployments write {spec}` with "
+            "the project's other specs, then "
             "`LIBRE_FLOWS_HOME=$PWD prefect deploy --all` in the project folder; "
             "docs/operations.md)",
             highlight=False,

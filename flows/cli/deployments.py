@@ -43,15 +43,17 @@ def write(
     """Write SPECS' deployments as a prefect.yaml for `prefect deploy`.
 
     The nightly, on-demand and on-new-data deployments, the ones `libre serve` builds. A file
-    this command wrote is replaced; another one (your project's own prefect.yaml) only with
+    this command wrote is replaced (without --force, only when it keeps the deployments of
+    every spec the file held); another one (your project's own prefect.yaml) only with
     --force."""
     try:
-        from libre_flows.flows.prefect_yaml import refuse_foreign, render
+        from libre_flows.flows.prefect_yaml import refuse_dropping, refuse_foreign, render
         from libre_lib.ops.files import atomic_write_text
 
         text = render(specs, project, output=str(output))
         if not force:
             refuse_foreign(output)
+            refuse_dropping(output, text)
         atomic_write_text(output, text)
     except user_errors() as exc:
         fail(exc, debug)

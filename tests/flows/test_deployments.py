@@ -119,6 +119,31 @@ def test_libre_deployments_write_keeps_a_prefect_yaml_it_did_not_write(tmp_path,
     assert CliRunner().invoke(app, command).exit_code == 0  # its own file: written again
 
 
+def test_libre_deployments_write_keeps_the_deployments_of_specs_not_given(tmp_path, monkeypatch):
+    """Writing one new pipeline's spec over the file deleted every other pipeline's deployments
+    (as the advice of `libre notify` led an operator to do)."""
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+
+    monkeypatch.chdir(ROOT)
+    output = tmp_path / "prefect.yaml"
+    specs = [str(spec.relative_to(ROOT)) for spec in SPECS]
+    assert (
+        CliRunner().invoke(app, ["deployments", "write", *specs, "-o", str(output)]).exit_code == 0
+    )
+    everything = output.read_text()
+    one = ["deployments", "write", specs[0], "-o", str(output)]
+    refused = CliRunner().invoke(app, one)
+    assert refused.exit_code == 1 and output.read_text() == everything
+    said = " ".join(refused.output.split())
+    assert "holds deployments of other specs, which writing it would drop" in said
+    assert specs[1] in said and "--force" in said
+    assert CliRunner().invoke(app, [*one, "--force"]).exit_code == 0
+    assert output.read_text().count("  - name: ") == 3  # one pipeline's three deployments
+    assert CliRunner().invoke(app, one).exit_code == 0  # nothing dropped now: written again
+
+
 def test_two_specs_of_one_pipeline_are_refused(spec_copy):
     with pytest.raises(SpecError, match=r"Two specs name the pipeline 'haberman'"):
         declarations([spec_copy(), spec_copy()])
