@@ -182,7 +182,8 @@ def triggered(event: Event) -> list:
 
 def idle_deployments(automations: list) -> list[str]:
     """The deployments that ``automations`` (:func:`triggered`) would start a run of, where
-    nothing would run it: paused ones (a ``libre serve`` that stopped pauses its deployments),
+    nothing would run it: paused ones without a work pool (a ``libre serve`` that stopped
+    pauses its deployments; a worker still runs a paused pool deployment's triggered runs),
     served ones (no work pool) that no process has asked for runs in :data:`SERVED_WITHIN_S`,
     and those of a work pool that is paused or has no worker online. Each as
     ``"<name> (<why>)"``."""
@@ -204,7 +205,7 @@ def idle_deployments(automations: list) -> list[str]:
             except ObjectNotFound:
                 continue
             polled = seconds_since(deployment.last_polled)
-            if deployment.paused:
+            if deployment.paused and not deployment.work_pool_name:  # a pool's worker runs it
                 idle.append(f"{deployment.name} (paused)")
             elif not deployment.work_pool_name and (polled is None or polled >= SERVED_WITHIN_S):
                 when = "never" if polled is None else f"{polled / 60:.0f} min ago"
@@ -214,6 +215,26 @@ def idle_deployments(automations: list) -> list[str]:
                 if why is not None:
                     idle.append(f"{deployment.name} ({why})")
     return idle
+
+
+#: The training flow's name (``libre_flows.flows.train.train_flow``), which its deployments
+#: carry; not imported from there, which would load the whole pipeline for `libre notify`.
+TRAIN_FLOW = "libre-train"
+
+
+def paused_on_pools(pipeline: str) -> list[str]:
+    """The names of ``pipeline``'s deployments that are paused on a work pool: a worker runs
+    the runs their triggers start, but their schedules create none (a ``libre serve`` that
+    stopped paused them after ``prefect deploy`` had moved them to the pool)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName
+
+    flows = FlowFilter(name=FlowFilterName(any_=[TRAIN_FLOW]))
+    with get_client(sync_client=True) as client:
+        found = client.read_deployments(flow_filter=flows)
+    return sorted(
+        d.name for d in found if d.paused and d.work_pool_name and d.name.startswith(f"{pipeline}-")
+    )
 
 
 def _pool_idle(client, name: str) -> str | None:

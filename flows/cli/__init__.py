@@ -637,6 +637,7 @@ def _warn_without_listeners(event, spec: Path) -> None:
         )
         return
     console.print(f"triggers: {', '.join(listening)}")
+    _warn_paused_on_pools(spec)
     if idle:
         import re
 
@@ -652,6 +653,26 @@ def _warn_without_listeners(event, spec: Path) -> None:
         errors.print(
             f"[bold yellow]warning:[/] the run waits until a process serves it: "
             f"{', '.join(idle)}; {remedy}",
+            highlight=False,
+        )
+
+
+def _warn_paused_on_pools(spec: Path) -> None:
+    """Warn of the pipeline's deployments paused on a work pool: their schedules create no runs
+    (the nightly retraining is off) although a worker runs what their triggers start."""
+    from libre_flows.flows.events import TRAIN_FLOW, paused_on_pools
+    from libre_lib.ops.spec import load_spec
+
+    try:
+        paused = paused_on_pools(load_spec(spec).name)
+    except Exception:  # the event is delivered; this is advice only
+        return
+    if paused:
+        resumes = "; ".join(f"prefect deployment resume '{TRAIN_FLOW}/{n}'" for n in paused)
+        errors.print(
+            f"[bold yellow]warning:[/] paused on a work pool: {', '.join(paused)}: their "
+            "schedules create no runs (a `libre serve` that stopped pauses the deployments it "
+            f"served, also after `prefect deploy` moved them to a pool); resume them: {resumes}",
             highlight=False,
         )
 

@@ -28,7 +28,7 @@ from libre_flows.flows.deploy import (
     notify,
     serve,
 )
-from libre_flows.flows.events import idle_deployments, triggered
+from libre_flows.flows.events import TRAIN_FLOW, idle_deployments, paused_on_pools, triggered
 from libre_flows.flows.prefect_yaml import declarations, render
 from libre_flows.flows.steps import ProjectFolderError
 from libre_flows.flows.train import train_flow
@@ -398,6 +398,26 @@ def test_notify_names_a_work_pool_deployment_that_no_worker_runs(spec_copy):
     with get_client(sync_client=True) as client:
         client.send_worker_heartbeat("idle-pool", "a-worker")  # a worker comes online
         assert idle_deployments(triggered(event)) == []
+        # paused (a stopped `libre serve` pauses what it served, also once moved to a pool):
+        # the worker still runs what the trigger starts, but the schedule is off
+        paused = ["pooled-trigger-nightly", "pooled-trigger-on-new-data"]
+        ids = [client.read_deployment_by_name(f"{TRAIN_FLOW}/{name}").id for name in paused]
+        for deployment_id in ids:
+            client.pause_deployment(deployment_id)
+        assert idle_deployments(triggered(event)) == []
+        assert paused_on_pools("pooled-trigger") == paused
+        assert TRAIN_FLOW == train_flow.name  # the name the deployments carry
+        from typer.testing import CliRunner
+
+        from libre_flows.flows.cli import app
+
+        said = " ".join(CliRunner().invoke(app, ["notify", str(spec)]).stderr.split())
+        assert "paused on a work pool: pooled-trigger-nightly, pooled-trigger-on-new-data" in said
+        assert "prefect deployment resume 'libre-train/pooled-trigger-nightly'" in said
+        assert "waits until a process serves it" not in said
+        for deployment_id in ids:
+            client.resume_deployment(deployment_id)
+        assert paused_on_pools("pooled-trigger") == []
         client.update_work_pool("idle-pool", WorkPoolUpdate(is_paused=True))
     assert idle_deployments(triggered(event)) == [
         "pooled-trigger-on-new-data (its work pool 'idle-pool' is paused)"
