@@ -86,6 +86,41 @@ def enter_project(directory: str | None) -> dict:
     dict
         ``{"directory": <the folder>}``, the step's output.
     """
-    folder = project_folder(directory)
+    try:
+        folder = project_folder(directory)
+    except ProjectFolderError as exc:
+        _fail_the_run(f"{type(exc).__name__}: {exc}")
+        raise
     os.chdir(folder)
     return {"directory": str(folder)}
+
+
+def _fail_the_run(message: str) -> None:
+    """End the flow run this pull step prepares Failed with ``message``, and log it there: the
+    step's error otherwise reached only the worker's output, and the run read "Crashed:
+    Process exited with status code: 1" (the worker's later Crashed is then refused). Quiet
+    when there is no such run or the server does not answer: the error is raised anyway."""
+    import contextlib
+    import logging
+    import uuid
+    from datetime import UTC, datetime
+
+    run_id = os.environ.get("PREFECT__FLOW_RUN_ID")
+    if not run_id:
+        return
+    with contextlib.suppress(Exception):
+        from prefect.client.orchestration import get_client
+        from prefect.client.schemas.actions import LogCreate
+        from prefect.states import Failed
+
+        flow_run_id = uuid.UUID(run_id)
+        with get_client(sync_client=True) as client:
+            log = LogCreate(
+                name="libre_flows.steps",
+                level=logging.ERROR,
+                message=message,
+                timestamp=datetime.now(UTC),
+                flow_run_id=flow_run_id,
+            )
+            client.create_logs([log])
+            client.set_flow_run_state(flow_run_id, Failed(message=message), force=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import WorkPoolCreate, WorkPoolUpdate
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
@@ -326,6 +327,33 @@ def test_a_run_without_its_project_folder_fails_first_naming_libre_flows_home(
         asyncio.run(run_steps([step]))
     assert isinstance(failed.value.__cause__, ProjectFolderError)
     assert str(failed.value.__cause__).startswith(message)
+
+
+def test_a_failed_pull_step_fails_its_flow_run_with_the_reason(tmp_path, monkeypatch):
+    """The pull step's one line reached only the worker's output: the run read "Crashed:
+    Process exited with status code: 1", and its logs held no reason."""
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.states import Crashed
+
+    @flow(name="pull-step-probe")
+    def probe():
+        return None
+
+    with get_client(sync_client=True) as client:
+        run = client.create_flow_run(probe)
+    monkeypatch.setenv("PREFECT__FLOW_RUN_ID", str(run.id))
+    monkeypatch.setenv("LIBRE_FLOWS_HOME", str(tmp_path / "moved"))
+    step = {"libre_flows.flows.steps.enter_project": {"directory": "{{ $LIBRE_FLOWS_HOME }}"}}
+    with pytest.raises(StepExecutionError):
+        asyncio.run(run_steps([step]))
+    with get_client(sync_client=True) as client:
+        state = client.read_flow_run(run.id).state
+        assert state.is_failed() and state.message.startswith("ProjectFolderError: LIBRE_FLOWS")
+        logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run.id])))
+        assert any("which is not a folder on this machine" in log.message for log in logs)
+        # the worker's report of the process's exit does not replace the reason
+        client.set_flow_run_state(run.id, Crashed(message="Process exited with status code: 1"))
+        assert client.read_flow_run(run.id).state.is_failed()
 
 
 def test_the_pull_step_enters_the_project_folder(tmp_path, monkeypatch):
