@@ -10,7 +10,9 @@ otherwise sets the run Crashed with :func:`message`. A run that ended is never c
 refuses to leave an end state), nor a run killed before its first heartbeat (none arrived).
 
 ``libre server start`` and ``libre serve`` call :func:`ensure`; a paused automation stays paused
-(``prefect automation pause`` turns the detection off).
+(``prefect automation pause`` turns the detection off). The automation ends the flow run only:
+the next command on the local server marks its task runs left Running Crashed
+(:func:`settle_task_runs`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "ensure",
     "heartbeat_frequency",
     "message",
+    "settle_task_runs",
     "silence_limit",
 ]
 
@@ -174,3 +177,67 @@ def _ensure(wanted) -> str:
             client.update_automation(first.id, full)
             status = "updated" if first.enabled else status
         return status
+
+
+def settle_task_runs(api_url: str | None = None, limit: int = 50) -> int:
+    """Mark Crashed the task runs left Running or Pending in the latest ``limit`` libre flow runs
+    the server marked Crashed: the automation ends a killed command's flow run, not its task
+    runs, which stayed Running for good. Returns how many were marked.
+
+    Parameters
+    ----------
+    api_url : str, optional
+        The server's API; default: the one Prefect's client talks to.
+    limit : int, default 50
+        How many of the latest crashed flow runs to look at.
+
+    Returns
+    -------
+    int
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowFilter,
+        FlowFilterName,
+        FlowRunFilter,
+        FlowRunFilterId,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+        TaskRunFilter,
+        TaskRunFilterFlowRunId,
+        TaskRunFilterState,
+        TaskRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.client.schemas.sorting import FlowRunSort
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.states import Crashed
+
+    settings = {PREFECT_API_URL: api_url} if api_url else {}
+    with temporary_settings(settings), get_client(sync_client=True) as client:
+        crashed = client.read_flow_runs(
+            flow_filter=FlowFilter(name=FlowFilterName(like_=FLOWS.rstrip("*"))),
+            flow_run_filter=FlowRunFilter(
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.CRASHED]))
+            ),
+            sort=FlowRunSort.START_TIME_DESC,
+            limit=limit,
+        )
+        if not crashed:
+            return 0
+        left = client.read_task_runs(
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id for run in crashed])),
+            task_run_filter=TaskRunFilter(
+                flow_run_id=TaskRunFilterFlowRunId(any_=[run.id for run in crashed]),
+                state=TaskRunFilterState(
+                    type=TaskRunFilterStateType(any_=[StateType.RUNNING, StateType.PENDING])
+                ),
+            ),
+        )
+        for task_run in left:
+            client.set_task_run_state(
+                task_run.id,
+                Crashed(message="Its flow run crashed (its process was killed): marked by libre"),
+                force=True,
+            )
+    return len(left)

@@ -258,6 +258,7 @@ def server_note() -> str:
     if local and starting:  # kept as `libre server start` keeps it: killed runs marked Crashed
         ensure_crash_detection(local)
     if local:
+        _settle_task_runs(local)
         return f"local Prefect server {local.removesuffix('/api')}"
     from prefect.settings import get_current_settings
 
@@ -270,6 +271,16 @@ def server_note() -> str:
     if not url or str(url).startswith("sqlite"):  # the server's database file: under home
         check_prefect_home(Path(settings.home).expanduser())
     return "starting a temporary Prefect server; `libre server start` keeps one running"
+
+
+def _settle_task_runs(api_url: str) -> None:
+    """The task runs the crash detection left Running in flow runs it marked Crashed, marked
+    Crashed too (``libre_flows.flows.crash_detection.settle_task_runs``); a failure only
+    leaves them as they were."""
+    from libre_flows.flows import crash_detection
+
+    with contextlib.suppress(Exception):
+        crash_detection.settle_task_runs(api_url)
 
 
 def check_prefect_home(home: Path) -> None:

@@ -243,3 +243,37 @@ def test_commands_create_it_on_their_server_and_only_warn_when_they_cannot(api, 
         ensure_crash_detection("http://127.0.0.1:9/api")  # nothing listens there
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: could not create the automation")
+
+
+def test_task_runs_left_running_in_a_crashed_run_are_marked_crashed(api):
+    """The automation ends the killed command's flow run; its task run in flight stayed
+    Running for good (13 Completed, 1 Running after the run was marked Crashed)."""
+    from prefect.states import Crashed
+
+    with get_client(sync_client=True) as client:
+        crashed, other = _run(client, "libre-test-crashed"), _run(client, "other-crashed")
+        tasks = {}
+        for run_id, name, state in (
+            (crashed, "left", Running()),
+            (crashed, "done", Completed()),
+            (other, "foreign", Running()),
+        ):
+            created = client.create_task_run(
+                _task(name), flow_run_id=run_id, dynamic_key=name, state=state
+            )
+            tasks[name] = created.id
+        for run_id in (crashed, other):
+            client.set_flow_run_state(run_id, Crashed(message="No heartbeat"), force=True)
+        assert crash_detection.settle_task_runs(api) == 1
+        states = {name: client.read_task_run(i).state for name, i in tasks.items()}
+        assert states["left"].type == StateType.CRASHED
+        assert states["left"].message.startswith("Its flow run crashed")
+        assert states["done"].type == StateType.COMPLETED  # an end state is kept
+        assert states["foreign"].type == StateType.RUNNING  # not a libre flow: left alone
+        assert crash_detection.settle_task_runs(api) == 0  # once
+
+
+def _task(name: str):
+    from prefect import task
+
+    return task(name=name)(lambda: None)

@@ -208,5 +208,8 @@ def test_a_server_libre_server_auto_starts_marks_killed_runs_crashed(
     monkeypatch.setattr(
         common, "ensure_crash_detection", lambda api_url=None: asked.append(api_url)
     )
+    settled = []
+    monkeypatch.setattr(common, "_settle_task_runs", settled.append)
     assert common.server_note() == "local Prefect server http://127.0.0.1:9"
     assert asked == ([url] if watched else [])
+    assert settled == [url]  # the task runs a crashed run left Running: marked on either server
