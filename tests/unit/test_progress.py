@@ -42,17 +42,22 @@ def test_heartbeat_starts_no_thread_when_info_is_not_shown(caplog):
     assert _lines(caplog, log.name) == []
 
 
-@pytest.fixture
-def slow_folds(monkeypatch):
-    """Inner folds that take 0.25 s more, and a heartbeat every 0.05 s."""
+def _slowed(monkeypatch, owner, name: str, seconds: float) -> None:
+    """``owner.name`` takes ``seconds`` more, and a heartbeat comes every 0.05 s."""
     monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 0.05)
-    evaluate = search_module.SearchPlan.evaluate
+    method = getattr(owner, name)
 
     def slow(self, *args, **kwargs):
-        time.sleep(0.25)
-        return evaluate(self, *args, **kwargs)
+        time.sleep(seconds)
+        return method(self, *args, **kwargs)
 
-    monkeypatch.setattr(search_module.SearchPlan, "evaluate", slow)
+    monkeypatch.setattr(owner, name, slow)
+
+
+@pytest.fixture
+def slow_folds(monkeypatch):
+    """Inner folds that take 0.25 s more."""
+    _slowed(monkeypatch, search_module.SearchPlan, "evaluate", 0.25)
 
 
 def test_search_says_it_is_still_working_between_folds(haberman, slow_folds, capsys):
@@ -72,14 +77,7 @@ def test_search_says_it_is_still_working_between_folds(haberman, slow_folds, cap
 
 def test_auto_choice_says_it_is_still_working(haberman, monkeypatch, capsys):
     X, y, info = haberman
-    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 0.05)
-    validate = estimator_module.LibreClassifier._validate_fold
-
-    def slow(self, *args, **kwargs):
-        time.sleep(0.12)
-        return validate(self, *args, **kwargs)
-
-    monkeypatch.setattr(estimator_module.LibreClassifier, "_validate_fold", slow)
+    _slowed(monkeypatch, estimator_module.LibreClassifier, "_validate_fold", 0.12)
     LibreClassifier(positive_class=info.positive_class, random_state=0, verbose=1).fit(X, y)
     lines = capsys.readouterr().err.splitlines()
     assert any(line.startswith("auto: still working: 0/") for line in lines)
