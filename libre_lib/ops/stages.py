@@ -725,7 +725,7 @@ def tune_params(spec: PipelineSpec, unit: dict, n_rows: int | None = None) -> di
         params["max_rows"] = spec.tuning.max_rows
     if kwargs["param_grid"] is None and spec.is_streamed():
         params["capped_bins"] = True
-    return {**params, **wide_grid_params(spec, n_rows)}
+    return {**params, **wide_grid_params(spec, n_rows), **whole_columns(spec)}
 
 
 def wide_grid_params(spec: PipelineSpec, n_rows: int | None = None) -> dict:
@@ -753,6 +753,20 @@ def thinned_rows(spec: PipelineSpec, n_rows: int | None) -> dict:
     bins the rows thin (:func:`rows_thin_cuts`), else nothing: the stages of other runs keep
     their keys."""
     return {"significant_rows": AUTO_SIGNIFICANT_ROWS} if rows_thin_cuts(spec, n_rows) else {}
+
+
+def whole_columns(spec: PipelineSpec) -> dict:
+    """``{"whole_columns": "quartiles"}`` in the keys of the stages whose bins keep only
+    significant cut points because the spec asks it (``model.significant_cuts``, or a tuning
+    grid that tries it), else nothing. Since the thirty-seventh round a numeric column the
+    test leaves without a cut point keeps its quartiles: a store's bins, scores and choices of
+    a release before it are not read as this one's (the rows' own rule, :func:`thinned_rows`,
+    came with it)."""
+    grids = spec.tuning.grid if isinstance(spec.tuning.grid, list) else [spec.tuning.grid]
+    tried = spec.tuning.enabled and any(
+        isinstance(grid, dict) and any(grid.get("significant_cuts") or ()) for grid in grids
+    )
+    return {"whole_columns": "quartiles"} if spec.model.significant_cuts or tried else {}
 
 
 def tune(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series, unit: dict) -> Stored:
@@ -925,7 +939,7 @@ def choose_params(spec: PipelineSpec, n_rows: int | None = None) -> dict:
         params["capped_bins"] = True
     elif spec.model.max_intervals == AUTO:  # uncapped bins thinned by the rows (36th round)
         params.update(thinned_rows(spec, n_rows))
-    return params
+    return params | whole_columns(spec)
 
 
 def choose(spec: PipelineSpec, X: pd.DataFrame, y: pd.Series) -> Stored:
@@ -987,7 +1001,7 @@ def discretize_params(spec: PipelineSpec, choice: Choice, n_rows: int | None = N
         # round): bins stored before the rule are not read as the rule's
         params.update(thinned_rows(spec, n_rows))
     # the keys of stores made before the options; contiguous leaves the bins as they are
-    return params | spec.options_set(BIN_OPTIONS)
+    return params | spec.options_set(BIN_OPTIONS) | whole_columns(spec)
 
 
 def discretize(

@@ -332,6 +332,34 @@ def test_auto_alpha_and_max_intervals_flow_from_choose_into_discretize_and_set_c
     assert discretization == direct.discretization_
 
 
+def test_significant_cuts_a_spec_asks_key_the_quartile_rule(spec):
+    """Since the thirty-seventh round a column significant cuts leave whole keeps its
+    quartiles: a store written by the release before it gave a spec asking significant_cuts
+    its old bins and model after the upgrade (and an old release the new ones after a
+    rollback), so which model shipped hung on which release wrote last."""
+    choice = stages.Choice(
+        scores=None, fallbacks=0, max_rules=3, conflict_tolerance=0.0, alpha=0.7,
+        max_intervals=None,
+    )  # fmt: skip
+    unit = {"fold": 0, "max_intervals": None, "candidates": [0]}
+    grid = {"grid": "default", "folds": 2}
+    plain = _with(spec, tuning=spec.tuning.model_copy(update=grid))
+    asked = _with(plain, model=plain.model.model_copy(update={"significant_cuts": True}))
+    tried = _with(
+        plain, tuning=plain.tuning.model_copy(update={"grid": {"significant_cuts": [False, True]}})
+    )
+    for keyed in (
+        lambda s: stages.discretize_params(s, choice),
+        lambda s: stages.choose_params(s),
+        lambda s: stages.tune_params(s, unit),
+    ):
+        assert "whole_columns" not in keyed(plain)  # other specs keep their stages' keys
+        assert keyed(asked)["whole_columns"] == "quartiles"
+    assert stages.tune_params(tried, unit)["whole_columns"] == "quartiles"
+    untuned = _with(tried, tuning=tried.tuning.model_copy(update={"enabled": False}))
+    assert "whole_columns" not in stages.discretize_params(untuned, choice)
+
+
 def test_the_stages_thin_uncapped_bins_as_the_estimator_does_on_many_rows(spec, monkeypatch):
     """The thirty-sixth round's rule reaches the pipeline: its "auto" choice, its bins, its
     model and its default grid thin the uncapped bins' cut points on the rows
