@@ -347,6 +347,34 @@ def _check_scheduler(spec: PipelineSpec, timeout_s: float = 5.0) -> None:
             f"runner.address {address!r}: no Dask scheduler answers there ({exc}). Start the "
             "scheduler, correct the address, or leave it out for a local cluster."
         ) from None
+    kind = _dask_identity(address, timeout_s)
+    if kind != "Scheduler":
+        what = "a Dask worker" if kind == "Worker" else "a program that does not answer as Dask"
+        raise SpecError(
+            f"runner.address {address!r}: something listens there, but it is {what}, not a "
+            "Dask scheduler, and the run would wait for it without end. Give the scheduler's "
+            "address (its port is 8786 unless set; 8787 is its dashboard)."
+        )
+
+
+def _dask_identity(address: str, timeout_s: float) -> str | None:
+    """The ``type`` a Dask server at ``address`` gives for itself ("Scheduler", "Worker"), or
+    None when no Dask answer comes within ``timeout_s`` (an HTTP server, a dashboard)."""
+    import asyncio
+
+    from distributed.core import rpc
+
+    async def ask() -> dict:
+        remote = rpc(address, timeout=timeout_s)
+        try:
+            return await remote.identity()
+        finally:
+            await remote.close_rpc()
+
+    try:
+        return asyncio.run(asyncio.wait_for(ask(), timeout_s)).get("type")
+    except Exception:  # a timeout, a closed connection, an answer that is not Dask's
+        return None
 
 
 def task_runner(spec: PipelineSpec):

@@ -102,7 +102,8 @@ RUN_NAME_CHARS = 80
 def learn_run_name() -> str:
     """A mapped learner's run name says which columns it learns on: ``learn-glucose-age-bmi``
     (``columns``: the kept features' names, read once by :func:`learn_all`; without them the
-    indices, ``learn-f0-f3-f5``)."""
+    indices, ``learn-f0-f3-f5``). Names longer than :data:`RUN_NAME_CHARS` are cut and end
+    with the indices, which tell apart learners whose names begin alike."""
     from prefect.runtime import task_run
 
     subset, columns = task_run.parameters["subset"], task_run.parameters.get("columns")
@@ -110,8 +111,9 @@ def learn_run_name() -> str:
         names = "-".join(visible(columns[j]) for j in subset)
     else:
         names = "-".join(f"f{j}" for j in subset)
-    if len(names) > RUN_NAME_CHARS:
-        names = names[: RUN_NAME_CHARS - 1] + "…"
+    if len(names) > RUN_NAME_CHARS:  # cut, then told apart by the columns' positions
+        positions = "-".join(f"f{j}" for j in subset)
+        names = names[: max(RUN_NAME_CHARS - len(positions) - 2, 20)] + f"… {positions}"
     return f"learn-{names}"
 
 

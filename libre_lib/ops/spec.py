@@ -542,6 +542,12 @@ class RunnerSpec(_Strict):
                 "n_workers sizes the local cluster a run starts, but address names an existing "
                 "scheduler, whose workers run the tasks: remove one of them"
             )
+        if self.kind == "dask" and self.address is not None and self.max_workers is not None:
+            raise ValueError(
+                "max_workers sets the threads of each worker of the local cluster a run "
+                "starts, but address names an existing scheduler, whose workers keep their own "
+                "(dask worker --nthreads): remove one of them"
+            )
         if self.kind != "dask" and given:
             one = len(given) == 1
             raise ValueError(

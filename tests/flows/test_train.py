@@ -681,3 +681,12 @@ def test_a_learner_s_task_run_is_named_by_its_columns(monkeypatch):
     assert learning.learn_run_name() == "learn-glucose-bmi-x\\x1b[31m"
     monkeypatch.setattr(task_run, "parameters", {"subset": [0, 2, 3]})  # names not given
     assert learning.learn_run_name() == "learn-f0-f2-f3"
+    # long names cut at the same place read alike: the positions tell the learners apart
+    words = ("glucose", "pressure", "age", "bmi")
+    long = [f"{word}_measurement_of_the_patient" for word in words]
+    named = []
+    for subset in ([0, 1, 2], [0, 1, 3]):
+        monkeypatch.setattr(task_run, "parameters", {"subset": subset, "columns": long})
+        named.append(learning.learn_run_name())
+    assert named[0] != named[1] and named[0].endswith("… f0-f1-f2")
+    assert all(len(name) <= len("learn-") + learning.RUN_NAME_CHARS for name in named)

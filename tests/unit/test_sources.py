@@ -225,10 +225,15 @@ def test_a_dask_address_where_no_scheduler_answers_is_named_before_the_run(tmp_p
         )
         return spec
 
-    try:
-        assert preflight(write(f"tcp://127.0.0.1:{port}")).name == "h"
+    from distributed import LocalCluster
+
+    try:  # a listener that is not a scheduler: the run waited without end, without a word
+        with pytest.raises(SpecError, match=r"something listens there, but it is a program that"):
+            preflight(write(f"tcp://127.0.0.1:{port}"))
     finally:
         listening.close()
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
+        assert preflight(write(cluster.scheduler_address)).name == "h"
     with pytest.raises(SpecError, match=rf"runner.address 'tcp://127.0.0.1:{port}': no Dask"):
         preflight(write(f"tcp://127.0.0.1:{port}"))
     # Dask takes an address without its scheme too: it was not checked (a 30 s timeout)
@@ -250,6 +255,12 @@ def test_a_dask_address_where_no_scheduler_answers_is_named_before_the_run(tmp_p
         f"runner: {{kind: dask, address: 'tcp://127.0.0.1:{port}', n_workers: 4}}\n"
     )
     with pytest.raises(SpecError, match=r"n_workers sizes the local cluster a run starts"):
+        preflight(spec)
+    spec.write_text(  # the threads of workers the run does not start: ignored without a word
+        "name: h\ndata: {path: haberman.csv}\ntarget: {column: target, positive_class: '2'}\n"
+        f"runner: {{kind: dask, address: 'tcp://127.0.0.1:{port}', max_workers: 4}}\n"
+    )
+    with pytest.raises(SpecError, match=r"max_workers sets the threads of each worker of the"):
         preflight(spec)
 
 
