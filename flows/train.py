@@ -347,6 +347,10 @@ def _check_scheduler(spec: PipelineSpec, timeout_s: float = 5.0) -> None:
             f"runner.address {address!r}: no Dask scheduler answers there ({exc}). Start the "
             "scheduler, correct the address, or leave it out for a local cluster."
         ) from None
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        return  # not installed: task_runner says what to install
     kind = _dask_identity(address, timeout_s)
     if kind != "Scheduler":
         what = "a Dask worker" if kind == "Worker" else "a program that does not answer as Dask"
