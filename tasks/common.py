@@ -21,6 +21,7 @@ from libre_lib.ops.artifacts import ArtifactRef, ArtifactStore, stage_key
 from libre_lib.ops.cleanup import RUNS_DIR
 from libre_lib.ops.spec import PipelineSpec
 from libre_lib.ops.stages import spec_hash
+from libre_lib.progress import Heartbeat
 
 #: Part of every stage's cache key: raise the number whenever a stage computes something else
 #: from the same inputs and parameters, so that a store made by an earlier release recomputes
@@ -215,13 +216,23 @@ def map_missing(
     futures = task.map(**arguments, **{mapped: [items[i] for i in todo]})
     found = list(found)
     updated = time.monotonic()
-    for i, future in zip(todo, futures, strict=True):
-        found[i] = future.result()
-        done += 1
-        # one request per PROGRESS_EVERY_S, and the last: 50 small learners made 50 requests
-        if done == len(items) or time.monotonic() - updated >= PROGRESS_EVERY_S:
-            update_progress_artifact(artifact, 100.0 * done / max(len(items), 1))
-            # the flow's count too: tasks on Dask workers log in their own processes
-            log().info("stage %-12s finished %d of %d tasks", task.name, done, len(items))
-            updated = time.monotonic()
+    hint = "; a Dask scheduler without workers runs none" if spec.runner.kind == "dask" else ""
+    waiting = Heartbeat(
+        log(),
+        lambda seconds: (
+            f"waiting: {done} of {len(items)} {task.name} tasks finished, none for "
+            f"{seconds:.0f} s{hint}"
+        ),
+    )
+    with waiting:
+        for i, future in zip(todo, futures, strict=True):
+            found[i] = future.result()
+            done += 1
+            waiting.said()
+            # one request per PROGRESS_EVERY_S, and the last: 50 small learners made 50 requests
+            if done == len(items) or time.monotonic() - updated >= PROGRESS_EVERY_S:
+                update_progress_artifact(artifact, 100.0 * done / max(len(items), 1))
+                # the flow's count too: tasks on Dask workers log in their own processes
+                log().info("stage %-12s finished %d of %d tasks", task.name, done, len(items))
+                updated = time.monotonic()
     return found

@@ -111,6 +111,8 @@ class StageProgress(logging.Handler):
         if words[:2] == ["streamed", "source:"] and len(words) > 2 and words[2].isdigit():
             self.parts = int(words[2])  # "streamed source: 20 part(s), ..."
             self.status.update(escape(" ".join(words)))
+        elif words[:1] == ["waiting:"]:  # mapped tasks of which none finished for a while
+            self.status.update(escape(" ".join(words)))
         elif len(words) >= 3 and words[0] == "stage" and words[1] not in self.SILENT:
             stage, hit = self.TASK_STAGES.get(words[1], words[1]), words[2:4] == ["cache", "hit"]
             if stage in self.counts:  # mapped tasks: count them

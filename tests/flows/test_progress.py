@@ -41,3 +41,39 @@ def test_progress_updates_are_throttled_and_the_last_is_always_sent(monkeypatch,
     assert mapped() == [0, 7, 2, 3, 4, 5]
     assert len(sent) == updates
     assert sent[-1] == pytest.approx(100.0)
+
+
+def test_mapped_tasks_that_finish_none_for_a_while_say_the_flow_is_waiting(monkeypatch):
+    """Every Dask worker killed: the run stood at "tuning tasks finished: 0 of 10" for over
+    100 s without a line; the flow now says it is waiting, and on what."""
+    import logging
+    import time
+
+    from libre_lib import progress
+
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 0.1)
+    spec = load_spec(SPECS / "haberman.yaml")
+    said = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            said.append(record.getMessage())
+
+    @task(name="slow_probe")
+    def slow(item):
+        time.sleep(0.5)
+        return item
+
+    @flow(name="libre-waiting-probe")
+    def probe():
+        return common.map_missing(slow, spec, [None, None], "item", [1, 2], {}, ("probe", "p"))
+
+    keep = Keep()
+    logging.getLogger("prefect").addHandler(keep)
+    try:
+        assert probe() == [1, 2]
+    finally:
+        logging.getLogger("prefect").removeHandler(keep)
+    waiting = [line for line in said if line.startswith("waiting: ")]
+    assert waiting and waiting[0].startswith("waiting: 0 of 2 slow_probe tasks finished, none")
+    assert "Dask" not in waiting[0]  # the thread runner: no scheduler to blame

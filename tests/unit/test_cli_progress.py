@@ -322,3 +322,23 @@ def test_a_dumb_terminal_gets_the_plain_lines_not_a_live_line_it_cannot_draw(mon
     monkeypatch.setattr(common, "console", dumb)
     with common._status("training") as status:
         assert isinstance(status, common.PlainStatus)
+
+
+def test_a_waiting_line_shows_without_counting_a_task():
+    """All Dask workers gone: the line stood at "tuning tasks finished: 0 of 10" for minutes
+    without a word; the flow's waiting line now shows, and counts nothing."""
+    status = _Status()
+    progress = StageProgress(status)
+    for message in [
+        "stage tune         cache hit  0 of 10 tasks, 10 to compute",
+        "waiting: 0 of 10 tune tasks finished, none for 30 s; a Dask scheduler without "
+        "workers runs none",
+        "stage tune         computed   /s/tune/a.parquet",
+    ]:
+        progress.emit(_record(message))
+    assert status.lines == [
+        "tuning tasks finished: 0 of 10",
+        "waiting: 0 of 10 tune tasks finished, none for 30 s; a Dask scheduler without workers "
+        "runs none",
+        "tuning tasks finished: 1 of 10",
+    ]
