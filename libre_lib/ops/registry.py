@@ -1186,8 +1186,9 @@ class ModelRegistry:
         seen = "" if in_sample else self._seen_by_champion(candidate, champion)
         if champion_scores.get("n_flagged") == 0 and champion_scores.get("n_rules"):
             seen += (  # e.g. categories an earlier release read as "58.0", now "58"
-                "; the champion flags none of these rows: its rules may test values these rows "
-                f"write otherwise (`libre score {candidate.pipeline}` on them names unseen "
+                "; the champion flags none of these rows: its rules may be too narrow for "
+                "them (rules learned from few positive rows), or test values these rows write "
+                f"otherwise (`libre score {candidate.pipeline}` on them names unseen "
                 "categories)"
             )
         return _Compared(
@@ -1335,6 +1336,12 @@ class ModelRegistry:
                     False,
                     "it has no rules: it answers the negative class everywhere, which "
                     "promotion.beat_majority asks a version to improve on",
+                )
+            if candidate.metrics.get("n_flagged") == 0:  # the same answer on these rows
+                return decision(
+                    False,
+                    f"it flags none of the {rows} rows: there it answers the negative class "
+                    "everywhere, which promotion.beat_majority asks a version to improve on",
                 )
         if champion is None:
             return decision(

@@ -55,10 +55,14 @@ def registry(tmp_path):
     return ModelRegistry(tmp_path / "store")
 
 
-def register(registry, model, f1=0.6, validation=PASSED, pipeline=PIPE, accuracy=None, **extra):
+def register(
+    registry, model, f1=0.6, validation=PASSED, pipeline=PIPE, accuracy=None, flagged=None, **extra
+):
     metrics = {"f1": f1, "precision": 0.5, "recall": 0.7, "n_rules": len(model.rules_)}
     if accuracy is not None:
         metrics["accuracy"] = accuracy
+    if flagged is not None:
+        metrics["n_flagged"] = flagged
     return registry.register(
         pipeline,
         model.to_json(),
@@ -399,6 +403,20 @@ def test_a_version_without_rules_is_not_promoted_when_it_must_beat_the_majority(
     decision = registry.decide(PIPE, version.version, min_accuracy=0.8)
     assert not decision.promoted and "it has no rules" in decision.reason
     assert registry.decide(PIPE, version.version).promoted  # the gate off: a first champion
+
+
+def test_a_version_that_flags_no_holdout_row_is_not_promoted_when_it_must_beat_the_majority(
+    registry, models
+):
+    """Rules learned from 14 positive rows flagged none of 98 holdout rows: the version gave
+    the majority answer there, and beat_majority promoted it as "at least as accurate"."""
+    silent = register(registry, models[0], f1=0.0, accuracy=0.99, flagged=0)
+    decision = registry.decide(PIPE, silent.version, min_accuracy=0.99)
+    assert not decision.promoted
+    assert decision.reason.startswith("it flags none of the holdout rows: there it answers")
+    assert registry.decide(PIPE, silent.version).promoted  # the gate off: a first champion
+    flagging = register(registry, models[2], f1=0.3, accuracy=0.99, flagged=3)
+    assert registry.decide(PIPE, flagging.version, min_accuracy=0.99).promoted
 
 
 def test_decide_writes_nothing_and_checks_input(registry, models):
