@@ -1868,11 +1868,23 @@ def flag_every_row_f1(positive, weight=None) -> float:
 
 
 def below_trivial_message(
-    top: float, trivial: float, best: str = "The best point of the grid"
+    top: float,
+    trivial: float,
+    best: str = "The best point of the grid",
+    chosen: float | None = None,
 ) -> str | None:
     """What to say when the best mean inner F1 (``top``; ``best`` names whose) is below
-    ``trivial``, the F1 of flagging every row (:func:`flag_every_row_f1`): None when it is
-    not."""
+    ``trivial``, the F1 of flagging every row (:func:`flag_every_row_f1`), or when the point
+    the choice rule took (its mean inner F1 ``chosen``, fewer rules within the tolerance of
+    the best) is: None when neither is."""
+    if top >= trivial and chosen is not None and chosen < trivial:
+        return (
+            f"The chosen point (the fewest rules within the tolerance of the best) scored an "
+            f"inner F1 of {chosen:.3f}, below the {trivial:.3f} of flagging every row as the "
+            f"positive class; the best point scored {top:.3f}. The columns may hold little "
+            "signal for this target: do not expect the rules to beat that trivial answer on "
+            "new rows (score_tolerance=0 and standard_errors=0 choose the best point)."
+        )
     if not top < trivial:
         return None
     return (

@@ -762,7 +762,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
         elif plan.scorer is None:
             trivial = flag_every_row_f1(plan.positive, plan.weight)
             top = float(np.nanmax(self.cv_results_["mean_test_score"]))  # not only the chosen
-            message = below_trivial_message(top, trivial)
+            message = below_trivial_message(top, trivial, chosen=self.best_score_)
             if message:
                 warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
         logger.info(

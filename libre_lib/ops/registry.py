@@ -1195,7 +1195,7 @@ class ModelRegistry:
             metric_value(challenger_scores.get(compared)),
             metric_value(champion_scores.get(compared)),
             holdout.n_rows,
-            f"both scored on the same {holdout.n_rows} rows, {holdout.source}{in_sample}{seen}",
+            f"both scored on the same {holdout.n_rows:,} rows, {holdout.source}{in_sample}{seen}",
             champion_scores,
             holdout.kind,
             compared,

@@ -185,7 +185,8 @@ def in_short(
     text = (
         f"In short: on {_rows(n, evaluated_on)} the {rules} {flag} {tp + fp:,} as “{positive}”; "
         f"{tp:,} of those have that outcome ({_share(tp, tp + fp)}), and {they} {find} {tp:,} "
-        f"of the {_rows(tp + fn)} that have it ({_share(tp, tp + fn)}). The model is right on "
+        f"of the {_rows(tp + fn)} that {'has' if tp + fn == 1 else 'have'} it "
+        f"({_share(tp, tp + fn)}). The model is right on "
         f"{tp + tn:,} of the {n:,} rows ({_share(tp + tn, n)})"
     )
     if majority_name in (positive, negative):

@@ -552,11 +552,15 @@ def signal_note(
         return auto_below_trivial_message(model, n_positive, len(positive) - n_positive)
     if tuning[1].get("scoring", "f1") != "f1":
         return None
-    scores = pa.table(tuning[0]).column("mean_score").to_numpy(zero_copy_only=False)
-    scores = np.asarray(scores, dtype=float)
+    table = pa.table(tuning[0])
+    scores = np.asarray(table.column("mean_score").to_numpy(zero_copy_only=False), dtype=float)
     if not np.isfinite(scores).any():
         return None
-    return below_trivial_message(float(np.nanmax(scores)), flag_every_row_f1(positive))
+    chosen = np.asarray(table.column("chosen").to_numpy(zero_copy_only=False), dtype=bool)
+    picked = float(scores[chosen][0]) if chosen.any() else None
+    return below_trivial_message(
+        float(np.nanmax(scores)), flag_every_row_f1(positive), chosen=picked
+    )
 
 
 #: Fewer positive rows than this in an inner fold's held-out part make the search's scores

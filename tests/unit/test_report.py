@@ -1890,4 +1890,6 @@ def test_in_short_speaks_of_one_rule_of_training_rows_and_of_no_rows():
         "right on 7 of the 10 rows (70.0%), against 5 (50.0%) for always answering “no”."
     )
     assert in_short({"tp": 0, "fp": 0, "fn": 0, "tn": 0}, ("yes", "no"), 2, "no") is None
+    lone = in_short({"tp": 0, "fp": 2, "fn": 1, "tn": 95}, ("yes", "no"), 1, "no")
+    assert "finds 0 of the 1 row that has it" in lone  # "the 1 row that have it"
     assert in_short(confusion, ("yes", "no"), 0, "no") is None  # no rule: its caution says it

@@ -1161,3 +1161,16 @@ def test_a_search_below_flagging_every_row_says_the_columns_may_hold_no_signal()
     assert search.best_score_ <= top < trivial == pytest.approx(2 * y.mean() / (1 + y.mean()))
     assert f"{trivial:.3f}" in " ".join(str(w.message) for w in said)
     assert flag_every_row_f1([True, False, False, False], [3, 1, 1, 1]) == pytest.approx(2 / 3)
+
+
+def test_a_chosen_point_below_flagging_every_row_is_said_although_the_best_is_above():
+    """2 % positives, no signal: the best point scored 0.042 against the trivial 0.040, and the
+    point chosen (one rule, within the tolerance) 0.029; nothing warned."""
+    from libre_lib.estimator import below_trivial_message
+
+    said = below_trivial_message(0.042, 0.0395, chosen=0.029)
+    assert said.startswith("The chosen point (the fewest rules within the tolerance of the best)")
+    assert "0.029, below the 0.040 of flagging every row" in said and "scored 0.042" in said
+    assert below_trivial_message(0.042, 0.0395, chosen=0.041) is None
+    assert below_trivial_message(0.042, 0.0395) is None
+    assert below_trivial_message(0.03, 0.0395, chosen=0.02).startswith("The best point")

@@ -1058,3 +1058,16 @@ def test_a_report_on_rows_holding_few_positives_says_they_cannot_tell_models_apa
     ) in " ".join(trained.rules.notes)
     trained = _reported(unlabelled, model, frame, holdout)  # 16 of them: no such note
     assert not [n for n in trained.rules.notes if "rows with the outcome: one of them" in n]
+
+
+def test_the_signal_note_reads_the_chosen_point_of_the_search(spec):
+    """The report of a search whose chosen point (0.029) was below flagging every row (0.040),
+    its best point above (0.042), gave no caution."""
+    import pyarrow as pa
+
+    y = pd.Series(["2"] * 2 + ["1"] * 98)  # flagging every row: F1 2 * 0.02 / 1.02 = 0.039
+    table = pa.table({"mean_score": [0.042, 0.029], "chosen": [False, True]})
+    said = stages.signal_note(spec, (table, {"scoring": "f1"}), None, y)
+    assert said.startswith("The chosen point") and "0.029, below the 0.039" in said
+    table = pa.table({"mean_score": [0.042, 0.040], "chosen": [False, True]})
+    assert stages.signal_note(spec, (table, {"scoring": "f1"}), None, y) is None
