@@ -1352,3 +1352,20 @@ def test_drift_in_a_column_tested_only_for_missing_values_does_not_fail_the_batc
     coded = LibreClassifier(random_state=0, max_intervals=3).fit(codes.drop(columns="b"), y)
     assert {c.feature: c for rule in coded.rules_ for c in rule}["c"].missing
     scoring.score_frame(coded, codes.drop(columns="b").assign(c=np.where(X["b"].isna(), None, "X")))
+
+
+def test_a_flag_rate_far_from_the_versions_own_draws_a_caution(tmp_path):
+    """A champion that flagged 0.92 % of its holdout (37 of 4,004) flagged 10.68 % of a new
+    file's rows, and `libre score` said nothing of it."""
+    from libre_flows.flows.cli.score import flag_rate_caution
+
+    model = tmp_path / "v0001" / "model.json"
+    model.parent.mkdir()
+    metrics = {"n_flagged": 37, "n_rows": 4004, "f1": 0.47}
+    (model.parent / "version.json").write_text(json.dumps({"metrics": metrics}))
+    said = flag_rate_caution(model, {"rows": 5000, "n_positive": 534})
+    assert said.startswith("the model flagged 10.68% of these rows, against 0.92% of the 4,004")
+    assert flag_rate_caution(model, {"rows": 5000, "n_positive": 50}) is None  # as before
+    assert flag_rate_caution(model, {"rows": 60, "n_positive": 6}) is None  # too few rows
+    assert "0.00% of these rows" in flag_rate_caution(model, {"rows": 20000, "n_positive": 0})
+    assert flag_rate_caution(tmp_path / "alone.json", {"rows": 5000, "n_positive": 534}) is None
