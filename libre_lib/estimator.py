@@ -908,8 +908,8 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         still = Heartbeat(
             logger,
             lambda seconds: (
-                f"auto: still working: {done[0]}/{n_splits} inner folds done, "
-                f"{seconds:.0f} s elapsed"
+                f"auto: still working: {done[0]}/{n_splits} inner folds done, none in the "
+                f"last {seconds:.0f} s"
             ),
         )
         with still:

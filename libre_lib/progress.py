@@ -35,31 +35,32 @@ def progress_on_stderr(logger: logging.Logger, verbose: int):
 
 
 class Heartbeat:
-    """While a long step runs, log ``message(elapsed seconds)`` whenever ``every`` seconds
-    pass without a progress line (:meth:`said` marks one), so that a step whose first line
-    comes only when a part of it ends (an inner fold) is not silent meanwhile. It logs from a
-    daemon thread and only when ``logger`` shows INFO lines; it changes nothing else."""
+    """While a long step runs, log ``message(quiet seconds)`` whenever ``every`` seconds pass
+    without a progress line (:meth:`said` marks one; the quiet seconds count from the last, or
+    from the start), so that a step whose lines come only when a part of it ends (an inner
+    fold) is not silent meanwhile. It logs from a daemon thread and only when ``logger``
+    shows INFO lines; it changes nothing else."""
 
     def __init__(self, logger: logging.Logger, message: Callable[[float], str], every=None):
         self.logger, self.message = logger, message
         self.every = HEARTBEAT_SECONDS if every is None else float(every)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._started = self._last = time.perf_counter()
+        self._last = self._quiet_since = time.perf_counter()
 
     def said(self) -> None:
         """A progress line was just given: the next heartbeat waits ``every`` from now."""
-        self._last = time.perf_counter()
+        self._last = self._quiet_since = time.perf_counter()
 
     def _beat(self) -> None:
         while not self._stop.wait(max(0.0, self._last + self.every - time.perf_counter())):
             now = time.perf_counter()
             if now - self._last >= self.every:
-                self.logger.info(self.message(now - self._started))
+                self.logger.info(self.message(now - self._quiet_since))
                 self._last = now
 
     def __enter__(self) -> Heartbeat:
-        self._started = self._last = time.perf_counter()
+        self._last = self._quiet_since = time.perf_counter()
         if self.logger.isEnabledFor(logging.INFO):
             self._thread = threading.Thread(target=self._beat, name="libre-heartbeat", daemon=True)
             self._thread.start()

@@ -736,7 +736,7 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             logger,
             lambda seconds: (
                 f"LibreSearchCV: still working: {len(fold_seconds)}/{plan.n_splits} tasks done, "
-                f"{seconds:.0f} s since the first started"
+                f"none finished in the last {seconds:.0f} s"
             ),
         )
         with still:

@@ -216,12 +216,12 @@ def map_missing(
     futures = task.map(**arguments, **{mapped: [items[i] for i in todo]})
     found = list(found)
     updated = time.monotonic()
-    hint = "; a Dask scheduler without workers runs none" if spec.runner.kind == "dask" else ""
-    waiting = Heartbeat(
+    hint = " (on Dask, a scheduler without workers runs none)" if spec.runner.kind == "dask" else ""
+    waiting = Heartbeat(  # results are read in order: the next one is the one awaited
         log(),
         lambda seconds: (
-            f"waiting: {done} of {len(items)} {task.name} tasks finished, none for "
-            f"{seconds:.0f} s{hint}"
+            f"waiting: {done} of {len(items)} {task.name} tasks finished, the next one not "
+            f"in the last {seconds:.0f} s{hint}"
         ),
     )
     with waiting:

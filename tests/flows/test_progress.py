@@ -75,5 +75,5 @@ def test_mapped_tasks_that_finish_none_for_a_while_say_the_flow_is_waiting(monke
     finally:
         logging.getLogger("prefect").removeHandler(keep)
     waiting = [line for line in said if line.startswith("waiting: ")]
-    assert waiting and waiting[0].startswith("waiting: 0 of 2 slow_probe tasks finished, none")
+    assert waiting and waiting[0].startswith("waiting: 0 of 2 slow_probe tasks finished, the next")
     assert "Dask" not in waiting[0]  # the thread runner: no scheduler to blame

@@ -331,14 +331,14 @@ def test_a_waiting_line_shows_without_counting_a_task():
     progress = StageProgress(status)
     for message in [
         "stage tune         cache hit  0 of 10 tasks, 10 to compute",
-        "waiting: 0 of 10 tune tasks finished, none for 30 s; a Dask scheduler without "
-        "workers runs none",
+        "waiting: 0 of 10 tune tasks finished, the next one not in the last 30 s (on Dask, a "
+        "scheduler without workers runs none)",
         "stage tune         computed   /s/tune/a.parquet",
     ]:
         progress.emit(_record(message))
     assert status.lines == [
         "tuning tasks finished: 0 of 10",
-        "waiting: 0 of 10 tune tasks finished, none for 30 s; a Dask scheduler without workers "
-        "runs none",
+        "waiting: 0 of 10 tune tasks finished, the next one not in the last 30 s (on Dask, a "
+        "scheduler without workers runs none)",
         "tuning tasks finished: 1 of 10",
     ]

@@ -31,6 +31,20 @@ def test_heartbeat_speaks_only_after_a_quiet_interval(caplog):
             time.sleep(0.03)
             beat.said()
     assert _lines(caplog, log.name) == []
+    # the quiet time counts from the last progress line, not from the start
+    beats = []
+
+    def quiet(seconds):
+        beats.append((seconds, time.perf_counter()))
+        return "still"
+
+    with Heartbeat(log, quiet, every=0.1) as beat:
+        time.sleep(0.3)
+        beat.said()
+        said_at = time.perf_counter()
+        time.sleep(0.5)
+    after = [(s, at) for s, at in beats if at > said_at]
+    assert after and all(s <= at - said_at + 0.01 for s, at in after)
 
 
 def test_heartbeat_starts_no_thread_when_info_is_not_shown(caplog):
@@ -68,7 +82,7 @@ def test_search_says_it_is_still_working_between_folds(haberman, slow_folds, cap
     loud = clone(quiet).set_params(verbose=1).fit(X, y)
     lines = capsys.readouterr().err.splitlines()
     still = [line for line in lines if "still working" in line]
-    assert still and still[0].startswith("LibreSearchCV: still working: 0/2 tasks done, ")
+    assert still and still[0].startswith("LibreSearchCV: still working: 0/2 tasks done, none")
     assert any(line.startswith("LibreSearchCV: still working: 1/2 tasks done") for line in still)
     assert lines[0].startswith("LibreSearchCV: 2 candidates x 2 folds")  # the order holds
     assert lines[-1].startswith("LibreSearchCV: refitted on ")
