@@ -198,6 +198,7 @@ def settle_task_runs(api_url: str | None = None, limit: int = 50) -> int:
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         FlowFilter,
+        FlowFilterId,
         FlowFilterName,
         FlowRunFilter,
         FlowRunFilterId,
@@ -223,6 +224,12 @@ def settle_task_runs(api_url: str | None = None, limit: int = 50) -> int:
             sort=FlowRunSort.START_TIME_DESC,
             limit=limit,
         )
+        if crashed:  # "like" matches inside names ("calibre-sync"): the automation's own rule
+            flows = client.read_flows(
+                flow_filter=FlowFilter(id=FlowFilterId(any_=[r.flow_id for r in crashed]))
+            )
+            ours = {f.id for f in flows if f.name.startswith(FLOWS.rstrip("*"))}
+            crashed = [run for run in crashed if run.flow_id in ours]
         if not crashed:
             return 0
         left = client.read_task_runs(

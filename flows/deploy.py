@@ -23,7 +23,7 @@ from libre_lib.ops.sources import fingerprint_source
 from libre_lib.ops.spec import PipelineSpec, load_spec
 
 from .embedded_server import guard_embedded_server, uses_embedded_server
-from .events import SERVED_WITHIN_S, deliver, seconds_since
+from .events import SERVED_WITHIN_S, deliver, deployment_names, seconds_since
 from .train import train_flow
 
 DATASET_UPDATED = "libre.dataset.updated"
@@ -65,10 +65,11 @@ def build_deployments(spec_path: str | Path, relative_to: str | Path | None = ".
         parameters={**parameters, "expected_sha256": "{{ event.payload.sha256 }}"},
     )
     common = {"parameters": parameters, "tags": tags, "entrypoint_type": EntrypointType.MODULE_PATH}
+    nightly, on_demand, on_new_data = deployment_names(spec.name)
     return [
-        train_flow.to_deployment(name=f"{spec.name}-nightly", schedules=[schedule], **common),
-        train_flow.to_deployment(name=f"{spec.name}-on-demand", **common),
-        train_flow.to_deployment(name=f"{spec.name}-on-new-data", triggers=[trigger], **common),
+        train_flow.to_deployment(name=nightly, schedules=[schedule], **common),
+        train_flow.to_deployment(name=on_demand, **common),
+        train_flow.to_deployment(name=on_new_data, triggers=[trigger], **common),
     ]
 
 

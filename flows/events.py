@@ -222,6 +222,12 @@ def idle_deployments(automations: list) -> list[str]:
 TRAIN_FLOW = "libre-train"
 
 
+def deployment_names(pipeline: str) -> tuple[str, str, str]:
+    """A pipeline's deployments: nightly, on demand, on new data
+    (``libre_flows.flows.deploy.build_deployments``)."""
+    return f"{pipeline}-nightly", f"{pipeline}-on-demand", f"{pipeline}-on-new-data"
+
+
 def paused_on_pools(pipeline: str) -> list[str]:
     """The names of ``pipeline``'s deployments that are paused on a work pool: a worker runs
     the runs their triggers start, but their schedules create none (a ``libre serve`` that
@@ -232,9 +238,8 @@ def paused_on_pools(pipeline: str) -> list[str]:
     flows = FlowFilter(name=FlowFilterName(any_=[TRAIN_FLOW]))
     with get_client(sync_client=True) as client:
         found = client.read_deployments(flow_filter=flows)
-    return sorted(
-        d.name for d in found if d.paused and d.work_pool_name and d.name.startswith(f"{pipeline}-")
-    )
+    names = set(deployment_names(pipeline))  # not "pima-indians-nightly" for "pima"
+    return sorted(d.name for d in found if d.paused and d.work_pool_name and d.name in names)
 
 
 def _pool_idle(client, name: str) -> str | None:

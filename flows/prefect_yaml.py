@@ -116,10 +116,14 @@ def refuse_foreign(output: str | Path) -> None:
         )
 
 
-def refuse_dropping(output: str | Path, text: str) -> None:
+def refuse_dropping(
+    output: str | Path, text: str, specs: Iterable[str | Path] = (), project: str | Path = "."
+) -> None:
     """:class:`~libre_lib.errors.SpecError` if writing ``text`` over ``output`` (a file
-    :func:`render` wrote) would drop deployments of specs not given this time: writing one
-    new pipeline's spec deleted every other pipeline's deployments from the file."""
+    :func:`render` wrote) would drop deployments of specs not given this time (``specs``,
+    relative to the working folder; the file's spec paths are relative to ``project``):
+    writing one new pipeline's spec deleted every other pipeline's deployments from the
+    file. A spec given whose pipeline was renamed drops its old deployments: said so."""
     path = Path(output)
     if not path.is_file():
         return
@@ -133,8 +137,16 @@ def refuse_dropping(output: str | Path, text: str) -> None:
     ]
     if not dropped:
         return
-    specs = list(dict.fromkeys(str((d.get("parameters") or {}).get("spec_path")) for d in dropped))
+    paths = [(d.get("parameters") or {}).get("spec_path") for d in dropped]
+    given = {Path(p).resolve() for p in specs}
     names = ", ".join(str(d.get("name")) for d in dropped)
+    if paths and all(p and (Path(project) / p).resolve() in given for p in paths):
+        raise SpecError(
+            f"{str(path)!r} holds deployments of the specs given under other pipeline names "
+            f"({names}): the specs' name changed. Writing drops those; pass --force to write "
+            "it (and delete the old deployments from the server: prefect deployment delete)."
+        )
+    specs = list(dict.fromkeys(str(p) if p else "an unknown spec" for p in paths))
     raise SpecError(
         f"{str(path)!r} holds deployments of other specs, which writing it would drop: {names} "
         f"(from {', '.join(specs)}). Pass those specs too (e.g. `libre deployments write "

@@ -88,10 +88,10 @@ def enter_project(directory: str | None) -> dict:
     """
     try:
         folder = project_folder(directory)
-    except ProjectFolderError as exc:
+        os.chdir(folder)
+    except (ProjectFolderError, OSError) as exc:  # an unset, missing or closed folder
         _fail_the_run(f"{type(exc).__name__}: {exc}")
         raise
-    os.chdir(folder)
     return {"directory": str(folder)}
 
 

@@ -100,7 +100,10 @@ def train_flow(
         for name in EXPECTED_FAILURE_LOGGERS:
             if EXPECTED_FAILURE not in logging.getLogger(name).filters:
                 logging.getLogger(name).addFilter(EXPECTED_FAILURE)
-    rename_flow_runs(_pipeline_name(spec_path, expected_sha256))  # until the data is read
+    # until the data is read; a run of the caller's own flow keeps its name; a failed rename
+    # (the server busy a moment) fails no run
+    with contextlib.suppress(Exception):
+        rename_flow_runs(_pipeline_name(spec_path, expected_sha256), parent=False)
     try:
         spec = preflight(spec_path, store)
         if spec.runner.kind == "dask":
@@ -352,13 +355,19 @@ def _check_scheduler(spec: PipelineSpec, timeout_s: float = 5.0) -> None:
     if importlib.util.find_spec("distributed") is None:
         return  # not installed: task_runner says what to install
     kind = _dask_identity(address, timeout_s)
-    if kind != "Scheduler":
-        what = "a Dask worker" if kind == "Worker" else "a program that does not answer as Dask"
-        raise SpecError(
-            f"runner.address {address!r}: something listens there, but it is {what}, not a "
-            "Dask scheduler, and the run would wait for it without end. Give the scheduler's "
-            "address (its port is 8786 unless set; 8787 is its dashboard)."
-        )
+    if kind is not None and kind.endswith("Scheduler"):
+        return
+    what = (
+        f"a Dask {kind.lower()}, not the scheduler"
+        if kind
+        else f"no Dask scheduler answered there within {timeout_s:.0f} s (an HTTP server or a "
+        "dashboard listens, or a scheduler too busy to answer)"
+    )
+    raise SpecError(
+        f"runner.address {address!r}: something listens there, but {what}; the run would "
+        "wait for it without end. Give the scheduler's address (its port is 8786 unless set; "
+        "8787 is its dashboard)."
+    )
 
 
 def _dask_identity(address: str, timeout_s: float) -> str | None:
@@ -375,8 +384,18 @@ def _dask_identity(address: str, timeout_s: float) -> str | None:
         finally:
             await remote.close_rpc()
 
+    def run() -> dict:
+        return asyncio.run(asyncio.wait_for(ask(), timeout_s))
+
     try:
-        return asyncio.run(asyncio.wait_for(ask(), timeout_s)).get("type")
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop in this thread: the usual case
+            return run().get("type")
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:  # asyncio.run refuses to nest in a running loop
+            return pool.submit(run).result().get("type")
     except Exception:  # a timeout, a closed connection, an answer that is not Dask's
         return None
 

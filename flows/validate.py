@@ -65,7 +65,7 @@ def validate_flow(spec_path: str, store: str | None = None) -> dict:
         resolve_categorical(features, spec.features.categorical, warn=False)
         notes = list(streamed.source_notes(spec))  # a folder's files left out or read twice
         notes += misread_text_columns(features, spec.features.categorical).values()
-        notes += unheld_label_notes(spec, features)  # a misspelled value label, before training
+        notes += unheld_label_notes(spec, features, "the data")  # a misspelled value label
     return {**tasks.load_validation(root, validation).to_dict(), "notes": notes}
 
 

@@ -1180,7 +1180,10 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         no learner's subset about a third of the time, and a concept joining them is lost in
         this fit while the inner folds' learners found it."""
         inner = self.auto_inner_score()
-        message = None if inner is None else below_inner_message(self, target.totals()[0], inner)
+        rows = int(np.count_nonzero(target.positive))
+        message = (
+            None if inner is None else below_inner_message(self, target.totals()[0], inner, rows)
+        )
         if message:
             warnings.warn(message, LibreWarning, stacklevel=user_stacklevel())
 
@@ -1997,10 +2000,10 @@ def reaches(ruleset: RuleSet, n_positive: float, inner: float) -> bool:
 UNSTABLE_CATEGORIES, UNSTABLE_POSITIVES = 20, 100
 
 
-def _unstable_cause(model: LibreClassifier, n_positive: float) -> str:
+def _unstable_cause(model: LibreClassifier, n_positive: int) -> str:
     """Why the fit on all rows can find other rules than the inner folds' fits, named from
-    what the fitted ``model`` saw: a column of many categories, few positive rows, or else
-    a weak signal."""
+    what the fitted ``model`` saw (``n_positive``: its positive rows, not their weight): a
+    column of many categories, few positive rows, or else a weak signal."""
     many = [
         (len(f.categories), f.name)
         for f in model.discretization_.features
@@ -2011,7 +2014,7 @@ def _unstable_cause(model: LibreClassifier, n_positive: float) -> str:
         n, name = max(many, key=lambda c: c[0])
         causes.append(f"column {name_text(str(name))} holds {n} categories")
     if n_positive < UNSTABLE_POSITIVES:
-        causes.append(f"only {n_positive:g} rows are positive")
+        causes.append(f"only {n_positive:,} rows are positive")
     if causes:
         return " and ".join(causes) + ", which can do this"
     return (
@@ -2020,10 +2023,13 @@ def _unstable_cause(model: LibreClassifier, n_positive: float) -> str:
     )
 
 
-def below_inner_message(model: LibreClassifier, n_positive: float, inner: float) -> str | None:
+def below_inner_message(
+    model: LibreClassifier, n_positive: float, inner: float, positive_rows: int | None = None
+) -> str | None:
     """The warning about a fitted model whose rule set :func:`falls_short` of ``inner``; None
     otherwise. It blames the learners' random columns only where more learners would have
-    drawn other columns (:func:`growing_factors`)."""
+    drawn other columns (:func:`growing_factors`). ``n_positive``: the positive rows' weight;
+    ``positive_rows``: their number, where weights make it differ."""
     if not falls_short(model.rules_, n_positive, inner):
         return None
     f1 = training_f1(model.rules_, n_positive)
@@ -2036,7 +2042,8 @@ def below_inner_message(model: LibreClassifier, n_positive: float, inner: float)
             f"{start}. Its learners already saw every set of columns they can draw, so more "
             "learners or another random_state would find the same rules: the fit on all the "
             "rows found other rules than the inner folds' fits did "
-            f"({_unstable_cause(model, n_positive)}). Other settings, compared by "
+            f"({_unstable_cause(model, n_positive if positive_rows is None else positive_rows)}). "
+            "Other settings, compared by "
             "LibreSearchCV, may do better."
         )
     return (

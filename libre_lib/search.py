@@ -800,7 +800,9 @@ class LibreSearchCV(ClassifierMixin, BaseEstimator):
             len(self.best_estimator_.rules_),
         )
         if n_positive is not None:
-            short = below_inner_message(self.best_estimator_, n_positive, self.best_score_)
+            weight = np.ones(len(plan.positive)) if plan.weight is None else plan.weight
+            rows = int(np.count_nonzero(np.asarray(plan.positive, dtype=bool) & (weight > 0)))
+            short = below_inner_message(self.best_estimator_, n_positive, self.best_score_, rows)
             if short:
                 warnings.warn(short, LibreWarning, stacklevel=user_stacklevel())
         self.n_features_in_ = self.best_estimator_.n_features_in_

@@ -3,6 +3,8 @@ cover."""
 
 from __future__ import annotations
 
+import hashlib
+
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
@@ -113,7 +115,9 @@ def learn_run_name() -> str:
         names = "-".join(f"f{j}" for j in subset)
     if len(names) > RUN_NAME_CHARS:  # cut, then told apart by the columns' positions
         positions = "-".join(f"f{j}" for j in subset)
-        names = names[: max(RUN_NAME_CHARS - len(positions) - 2, 20)] + f"… {positions}"
+        if len(positions) > RUN_NAME_CHARS // 2:  # many columns: a short digest of them
+            positions = "#" + hashlib.sha256(positions.encode()).hexdigest()[:8]
+        names = names[: RUN_NAME_CHARS - len(positions) - 2] + f"… {positions}"
     return f"learn-{names}"
 
 

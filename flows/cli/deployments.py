@@ -53,7 +53,7 @@ def write(
         text = render(specs, project, output=str(output))
         if not force:
             refuse_foreign(output)
-            refuse_dropping(output, text)
+            refuse_dropping(output, text, specs, project)
         atomic_write_text(output, text)
     except user_errors() as exc:
         fail(exc, debug)

@@ -1166,9 +1166,12 @@ def set_cover(
 LABELLED_VALUES_CHECKED = 10_000
 
 
-def unheld_label_notes(spec: PipelineSpec, X_train: pd.DataFrame) -> tuple[str, ...]:
-    """A note per column whose ``report.value_labels`` name values the training rows never
-    hold: a misspelled value ("Basic" for "basic") is never shown, without a word."""
+def unheld_label_notes(
+    spec: PipelineSpec, X_train: pd.DataFrame, rows: str = "its training rows"
+) -> tuple[str, ...]:
+    """A note per column whose ``report.value_labels`` name values the training rows (or the
+    ``rows`` named) never hold: a misspelled value ("Basic" for "basic") is never shown,
+    without a word."""
     notes = []
     for column, labels in spec.report.value_labels.items():
         if column not in X_train.columns:
@@ -1181,7 +1184,7 @@ def unheld_label_notes(spec: PipelineSpec, X_train: pd.DataFrame) -> tuple[str, 
         if unheld:
             shown = ", ".join(repr(k) for k in unheld[:5]) + (", ..." if len(unheld) > 5 else "")
             notes.append(
-                f"report.value_labels names values of column {column!r} that its training rows "
+                f"report.value_labels names values of column {column!r} that {rows} "
                 f"never hold: {shown}. Values are matched as the data write them: check the "
                 "spelling (the labels of values the data hold are shown)."
             )

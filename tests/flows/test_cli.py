@@ -147,7 +147,8 @@ def test_validate_checks_the_report_labels_whatever_the_store_holds(spec_copy):
     assert code == 0, output
     said = " ".join(output.split())
     assert "data valid" in said
-    assert "note: report.value_labels names values of column 'year_of_operation' that its" in said
+    assert "note: report.value_labels names values of column 'year_of_operation' that the" in said
+    assert "the data never hold: '1958'" in said
     assert "never hold: '1958'" in said
 
 

@@ -251,7 +251,7 @@ def test_task_runs_left_running_in_a_crashed_run_are_marked_crashed(api):
     from prefect.states import Crashed
 
     with get_client(sync_client=True) as client:
-        crashed, other = _run(client, "libre-test-crashed"), _run(client, "other-crashed")
+        crashed, other = _run(client, "libre-test-crashed"), _run(client, "calibre-crashed")
         tasks = {}
         for run_id, name, state in (
             (crashed, "left", Running()),

@@ -145,6 +145,22 @@ def test_libre_deployments_write_keeps_the_deployments_of_specs_not_given(tmp_pa
     assert CliRunner().invoke(app, one).exit_code == 0  # nothing dropped now: written again
 
 
+def test_libre_deployments_write_says_a_given_spec_s_pipeline_was_renamed(spec_copy, tmp_path):
+    """A spec whose name changed was told to "pass those specs too", naming itself."""
+    from typer.testing import CliRunner
+
+    from libre_flows.flows.cli import app
+
+    spec, output = spec_copy(), tmp_path / "prefect.yaml"
+    command = ["deployments", "write", str(spec), "-o", str(output), "--project", str(tmp_path)]
+    assert CliRunner().invoke(app, command).exit_code == 0
+    _renamed(spec, "haberman-renamed")
+    refused = CliRunner().invoke(app, command)
+    said = " ".join(refused.output.split())
+    assert refused.exit_code == 1 and "the specs' name changed" in said and "--force" in said
+    assert CliRunner().invoke(app, [*command, "--force"]).exit_code == 0
+
+
 def test_two_specs_of_one_pipeline_are_refused(spec_copy):
     with pytest.raises(SpecError, match=r"Two specs name the pipeline 'haberman'"):
         declarations([spec_copy(), spec_copy()])
@@ -434,6 +450,7 @@ def test_notify_names_a_work_pool_deployment_that_no_worker_runs(spec_copy):
             client.pause_deployment(deployment_id)
         assert idle_deployments(triggered(event)) == []
         assert paused_on_pools("pooled-trigger") == paused
+        assert paused_on_pools("pooled") == []  # not another pipeline's, by its name's start
         assert TRAIN_FLOW == train_flow.name  # the name the deployments carry
         from typer.testing import CliRunner
 

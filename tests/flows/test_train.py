@@ -689,4 +689,9 @@ def test_a_learner_s_task_run_is_named_by_its_columns(monkeypatch):
         monkeypatch.setattr(task_run, "parameters", {"subset": subset, "columns": long})
         named.append(learning.learn_run_name())
     assert named[0] != named[1] and named[0].endswith("… f0-f1-f2")
+    wide = [f"column_number_{k}" for k in range(40)]  # 30 columns: their positions digested
+    for subset in (list(range(30)), list(range(1, 31))):
+        monkeypatch.setattr(task_run, "parameters", {"subset": subset, "columns": wide})
+        named.append(learning.learn_run_name())
+    assert len(set(named)) == len(named) and "… #" in named[-1]
     assert all(len(name) <= len("learn-") + learning.RUN_NAME_CHARS for name in named)

@@ -1369,3 +1369,9 @@ def test_a_flag_rate_far_from_the_versions_own_draws_a_caution(tmp_path):
     assert flag_rate_caution(model, {"rows": 60, "n_positive": 6}) is None  # too few rows
     assert "0.00% of these rows" in flag_rate_caution(model, {"rows": 20000, "n_positive": 0})
     assert flag_rate_caution(tmp_path / "alone.json", {"rows": 5000, "n_positive": 534}) is None
+    assert "(37 flagged)" in said
+    metrics["n_flagged"] = 0  # a version that flagged none of its holdout now flags 40 %
+    (model.parent / "version.json").write_text(json.dumps({"metrics": metrics}))
+    assert "40.00% of these rows, against 0.00%" in flag_rate_caution(
+        model, {"rows": 5000, "n_positive": 2000}
+    )

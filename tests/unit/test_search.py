@@ -947,7 +947,9 @@ def test_a_fit_far_below_its_inner_score_blames_random_columns_only_where_more_w
     assert "already saw every set of columns" in said and "n_estimators" not in said
     # it names the causes that apply: none here (numeric columns, 307 positive rows)
     assert "the signal the rules use is likely weak" in said and "categories," not in said
-    assert _unstable_cause(few, 60.0) == "only 60 rows are positive, which can do this"
+    assert _unstable_cause(few, 60) == "only 60 rows are positive, which can do this"
+    # weighted rows: the rows are counted, not their weight (3.07 for weights of 0.01)
+    assert "(only 60 rows are positive," in below_inner_message(few, n_positive, 1.0, 60)
     wide = X[["a2", "a3"]].assign(code=(np.arange(len(X)) % 25).astype(str))
     coded = LibreClassifier(**settings).fit(wide, y)
     assert "(column code holds 25 categories, which can do this)" in below_inner_message(

@@ -205,6 +205,7 @@ def test_files_a_data_folder_holds_but_no_run_reads_are_named(tmp_path):
 def test_a_dask_address_where_no_scheduler_answers_is_named_before_the_run(tmp_path):
     """runner.address of a scheduler that is not there: the run waited 30 s and failed with a
     bare "Timed out trying to connect to tcp://127.0.0.1:8111 after 30 s"."""
+    import asyncio
     import socket
 
     from libre_flows.flows.train import preflight
@@ -228,12 +229,25 @@ def test_a_dask_address_where_no_scheduler_answers_is_named_before_the_run(tmp_p
     from distributed import LocalCluster
 
     try:  # a listener that is not a scheduler: the run waited without end, without a word
-        with pytest.raises(SpecError, match=r"something listens there, but it is a program that"):
+        with pytest.raises(SpecError, match=r"something listens there, but no Dask scheduler"):
             preflight(write(f"tcp://127.0.0.1:{port}"))
     finally:
         listening.close()
-    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
+    with LocalCluster(
+        n_workers=1, processes=False, protocol="tcp", dashboard_address=None
+    ) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://")  # the address checked
         assert preflight(write(cluster.scheduler_address)).name == "h"
+        worker = next(iter(cluster.scheduler.workers))  # a worker's address: said so
+        with pytest.raises(SpecError, match=r"but a Dask worker, not the scheduler"):
+            preflight(write(worker))
+
+        async def in_a_loop():  # asyncio.run cannot nest: the check runs in a thread there
+            from libre_flows.flows.train import _dask_identity
+
+            return _dask_identity(cluster.scheduler_address, 5.0)
+
+        assert asyncio.run(in_a_loop()) == "Scheduler"
     with pytest.raises(SpecError, match=rf"runner.address 'tcp://127.0.0.1:{port}': no Dask"):
         preflight(write(f"tcp://127.0.0.1:{port}"))
     # Dask takes an address without its scheme too: it was not checked (a 30 s timeout)
