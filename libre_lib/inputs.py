@@ -1248,6 +1248,12 @@ def binary_target(
                 f"not a label in y. Labels are: {classes!r}.{hint}"
             )
         match = classes[classes.index(positive_class)]
+        if isinstance(match, bool | np.bool_) and not isinstance(positive_class, bool | np.bool_):
+            # 1 == True: the classes came out as 0 and 1, and predictions as numbers
+            raise ParameterError(
+                f"The 'positive_class' parameter of {owner} is {positive_class!r}, but y holds "
+                f"booleans: pass positive_class={bool(match)!r}."
+            )
         if not isinstance(match, bool | np.bool_):  # 1.0 for int labels: y's own 1
             positive_class = match
         positive = (labels == positive_class).to_numpy()

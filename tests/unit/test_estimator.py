@@ -1059,6 +1059,9 @@ def test_thresholding_the_decision_function_at_zero_answers_as_predict(name):
     [
         ([False, True], "True", "Did you mean positive_class=True?"),
         ([False, True], "diabetic", "y holds booleans: pass positive_class=True"),
+        # 1 == True: the classes came out as 0 and 1 and predictions as numbers
+        ([False, True], 1, "but y holds booleans: pass positive_class=True."),
+        ([False, True], 0.0, "but y holds booleans: pass positive_class=False."),
         (["0", "1"], 1, "Did you mean positive_class='1'?"),
         (["0.0", "1.0"], 1, "Did you mean positive_class='1.0'?"),  # a number written otherwise
         (["no", "Yes"], "yes", "Did you mean positive_class='Yes'?"),
