@@ -10,6 +10,7 @@ Needs no Prefect.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import sys
@@ -311,14 +312,53 @@ def sql_version(
         return
     markers = {} if contract is None else contract.missing_values()
     markers = {c: m for c, m in markers.items() if c in set(model.columns_)}
+    defaults: dict[str, list[str]] = {}
+    with contextlib.suppress(LibreError, OSError, ValueError, KeyError, TypeError):
+        defaults = csv_text_markers(registry.spec(pipeline, entry.version), model)
     rules = model.rules_
     said = f"{entry.version}: TRUE where {rules.target!r} = {str(rules.positive_class)!r}"
     print(_sql_comment(f"{pipeline} {said}"))
     if markers:
         shown = "; ".join(f"{c!r}: {', '.join(map(repr, m))}" for c, m in markers.items())
         print(_sql_comment(f"read as NULL, as the spec's na_values: {shown}"))
+    if defaults:
+        texts = next(iter(defaults.values()))
+        print(
+            _sql_comment(
+                f"read as NULL in the text columns {', '.join(map(repr, defaults))}, as the CSV "
+                "reader read them in training and `libre score` does: "
+                + ", ".join(map(repr, texts))
+            )
+        )
+        for column, found in defaults.items():
+            markers[column] = list(dict.fromkeys([*markers.get(column, []), *found]))
     print(_sql_comment("SQL NULL is the missing value: store NaN as NULL, and numbers as numbers"))
     print(model.to_sql(markers))
+
+
+def csv_text_markers(spec: dict, model) -> dict[str, list[str]]:
+    """The texts a CSV's reader takes for a missing cell (pandas' and pyarrow's defaults:
+    "NA", "null", "", ...), per text column of ``model``, when the version's data came from a
+    CSV read with them (``spec``: its spec.json): its rules learned those cells as missing,
+    and `libre score` reads them so, while a warehouse loading the file keeps "NA" a text.
+    Empty otherwise (Parquet, or ``keep_default_na: false``)."""
+    import pyarrow.csv as pacsv
+
+    from libre_lib.discretization import CATEGORICAL
+
+    data = spec.get("data") or {}
+    options = data.get("read_options") or {}
+    path = str(data.get("path") or "").lower()
+    csv = data.get("format") == "csv" or (data.get("format") in (None, "auto") and ".csv" in path)
+    if not csv or options.get("keep_default_na") is False or options.get("na_filter") is False:
+        return {}
+    texts = list(pacsv.ConvertOptions().null_values)
+    tested = {condition.feature for rule in model.rules_ for condition in rule}
+    return {
+        f.name: texts
+        for f in model.discretization_.features
+        if f.kind == CATEGORICAL and f.name in tested
+    }
 
 
 def _sql_comment(text: str) -> str:

@@ -397,6 +397,47 @@ def test_models_sql_reads_the_spec_s_missing_value_markers_as_libre_score_does(s
     assert (unmarked != expected).any()  # the markers matter on these rows
 
 
+def test_models_sql_reads_a_csv_s_na_texts_as_libre_score_does(spec_copy, tmp_path):
+    """A text column whose "NA" cells (North America) the CSV reader took as missing: the
+    rules learned "region is missing", and the SQL, run on the file as a warehouse loads it
+    ("NA" a text), flagged other rows than `libre score` (102 of 500)."""
+    import sqlite3
+
+    import numpy as np
+    import pandas as pd
+
+    from libre_flows.flows.train import train
+    from libre_lib import LibreClassifier
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[2] / "libre_lib/datasets/haberman.csv")
+    rng = np.random.default_rng(0)
+    frame["region"] = np.where(
+        (frame["target"] == 2) & (rng.random(len(frame)) < 0.8),
+        "NA",
+        rng.choice(["EU", "US"], len(frame)),
+    )
+    frame.to_csv(tmp_path / "regions.csv", index=False)
+    path = spec_copy(
+        data={"path": str(tmp_path / "regions.csv")},
+        features={"categorical": ["region"]},
+        tuning={"enabled": False},
+    )
+    summary = train(path)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    assert "region" in {c.feature for rule in model.rules_ for c in rule}
+    code, printed = _run("models", "sql", path)
+    assert code == 0, printed
+    assert "-- read as NULL in the text columns 'region', as the CSV reader" in printed
+    sql = "\n".join(line for line in printed.splitlines() if not line.startswith("--"))
+    warehouse = pd.read_csv(tmp_path / "regions.csv", keep_default_na=False)  # "NA" a text
+    with sqlite3.connect(":memory:") as con:
+        warehouse.to_sql("t", con, index=False)
+        flagged = np.array([bool(r[0]) for r in con.execute(f"SELECT {sql} FROM t")])
+    read = pd.read_csv(tmp_path / "regions.csv", dtype={"region": str})  # as libre score reads
+    expected = model.predict(read.drop(columns="target")) == model.positive_class_
+    np.testing.assert_array_equal(flagged, expected)
+
+
 def test_a_mistyped_spec_file_or_a_data_file_is_named_as_such(tmp_path):
     """Each command said something else of a spec file that is not there ("Pipeline name
     'specs/nonexist.yaml' is not valid", "No runs of ...") and of a CSV given to train ("must
