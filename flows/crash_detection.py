@@ -201,7 +201,6 @@ def settle_task_runs(api_url: str | None = None, limit: int = 50) -> int:
         FlowFilterId,
         FlowFilterName,
         FlowRunFilter,
-        FlowRunFilterId,
         FlowRunFilterState,
         FlowRunFilterStateType,
         TaskRunFilter,
@@ -233,7 +232,6 @@ def settle_task_runs(api_url: str | None = None, limit: int = 50) -> int:
         if not crashed:
             return 0
         left = client.read_task_runs(
-            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id for run in crashed])),
             task_run_filter=TaskRunFilter(
                 flow_run_id=TaskRunFilterFlowRunId(any_=[run.id for run in crashed]),
                 state=TaskRunFilterState(

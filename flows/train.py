@@ -384,18 +384,12 @@ def _dask_identity(address: str, timeout_s: float) -> str | None:
         finally:
             await remote.close_rpc()
 
-    def run() -> dict:
-        return asyncio.run(asyncio.wait_for(ask(), timeout_s))
+    from concurrent.futures import ThreadPoolExecutor
 
-    try:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # no loop in this thread: the usual case
-            return run().get("type")
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(1) as pool:  # asyncio.run refuses to nest in a running loop
-            return pool.submit(run).result().get("type")
+    try:  # in a thread of its own: asyncio.run refuses to nest in a caller's running loop
+        with ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(asyncio.run, asyncio.wait_for(ask(), timeout_s)).result()
+        return answer.get("type")
     except Exception:  # a timeout, a closed connection, an answer that is not Dask's
         return None
 

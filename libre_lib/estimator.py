@@ -904,11 +904,11 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
         folds = StratifiedKFold(n_splits, shuffle=True, random_state=_seed(self.random_state))
         scores = np.zeros((len(combos), n_splits))
         sizes = np.zeros_like(scores)
-        started, done = time.perf_counter(), [0]
+        started, done = time.perf_counter(), 0
         still = Heartbeat(
             logger,
             lambda seconds: (
-                f"auto: still working: {done[0]}/{n_splits} inner folds done, none in the "
+                f"auto: still working: {done}/{n_splits} inner folds done, none in the "
                 f"last {seconds:.0f} s"
             ),
         )
@@ -925,7 +925,7 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                         options,
                         fit_rows,
                     )
-                done[0], elapsed = f + 1, time.perf_counter() - started
+                done, elapsed = f + 1, time.perf_counter() - started
                 still.said()
                 logger.info(
                     "auto: inner fold %d/%d done (%d combinations); %.0f s elapsed, about %.0f s "
@@ -2043,8 +2043,7 @@ def below_inner_message(
             "learners or another random_state would find the same rules: the fit on all the "
             "rows found other rules than the inner folds' fits did "
             f"({_unstable_cause(model, n_positive if positive_rows is None else positive_rows)}). "
-            "Other settings, compared by "
-            "LibreSearchCV, may do better."
+            "Other settings, compared by LibreSearchCV, may do better."
         )
     return (
         f"{start}: this fit's learners, whose columns are drawn at random, most likely missed a "

@@ -345,12 +345,12 @@ def csv_text_markers(spec: dict, model) -> dict[str, list[str]]:
     import pyarrow.csv as pacsv
 
     from libre_lib.discretization import CATEGORICAL
+    from libre_lib.ops.spec import DataSource
 
-    data = spec.get("data") or {}
-    options = data.get("read_options") or {}
-    path = str(data.get("path") or "").lower()
-    csv = data.get("format") == "csv" or (data.get("format") in (None, "auto") and ".csv" in path)
-    if not csv or options.get("keep_default_na") is False or options.get("na_filter") is False:
+    data = DataSource.model_validate(spec["data"])
+    options = data.read_options
+    off = options.get("keep_default_na") is False or options.get("na_filter") is False
+    if data.resolved_format() != "csv" or off:
         return {}
     texts = list(pacsv.ConvertOptions().null_values)
     tested = {condition.feature for rule in model.rules_ for condition in rule}

@@ -214,14 +214,13 @@ def flag_rate_caution(model: Path, summary: dict) -> str | None:
     now, then = flagged / rows, before / of
     pooled = (flagged + before) / (rows + of)
     spread = (pooled * (1 - pooled) * (1 / rows + 1 / of)) ** 0.5
-    ratio = (now / then if then else math.inf) if now >= then else (then / now if now else math.inf)
+    ratio = max(now, then) / min(now, then) if min(now, then) else math.inf
     if ratio < FLAG_RATE_RATIO or spread == 0 or abs(now - then) / spread <= FLAG_RATE_Z:
         return None
     return (
         f"the model flagged {100 * now:.2f}% of these rows, against {100 * then:.2f}% of the "
         f"{of:,} rows its version was judged on ({before:,} flagged): these rows, or the share "
-        "of the "
-        "positive class among them, differ from the training data's; check the drift "
+        "of the positive class among them, differ from the training data's; check the drift "
         "warnings, and a sample of the flags, before acting on them"
     )
 
