@@ -93,7 +93,12 @@ def sql_in(column: str, values) -> str:
 def marker_literals(condition: Condition, markers) -> list[str]:
     """The SQL literals of ``markers`` (values that stand for a missing value in the
     condition's column) that its column can hold: numbers for a numeric column or one of
-    numeric categories, texts for one of text categories."""
+    numeric categories, texts for one of text categories, TRUE or FALSE for one of booleans
+    (a marker that reads "True" or "False"; a number there would not compare in PostgreSQL)."""
+    if condition.categories and all(isinstance(c, bool | np.bool_) for c in condition.categories):
+        # a column of booleans: as libre score reads it, a marker matches its values' texts
+        texts = marker_texts(markers)
+        return [sql_literal(flag) for flag in (True, False) if str(flag) in texts]
     numeric = condition.kind == NUMERIC or (
         condition.categories and not any(isinstance(c, str) for c in condition.categories)
     )

@@ -242,3 +242,62 @@ def test_libre_notify_starts_a_deployment_that_a_worker_runs(server, write_spec,
     assert run.parameters == {"spec_path": spec.name, "force": False, "expected_sha256": SHA_FULL}
     assert pipeline.state.is_completed() and run.name == pipeline.name == f"pima-deployed-{SHA}"
     assert (tmp_path / "store" / "models" / "pima-deployed").is_dir()
+
+
+def test_a_model_s_sql_flags_in_postgres_the_rows_predict_flags(postgres):
+    """``to_sql`` run in PostgreSQL on the column types docs/operations.md gives (boolean,
+    integer codes, text, double precision), with missing-value markers in each column: the
+    rows TRUE are the rows ``predict`` flags once the markers are read as missing. A number
+    marker on the boolean column used to be written ``"flag" IN (0.0)``, which PostgreSQL
+    refuses (boolean = numeric)."""
+    import numpy as np
+    import pandas as pd
+
+    from libre_lib import LibreClassifier
+
+    rng = np.random.default_rng(0)
+    n = 600
+    frame = pd.DataFrame(
+        {
+            "flag": rng.random(n) < 0.5,
+            "code": rng.integers(0, 5, n),
+            "kind": rng.choice(["a", "b", "?"], n),
+            "x": np.where(rng.random(n) < 0.05, -999.0, rng.normal(size=n)),
+        }
+    )
+    y = (frame["flag"] & frame["code"].between(1, 2)) | (frame["x"] > 1.2)
+    markers = {"flag": [0, "?", "False"], "code": [0], "kind": ["?"], "x": [-999]}
+    model = LibreClassifier(categorical_features=["flag", "code", "kind"], random_state=0)
+    model.fit(frame, y)
+    assert {c.feature for rule in model.rules_.rules for c in rule.conditions} >= {"flag", "x"}
+    read = frame.astype({"flag": object}).copy()
+    for column, values in markers.items():
+        texts = {str(v) for v in values}
+        read[column] = read[column].mask(read[column].astype(str).isin(texts))
+    read.loc[read["x"] == -999.0, "x"] = np.nan
+    expected = model.predict(read).astype(bool)
+
+    rows = [(bool(r.flag), int(r.code), str(r.kind), float(r.x)) for r in frame.itertuples()]
+    sql = model.to_sql(markers)
+
+    import asyncpg
+
+    async def flagged() -> list[bool]:
+        connection = await asyncpg.connect(postgres.replace("+asyncpg", ""))
+        try:
+            await connection.execute(
+                "CREATE TEMP TABLE visits (i integer, flag boolean, code integer, kind text,"
+                " x double precision)"
+            )
+            await connection.executemany(
+                "INSERT INTO visits VALUES ($1, $2, $3, $4, $5)",
+                [(i, *row) for i, row in enumerate(rows)],
+            )
+            fetched = await connection.fetch(f"SELECT {sql} AS hit FROM visits ORDER BY i")
+            return [r["hit"] for r in fetched]
+        finally:
+            await connection.close()
+
+    got = asyncio.run(flagged())
+    assert got == expected.tolist()
+    assert 0 < sum(got) < n
