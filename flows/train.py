@@ -42,7 +42,6 @@ from libre_flows.tasks.common import (
     Stage,
     data_fingerprint,
     name_flow_run,
-    rename_flow_runs,
     run_folder,
     store_root,
 )
@@ -83,7 +82,21 @@ from libre_lib.ops.spec import PipelineSpec, load_spec
 heartbeats.install()  # the run's end does not wait for its heartbeat thread
 
 
-@flow(name="libre-train")
+def _run_name() -> str:
+    """A training run's name from its start: the pipeline's (:func:`_pipeline_name`), so the
+    console's log lines and the server's run list say the same; ``name_flow_run`` adds the
+    data's fingerprint once ``load`` read it. The runs' log lines used to carry Prefect's
+    random name ("illegal-pony") for the whole run, a name the run list no longer showed."""
+    from prefect.runtime import flow_run
+
+    given = flow_run.parameters or {}
+    try:
+        return _pipeline_name(given.get("spec_path", "libre-train"), given.get("expected_sha256"))
+    except Exception:  # a name never fails a run
+        return "libre-train"
+
+
+@flow(name="libre-train", flow_run_name=_run_name)
 def train_flow(
     spec_path: str,
     force: bool = False,
@@ -100,10 +113,6 @@ def train_flow(
         for name in EXPECTED_FAILURE_LOGGERS:
             if EXPECTED_FAILURE not in logging.getLogger(name).filters:
                 logging.getLogger(name).addFilter(EXPECTED_FAILURE)
-    # until the data is read; a run of the caller's own flow keeps its name; a failed rename
-    # (the server busy a moment) fails no run
-    with contextlib.suppress(Exception):
-        rename_flow_runs(_pipeline_name(spec_path, expected_sha256), parent=False)
     try:
         spec = preflight(spec_path, store)
         if spec.runner.kind == "dask":
@@ -162,7 +171,7 @@ def served() -> bool:
     return deployment.id is not None
 
 
-@flow(name="libre-train-pipeline")
+@flow(name="libre-train-pipeline", flow_run_name=_run_name)
 def train_pipeline(
     spec_path: str, force: bool = False, store: str | None = None, expected_sha256=None
 ) -> dict:

@@ -177,17 +177,16 @@ def name_flow_run(spec: PipelineSpec, store_root: str, data: Stage) -> str | Non
     return rename_flow_runs(f"{spec.name}-{data_fingerprint(store_root, data)[:12]}")
 
 
-def rename_flow_runs(name: str, parent: bool = True) -> str | None:
-    """Name this flow run, and with ``parent`` the one around it (if any), ``name``; returns
-    it, or None outside a flow run."""
+def rename_flow_runs(name: str) -> str | None:
+    """Name this flow run, and the one around it (if any), ``name``; returns it, or None
+    outside a flow run."""
     from prefect.client.orchestration import get_client
     from prefect.runtime import flow_run
 
     if flow_run.id is None:
         return None
     with get_client(sync_client=True) as client:
-        ids = (flow_run.id, flow_run.parent_flow_run_id if parent else None)
-        for run_id in filter(None, ids):
+        for run_id in filter(None, (flow_run.id, flow_run.parent_flow_run_id)):
             client.update_flow_run(uuid.UUID(str(run_id)), name=name)
     return name
 

@@ -266,18 +266,33 @@ def test_a_run_that_fails_before_reading_its_data_is_named_for_its_pipeline(
     spec_copy, tmp_path, monkeypatch
 ):
     """A served run whose data file was missing kept Prefect's random name ('wooden-bird'):
-    `prefect flow-run ls` did not say which pipeline failed."""
+    `prefect flow-run ls` did not say which pipeline failed. Its log lines carried the random
+    name even once the run was renamed ("Flow run 'illegal-pony' - ..."): the console and the
+    run list named the run differently."""
     from prefect.client.orchestration import get_client
 
     from libre_flows.flows import train as train_module
 
     monkeypatch.setattr(train_module, "served", lambda: True)
     spec = spec_copy(data={"path": str(tmp_path / "gone.csv")})
-    state = train_flow(str(spec), expected_sha256="ab" * 32, return_state=True)
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    keep = Keep()
+    logging.getLogger("prefect.flow_runs").addHandler(keep)
+    try:
+        state = train_flow(str(spec), expected_sha256="ab" * 32, return_state=True)
+    finally:
+        logging.getLogger("prefect.flow_runs").removeHandler(keep)
     assert state.is_failed() and "does not exist" in state.message
     with get_client(sync_client=True) as client:
         run = client.read_flow_run(state.state_details.flow_run_id)
     assert run.name == "haberman-" + "ab" * 6
+    named = [getattr(r, "flow_run_name", None) for r in records]
+    assert named and set(named) == {run.name}, named
     broken = tmp_path / "broken.yaml"  # a spec that does not load: named for its file
     broken.write_text("name: [\n")
     state = train_flow(str(broken), return_state=True)
