@@ -1267,10 +1267,17 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
                 )
             names = [str(c) for c in X.columns]
             named = all(isinstance(c, str) for c in X.columns)
-            if not named and sorted(names) == sorted(self.columns_):
+            fitted_on_array = self.columns_ == [f"x{i}" for i in range(len(self.columns_))]
+            if (
+                not fitted_on_array
+                and sorted(names) == sorted(self.columns_)
+                and len(set(names)) == len(names)
+            ):
                 # columns named by numbers or tuples (no feature_names_in_, as in scikit-learn):
-                # the rules name them, so they are matched by name, not position
-                return as_frame(X, allow_empty=True)[self.columns_]
+                # the rules name them, so they are matched by name, not position; the same
+                # names as texts too (a Parquet round trip writes 7 as "7"), which were
+                # matched by position: in another order, predictions changed without an error
+                return as_frame(X.set_axis(names, axis=1), allow_empty=True)[self.columns_]
             if named:
                 warnings.warn(
                     "X has feature names, but LibreClassifier was fitted without feature "

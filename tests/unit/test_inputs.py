@@ -451,6 +451,12 @@ def test_columns_named_by_numbers_or_tuples_are_matched_by_the_names_the_rules_s
     other = X.set_axis([7, 8, 9], axis=1)
     with pytest.warns(UserWarning, match=r"X's columns \['7', '8', '9'\] are not the columns"):
         assert (model.predict(other) == expected).all()
+    # the same names as texts, in another order (a Parquet round trip writes 0 as "0"): matched
+    # by name; they were matched by position, and predictions changed without an error
+    texts = reordered.set_axis([str(c) for c in reordered.columns], axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert (model.predict(texts) == expected).all()
 
 
 def test_an_index_in_categorical_features_that_is_also_another_columns_name_is_refused():
