@@ -378,6 +378,9 @@ class _Compared:
     """The metric compared: the one asked for, or accuracy where that one is undefined."""
     why: str = ""
     """Why another metric than the one asked for is compared (empty when it is not)."""
+    champion_refused: str = ""
+    """Why the champion cannot score the version's holdout rows (they break its data
+    contract: a column turned to text, a column its rules test gone); empty when it can."""
 
 
 #: Metrics that rows without the positive class leave undefined (no recall; F1 is 0 or 0/0
@@ -1048,7 +1051,9 @@ class ModelRegistry:
 
         Promoted iff its validation passed, its recorded accuracy is at least ``min_accuracy``
         (if given), and there is no champion yet or ``metric >= champion's metric -
-        tolerance``. Deciding on the champion itself keeps it.
+        tolerance``, the champion scored on ``holdout`` when given. A champion that cannot
+        score ``holdout`` (the rows break its data contract) stays. Deciding on the champion
+        itself keeps it.
 
         Parameters
         ----------
@@ -1060,8 +1065,8 @@ class ModelRegistry:
             The metric compared ("higher is better").
         holdout : Holdout, optional
             The version's holdout rows: both models (loaded with their checksums verified) are
-            scored on them. Without it, or when the champion cannot score them, each version's
-            recorded metric (on its own holdout) is used, and the decision says so.
+            scored on them. Without it, each version's recorded metric (on its own holdout) is
+            used, and the decision says so.
         min_accuracy : float, optional
             The accuracy of the majority-class answer on the version's holdout rows (the
             spec's ``promotion.beat_majority``): a version less accurate than that is not
@@ -1176,6 +1181,7 @@ class ModelRegistry:
             return replace(
                 recorded,
                 scored_on=f"{own}, since the champion cannot score {holdout.source} ({reason})",
+                champion_refused=reason,
             )
         in_sample = (
             f" (no holdout: {candidate.version} was fitted on them, so the comparison favours it)"
@@ -1364,6 +1370,17 @@ class ModelRegistry:
                 f"the question changed since the champion {champion.version} ({changed}): "
                 f"its {rows} {metric} {value:.3f} measures another class, so the two are not "
                 "compared; the first model of the new question becomes champion",
+            )
+        if compared.champion_refused:
+            # the rows changed so that the champion's rules cannot read them: a column full of
+            # texts trained a version without it, which its recorded figures promoted
+            return decision(
+                False,
+                f"the champion {champion.version} cannot score this version's holdout rows "
+                f"({compared.champion_refused}): the data changed in a way its rules cannot "
+                "read, so the two are not compared and the champion stays. Check the data; "
+                f"if the change is intended, `libre models promote {candidate.pipeline} "
+                f"{name}{store}` makes this version the champion",
             )
         if best is None:
             return decision(

@@ -369,3 +369,27 @@ def test_a_champion_that_flags_none_of_the_rows_is_said_to(tmp_path):
     said = " ".join(decision.scored_on.split())
     assert "; the champion flags none of these rows: its rules may be too narrow for them" in said
     assert "or test values these rows write otherwise" in said
+
+
+def test_a_champion_that_cannot_score_the_new_rows_stays(tmp_path, ranked, split):
+    """A delivery whose column turned to text trained a version without it, and the two
+    versions' recorded figures (each on its own holdout) promoted it: the champion, whose rules
+    test the column, could not score the new rows at all."""
+    _weaker, stronger = ranked
+    X_train, y_train, X_hold, y_hold = split
+    tested = sorted({c.feature for rule in stronger.rules_ for c in rule.conditions})
+    broken = X_hold.drop(columns=tested)
+    without = LibreClassifier(n_estimators=5, random_state=0).fit(
+        X_train.drop(columns=tested), y_train
+    )
+    registry = ModelRegistry(tmp_path / "store")
+    champion = _register(registry, stronger, {"f1": 0.2, "n_rows": 108}, "a")
+    registry.promote(PIPE, champion.version)
+    challenger = _register(registry, without, metrics(without, broken, y_hold), "b")
+    decision = registry.decide(PIPE, challenger.version, holdout=Holdout(broken, y_hold, "R"))
+    assert not decision.promoted
+    assert f"the champion {champion.version} cannot score this version's holdout rows (" in (
+        decision.reason
+    )
+    assert "that its rules test): the data changed" in decision.reason
+    assert f"`libre models promote {PIPE} {challenger.version} --store " in decision.reason
