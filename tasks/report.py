@@ -61,8 +61,9 @@ def report(
         model.auto_scores_ = load_choice(store_root, choice).scores
     frame, flags = read_frame(store_root, data), holdout_flags(store_root, split)
     if read.get("streamed") is None:  # a streamed run's frame is a sample: no rates from it
-        X_train = stages.split_rows(spec, frame, flags)[0]
-        notes = (*notes, *stages.drift_notes(ModelRegistry(store_root), spec, X_train, model))
+        X_train, y_train = stages.split_rows(spec, frame, flags)
+        registry = ModelRegistry(store_root)
+        notes = (*notes, *stages.drift_notes(registry, spec, X_train, model, y_train))
     trained = stages.report(
         spec,
         model,

@@ -72,7 +72,7 @@ from .baselines import TREND_VERSIONS, version_trend
 from .batches import HOLDOUT_SALT, copy_keys, row_keys, source_columns, unit_hash
 from .contract import DataContract
 from .diff import ChampionChanges
-from .display import SAMPLED, value_key
+from .display import SAMPLED, RuleDisplay, value_key
 from .registry import (
     Holdout,
     ModelRegistry,
@@ -1193,21 +1193,100 @@ def unheld_label_notes(
 
 #: At most this many columns are named by :func:`drift_notes`.
 DRIFT_NOTES = 5
+#: Values outside the champion's training range in at least this share of a tested column's
+#: rows are named in the run's notes (a few new extremes come with every growing table).
+OUT_OF_RANGE_SHARE = 0.01
+
+
+#: A share of rows (flagged by a rule, or of the positive class) this many times the
+#: champion's training rows' share, or that share this many times it, and this many standard
+#: errors from it, is a change the run's notes name.
+SHIFT_RATIO, SHIFT_Z = 1.5, 4.0
+
+
+def _shifted(now: float, n_now: int, then: float, n_then: int) -> bool:
+    """Whether the share ``now`` of ``n_now`` rows is far from ``then`` of ``n_then`` rows."""
+    ratio = max(now, then) / min(now, then) if min(now, then) > 0 else math.inf
+    pooled = (now * n_now + then * n_then) / (n_now + n_then)
+    spread = math.sqrt(pooled * (1 - pooled) * (1 / n_now + 1 / n_then))
+    return ratio >= SHIFT_RATIO and spread > 0 and abs(now - then) / spread > SHIFT_Z
+
+
+def share_changes(
+    champion_model: LibreClassifier,
+    n_trained: int,
+    champion_metrics: dict,
+    X_train: pd.DataFrame,
+    y_train: pd.Series | None,
+    positive: str,
+) -> list[str]:
+    """How the new training rows differ from the champion's where it matters to its answers:
+    the share its rules flag (the set's and each rule's, against its training figures) and the
+    share of the positive class (against its holdout's). A column's values
+    moved inside their range (x 1.3 + 3: 67 % zeros to none) and a halved positive class passed
+    without a word."""
+    found = []
+    rules, stats = champion_model.rules_.rules, champion_model.rules_.stats
+    if n_trained and stats and len(stats) == len(rules):
+        try:
+            fired = champion_model.fired_rules(X_train)
+        except LibreError:  # the rows break its contract: the promotion decision says so
+            fired = None
+        if fired is not None:
+            n = len(fired)
+            now = float(fired.any(axis=1).mean())
+            then = sum(s.new_positives + s.new_negatives for s in stats) / n_trained
+            if _shifted(now, n, then, n_trained):  # its figures: on its training rows
+                display = RuleDisplay.from_model(champion_model)  # cut points rounded
+                moved = []
+                for i, (rule, stat) in enumerate(zip(rules, stats, strict=True)):
+                    a, b = float(fired[:, i].mean()), (stat.positives + stat.negatives) / n_trained
+                    if _shifted(a, n, b, n_trained):
+                        text = display.rule_text(rule)
+                        moved.append(f"rule {i + 1}, {text}: {100 * a:.1f}% against {100 * b:.1f}%")
+                found.append(
+                    f"its rules flag {100 * now:.1f}% of them, against {100 * then:.1f}% of its "
+                    "own" + (f" ({', '.join(moved[:3])})" if moved else "")
+                )
+    n_positive, n_rows = champion_metrics.get("n_positive"), champion_metrics.get("n_rows")
+    if y_train is not None and len(y_train) and isinstance(n_positive, int) and n_rows:
+        now = float((y_train.astype(str) == positive).mean())
+        then = n_positive / n_rows
+        if _shifted(now, len(y_train), then, n_rows):
+            found.append(
+                f"the positive class is {100 * now:.1f}% of them, against {100 * then:.1f}% of "
+                f"its holdout rows ({n_positive:,} of {n_rows:,})"
+            )
+    return found
 
 
 def drift_notes(
-    registry: ModelRegistry, spec: PipelineSpec, X_train: pd.DataFrame, model: LibreClassifier
+    registry: ModelRegistry,
+    spec: PipelineSpec,
+    X_train: pd.DataFrame,
+    model: LibreClassifier,
+    y_train: pd.Series | None = None,
 ) -> tuple[str, ...]:
     """What changed in the columns a rule tests (the champion's or this model's) since the
     champion's training rows, from the champion's data contract: a column that turned to text,
-    a missing share far above the champion's, categories it never saw. Validation checks the
-    spec's expectations only; a spec ``libre init`` wrote has none, and a column 90 % missing
-    trained and was promoted without a word. Empty without a champion or its contract."""
-    from .contract import MISSING_COLUMN, MISSING_RATE, NEW_MISSING, UNSEEN_CATEGORY, WRONG_TYPE
+    a missing share far above the champion's, categories it never saw, values outside its
+    range in many rows; and what changed in the rows it flags and in the class balance
+    (:func:`share_changes`). Validation checks the spec's expectations only; a spec ``libre
+    init`` wrote has none, and a column 90 % missing trained and was promoted without a word.
+    Empty without a champion or its contract."""
+    from .contract import (
+        MISSING_COLUMN,
+        MISSING_RATE,
+        NEW_MISSING,
+        OUT_OF_RANGE,
+        UNSEEN_CATEGORY,
+        WRONG_TYPE,
+    )
 
     try:
         champion = registry.champion(spec.name)
         contract = registry.load_contract(spec.name, champion.version) if champion else None
+        champion_model = registry.load_model(spec.name, champion.version) if champion else None
     except (LibreError, OSError, ValueError):
         return ()
     if contract is None or not len(X_train):
@@ -1229,7 +1308,34 @@ def drift_notes(
                 f"values are categories the champion never saw, e.g. "
                 f"{list(observation.unseen_examples)!r}"
             )
+        elif (
+            issue.problem == OUT_OF_RANGE
+            and observation is not None
+            and (issue.count or 0) >= OUT_OF_RANGE_SHARE * observation.n_rows
+        ):
+            found.append(
+                f"column {issue.column!r}: {issue.count:,} of {observation.n_rows:,} values "
+                f"outside the champion's training range [{observation.training_min:g}, "
+                f"{observation.training_max:g}] (observed {observation.observed_min:g} to "
+                f"{observation.observed_max:g})"
+            )
+    shares = share_changes(
+        champion_model,
+        contract.n_training_rows or 0,
+        champion.metrics,
+        X_train,
+        y_train,
+        positive_label(spec),
+    )
     notes = marker_notes(spec, contract, champion.version)
+    if shares:
+        notes = (
+            f"These training rows differ from the champion {champion.version}'s: "
+            + "; ".join(shares)
+            + ". The comparison with it is made on rows unlike its own: check the data "
+            "before trusting it.",
+            *notes,
+        )
     if not found:
         return notes
     more = len(found) - DRIFT_NOTES

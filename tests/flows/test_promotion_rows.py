@@ -151,3 +151,33 @@ def test_a_tested_column_gone_mostly_missing_since_the_champion_is_a_note_of_the
     )
     report = Path(second["run_dir"], "report.md").read_text()
     assert "Since the champion" in report
+
+
+def test_a_class_balance_and_values_far_from_the_champion_s_are_notes_of_the_run(
+    spec_copy, data_copy
+):
+    """A delivery with 80 % of the positive rows gone, and a tested column shifted beyond the
+    champion's range, trained and was compared with the champion without a word of either."""
+    import numpy as np
+    import pandas as pd
+
+    data = data_copy("pima.csv")
+    spec = spec_copy("pima", data={"path": str(data)}, expectations={"min_rows": 100})
+    first = train(spec)
+    assert not any("differ from the champion" in n for n in first["notes"])
+    registry = ModelRegistry(Path(first["run_dir"]).parents[2])
+    tested = sorted({f for rule in registry.load_model("pima").rules_ for f in rule.features})
+    frame = pd.read_csv(data)
+    positive = frame.index[frame["target"] == 1]
+    gone = np.random.default_rng(0).choice(positive, int(0.8 * len(positive)), replace=False)
+    frame = frame.drop(index=gone)
+    frame[tested[0]] = frame[tested[0]] + 2 * (frame[tested[0]].max() - frame[tested[0]].min())
+    frame.to_csv(data, index=False)
+    second = train(spec)
+    (note,) = [n for n in second["notes"] if "differ from the champion" in n]
+    assert note.startswith(f"These training rows differ from the champion {first['model_version']}")
+    assert re.search(r"the positive class is \d+\.\d% of them, against 3\d\.\d% of its holdout "
+                     r"rows \(\d+ of \d+\)", note)  # fmt: skip
+    (since,) = [n for n in second["notes"] if "Since the champion" in n]
+    assert re.search(rf"column {tested[0]!r}: [\d,]+ of [\d,]+ values outside the champion's "
+                     r"training range \[", since)  # fmt: skip

@@ -1071,3 +1071,26 @@ def test_the_signal_note_reads_the_chosen_point_of_the_search(spec):
     assert said.startswith("The chosen point") and "0.029, below the 0.039" in said
     table = pa.table({"mean_score": [0.042, 0.040], "chosen": [False, True]})
     assert stages.signal_note(spec, (table, {"scoring": "f1"}), None, y) is None
+
+
+def test_share_changes_name_the_champion_s_rules_that_flag_far_more_rows():
+    """A tested column moved inside its range (x 1.3 + 0.5): the champion's rule on it fired on
+    far more rows, and the retraining said nothing; rows like its own are no change."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=2000), "z": rng.normal(size=2000)})
+    y = (X["x"] > 1.0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LibreWarning)  # x alone tells the classes apart
+        model = LibreClassifier(random_state=0, positive_class=1).fit(X, y)
+    assert [c.feature for r in model.rules_.rules for c in r.conditions] == ["x"]
+    metrics = {"n_positive": int(y.sum()) // 4, "n_rows": 500}
+    same = pd.DataFrame({"x": rng.normal(size=1500), "z": rng.normal(size=1500)})
+    assert stages.share_changes(model, 2000, metrics, same, (same["x"] > 1).astype(int), "1") == []
+    moved = same.assign(x=same["x"] * 1.3 + 0.5)
+    (flagged,) = stages.share_changes(model, 2000, metrics, moved, None, "1")
+    then = 100 * float((model.predict(X) == 1).mean())
+    assert flagged.startswith("its rules flag ") and f"against {then:.1f}% of its own" in flagged
+    assert "(rule 1, x ≥ 0.99: " in flagged, flagged  # the cut point as the report reads it
+    fewer = (moved["x"] > 3).astype(int)  # the positive class: far below the holdout's share
+    shares = stages.share_changes(model, 2000, metrics, moved, fewer, "1")
+    assert shares[1].startswith("the positive class is ") and "of its holdout rows" in shares[1]
