@@ -332,6 +332,16 @@ def sql_version(
         )
         for column, found in defaults.items():
             markers[column] = list(dict.fromkeys([*markers.get(column, []), *found]))
+    blank = [c for c in blank_text_columns(contract, model) if "" not in markers.get(c, [])]
+    if blank:
+        print(
+            _sql_comment(
+                f"read as NULL: an empty text in the text columns {', '.join(map(repr, blank))}, "
+                "as `libre score` reads it (no training category is empty)"
+            )
+        )
+        for column in blank:
+            markers[column] = [*markers.get(column, []), ""]
     print(_sql_comment("SQL NULL is the missing value: store NaN as NULL, and numbers as numbers"))
     print(model.to_sql(markers))
 
@@ -359,6 +369,20 @@ def csv_text_markers(spec: dict, model) -> dict[str, list[str]]:
         for f in model.discretization_.features
         if f.kind == CATEGORICAL and f.name in tested
     }
+
+
+def blank_text_columns(contract, model) -> list[str]:
+    """The text columns ``model``'s rules test where `libre score` reads an empty text as
+    missing (:func:`~libre_lib.ops.scoring.blank_is_missing`): a Parquet-trained version's SQL
+    compared it as a category, and flagged other rows than `libre score` (11 of 168)."""
+    from libre_lib.discretization import CATEGORICAL
+    from libre_lib.ops.scoring import blank_is_missing
+
+    if contract is None:
+        return []
+    tested = {condition.feature for rule in model.rules_ for condition in rule}
+    kinds = {f.name: f.kind for f in model.discretization_.features}
+    return [c for c in blank_is_missing(contract) if c in tested and kinds.get(c) == CATEGORICAL]
 
 
 def _sql_comment(text: str) -> str:

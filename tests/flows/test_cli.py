@@ -500,3 +500,47 @@ def test_train_json_gives_scripts_one_object_on_stdout(spec_copy):
     assert said["rows"] == 306 and said["output"] == str(out) and said["replaced"] is False
     version = summary["model_version"]
     assert said["model_sha256"][:8] == version.split("-")[1] and version in said["model"]
+
+
+def test_models_sql_reads_an_empty_text_as_libre_score_does(spec_copy, tmp_path):
+    """A Parquet-trained version whose rule takes "region is missing": `libre score` reads an
+    empty text there as missing (no training category is empty), its SQL compared it as a
+    category and flagged other rows (11 of 168)."""
+    import sqlite3
+
+    import numpy as np
+    import pandas as pd
+
+    from libre_flows.flows.train import train
+    from libre_lib import LibreClassifier
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[2] / "libre_lib/datasets/haberman.csv")
+    rng = np.random.default_rng(0)
+    frame["region"] = np.where(
+        (frame["target"] == 2) & (rng.random(len(frame)) < 0.8),
+        None,
+        rng.choice(["EU", "US"], len(frame)),
+    )
+    frame.to_parquet(tmp_path / "regions.parquet", index=False)
+    path = spec_copy(
+        data={"path": str(tmp_path / "regions.parquet")},
+        features={"categorical": ["region"]},
+        tuning={"enabled": False},
+    )
+    summary = train(path)
+    model = LibreClassifier.from_json(Path(summary["model"]).read_text())
+    assert any(c.feature == "region" and c.missing for rule in model.rules_ for c in rule)
+    code, printed = _run("models", "sql", path)
+    assert code == 0, printed
+    assert "-- read as NULL: an empty text in the text columns 'region', as `libre score`" in (
+        printed
+    )
+    assert "the CSV reader" not in printed
+    sql = "\n".join(line for line in printed.splitlines() if not line.startswith("--"))
+    blank = frame.assign(region=frame["region"].fillna(""))  # a warehouse's empty texts
+    with sqlite3.connect(":memory:") as con:
+        blank.to_sql("t", con, index=False)
+        flagged = np.array([bool(r[0]) for r in con.execute(f"SELECT {sql} FROM t")])
+    expected = model.predict(frame.drop(columns="target")) == model.positive_class_
+    np.testing.assert_array_equal(flagged, expected)
+    assert expected.any()
