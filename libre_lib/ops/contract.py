@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
@@ -624,9 +625,9 @@ class DataContract:
         lacks (at most 3), they are offered as renamed (never the model's ``target``: a
         labelled batch has it)."""
         present = [str(c) for c in columns]
-        loose = {" ".join(name.split()).casefold(): name for name in present}
+        loose = {_loose_name(name): name for name in present}
         lost = [c for c in self.columns if c.name not in present]
-        alike = {c.name: loose.get(" ".join(c.name.split()).casefold()) for c in lost}
+        alike = {c.name: loose.get(_loose_name(c.name)) for c in lost}
         unmatched = [c for c in lost if alike[c.name] is None]
         extra = [
             n for n in present if n not in self.names and n not in alike.values() and n != target
@@ -807,12 +808,25 @@ def _sorted(values) -> list:
         return sorted(values, key=lambda v: (type(v).__name__, str(v)))
 
 
+def _loose_name(name: str) -> str:
+    """A column name as a person reads it: spaces, case and Unicode form aside."""
+    return unicodedata.normalize("NFKC", " ".join(name.split())).casefold()
+
+
 def _missing_issue(
     name: str, in_rules: bool, where: str, alike: str | None = None, renamed: list | None = None
 ) -> ContractIssue:
     """``alike``: a column of ``where`` whose name differs only in case or spaces;
     ``renamed``: its unknown columns, as many as it lacks (renamed?)."""
-    if alike is not None:
+    if alike is not None and unicodedata.normalize("NFC", alike) == unicodedata.normalize(
+        "NFC", name
+    ):  # the two print alike
+        unused = (
+            f" (it has {alike!r}, the same name in other Unicode code points (composed and "
+            "decomposed accents, NFC against NFD): names must match exactly; rename that column "
+            "with the training data's form, e.g. unicodedata.normalize('NFC', name))"
+        )
+    elif alike is not None:
         unused = f" (it has {alike!r}: names must match exactly; rename that column)"
     elif not in_rules:
         unused = (

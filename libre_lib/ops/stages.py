@@ -175,9 +175,19 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
     features = spec.features
     unknown = [c for c in (features.include or []) + features.exclude if c not in frame.columns]
     if unknown:
+        named = {*(features.include or []), *features.exclude, target_column}
+        unnamed = [c for c in frame.columns if c not in named]
+        renamed = (  # a delivery whose column was renamed upstream
+            f" The data have {excerpt(unnamed, 200)}, which the spec does not name: renamed? "
+            "Then rename it back in the data, or update features in the spec (the champion "
+            "reads the old name)."
+            if features.include is not None and unnamed
+            else ""
+        )
         raise SpecError(
             f"features.include/exclude name columns not in the data ({spec.data.path}): "
             f"{unknown}. Columns are: {excerpt(list(frame.columns), 600)}."
+            + renamed
             + separator_hint(frame.columns)
         )
     keep = features.include if features.include is not None else list(frame.columns)

@@ -149,6 +149,20 @@ def test_a_missing_column_is_an_error_naming_it(credit):
     # a name that differs only in case or spaces is named (it said only "missing")
     with pytest.raises(ContractViolation, match=r"it has 'A6 ': names must match exactly"):
         contract.check(X.rename(columns={"a6": "A6 "}))
+    # one that differs in its Unicode form prints alike: the message says why they differ
+    # (it said "has 'bmï', which the model does not read: renamed?" of 'bmï')
+    composed = X.rename(columns={"a6": "a6\u00ef"})
+    decomposed = X.rename(columns={"a6": "a6i\u0308"})
+    bound = dataclasses.replace(
+        contract,
+        columns=tuple(
+            dataclasses.replace(c, name="a6\u00ef") if c.name == "a6" else c
+            for c in contract.columns
+        ),
+    )
+    bound.check(composed)
+    with pytest.raises(ContractViolation, match=r"the same name in other Unicode code points"):
+        bound.check(decomposed)
 
 
 def test_text_in_a_numeric_column_is_an_error_with_count_and_examples(credit):

@@ -577,7 +577,8 @@ def test_select_columns_names_categorical_columns_that_are_not_features(unlabell
     with pytest.raises(
         SpecError,
         match=r"features.include/exclude name columns not in the data \(.+\): \['weight'\]\. "
-        r"Columns are: \['a', 'b', 'target'\]",
+        r"Columns are: \['a', 'b', 'target'\]\. The data have \['b'\], which the spec does "
+        r"not name: renamed\?",  # a delivery whose column was renamed upstream
     ):
         stages.select_columns(frame, _with(spec, features=included))
     excluded = spec.features.model_copy(update={"categorical": ["b"], "exclude": ["b"]})
