@@ -186,7 +186,11 @@ def list_versions(pipeline: PipelineArg, store: StoreOpt = None, debug: Debug = 
         caption="f1: each version on its own run's holdout rows"
         + (" (*: on its training rows, no holdout)" if in_sample else "")
         + "; "
-        + ("reason: the promotion decision, in full" if wide else "the promotion decisions")
+        + (
+            "reason: the latest decision on each; every decision, in full,"
+            if wide
+            else "the promotion decisions"
+        )
         + f" with `libre models show {pipeline} VERSION`",
     )
     for column, justify in (
@@ -230,6 +234,24 @@ def _reason(entry) -> str:
     )
 
 
+def _past_decisions(registry, entry, record: dict | None) -> list[tuple[str, str]]:
+    """The decisions on a version before its current reason: its run's (a later promotion
+    replaced it with "replaced by v0004-..."), and each time it was made champion. `models
+    show` printed only the latest, so why a retired version had once been promoted was lost."""
+    rows = []
+    decision = (record or {}).get("decision") or {}
+    first = decision.get("reason") if decision.get("version") == entry.version else None
+    if isinstance(first, str) and first != entry.reason:
+        verdict = "promoted" if decision.get("promoted") else "not promoted"
+        rows.append(("in its run", f"{verdict}: {first}"))
+    for promotion in registry.history(entry.pipeline):
+        said = (first, entry.reason)  # shown above already
+        if promotion.get("version") == entry.version and promotion.get("reason") not in said:
+            when = _minute(str(promotion.get("promoted_at", "")))
+            rows.append(("made champion", f"{when}: {promotion.get('reason')}"))
+    return rows
+
+
 @models_app.command("show")
 def show_version(
     pipeline: PinnedArg,
@@ -254,9 +276,11 @@ def show_version(
         n_failed = validation.get("n_failed")
         failed = counted(n_failed, "expectation") if isinstance(n_failed, int) else "expectations"
         valid = f"failed ({failed} not met)"
+    record = _run_record(store, pipeline, entry.run_id)
     rows = [
         ("status", entry.status),
         ("reason", _reason(entry) or "–"),
+        *_past_decisions(registry, entry, record),
         ("created", entry.created_at),
         ("decided", entry.decided_at or "–"),
         ("run id", entry.run_id),
@@ -281,7 +305,6 @@ def show_version(
             shown = _rate(value) if isinstance(value, float) else str(value)
             metrics.add_row(Text(str(name)), Text(shown))
         console.print(metrics)
-    record = _run_record(store, pipeline, entry.run_id)
     cautions = (record or {}).get("cautions") or []
     if cautions:  # a sign-off made from the registry sees what the report warned of
         console.print(f"[bold yellow]cautions of its report (run {entry.run_id})[/]")

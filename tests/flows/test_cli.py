@@ -1,6 +1,7 @@
 """The `libre` command: bad input gives one clear line and a non-zero exit, no traceback."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -339,6 +340,25 @@ def test_report_of_a_run_says_what_changed_for_its_version_since(spec_copy):
     code, output = _run("report", "haberman", "--store", store)  # the latest run: the second
     flat = " ".join(output.split())
     assert f"since this run, {second['model_version']} has become the champion" in flat
+    # `models show` kept only the latest reason ("replaced by ..."): why a retired version had
+    # been promoted, and that a champion was not promoted by its run, were lost
+    code, output = _run("models", "show", "haberman", first["model_version"], "--store", store)
+    flat = " ".join(output.split())
+    assert code == 0 and f"reason replaced by {second['model_version']}" in flat, flat
+    assert "in its run promoted: first version with passing validation" in flat, flat
+    code, output = _run("models", "show", "haberman", second["model_version"], "--store", store)
+    flat = " ".join(output.split())
+    assert code == 0 and "in its run not promoted: in-sample (training) f1" in flat, flat
+    assert "made champion" not in flat  # its current reason is that promotion by hand
+    for version, why in ((first, "a rollback"), (second, "forward again")):
+        code, output = _run(
+            "models", "promote", "haberman", version["model_version"], "--reason", why,
+            "--store", store,
+        )  # fmt: skip
+        assert code == 0, output
+    code, output = _run("models", "show", "haberman", first["model_version"], "--store", store)
+    flat = " ".join(output.split())
+    assert re.search(r"made champion \S+ \S+: promoted by hand: a rollback", flat), flat
 
 
 def test_a_run_that_fails_reading_its_data_leaves_a_failed_run(spec_copy, data_copy):
