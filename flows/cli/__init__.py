@@ -521,7 +521,24 @@ def _print_failed_run(run_dir: Path, summary: dict) -> None:
     runs = _by_time([p for p in run_dir.parent.glob("*") if (p / "report.md").is_file()])
     if runs:
         console.print(f"\nThe latest trained model's report: [green]{runs[-1]}[/]", soft_wrap=True)
+    champion = _champion_run(run_dir)
+    if champion is not None and (not runs or champion != runs[-1]):  # e.g. after a rollback
+        console.print(f"The champion's report: [green]{champion}[/]", soft_wrap=True)
     raise typer.Exit(1)
+
+
+def _champion_run(run_dir: Path) -> Path | None:
+    """The run folder of the champion of ``run_dir``'s pipeline (a store's
+    ``runs/<pipeline>/<run>``), when it is still there."""
+    from libre_lib.errors import LibreError
+    from libre_lib.ops.registry import ModelRegistry
+
+    try:
+        champion = ModelRegistry(run_dir.parents[2]).champion(run_dir.parent.name)
+    except (LibreError, OSError, ValueError, IndexError):
+        return None
+    folder = run_dir.parent / champion.run_id if champion is not None else None
+    return folder if folder is not None and (folder / "report.md").is_file() else None
 
 
 @app.command()

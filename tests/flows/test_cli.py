@@ -370,15 +370,21 @@ def test_a_run_that_fails_reading_its_data_leaves_a_failed_run(spec_copy, data_c
     spec = spec_copy(data={"path": str(data)})
     code, output = _run("train", spec)
     assert code == 0, output
+    store = spec.parent / "store"
+    champion = max((store / "runs" / "haberman").iterdir())
+    # a later version that is not the champion (no holdout: not promoted automatically)
+    code, output = _run("train", spec_copy(data={"path": str(data)}, holdout_fraction=0))
+    assert code == 0, output
     pd.read_csv(data).drop(columns="target").to_csv(data, index=False)
     code, output = _run("train", spec)
     assert code == 1 and "target column 'target' is not in the data" in output
-    store = spec.parent / "store"
     code, output = _run("report", "haberman", "--store", store)
     flat = " ".join(output.split())
     assert code == 1, output
     assert "Reading the data failed" in flat and "the run failed reading its data" in flat
     assert "The latest trained model's report" in flat
+    # it was not the champion's: that one is named too
+    assert f"The champion's report: {champion}" in "".join(output.split("\n")), output
 
 
 def test_models_sql_reads_the_spec_s_missing_value_markers_as_libre_score_does(spec_copy):
