@@ -42,6 +42,8 @@ TREND_COLUMNS = (
     "recall",
     "accuracy",
     "n_rules",
+    "n_rows",
+    "positive_share",
 )
 
 TREND_VERSIONS = 20
@@ -464,7 +466,8 @@ def version_trend(
     versions ever promoted, whose ``status`` reads "champion (earlier)" when they are retired;
     ``current`` the version of this run (``this_run`` True); ``in_sample`` the versions trained
     without a holdout, whose scores are on their training rows (``scored_on`` "training", else
-    "holdout"). Columns :data:`TREND_COLUMNS`.
+    "holdout"). Columns :data:`TREND_COLUMNS`: the metrics, the rows they were measured on
+    (``n_rows``) and the positive class's share of them (a halved share reads as a drop in F1).
     """
     promoted = set(champions)
     in_sample = set(in_sample)
@@ -483,11 +486,18 @@ def version_trend(
                 "scored_on": "training" if v.version in in_sample else "holdout",
                 **{
                     k: float("nan") if undefined_metric(metrics, k) else _number(metrics.get(k))
-                    for k in TREND_COLUMNS[5:]
+                    for k in TREND_COLUMNS[5:-1]
                 },
+                "positive_share": _share(metrics.get("n_positive"), metrics.get("n_rows")),
             }
         )
     return pd.DataFrame(rows, columns=list(TREND_COLUMNS))
+
+
+def _share(part, whole) -> float:
+    """``part / whole``, NaN when either is not a count (a version that recorded none)."""
+    counts = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (part, whole))
+    return float(part) / float(whole) if counts and whole else float("nan")
 
 
 def _number(value) -> float:

@@ -498,8 +498,9 @@ def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]
     )
     text = (
         "Holdout scores of each registered version of this pipeline, oldest first (each "
-        "measured on the holdout rows of its own run). The champion is the version in "
-        "production."
+        "measured on the holdout rows of its own run, whose count and share of the positive "
+        "class are listed: on rows of another class balance, F1 moves whatever the model "
+        "does). The champion is the version in production."
     )
     if in_sample.any():
         text += (
@@ -522,11 +523,16 @@ def trend_blocks(trend: pd.DataFrame | None, figure: bool = True) -> list[Block]
                 NOT_AVAILABLE if is_missing(r["precision"]) else fmt(r["precision"], "rate"),
                 *(fmt(r[k], "rate") for k in ("recall", "accuracy")),
                 fmt(r["n_rules"], "int"),
+                NOT_AVAILABLE if is_missing(r["n_rows"]) else fmt(r["n_rows"], "int"),
+                NOT_AVAILABLE
+                if is_missing(r["positive_share"])
+                else f"{100 * r['positive_share']:.1f}%",
             ]
         )
     headers = ("Version", "Registered", "Status", "F1 score", "Precision", "Recall", "Accuracy")
-    numeric = (False, False, False, True, True, True, True, True)
-    blocks.append(("table", ((*headers, "Rules"), rows, numeric)))
+    headers += ("Rules", "Rows scored", "Positive share")
+    numeric = (False, False, False, True, True, True, True, True, True, True)
+    blocks.append(("table", (headers, rows, numeric)))
     if figure and len(trend) >= 2:
         caption = (
             "F1 score and accuracy of each registered version, each on the holdout rows of its "

@@ -925,6 +925,30 @@ def test_a_model_without_rules_reads_n_a_for_precision_everywhere():
     blocks = trend_blocks(version_trend(versions), figure=False)
     rows = next(content[1] for kind, content in blocks if kind == "table")
     assert rows[0][4] == "0.250" and rows[1][4] == "n/a"
+    assert rows[0][-2:] == ["n/a", "n/a"]  # no counts recorded: no rows, no share
+
+
+def test_the_trend_table_gives_each_version_s_rows_and_positive_share():
+    """F1 fell from 0.843 to 0.744 in the table while the new version beat the champion on the
+    same rows: the positive class had halved, and nothing in the table said so."""
+    from types import SimpleNamespace
+
+    from libre_lib.ops.baselines import version_trend
+    from libre_lib.ops.report_sections import trend_blocks
+
+    versions = [
+        SimpleNamespace(
+            version=v,
+            created_at="2026-11-27",
+            status="candidate",
+            metrics={"f1": f, "n_rules": 2, "n_rows": n, "n_positive": p},
+        )
+        for v, f, n, p in (("v1", 0.843, 135, 60), ("v2", 0.744, 92, 21))
+    ]
+    blocks = trend_blocks(version_trend(versions), figure=False)
+    headers, rows, _ = next(content for kind, content in blocks if kind == "table")
+    assert headers[-2:] == ("Rows scored", "Positive share")
+    assert [r[-2:] for r in rows] == [["135", "44.4%"], ["92", "22.8%"]]
 
 
 def test_parameters_say_what_auto_chose_and_what_none_means():
