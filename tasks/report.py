@@ -286,7 +286,7 @@ def summarize(
     pending["promotion_state"] = "pending"
     atomic_write_text(run_dir / RUN_FILE, json.dumps(pending, indent=2))
     log().info(
-        "%d of %d stages were cache hits; report: %s",
+        "%d of %d stage outputs (one per task) were cache hits; report: %s",
         summary["cache_hits"],
         summary["n_stages"],
         summary["report"],

@@ -188,8 +188,9 @@ def _print_summary(summary: dict, seconds: float) -> None:
     console.print(f"report: [green]{escape(str(summary['report']))}[/]", soft_wrap=True)
     console.print(f"model:  {escape(str(summary['model']))}", soft_wrap=True)
     console.print(
-        f"{summary['cache_hits']}/{summary['n_stages']} stages read from the store (written by "
-        f"an earlier run, or earlier in this one); {seconds:.1f} s in total"
+        f"{summary['cache_hits']}/{summary['n_stages']} stage outputs (one per task, a mapped "
+        "stage's one per learner or fold) read from the store (written by an earlier run, or "
+        f"earlier in this one); {seconds:.1f} s in total"
     )
 
 
