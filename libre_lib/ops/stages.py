@@ -51,6 +51,7 @@ from ..inputs import (
     narrow_float,
     python_scalar,
     same_number,
+    temporal_kind,
 )
 from ..params import AUTO
 from ..rules import tested_columns
@@ -192,6 +193,17 @@ def select_columns(frame: pd.DataFrame, spec: PipelineSpec) -> pd.DataFrame:
         )
     keep = features.include if features.include is not None else list(frame.columns)
     keep = [c for c in keep if c not in features.exclude and c != target_column]
+    temporal = [(c, temporal_kind(frame[c])) for c in keep]
+    temporal = [(c, kind) for c, kind in temporal if kind is not None]
+    if temporal:  # all at once, in the spec's terms (the fit named the first, "drop it")
+        listed = ", ".join(f"{c!r} ({kind}, dtype {frame[c].dtype})" for c, kind in temporal)
+        raise DataError(
+            f"Feature columns of {spec.data.path} hold dates, durations, times or intervals: "
+            f"{listed}. Rules on them would name exact values that carry over to no new row. "
+            f"Leave them out (features.exclude: {[c for c, _ in temporal]!r}), or derive "
+            "numbers from them in the data (days since a date, a duration in seconds, the "
+            "hour of a time)."
+        )
     taken = [c for c in keep if str(c) in SCORE_COLUMNS]
     if taken:
         raise SpecError(

@@ -120,11 +120,16 @@ def test_validate_refuses_a_column_training_refuses(spec_copy, tmp_path):
 
     frame = pd.read_csv(Path(__file__).resolve().parents[2] / "libre_lib/datasets/haberman.csv")
     frame["when"] = pd.date_range("2020-01-01", periods=len(frame), freq="D", tz="UTC")
+    frame["wait"] = pd.to_timedelta(frame["age"], unit="D")
     frame.to_parquet(tmp_path / "dated.parquet")
     spec = spec_copy(data={"path": str(tmp_path / "dated.parquet")})
     code, output = _run("validate", spec)
     assert code == 1, output
-    assert "Column 'when' holds dates (dtype datetime64" in " ".join(output.split())
+    flat = " ".join(output.split())
+    # both columns at once (the second was named only once the first was fixed), in the
+    # spec's terms
+    assert "'when' (dates, dtype datetime64" in flat and "'wait' (durations, dtype" in flat
+    assert "features.exclude: ['when', 'wait']" in flat, flat
     assert "data valid" not in output
 
 
