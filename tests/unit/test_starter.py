@@ -255,7 +255,7 @@ def test_texts_that_stand_for_missing_numbers_are_read_as_missing(tmp_path):
             "income": [str(1000.5 + 7 * i) for i in range(n - 1)] + ["unknown"],
             "city": ["paris", "lyon", "?"] * (n // 3),  # "?" here too: the usual marker
             "size": [str(i % 20) for i in range(n - 1)] + ["big"],
-            "kind": ["big", "small"] * (n // 2),  # "big" is a category here: not a marker
+            "kind": ["big", "big", "small"] * (n // 3),  # "big" is a category: not a marker
             "y": ["no", "yes"] * (n // 2),
         }
     )
@@ -632,3 +632,25 @@ def test_decimals_stored_as_text_are_not_called_an_id(tmp_path):
     )
     assert found.left_out["amount"].endswith("write the column as numbers in the data to use it")
     assert found.left_out["order_no"].endswith("an id?")
+
+
+def test_a_column_that_tells_the_classes_apart_exactly_is_left_out_as_a_copy_of_the_target():
+    """A flag computed from the outcome went into the features without a word; the first run
+    trained a version of holdout F1 1.000 and made it the champion."""
+    frame = _frame()
+    outcome = frame["churned"].eq("yes")
+    leaked = frame.assign(flag=outcome.map({True: "Y", False: "N"}), also=outcome.astype(int))
+    found = st.starter(leaked, "churned")
+    for column in ("flag", "also"):
+        assert column not in found.features
+        assert found.left_out[column].startswith("each of its values goes with one class")
+    # a column of few values that mostly, not always, goes with a class stays a feature
+    near = outcome.to_numpy().copy()
+    near[:3] = ~near[:3]
+    kept = st.starter(frame.assign(flag=np.where(near, "Y", "N")), "churned")
+    assert "flag" in kept.features
+    # so does one whose values are too rare to say (fewer than 5 rows each)
+    few = st.starter(frame.iloc[:8].assign(flag=outcome.iloc[:8].astype(int)), "churned")
+    assert "flag" not in few.left_out
+    text = found.yaml("d.csv", "csv")
+    assert "# left out: flag (each of its values goes with one class" in text
