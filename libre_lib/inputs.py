@@ -135,9 +135,10 @@ def decimals_as_floats(frame: pd.DataFrame, skip: Iterable = ()) -> pd.DataFrame
     """``frame`` with its decimal columns as float64: Arrow ``decimal128``/``decimal256``
     columns and object columns of ``decimal.Decimal`` or float cells (numbers and missing cells
     allowed beside them), as SQL databases, Parquet files written by warehouses and
-    ``df.replace({np.nan: None})`` give them. Without this they would be categories, one per
-    value (a numpy object array of the same values is read as numbers). The other columns, and
-    those in ``skip``, are unchanged; ``frame`` itself is not modified."""
+    ``df.replace({np.nan: None})`` give them; and object columns of ints (and missing cells) as
+    numbers. Without this they would be categories, one per value (a numpy object array of the
+    same values is read as numbers). The other columns, and those in ``skip``, are unchanged;
+    ``frame`` itself is not modified."""
     skipped = set(skip)
     converted = {}
     for name in frame.columns:
@@ -152,7 +153,23 @@ def decimals_as_floats(frame: pd.DataFrame, skip: Iterable = ()) -> pd.DataFrame
         elif pd.api.types.is_object_dtype(series.dtype) and _decimal_cells(series):
             present = series.where(series.notna(), np.nan)  # NaT and None beside the numbers
             converted[name] = pd.to_numeric(present, errors="raise").astype("float64")
+        elif pd.api.types.is_object_dtype(series.dtype) and _integer_cells(series):
+            try:  # ints (and missing cells) in an object column, as a numpy object array's
+                converted[name] = pd.to_numeric(series.where(series.notna(), np.nan))
+            except (TypeError, ValueError, OverflowError):
+                continue  # beyond what a number column holds: left as it is
     return frame.assign(**converted) if converted else frame
+
+
+def _integer_cells(series: pd.Series) -> bool:
+    """Whether an object column holds only whole numbers (Python or numpy ints, not bools) and
+    missing cells: ``X[c].astype(object)`` of an int column. They were categories, one per
+    value, while the same values in an object numpy array, a Parquet file or a pipeline's read
+    were numbers."""
+    head = series.iloc[:_DECIMAL_PROBE].dropna()
+    if head.empty or not all(type(v) is int or isinstance(v, np.integer) for v in head):
+        return False
+    return pd.api.types.infer_dtype(series, skipna=True) == "integer"
 
 
 def _decimal_cells(series: pd.Series) -> bool:

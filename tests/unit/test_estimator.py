@@ -669,12 +669,17 @@ def test_complex_values_are_refused():
 
 @pytest.mark.parametrize(
     ("values", "condition"),
-    [([np.int64(1), np.int64(2)], "IF c ∈ {"), ([np.float64(1.5), np.float64(2.5)], "IF c ∈ [")],
-    ids=["int", "float"],
+    [
+        ([np.int64(1), np.int64(2)], "IF c ∈ ["),
+        ([1, 2], "IF c ∈ ["),
+        ([np.float64(1.5), np.float64(2.5)], "IF c ∈ ["),
+    ],
+    ids=["numpy int", "int", "float"],
 )
 def test_object_column_of_numpy_scalars(values, condition):
-    """Whole numbers held as objects are categories; fractional ones are numbers (as a numpy
-    object array of them is)."""
+    """Numbers held as objects are numbers, as a numpy object array of them is, and as the
+    same column written to Parquet is in a pipeline; whole ones were categories, so one frame
+    gave a model of categories in Python and one of intervals in the pipeline."""
     X = pd.DataFrame({"c": pd.Series(values * 10, dtype=object), "n": np.arange(20.0)})
     y = [1, 0] * 10
     clf = LibreClassifier(random_state=0).fit(X, y)

@@ -282,8 +282,12 @@ def test_an_object_column_of_floats_is_numbers_as_the_same_array_is():
     expected = LibreClassifier(random_state=0).fit(plain, y)
     assert str(model.rules_) == str(expected.rules_) and "x ∈ [" in str(model.rules_)
     np.testing.assert_array_equal(model.predict(objects), expected.predict(plain))
+    # whole numbers too (they stayed categories, while the same column written to Parquet
+    # was numbers in a pipeline); a column of bools and ints does not pass for numbers
     ints = pd.DataFrame({"k": pd.Series([1, 2, None, 3] * 10, dtype=object)})
-    assert as_frame(ints)["k"].dtype == object  # whole numbers as objects stay as they are
+    assert as_frame(ints)["k"].dtype == np.float64 and as_frame(ints)["k"].isna().sum() == 10
+    flags = pd.DataFrame({"k": pd.Series([1, True, 0] * 10, dtype=object)})
+    assert as_frame(flags)["k"].dtype == object
 
 
 def test_bools_beside_the_numbers_they_equal_draw_a_warning():
