@@ -388,6 +388,20 @@ class _Compared:
 _NEED_POSITIVES = ("f1", "recall")
 
 
+def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
+    """One hash per row of its values as read: numbers as floats (an int column that gained
+    a missing cell reads as floats, the same numbers), anything else as text."""
+    plain = pd.DataFrame(
+        {
+            c: pd.to_numeric(frame[c], errors="coerce").astype("float64")
+            if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+            else frame[c].astype(object).where(frame[c].notna(), None).astype(str)
+            for c in frame.columns
+        }
+    )
+    return pd.util.hash_pandas_object(plain, index=False).to_numpy()
+
+
 def _fallback(metric: str, scores: Mapping[str, Any] | None) -> tuple[str, str]:
     """The metric to compare on rows whose ``scores`` are given, and why it is not ``metric``:
     accuracy where the rows hold no row of the positive class and ``metric`` needs one."""
@@ -1190,6 +1204,8 @@ class ModelRegistry:
         )
         compared, why = _fallback(metric, challenger_scores)
         seen = "" if in_sample else self._seen_by_champion(candidate, champion)
+        if not in_sample and not seen:
+            seen = self._rows_changed(candidate, champion, holdout)
         if champion_scores.get("n_flagged") == 0 and champion_scores.get("n_rules"):
             seen += (  # e.g. categories an earlier release read as "58.0", now "58"
                 "; the champion flags none of these rows: its rules may be too narrow for "
@@ -1207,6 +1223,59 @@ class ModelRegistry:
             compared,
             why,
         )
+
+    def _rows_changed(
+        self, candidate: ModelVersion, champion: ModelVersion, holdout: Holdout
+    ) -> str:
+        """What the comparison must say when many of ``holdout``'s rows are not in the
+        champion's data as they were, far more than the data grew by: rows changed since (a
+        column rewritten, x 1.3 + 3), so each took a new side of the split, and the champion
+        trained on most of them in their earlier values. Equal split keys keep only unchanged
+        rows on their side; "both scored on the same rows" said nothing of the others (113 of
+        135 had been its training rows). Empty when the champion's loaded rows are gone from
+        the store, the data are the same, or rows are split by an id (``split_by``)."""
+        if champion.data_fingerprints & candidate.data_fingerprints:
+            return ""
+        try:  # rows split by an id keep their side whatever their values
+            if self.spec(candidate.pipeline, candidate.version).get("split_by"):
+                return ""
+        except (LibreError, OSError, AttributeError):
+            return ""
+        before = self._loaded_rows(champion)
+        rows = holdout.X
+        if before is None or not isinstance(rows, pd.DataFrame) or not len(rows):
+            return ""
+        common = [c for c in rows.columns if c in before.columns]
+        try:
+            after = self.load_contract(candidate.pipeline, candidate.version)
+        except (LibreError, OSError):
+            after = None
+        if not common or after is None or not after.n_training_rows:
+            return ""
+        known = set(_row_hashes(before[common]))
+        unmatched = int(sum(h not in known for h in _row_hashes(rows[common])))
+        n_before, n_now = len(before), after.n_training_rows + len(rows)
+        grown = max(0, n_now - n_before) * len(rows) / n_now  # new rows expected among these
+        if unmatched <= 2 * grown + max(10, 0.1 * len(rows)):
+            return ""
+        return (
+            f"; {unmatched:,} of these {len(rows):,} rows are not in the champion's data as "
+            f"they were, although the data grew by {max(0, n_now - n_before):,} rows (from "
+            f"{n_before:,} to {n_now:,}): rows changed since, each took a new side of the "
+            "split, and the champion most likely trained on many of them in their earlier "
+            "values (that favours it)"
+        )
+
+    def _loaded_rows(self, version: ModelVersion) -> pd.DataFrame | None:
+        """The rows a version's run loaded (its ``load`` stage in the store), if still there."""
+        run = self.root / "runs" / version.pipeline / version.run_id / "run.json"
+        try:
+            stages = json.loads(run.read_text(encoding="utf-8")).get("stages") or []
+            (load,) = [s for s in stages if s.get("stage") == "load"]
+            path = self.root / "load" / f"{load['key']}.parquet"
+            return pd.read_parquet(path) if path.is_file() else None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, ImportError):
+            return None
 
     def _keys_read_otherwise(self, candidate: ModelVersion, champion: ModelVersion) -> list[str]:
         """The columns one version read as numbers and the other as text (a few stray texts

@@ -181,3 +181,30 @@ def test_a_class_balance_and_values_far_from_the_champion_s_are_notes_of_the_run
     (since,) = [n for n in second["notes"] if "Since the champion" in n]
     assert re.search(rf"column {tested[0]!r}: [\d,]+ of [\d,]+ values outside the champion's "
                      r"training range \[", since)  # fmt: skip
+
+
+def test_rows_rewritten_since_the_champion_are_said_to_favour_it(spec_copy, data_copy):
+    """A delivery that rewrote a column (x 1.3 + 3) moved every row to a new side of the split:
+    "both scored on the same 135 rows" said nothing of the 113 the champion had trained on in
+    their earlier values. Rows appended to a growing table are no such change."""
+    import pandas as pd
+
+    data = data_copy("haberman.csv")
+    spec = spec_copy(data={"path": str(data)}, expectations={"min_rows": 100})
+    first = train(spec)
+    frame = pd.read_csv(data)
+    added = frame.sample(frac=0.2, random_state=0).assign(age=lambda f: f.age + 1)
+    grown = pd.concat([frame, added])
+    grown.to_csv(data, index=False)
+    second = train(spec)
+    decision = json.loads(Path(second["run_dir"], "run.json").read_text())["decision"]
+    assert "both scored on the same" in decision["scored_on"]
+    assert "not in the champion's data as they were" not in decision["scored_on"]
+    rewritten = grown.assign(age=grown["age"] * 1.3 + 3)
+    rewritten.to_csv(data, index=False)
+    third = train(spec)
+    decision = json.loads(Path(third["run_dir"], "run.json").read_text())["decision"]
+    said = r"; \d+ of these \d+ rows are not in the champion's data as they were, although the "
+    assert re.search(said + r"data grew by \d+ rows", decision["scored_on"]), decision
+    assert decision["scored_on"].endswith("(that favours it)")
+    assert first["promoted"]
