@@ -202,10 +202,9 @@ def test_a_column_parsed_as_dates_in_a_pipeline_is_refused(tmp_path):
         },
         base_dir=tmp_path,
     )
-    frame, _ = stages.load(spec, "fingerprint")
-    X, y = frame.drop(columns="target"), frame["target"]
-    with pytest.raises(DataError, match=r"Column 'visit' holds dates .* Drop it, or derive"):
-        stages.discretize(spec, X, y)
+    with pytest.raises(DataError, match=r"'visit' \(dates, dtype datetime64.* Leave them out "
+                       r"\(features.exclude: \['visit'\]\), or derive"):  # fmt: skip
+        stages.load(spec, "fingerprint")  # at load, before validation, in the spec's terms
 
 
 def test_labels_of_mixed_types_are_refused_not_inverted():
