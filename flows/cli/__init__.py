@@ -274,6 +274,12 @@ def init(
             found,
             feature_texts=starter.missing_texts(location, file_format, found.categorical, options),
         )
+        written = spec_path.expanduser().resolve()
+        if written == Path(location) or (written.exists() and written.samefile(location)):
+            raise FileExistsError(  # --force wrote the spec over the data it describes
+                f"{spec_path} is the data file itself: give the spec another name (--output "
+                f"{Path(location).stem}.yaml)."
+            )
         if spec_path.exists() and not force:  # after the data's own problems, which come first
             raise FileExistsError(
                 f"{spec_path} exists: --force overwrites it, --output writes another file."

@@ -261,6 +261,15 @@ def test_init_writes_a_spec_that_trains(tmp_path, monkeypatch):
     # the trained pipeline's own data again: its name is not taken from it
     assert "already holds a pipeline" not in output
     assert (tmp_path / "haberman-survival.yaml").read_text() == before
+    # --force into the data file itself wrote the spec over the data
+    data = (tmp_path / "data" / "Haberman Survival.csv").read_bytes()
+    for output_path in ("data/Haberman Survival.csv", "data/../data/Haberman Survival.csv"):
+        code, output = _run(
+            "init", "data/Haberman Survival.csv", "--target", "target", "-o", output_path,
+            "--force",
+        )  # fmt: skip
+        assert code == 1 and "is the data file itself" in " ".join(output.split()), output
+    assert (tmp_path / "data" / "Haberman Survival.csv").read_bytes() == data
 
 
 def test_a_data_file_replaced_while_it_is_read_is_not_cached(
