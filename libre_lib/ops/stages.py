@@ -470,6 +470,18 @@ def split(spec: PipelineSpec, frame: pd.DataFrame) -> Stored:
     positive = (frame[spec.target.column] == positive_label(spec)).to_numpy()
     if not positive.any():
         raise absent_positive_class(spec, frame[spec.target.column])
+    for is_positive, rows in ((True, int(positive.sum())), (False, int((~positive).sum()))):
+        if spec.holdout_fraction > 0 and rows < 2:  # one row: the holdout may take it
+            which = (
+                f"target.positive_class {positive_label(spec)!r}"
+                if is_positive
+                else "the other classes together"
+            )
+            raise DataError(
+                f"{which} {'has' if is_positive else 'have'} {rows} of the "
+                f"{len(frame):,} rows: the training rows and the holdout need one each. Check "
+                "the target column (a typo?), or choose another positive class."
+            )
     keys = split_keys(spec, frame)
     holdout = holdout_mask(keys, positive, spec.holdout_fraction, spec.split_seed)
     return pa.table({"holdout": holdout}), {}

@@ -648,14 +648,24 @@ def data_format(path: str) -> str:
         raise
 
 
+#: A class in fewer rows than this is not chosen as the positive one when others are not.
+STRAY_CLASS_ROWS = 5
+
+
 def _positive(counts: pd.Series) -> tuple[str, str]:
     """The class the rules describe when none is given: the yes of a yes/no pair (0/1,
     no/yes, false/true, ...), else the rarer class."""
     yes = yes_of_pair(list(counts.index))
     if yes is not None:
         return yes, "it reads as yes"
-    rarest = counts[counts == counts.min()].index
-    return sorted(rarest, key=_class_key)[-1], "the rarer class"
+    stray = counts[counts < STRAY_CLASS_ROWS]
+    kept = counts.drop(stray.index) if len(counts) - len(stray) >= 2 else counts
+    rarest = kept[kept == kept.min()].index
+    why = "the rarer class"
+    if len(kept) < len(counts):  # a class of one row (a typo?) chosen, the holdout took it
+        shown = ", ".join(f"{c!r} ({n:,} row{'s' if n > 1 else ''})" for c, n in stray.items())
+        why += f" of those in {STRAY_CLASS_ROWS} rows or more; {shown}: a typo?"
+    return sorted(rarest, key=_class_key)[-1], why
 
 
 def _empty(series: pd.Series) -> str | None:

@@ -187,6 +187,18 @@ def test_split_compares_the_positive_class_as_text(spec):
     assert len(X_train) + len(X) == 20
 
 
+def test_a_positive_class_of_one_row_is_refused_before_the_holdout_takes_it(spec):
+    """One row of the positive class (a typo in the target) landed in the holdout, and the
+    fit failed with "The 'positive_class' parameter of LibreSearchCV is '2', which is not a
+    label in y", a parameter the spec's author never set."""
+    frame = pd.DataFrame({"age": range(20), "target": ["2"] + ["1"] * 19})
+    with pytest.raises(DataError, match=r"target.positive_class '2' has 1 of the 20 rows: the "
+                       r"training rows and the holdout need one each"):  # fmt: skip
+        stages.split(spec, frame)
+    kept = _with(spec, holdout_fraction=0.0)  # no holdout: the row trains
+    assert not stages.split(kept, frame)[0].column("holdout").to_numpy().any()
+
+
 def test_learn_params_leave_conflict_tolerance_out_at_zero(spec):
     """Cached learners keep their keys when the chosen conflict_tolerance is 0 (the only value
     before it could be chosen)."""

@@ -654,3 +654,15 @@ def test_a_column_that_tells_the_classes_apart_exactly_is_left_out_as_a_copy_of_
     assert "flag" not in few.left_out
     text = found.yaml("d.csv", "csv")
     assert "# left out: flag (each of its values goes with one class" in text
+
+
+def test_a_class_of_a_few_rows_is_not_chosen_as_the_positive_one():
+    """One row of a third class (a typo) was chosen as "the rarer class"; training then failed
+    when the holdout took that row."""
+    frame = _frame().assign(tier=lambda f: np.where(np.arange(len(f)) % 3 == 0, "gold", "basic"))
+    frame.loc[0, "tier"] = "gld"
+    found = st.starter(frame, "tier")
+    assert found.positive_class == "gold" and found.classes == ["basic", "gld", "gold"]
+    assert "'gld' (1 row): a typo?" in found.why_positive
+    alone = st.starter(frame.iloc[:4].assign(tier=["a", "b", "b", "b"]), "tier")
+    assert alone.positive_class == "a"  # no class has 5 rows: the rarer one, as before
