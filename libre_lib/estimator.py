@@ -1234,15 +1234,18 @@ class LibreClassifier(ClassifierMixin, BaseEstimator):
             remedies = [
                 "a lower alpha (the cover takes a rule whose precision on the rows it adds is "
                 f"above 1 - alpha{bar_now})",
-                "a smaller max_rules",
             ]
-            if self.max_rules != AUTO:
-                remedies.append("max_rules='auto'")
+            first = weak[0][0]
+            if first > 1:  # a cap keeps rule 1 whatever it is: no remedy for it
+                remedies.append(f"max_rules={first - 1} (the rules before rule {first})")
+                if self.max_rules != AUTO:
+                    remedies.append("max_rules='auto'")
             warnings.warn(
                 f"{listed}: training precision below {bar:.2f} ({how}) "
                 "of the positive class; such rules add little over guessing. Consider "
-                + ", ".join(remedies[:-1])
-                + f" or {remedies[-1]}.",
+                + (", ".join(remedies[:-1]) + f" or {remedies[-1]}" if len(remedies) > 1
+                   else remedies[0])
+                + ".",
                 LibreWarning,
                 stacklevel=user_stacklevel(),
             )
@@ -1902,7 +1905,10 @@ def below_trivial_message(
         "row as the positive class: no setting found rules that beat that trivial answer on "
         "the inner folds' held-out rows, so the columns may hold little signal for this "
         "target. Do not expect the rules to beat it on new rows; check the features and the "
-        "target."
+        "target. If the target depends on how columns combine (one column's effect reversed "
+        "by another's, as in an exclusive or), bins cut on each column alone miss it: "
+        "significant_cuts=True (model: significant_cuts in a spec) keeps a numeric column "
+        "without a significant cut at its quartiles."
     )
 
 

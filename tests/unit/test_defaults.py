@@ -152,7 +152,16 @@ def test_weak_rules_draw_a_warning():
         ).fit(X, y)
     (text,) = [str(w.message) for w in said if "training precision below" in str(w.message)]
     assert "Consider a lower alpha (" in text and "above 1 - alpha: 0.10 here)" in text
-    assert text.endswith(", a smaller max_rules or max_rules='auto'.")
+    # its weak rule 1 stays under any cap: a smaller max_rules was offered all the same
+    assert text.startswith("rule 1 (") and text.endswith("above 1 - alpha: 0.10 here).")
+    X2, y2 = noisy_data(seed=2)  # rule 1 above the bar, rule 2 below: the cap before it
+    with pytest.warns(LibreWarning, match="training precision below") as said:
+        LibreClassifier(
+            max_rules=None, conflict_tolerance=0.0, abstain=False, alpha=0.9, random_state=0
+        ).fit(X2, y2)
+    (text,) = [str(w.message) for w in said if "training precision below" in str(w.message)]
+    assert text.startswith("rule 2 (")
+    assert text.endswith(", max_rules=1 (the rules before rule 2) or max_rules='auto'.")
     with warnings.catch_warnings(record=True) as said:  # alpha "f1" has no 1 - alpha to state
         warnings.simplefilter("always")
         LibreClassifier(

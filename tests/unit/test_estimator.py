@@ -574,7 +574,11 @@ def test_an_auto_choice_below_flagging_every_row_says_the_columns_may_hold_no_si
         f"the {trivial:.3f} of flagging every row as the positive class: no setting found "
         "rules that beat that trivial answer on the inner folds' held-out rows, so the "
         "columns may hold little signal for this target. Do not expect the rules to beat it "
-        "on new rows; check the features and the target."
+        "on new rows; check the features and the target. If the target depends on how "
+        "columns combine (one column's effect reversed by another's, as in an exclusive or), "
+        "bins cut on each column alone miss it: significant_cuts=True (model: "
+        "significant_cuts in a spec) keeps a numeric column without a significant cut at its "
+        "quartiles."
     ]
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
