@@ -770,6 +770,7 @@ def discretization_from_counts(
         owner="fit_discretization",
     )  # fmt: skip
     features, dropped = [], []
+    reasons: dict[bool, list] = {}  # all missing? -> the columns dropped so
     for counts in columns:
         feature, n_distinct = feature_bins(
             counts, chi2_threshold, max_intervals, max_prebins, significant_cuts, merge_order
@@ -779,16 +780,25 @@ def discretization_from_counts(
         elif counts.exact:
             _warn_if_row_ids(counts.name, counts.values, counts.n_present)
         if n_distinct == 0 or (n_distinct == 1 and not feature.has_missing):
-            reason = "all values are missing" if n_distinct == 0 else "it has a single value"
-            warnings.warn(
-                f"Column {counts.name!r} is dropped: {reason}, so no rule can use it.",
-                LibreWarning,
-                stacklevel=user_stacklevel(),
-            )
+            reasons.setdefault(n_distinct == 0, []).append(counts.name)
             dropped.append(counts.name)
             continue
         features.append(feature)
+    for empty, names in reasons.items():  # one warning per reason: wide data drop many
+        reason = "all values are missing" if empty else "it has a single value"
+        if len(names) == 1:
+            said = f"Column {names[0]!r} is dropped: {reason}, so no rule can use it."
+        else:
+            reason = "all their values are missing" if empty else "each has a single value"
+            shown = ", ".join(map(repr, names[:DROPPED_SHOWN]))
+            more = f" and {len(names) - DROPPED_SHOWN:,} more" if len(names) > DROPPED_SHOWN else ""
+            said = f"Columns {shown}{more} are dropped: {reason}, so no rule can use them."
+        warnings.warn(said, LibreWarning, stacklevel=user_stacklevel())
     return Discretization(tuple(features), tuple(dropped))
+
+
+#: Dropped columns named in the warning about them.
+DROPPED_SHOWN = 10
 
 
 def fit_discretization(

@@ -597,6 +597,18 @@ def test_dropped_columns_are_reported_with_a_warning():
         clf = LibreClassifier(random_state=0).fit(X, Y4)
     assert clf.discretization_.dropped == ("const",)
     assert clf.predict(X).shape == (4,)
+    # many such columns (blank pixels of an image): one warning per reason, not one per column
+    blank = X4.assign(**{f"p{i}": 0.0 for i in range(12)}, gone=np.nan, lost=np.nan)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        LibreClassifier(random_state=0).fit(blank, Y4)
+    dropped = sorted(str(w.message) for w in said if "dropped" in str(w.message))
+    assert dropped == [
+        "Columns 'gone', 'lost' are dropped: all their values are missing, so no rule can use "
+        "them.",
+        "Columns 'p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9' and 2 more are "
+        "dropped: each has a single value, so no rule can use them.",
+    ]
 
 
 # --- scikit-learn integration ----------------------------------------------------------------
