@@ -1375,3 +1375,22 @@ def test_a_flag_rate_far_from_the_versions_own_draws_a_caution(tmp_path):
     assert "40.00% of these rows, against 0.00%" in flag_rate_caution(
         model, {"rows": 5000, "n_positive": 2000}
     )
+
+
+def test_a_csv_row_longer_than_the_reader_s_block_scores(credit, tmp_path):
+    """One 2 MB cell, in a column the model does not read, past the first 4 MB of a CSV:
+    scoring failed with "straddling object straddles two block boundaries", a file training
+    read."""
+    X, model, contract = credit
+    rows = pd.concat([X] * 160, ignore_index=True).assign(comment="ok")
+    rows.loc[len(rows) - 5, "comment"] = "x" * (2 << 20)
+    rows.to_csv(tmp_path / "long.csv", index=False)
+    assert (tmp_path / "long.csv").stat().st_size > 6 << 20
+    assert scoring.longest_line(tmp_path / "long.csv") > 2 << 20
+    summary = score_files(model, tmp_path / "long.csv", tmp_path / "out.parquet", contract=contract)
+    assert summary.rows == len(rows)
+    out = pq.read_table(tmp_path / "out.parquet", columns=["prediction"]).to_pandas()
+    np.testing.assert_array_equal(out["prediction"].to_numpy(), model.predict(rows[X.columns]))
+    for text, longest in ((b"ab\ncdef\n", 5), (b"abc", 3), (b"", 0), (b"\n\n", 1)):
+        (tmp_path / "t.txt").write_bytes(text)
+        assert scoring.longest_line(tmp_path / "t.txt", chunk_bytes=2) == longest
