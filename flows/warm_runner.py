@@ -410,11 +410,11 @@ def main(server_pid: int) -> None:
     if request is None:
         return
     from libre_flows.flows.cli import app
-    from libre_flows.flows.cli.common import as_console_command
+    from libre_flows.flows.cli.common import as_console_command, run_console
 
     as_console_command()
-    app(prog_name="libre")  # exits with the command's code, as `libre` does (and its usage
-    # lines name `libre`, not the runner's module)
+    run_console(lambda: app(prog_name="libre"))  # exits with the command's code, as `libre`
+    # does (and its usage lines name `libre`, not the runner's module)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from libre_flows.flows.cli.common import (
     known_pipelines,
     pipeline_and_store,
     pipeline_console,
+    run_console,
     server_note,
     shown,
     user_errors,
@@ -763,8 +764,12 @@ def main() -> None:  # pragma: no cover - console entry point
     from libre_flows.flows import warm
 
     as_console_command()
-    code = warm.run(sys.argv)
-    sys.exit(app() if code is None else code)
+
+    def command() -> None:
+        code = warm.run(sys.argv)
+        sys.exit(app() if code is None else code)
+
+    run_console(command)
 
 
 if __name__ == "__main__":  # pragma: no cover

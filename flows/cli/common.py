@@ -348,9 +348,37 @@ def fail(exc: BaseException, debug: bool) -> None:
 
 def interrupted(what: str) -> None:
     """Ctrl-C during a command: say what state it leaves (``what``), exit 130 as a shell
-    expects of an interrupted command, without a traceback."""
+    expects of an interrupted command, without a traceback; after SIGTERM (a service
+    manager's or a cron timeout's stop) the same, exiting 143."""
+    if _terminated_by is not None:
+        name = signal.Signals(_terminated_by).name
+        errors.print(f"[bold yellow]stopped by {name}:[/] {escape(what)}", highlight=False)
+        raise typer.Exit(code=128 + _terminated_by)
     errors.print(f"[bold yellow]interrupted:[/] {escape(what)}", highlight=False)
     raise typer.Exit(code=130)
+
+
+def run_console(app_call) -> None:
+    """Run a console command (``app_call()``), and end a Ctrl-C or SIGTERM that comes where
+    no command catches it (while it starts) with one line and its exit code, not a traceback."""
+    try:
+        app_call()
+    except KeyboardInterrupt:
+        with contextlib.suppress(typer.Exit):
+            interrupted("the command stopped before its end.")
+        sys.exit(128 + (_terminated_by or signal.SIGINT))
+
+
+#: The signal that stopped the command as a Ctrl-C would (SIGTERM), if one did.
+_terminated_by: int | None = None
+
+
+def _on_terminate(signum, frame) -> None:
+    """SIGTERM in a console command: stop as Ctrl-C stops it (what it finished kept, one line
+    saying so). It used to end the process on the spot, printing nothing (exit 143)."""
+    global _terminated_by
+    _terminated_by = signum
+    raise KeyboardInterrupt
 
 
 DEFAULT_STORE = Path(".libre-store")
@@ -447,6 +475,8 @@ def as_console_command() -> None:
     global _console_command
     _console_command = True
     warnings.showwarning = _show_warning
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_terminate)
 
 
 _default_show = warnings.showwarning
@@ -496,3 +526,4 @@ def work_committed() -> None:
     could not undo it and only turned exit 0 into a traceback: a console command ignores it."""
     if _console_command and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -172,10 +172,10 @@ def _signalled(runner, spec, signum: int, to_client: bool = False) -> tuple[int,
                         child = pid  # released: it took the client's folder
             time.sleep(0.05)
         assert child is not None, "the command did not start in the runner"
+        time.sleep(1.0)  # the command under way
         if to_client:
             client.send_signal(signum)
         else:
-            time.sleep(1.0)
             os.kill(child, signum)
         output, _ = client.communicate(timeout=120)
     finally:
@@ -198,6 +198,13 @@ def test_a_command_killed_in_the_runner_says_so(runner, write_spec):
     # a command that ends itself on an interrupt exits 130 without being killed: no such line
     code, output, _ = _signalled(runner, spec, signal.SIGINT)
     assert code == 130 and "interrupted" in output and "killed by" not in output
+    # SIGTERM (a service manager's stop, a cron timeout) ended the command without a word
+    for to_client in (True, False):
+        code, output, _ = _signalled(runner, spec, signal.SIGTERM, to_client=to_client)
+        assert code == 128 + signal.SIGTERM, (to_client, output)
+        assert "stopped by SIGTERM: the stages finished before it are cached" in " ".join(
+            output.split()
+        ), output
     assert _children(runner["pid"]) == []
 
 
