@@ -210,8 +210,8 @@ def _csv_batches(
         raise
     except (ValueError, TypeError, OSError, pd.errors.ParserError) as exc:
         raise DataError(
-            f"Could not read {part.path!r} as CSV: {exc}. Check the file and data.format / "
-            "data.read_options in the spec."
+            f"Could not read {part.path!r} as CSV: {str(exc).strip()}. Check the file and "
+            "data.format / data.read_options in the spec."
         ) from None
 
 

@@ -956,8 +956,36 @@ class _Reader:
                     f"{file.name} names column {twice[0]!r} twice: write it with one name per "
                     "column, so that each name means one column."
                 )
+        fields = re.search(r"Row #(\d+): Expected (\d+) columns, got (\d+)", message)
+        if file.format == "csv" and fields:
+            line, expected, got = fields.groups()
+            return DataError(
+                f"Could not read {file.name} as CSV: line {line} has {got} "
+                f"value{'' if got == '1' else 's'} where the header names {expected} columns "
+                "(a row cut short or run on, or a separator inside a value that is not "
+                "quoted). Fix or remove that line."
+            )
         kind = "CSV" if file.format == "csv" else "Parquet"
-        return DataError(f"Could not read {file.name} as {kind}: {message}")
+        return DataError(
+            f"Could not read {file.name} as {kind}: {_arrow_reason(message)}. Check that it "
+            f"is a {kind} file "
+            + ("with a header row and one value per column in every row." if kind == "CSV"
+               else "(pyarrow.parquet.read_table reads it).")
+        )
+
+
+#: The layers Arrow wraps a read error in, before its reason.
+_ARROW_LAYERS = re.compile(
+    r"Error creating dataset\. Could not read schema from '.*?'\. Is this a '\w+' file\?: "
+    r"|Could not open \w+ input source '.*?': |Invalid: "
+)
+
+
+def _arrow_reason(message: str) -> str:
+    """An Arrow read error's reason without its layers ("Error creating dataset. Could not
+    read schema from ...: Could not open CSV input source ...: Invalid: ..."), its first line."""
+    lines = _ARROW_LAYERS.sub("", message).strip().splitlines()
+    return (lines[0] if lines else message).rstrip(".")
 
 
 def _repeated_parquet_names(path) -> list[str]:

@@ -453,8 +453,8 @@ def _read_file(
         raise DataError(f"Data file {location!r} is empty.") from None
     except (ValueError, TypeError, OSError, pd.errors.ParserError) as exc:
         raise DataError(
-            f"Could not read {location!r} as {file_format.upper()}: {exc}. Check the file and "
-            "data.format / data.read_options in the spec."
+            f"Could not read {location!r} as {file_format.upper()}: {str(exc).strip()}. Check "
+            "the file and data.format / data.read_options in the spec."
         ) from None
     if frame.shape[0] == 0 and not empty:
         raise DataError(f"Data file {location!r} has a header but no rows.")

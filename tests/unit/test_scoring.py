@@ -1394,3 +1394,31 @@ def test_a_csv_row_longer_than_the_reader_s_block_scores(credit, tmp_path):
     for text, longest in ((b"ab\ncdef\n", 5), (b"abc", 3), (b"", 0), (b"\n\n", 1)):
         (tmp_path / "t.txt").write_bytes(text)
         assert scoring.longest_line(tmp_path / "t.txt", chunk_bytes=2) == longest
+
+
+def test_a_broken_csv_is_named_by_its_line_without_arrow_s_layers(credit, tmp_path):
+    """A row cut short: "Error creating dataset. Could not read schema from 'x.csv'. Is this a
+    'csv' file?: Could not open CSV input source ...: Invalid: CSV parse error: Row #3:
+    Expected 16 columns, got 2: "..." and the raw row, over several lines."""
+    X, model, contract = credit
+    text = X.head(5).to_csv(index=False).splitlines()
+    text[2] = ",".join(text[2].split(",")[:2])  # line 3 (the header is line 1) cut short
+    (tmp_path / "short.csv").write_text("\n".join(text) + "\n")
+    with pytest.raises(DataError) as caught:
+        score_files(model, tmp_path / "short.csv", tmp_path / "out.parquet", contract=contract)
+    said = str(caught.value)
+    assert said == (
+        f"Could not read {tmp_path / 'short.csv'} as CSV: line 3 has 2 values where the "
+        f"header names {X.shape[1]} columns (a row cut short or run on, or a separator inside "
+        "a value that is not quoted). Fix or remove that line."
+    )
+    (tmp_path / "quote.csv").write_text("\n".join([text[0], text[1], '"' + text[3]]) + "\n")
+    with pytest.raises(DataError, match=r"line 3 has 1 value where the header names"):
+        score_files(model, tmp_path / "quote.csv", tmp_path / "out.parquet", contract=contract)
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all" * 10)
+    with pytest.raises(DataError) as caught:
+        score_files(model, tmp_path / "bad.parquet", tmp_path / "out.parquet", contract=contract)
+    said = str(caught.value)
+    assert said.startswith(f"Could not read {tmp_path / 'bad.parquet'} as Parquet: ")
+    assert "Error creating dataset" not in said and "\n" not in said, said
+    assert said.endswith("(pyarrow.parquet.read_table reads it).")
