@@ -325,8 +325,16 @@ def init(
         if "encoding" in found.dialect:
             said.append(f"{found.dialect['encoding']} text (not UTF-8)")
         console.print(f"read with {shown(' and '.join(said))}", soft_wrap=True, highlight=False)
-    for column, why in found.left_out.items():
+    left_out = list(found.left_out.items())
+    for column, why in left_out[:INIT_LINES]:
         console.print(f"left out: {shown(column)} ({shown(why)})", soft_wrap=True, highlight=False)
+    if len(left_out) > INIT_LINES:
+        console.print(
+            f"left out: {len(left_out) - INIT_LINES:,} more columns (the spec's comments give "
+            "each with its reason)",
+            soft_wrap=True,
+            highlight=False,
+        )
     if found.n_unlabeled:
         console.print(
             f"left out of each run: rows without a target value ({found.n_unlabeled:,} of the "
@@ -344,7 +352,7 @@ def init(
         console.print(f"[bold yellow]check[/]: {shown(hint)}", soft_wrap=True, highlight=False)
     if found.codes:
         console.print(
-            f"few whole numbers, codes?: {shown(', '.join(found.codes))} (read as numbers; "
+            f"few whole numbers, codes?: {shown(_some(found.codes))} (read as numbers; "
             "list them under features.categorical if their order means nothing)",
             soft_wrap=True,
             highlight=False,
@@ -352,7 +360,7 @@ def init(
     for marker, columns in found.missing_markers.items():
         console.print(
             f"read as missing: {shown(repr(marker))} (among the numbers of "
-            f"{shown(', '.join(columns))})",
+            f"{shown(_some(columns))})",
             soft_wrap=True,
             highlight=False,
         )
@@ -361,6 +369,18 @@ def init(
         soft_wrap=True,
         highlight=False,
     )
+
+
+#: Columns `libre init` names on a line, and lines it gives to columns left out: a table of
+#: 2,000 columns printed 14 kB on one line.
+INIT_NAMES, INIT_LINES = 12, 20
+
+
+def _some(names) -> str:
+    """``names`` joined, the first :data:`INIT_NAMES` of them and a count of the others."""
+    names = [str(n) for n in names]
+    more = len(names) - INIT_NAMES
+    return ", ".join(names[:INIT_NAMES]) + (f" and {more:,} more" if more > 0 else "")
 
 
 def latest_run(store: Path, pipeline: str) -> Path:

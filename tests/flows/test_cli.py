@@ -584,3 +584,25 @@ def test_models_sql_reads_an_empty_text_as_libre_score_does(spec_copy, tmp_path)
     expected = model.predict(frame.drop(columns="target")) == model.positive_class_
     np.testing.assert_array_equal(flagged, expected)
     assert expected.any()
+
+
+def test_init_on_a_wide_file_names_a_few_columns_per_line(tmp_path, monkeypatch):
+    """2,000 columns of small whole numbers: `libre init` printed every name on one line of
+    14 kB, and a line per column left out."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.integers(0, 4, (60, 300)), columns=[f"c{i}" for i in range(300)])
+    frame = frame.assign(**{f"k{i}": 1 for i in range(30)}, target=rng.integers(0, 2, 60))
+    frame.to_csv(tmp_path / "wide.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    code, output = _run("init", "wide.csv", "--target", "target")
+    assert code == 0, output
+    flat = " ".join(output.split())
+    codes = "few whole numbers, codes?: c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11 and 288"
+    assert codes in flat
+    assert len([line for line in output.splitlines() if line.startswith("left out: k")]) == 20
+    assert "left out: 10 more columns (the spec's comments give each with its reason)" in flat
+    raw = (tmp_path / "wide.yaml").read_text()
+    assert raw.count("# left out: k") == 30  # the spec still names every one
