@@ -440,6 +440,14 @@ def report(
                     "pipeline name."
                 )
             run_dir = latest_run(store, target)
+        in_runs = run_dir.resolve().parent.parent.name == "runs"  # STORE/runs/PIPELINE/RUN
+        files = ("run.json", "report.md", "failure.md")
+        if not in_runs and not any((run_dir / name).exists() for name in files):
+            raise FileNotFoundError(  # /etc read as a run that "did not finish"
+                f"{run_dir} is not a run folder (no run.json, report.md or failure.md in it): "
+                "pass a run folder from `libre train` (STORE/runs/PIPELINE/RUN) or a pipeline "
+                "name."
+            )
         summary = _run_summary(run_dir)
         if summary.get("status") == "failed":
             _print_failed_run(run_dir, summary)

@@ -180,6 +180,12 @@ def test_validate_names_numbers_that_training_would_read_as_text(spec_copy, tmp_
     assert "…" not in output  # piped: the Markdown itself, nothing cut at 80 columns
     code, output = _run("report", tmp_path / "not-a-run")
     assert code == 1 and "does not exist" in output
+    (tmp_path / "some-folder").mkdir()  # read as a run that "did not finish"
+    code, output = _run("report", tmp_path / "some-folder")
+    assert code == 1 and "is not a run folder (no run.json, report.md or failure.md" in " ".join(
+        output.split()
+    )
+    assert "did not finish" not in output
     # a pipeline name: its latest finished run under --store
     code, output = _run("train", spec, "--force")
     assert code == 0, output
