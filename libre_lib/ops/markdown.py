@@ -20,6 +20,7 @@ __all__ = [
     "md_image",
     "md_inline",
     "md_table",
+    "one_line",
     "visible",
 ]
 
@@ -44,6 +45,12 @@ def visible(text) -> str:
     return INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
+def one_line(text) -> str:
+    """``text`` for a table cell or a code span: a line break written as ``\n`` (``\r``), so
+    a column named "a<newline>ge" does not read as one named "a ge"."""
+    return str(text).replace("\r", "\\r").replace("\n", "\\n")
+
+
 def md_inline(text) -> str:
     """Inline text with every character Markdown could act on backslash-escaped (and the
     characters :func:`visible` escapes written out)."""
@@ -63,7 +70,7 @@ def md_block(text) -> str:
 
 def md_code(text) -> str:
     """A code span for a table cell (pipes escaped as GFM tables require)."""
-    text = " ".join(visible(text).splitlines())
+    text = visible(one_line(text))
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
@@ -83,7 +90,7 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Seq
         "| " + " | ".join(md_inline(h) for h in headers) + " |",
         "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
     ]
-    lines += ["| " + " | ".join(md_inline(cell) for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(md_inline(one_line(cell)) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
 

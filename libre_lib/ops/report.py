@@ -64,6 +64,7 @@ from .markdown import (
     md_image,
     md_inline,
     md_table,
+    one_line,
 )
 from .report_sections import (
     DASH,
@@ -1409,7 +1410,7 @@ def _html_table(headers, rows, numeric, classes=None, wide: bool = False, css: s
     def cell(i, text):
         if "rule-text" in classes[i]:
             return _rule_cell(text)
-        return _h(text)
+        return _h(one_line(text))
 
     for row in rows:  # the first cell names the row, for a screen reader as for the eye
         out.append(

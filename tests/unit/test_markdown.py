@@ -52,3 +52,15 @@ def test_invisible_characters_from_the_data_are_written_out():
     # joiners and direction marks spell Persian and Indic words and emoji
     assert visible("می\u200cخواهد 👩\u200d💻 \u200f") == "می\u200cخواهد 👩\u200d💻 \u200f"
     assert "\x1b" not in md_code("a\x1b[31mb")
+
+
+def test_a_line_break_in_a_table_cell_or_code_span_is_written_out():
+    """A column named "a<newline>ge" read "a ge" in the report's tables, as a column named
+    "a ge" does."""
+    from libre_lib.ops.report import _html_table
+
+    table = md_table(["column"], [["a\nge"], ["a ge"]], [False])
+    assert "| a\\\\nge |" in table and "| a ge |" in table
+    assert md_code("a\r\nge") == "`a\\r\\nge`"
+    html = _html_table(["column"], [["a\nge"]], [False])
+    assert "a\\nge" in html
