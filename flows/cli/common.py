@@ -367,10 +367,20 @@ def run_console(app_call) -> None:
         with contextlib.suppress(typer.Exit):
             interrupted("the command stopped before its end.")
         sys.exit(128 + (_terminated_by or signal.SIGINT))
+    except SystemExit as exc:  # typer ends a command that does not catch it with 130, silently
+        if _terminated_by is not None and exc.code == 130:
+            with contextlib.suppress(typer.Exit):
+                interrupted("the command stopped before its end.")
+            sys.exit(128 + _terminated_by)
+        raise
 
 
 #: The signal that stopped the command as a Ctrl-C would (SIGTERM), if one did.
 _terminated_by: int | None = None
+
+
+def _let_pass(signum, frame) -> None:
+    """SIGTERM once a command's work is recorded: nothing left to stop."""
 
 
 def _on_terminate(signum, frame) -> None:
@@ -526,4 +536,4 @@ def work_committed() -> None:
     could not undo it and only turned exit 0 into a traceback: a console command ignores it."""
     if _console_command and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, _let_pass)  # not SIG_IGN, which its children would keep

@@ -1,7 +1,11 @@
 """Ctrl-C after a command's work is recorded: a console command ignores it (Prefect's shutdown
 turned exit 0 into a traceback); code that runs the CLI in its own process keeps its handler."""
 
+import os
 import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -10,15 +14,22 @@ from libre_flows.flows.cli import common
 
 def test_only_a_console_command_ignores_ctrl_c_once_its_work_is_committed(monkeypatch):
     before = signal.getsignal(signal.SIGINT)
+    before_term = signal.getsignal(signal.SIGTERM)
     try:
         monkeypatch.setattr(common, "_console_command", False)
         common.work_committed()
         assert signal.getsignal(signal.SIGINT) is before  # e.g. a test runner invoking the CLI
         common.as_console_command()
+        assert signal.getsignal(signal.SIGTERM) is common._on_terminate
         common.work_committed()
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        # SIGTERM is let pass by a handler, not ignored: an ignored signal stays ignored in the
+        # processes the command starts (a `libre serve` it spawns could not be stopped)
+        assert callable(signal.getsignal(signal.SIGTERM))
+        assert signal.getsignal(signal.SIGTERM) is not common._on_terminate
     finally:
         signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGTERM, before_term)
 
 
 def test_ctrl_c_during_train_or_score_says_what_it_leaves_and_exits_130(monkeypatch, tmp_path):
@@ -154,3 +165,41 @@ def test_an_unexpected_error_of_several_lines_gets_the_debug_hint_at_its_end(cap
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "error: RuntimeError: Error during deserialization. This frequently"
     assert lines[1] == "  occurs if ... (run with --debug for the traceback)"
+
+
+NAPPING = """
+import time
+from libre_flows.flows.cli import app
+from libre_flows.flows.cli.common import as_console_command, run_console
+
+@app.command("nap")
+def nap():
+    print("napping", flush=True)
+    time.sleep(60)
+
+as_console_command()
+run_console(lambda: app(prog_name="libre", args=["nap"]))
+"""
+
+
+def test_sigterm_ends_a_command_that_does_not_catch_it_with_one_line_and_143():
+    """typer turned the interrupt of a command without its own handler (validate, models,
+    report, ...) into exit 130 without a word."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", NAPPING],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
+    try:
+        assert process.stdout.readline().strip() == "napping"
+        time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert "stopped by SIGTERM: the command stopped before its end." in " ".join(err.split())
+    assert "Traceback" not in err
