@@ -1261,9 +1261,9 @@ def share_changes(
     without a word."""
     found = []
     rules, stats = champion_model.rules_.rules, champion_model.rules_.stats
-    if n_trained and stats and len(stats) == len(rules):
-        try:
-            fired = champion_model.fired_rules(X_train)
+    if len(X_train) and n_trained and stats and len(stats) == len(rules):
+        try:  # in its columns: a column the data gained since is left out
+            fired = champion_model.fired_rules(X_train.reindex(columns=champion_model.columns_))
         except LibreError:  # the rows break its contract: the promotion decision says so
             fired = None
         if fired is not None:
@@ -1320,11 +1320,14 @@ def drift_notes(
     try:
         champion = registry.champion(spec.name)
         contract = registry.load_contract(spec.name, champion.version) if champion else None
-        champion_model = registry.load_model(spec.name, champion.version) if champion else None
     except (LibreError, OSError, ValueError):
         return ()
     if contract is None or not len(X_train):
         return ()
+    try:  # the contract's notes stand without it
+        champion_model = registry.load_model(spec.name, champion.version)
+    except (LibreError, OSError, ValueError):
+        champion_model = None
     tested = tested_columns(model.rules_) | {c.name for c in contract.columns if c.in_rules}
     checked = contract.check(X_train, raise_errors=False, empty_columns=False)
     found = []
@@ -1353,13 +1356,17 @@ def drift_notes(
                 f"{observation.training_max:g}] (observed {observation.observed_min:g} to "
                 f"{observation.observed_max:g})"
             )
-    shares = share_changes(
-        champion_model,
-        contract.n_training_rows or 0,
-        champion.metrics,
-        X_train,
-        y_train,
-        positive_label(spec),
+    shares = (
+        []
+        if champion_model is None
+        else share_changes(
+            champion_model,
+            contract.n_training_rows or 0,
+            champion.metrics,
+            X_train,
+            y_train,
+            positive_label(spec),
+        )
     )
     notes = marker_notes(spec, contract, champion.version)
     if shares:

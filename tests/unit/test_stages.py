@@ -1104,6 +1104,9 @@ def test_share_changes_name_the_champion_s_rules_that_flag_far_more_rows():
     then = 100 * float((model.predict(X) == 1).mean())
     assert flagged.startswith("its rules flag ") and f"against {then:.1f}% of its own" in flagged
     assert "(rule 1, x ≥ 0.99: " in flagged, flagged  # the cut point as the report reads it
+    # a column the data gained since: the champion reads its own columns (it said nothing)
+    assert stages.share_changes(model, 2000, metrics, moved.assign(w=1.0), None, "1") == [flagged]
+    assert stages.share_changes(model, 2000, metrics, moved.iloc[:0], None, "1") == []
     fewer = (moved["x"] > 3).astype(int)  # the positive class: far below the holdout's share
     shares = stages.share_changes(model, 2000, metrics, moved, fewer, "1")
     assert shares[1].startswith("the positive class is ") and "of its holdout rows" in shares[1]
