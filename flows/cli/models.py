@@ -404,8 +404,12 @@ def blank_text_columns(contract, model) -> list[str]:
     if contract is None:
         return []
     tested = {condition.feature for rule in model.rules_ for condition in rule}
-    kinds = {f.name: f.kind for f in model.discretization_.features}
-    return [c for c in blank_is_missing(contract) if c in tested and kinds.get(c) == CATEGORICAL]
+    texts = {  # columns of text categories (a marker "" means nothing among numbers or bools)
+        f.name
+        for f in model.discretization_.features
+        if f.kind == CATEGORICAL and any(isinstance(c, str) for c in f.categories)
+    }
+    return [c for c in blank_is_missing(contract) if c in tested and c in texts]
 
 
 def _sql_comment(text: str) -> str:

@@ -103,6 +103,7 @@ CSV_SUFFIXES = DATA_SUFFIXES["csv"]  # what a streamed training run reads, no mo
 PARQUET_SUFFIXES = DATA_SUFFIXES["parquet"]
 _CSV_BLOCK_BYTES = 4 << 20  # the first block is the sample CSV column types are guessed from
 _CSV_STREAM_BLOCK_BYTES = 1 << 20  # its reader reads a few dozen blocks ahead
+_CSV_MOST_BLOCK_BYTES = 1 << 30  # Arrow's block size is an int32
 _PARQUET_BUFFER_BYTES = 1 << 20
 
 
@@ -572,10 +573,12 @@ class _Dialect(NamedTuple):
 
 
 def longest_line(path, chunk_bytes: int = 16 << 20) -> int:
-    """The length in bytes of the file's longest line, read in chunks: about a second per
-    gigabyte."""
+    """The length in bytes of the file's longest line (of its text, for a compressed file),
+    read in chunks: about a second per gigabyte."""
+    import pyarrow as pa
+
     longest, run = 0, 0
-    with open(path, "rb") as handle:
+    with pa.input_stream(str(path), compression="detect") as handle:  # a .csv.gz's text
         while chunk := handle.read(chunk_bytes):
             breaks = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
             if not breaks.size:
@@ -658,7 +661,8 @@ class _Reader:
         if file.path not in self.longest:
             with self.errors(file):
                 self.longest[file.path] = longest_line(file.path)
-        block_size = max(block_size, 1 << (2 * self.longest[file.path]).bit_length())
+        fitting = 1 << (2 * self.longest[file.path]).bit_length()
+        block_size = max(block_size, min(fitting, _CSV_MOST_BLOCK_BYTES))
         return pacsv.ReadOptions(block_size=block_size, use_threads=use_threads, encoding=encoding)
 
     def dataset(self, file: InputFile):
@@ -960,10 +964,10 @@ class _Reader:
         if file.format == "csv" and fields:
             line, expected, got = fields.groups()
             return DataError(
-                f"Could not read {file.name} as CSV: line {line} has {got} "
+                f"Could not read {file.name} as CSV: row {line} has {got} "
                 f"value{'' if got == '1' else 's'} where the header names {expected} columns "
                 "(a row cut short or run on, or a separator inside a value that is not "
-                "quoted). Fix or remove that line."
+                "quoted; the header is row 1). Fix or remove that row."
             )
         kind = "CSV" if file.format == "csv" else "Parquet"
         return DataError(

@@ -1391,6 +1391,12 @@ def test_a_csv_row_longer_than_the_reader_s_block_scores(credit, tmp_path):
     assert summary.rows == len(rows)
     out = pq.read_table(tmp_path / "out.parquet", columns=["prediction"]).to_pandas()
     np.testing.assert_array_equal(out["prediction"].to_numpy(), model.predict(rows[X.columns]))
+    rows.to_csv(tmp_path / "long.csv.gz", index=False)  # a compressed file: its text's lines
+    assert scoring.longest_line(tmp_path / "long.csv.gz") > 2 << 20
+    summary = score_files(
+        model, tmp_path / "long.csv.gz", tmp_path / "gz.parquet", contract=contract
+    )
+    assert summary.rows == len(rows)
     for text, longest in ((b"ab\ncdef\n", 5), (b"abc", 3), (b"", 0), (b"\n\n", 1)):
         (tmp_path / "t.txt").write_bytes(text)
         assert scoring.longest_line(tmp_path / "t.txt", chunk_bytes=2) == longest
@@ -1408,12 +1414,12 @@ def test_a_broken_csv_is_named_by_its_line_without_arrow_s_layers(credit, tmp_pa
         score_files(model, tmp_path / "short.csv", tmp_path / "out.parquet", contract=contract)
     said = str(caught.value)
     assert said == (
-        f"Could not read {tmp_path / 'short.csv'} as CSV: line 3 has 2 values where the "
+        f"Could not read {tmp_path / 'short.csv'} as CSV: row 3 has 2 values where the "
         f"header names {X.shape[1]} columns (a row cut short or run on, or a separator inside "
-        "a value that is not quoted). Fix or remove that line."
+        "a value that is not quoted; the header is row 1). Fix or remove that row."
     )
     (tmp_path / "quote.csv").write_text("\n".join([text[0], text[1], '"' + text[3]]) + "\n")
-    with pytest.raises(DataError, match=r"line 3 has 1 value where the header names"):
+    with pytest.raises(DataError, match=r"row 3 has 1 value where the header names"):
         score_files(model, tmp_path / "quote.csv", tmp_path / "out.parquet", contract=contract)
     (tmp_path / "bad.parquet").write_bytes(b"not parquet at all" * 10)
     with pytest.raises(DataError) as caught:
