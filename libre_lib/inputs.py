@@ -154,8 +154,9 @@ def decimals_as_floats(frame: pd.DataFrame, skip: Iterable = ()) -> pd.DataFrame
             present = series.where(series.notna(), np.nan)  # NaT and None beside the numbers
             converted[name] = pd.to_numeric(present, errors="raise").astype("float64")
         elif pd.api.types.is_object_dtype(series.dtype) and _integer_cells(series):
-            try:  # ints (and missing cells) in an object column, as a numpy object array's
-                converted[name] = pd.to_numeric(series.where(series.notna(), np.nan))
+            try:  # ints (and missing cells) in an object column, as a numpy object array's;
+                # nullable ints, so a column declared categorical keeps categories 2, not 2.0
+                converted[name] = series.astype("Int64")
             except (TypeError, ValueError, OverflowError):
                 continue  # beyond what a number column holds: left as it is
     return frame.assign(**converted) if converted else frame

@@ -494,8 +494,8 @@ def _target_copy(series: pd.Series, is_positive: pd.Series, labeled: pd.Series) 
     class in every row read (a flag derived from the outcome). Kept, it trained a version of
     holdout F1 1.000 that became the champion, with a caution only in its report."""
     present = series.notna() & labeled
-    if present.sum() < 2 * COPY_MIN_ROWS:
-        return None
+    if present.sum() < 2 * COPY_MIN_ROWS or series[present].nunique() > COPY_MAX_VALUES:
+        return None  # (before any text: a wide file's thousands of columns of numbers)
     values = series[present].astype(str)
     counts = values.value_counts()
     if not 2 <= len(counts) <= COPY_MAX_VALUES or counts.min() < COPY_MIN_ROWS:

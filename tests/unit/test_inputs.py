@@ -284,7 +284,12 @@ def test_an_object_column_of_floats_is_numbers_as_the_same_array_is():
     # whole numbers too (they stayed categories, while the same column written to Parquet
     # was numbers in a pipeline); a column of bools and ints does not pass for numbers
     ints = pd.DataFrame({"k": pd.Series([1, 2, None, 3] * 10, dtype=object)})
-    assert as_frame(ints)["k"].dtype == np.float64 and as_frame(ints)["k"].isna().sum() == 10
+    assert as_frame(ints)["k"].dtype == "Int64" and as_frame(ints)["k"].isna().sum() == 10
+    # declared categorical, they stay whole numbers (they turned into categories 2.0, 4.0)
+    y = np.arange(40) % 2
+    coded = LibreClassifier(random_state=0, categorical_features=["k"]).fit(ints, y)
+    (condition,) = [c for rule in coded.rules_ for c in rule if c.feature == "k"][:1]
+    assert all(type(v) is int for v in condition.categories), condition.categories
     flags = pd.DataFrame({"k": pd.Series([1, True, 0] * 10, dtype=object)})
     assert as_frame(flags)["k"].dtype == object
 
