@@ -391,5 +391,5 @@ def test_a_champion_that_cannot_score_the_new_rows_stays(tmp_path, ranked, split
     assert f"the champion {champion.version} cannot score this version's holdout rows (" in (
         decision.reason
     )
-    assert "that its rules test): the data changed" in decision.reason
+    assert "that its rules test): the data, or the spec's features, changed" in decision.reason
     assert f"`libre models promote {PIPE} {challenger.version} --store " in decision.reason
