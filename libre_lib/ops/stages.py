@@ -1331,10 +1331,16 @@ def drift_notes(
     tested = tested_columns(model.rules_) | {c.name for c in contract.columns if c.in_rules}
     checked = contract.check(X_train, raise_errors=False, empty_columns=False)
     found = []
+    untested: dict[str, str] = {}  # column -> what changed in it, for one short note
     for issue in (*checked.errors, *checked.warnings):
-        if issue.column not in tested or issue.problem == MISSING_COLUMN:
+        if issue.problem == MISSING_COLUMN:
             continue  # a column gone from the data: the changes since the champion name it
         observation = checked.observations.get(issue.column)
+        if issue.column not in tested:
+            short = _untested_change(issue, observation)
+            if short is not None:
+                untested.setdefault(issue.column, short)
+            continue
         if issue.problem == WRONG_TYPE:
             found.append(issue.message)
         elif issue.problem in (MISSING_RATE, NEW_MISSING) and observation is not None:
@@ -1369,6 +1375,17 @@ def drift_notes(
         )
     )
     notes = marker_notes(spec, contract, champion.version)
+    if untested:  # a later version's rules may test them; the report said nothing of them
+        listed = [f"{c!r} ({why})" for c, why in untested.items()]
+        more = len(listed) - DRIFT_NOTES
+        notes = (
+            f"Columns no rule tests changed too since the champion {champion.version}'s "
+            "training rows (the next versions' rules may test them): "
+            + ", ".join(listed[:DRIFT_NOTES])
+            + (f", and {more} more" if more > 0 else "")
+            + ".",
+            *notes,
+        )
     if shares:
         notes = (
             f"These training rows differ from the champion {champion.version}'s: "
@@ -1387,6 +1404,28 @@ def drift_notes(
         + ". Check the data before trusting either model's comparison.",
         *notes,
     )
+
+
+def _untested_change(issue, observation) -> str | None:
+    """A few words on what changed in a column no rule tests (:func:`drift_notes`), or None
+    when it is no change worth a note."""
+    from .contract import MISSING_RATE, NEW_MISSING, OUT_OF_RANGE, UNSEEN_CATEGORY, WRONG_TYPE
+
+    if issue.problem == WRONG_TYPE:
+        return "read as another type"
+    if observation is None or not observation.n_rows:
+        return None
+    share = f"{100 * (issue.count or 0) / observation.n_rows:.0f}%"
+    if issue.problem in (MISSING_RATE, NEW_MISSING):
+        return f"{100 * observation.n_missing / observation.n_rows:.0f}% missing"
+    if issue.problem == UNSEEN_CATEGORY:
+        unseen = 100 * observation.n_unseen / observation.n_rows
+        return f"{unseen:.0f}% of values are new categories"
+    if issue.problem == OUT_OF_RANGE and (issue.count or 0) >= OUT_OF_RANGE_SHARE * (
+        observation.n_rows
+    ):
+        return f"{share} of values outside its range"
+    return None
 
 
 def marker_notes(spec: PipelineSpec, contract, version: str) -> tuple[str, ...]:
