@@ -440,7 +440,9 @@ def report(
                     "pipeline name."
                 )
             run_dir = latest_run(store, target)
-        in_runs = run_dir.resolve().parent.parent.name == "runs"  # STORE/runs/PIPELINE/RUN
+        from libre_lib.ops.cleanup import RUNS_DIR
+
+        in_runs = run_dir.resolve().parent.parent.name == RUNS_DIR  # STORE/runs/PIPELINE/RUN
         files = ("run.json", "report.md", "failure.md")
         if not in_runs and not any((run_dir / name).exists() for name in files):
             raise FileNotFoundError(  # /etc read as a run that "did not finish"

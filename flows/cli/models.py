@@ -244,8 +244,8 @@ def _past_decisions(registry, entry, record: dict | None) -> list[tuple[str, str
     if isinstance(first, str) and first != entry.reason:
         verdict = "promoted" if decision.get("promoted") else "not promoted"
         rows.append(("in its run", f"{verdict}: {first}"))
+    said = (first, entry.reason)  # shown above already
     for promotion in registry.history(entry.pipeline):
-        said = (first, entry.reason)  # shown above already
         if promotion.get("version") == entry.version and promotion.get("reason") not in said:
             when = _minute(str(promotion.get("promoted_at", "")))
             rows.append(("made champion", f"{when}: {promotion.get('reason')}"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import re
 import sys
 import time
@@ -202,6 +201,8 @@ def flag_rate_caution(model: Path, summary: dict) -> str | None:
     """A caution when a registered version flags a share of the scored rows far from the share
     of its own holdout (``version.json``'s metrics beside ``model``): 10.7 % of the rows
     against 0.9 % was scored without a word, although the flags then mean something else."""
+    from libre_lib.ops.baselines import far_share
+
     rows, flagged = summary.get("rows") or 0, summary.get("n_positive") or 0
     try:
         recorded = json.loads((Path(model).parent / "version.json").read_text(encoding="utf-8"))
@@ -212,10 +213,7 @@ def flag_rate_caution(model: Path, summary: dict) -> str | None:
     if rows < 100 or of < 50:
         return None
     now, then = flagged / rows, before / of
-    pooled = (flagged + before) / (rows + of)
-    spread = (pooled * (1 - pooled) * (1 / rows + 1 / of)) ** 0.5
-    ratio = max(now, then) / min(now, then) if min(now, then) else math.inf
-    if ratio < FLAG_RATE_RATIO or spread == 0 or abs(now - then) / spread <= FLAG_RATE_Z:
+    if not far_share(now, rows, then, of, FLAG_RATE_RATIO, FLAG_RATE_Z):
         return None
     return (
         f"the model flagged {100 * now:.2f}% of these rows, against {100 * then:.2f}% of the "

@@ -8,6 +8,7 @@ nothing but numpy and pandas; :mod:`libre_lib.ops.report` computes those from a 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -492,6 +493,17 @@ def version_trend(
             }
         )
     return pd.DataFrame(rows, columns=list(TREND_COLUMNS))
+
+
+def far_share(
+    now: float, n_now: int, then: float, n_then: int, ratio: float = 1.5, z: float = 4.0
+) -> bool:
+    """Whether the share ``now`` of ``n_now`` rows is far from ``then`` of ``n_then`` rows: one
+    at least ``ratio`` times the other, and more than ``z`` standard errors apart (pooled)."""
+    times = max(now, then) / min(now, then) if min(now, then) > 0 else math.inf
+    pooled = (now * n_now + then * n_then) / (n_now + n_then)
+    spread = math.sqrt(pooled * (1 - pooled) * (1 / n_now + 1 / n_then))
+    return times >= ratio and spread > 0 and abs(now - then) / spread > z
 
 
 def _share(part, whole) -> float:

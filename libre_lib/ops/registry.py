@@ -87,7 +87,7 @@ from ..errors import (
 from ..estimator import LibreClassifier
 from ..inputs import one_vs_rest
 from ..rules import tested_columns
-from .artifacts import canonical_json, fingerprint_bytes
+from .artifacts import ArtifactStore, canonical_json, fingerprint_bytes
 from .contract import DataContract
 from .diff import ChampionChanges, column_changes, diff_rules, metric_deltas, metric_value
 from .files import (
@@ -1278,18 +1278,20 @@ class ModelRegistry:
     def _loaded_rows(self, version: ModelVersion, columns: list) -> pd.DataFrame | None:
         """``columns`` of the rows a version's run loaded (its ``load`` stage in the store),
         if still there and at most :data:`ROWS_COMPARED` rows."""
-        run = self.root / "runs" / version.pipeline / version.run_id / "run.json"
-        try:
-            import pyarrow.parquet as pq
+        import pyarrow.parquet as pq
 
+        from .cleanup import RUN_FILE, RUNS_DIR  # (cleanup imports this module)
+
+        run = self.root / RUNS_DIR / version.pipeline / version.run_id / RUN_FILE
+        try:
             stages = json.loads(run.read_text(encoding="utf-8")).get("stages") or []
             (load,) = [s for s in stages if s.get("stage") == "load"]
-            path = self.root / "load" / f"{load['key']}.parquet"
+            path = ArtifactStore(self.root).path_for("load", load["key"])
             if not path.is_file() or pq.ParquetFile(path).metadata.num_rows > ROWS_COMPARED:
                 return None
             present = [c for c in columns if c in pq.read_schema(path).names]
             return pd.read_parquet(path, columns=present) if present else None
-        except (OSError, ValueError, TypeError, KeyError, AttributeError, ImportError):
+        except (LibreError, OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
     def _keys_read_otherwise(self, candidate: ModelVersion, champion: ModelVersion) -> list[str]:

@@ -964,8 +964,8 @@ class _Reader:
         if file.format == "csv" and fields:
             line, expected, got = fields.groups()
             return DataError(
-                f"Could not read {file.name} as CSV: row {line} has {got} "
-                f"value{'' if got == '1' else 's'} where the header names {expected} columns "
+                f"Could not read {file.name} as CSV: row {line} has "
+                f"{counted(int(got), 'value')} where the header names {expected} columns "
                 "(a row cut short or run on, or a separator inside a value that is not "
                 "quoted; the header is row 1). Fix or remove that row."
             )

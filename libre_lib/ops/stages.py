@@ -69,7 +69,7 @@ from ..search import (
 )
 from ..selection import cover_candidates, filter_candidates
 from .artifacts import fingerprint_frame, fingerprint_json
-from .baselines import TREND_VERSIONS, version_trend
+from .baselines import TREND_VERSIONS, far_share, version_trend
 from .batches import HOLDOUT_SALT, copy_keys, row_keys, source_columns, unit_hash
 from .contract import DataContract
 from .diff import ChampionChanges
@@ -1234,16 +1234,12 @@ OUT_OF_RANGE_SHARE = 0.01
 
 #: A share of rows (flagged by a rule, or of the positive class) this many times the
 #: champion's training rows' share, or that share this many times it, and this many standard
-#: errors from it, is a change the run's notes name.
+#: errors from it, is a change the run's notes name (:func:`~.baselines.far_share`).
 SHIFT_RATIO, SHIFT_Z = 1.5, 4.0
 
 
 def _shifted(now: float, n_now: int, then: float, n_then: int) -> bool:
-    """Whether the share ``now`` of ``n_now`` rows is far from ``then`` of ``n_then`` rows."""
-    ratio = max(now, then) / min(now, then) if min(now, then) > 0 else math.inf
-    pooled = (now * n_now + then * n_then) / (n_now + n_then)
-    spread = math.sqrt(pooled * (1 - pooled) * (1 / n_now + 1 / n_then))
-    return ratio >= SHIFT_RATIO and spread > 0 and abs(now - then) / spread > SHIFT_Z
+    return far_share(now, n_now, then, n_then, SHIFT_RATIO, SHIFT_Z)
 
 
 def share_changes(
@@ -1351,11 +1347,7 @@ def drift_notes(
                 f"values are categories the champion never saw, e.g. "
                 f"{list(observation.unseen_examples)!r}"
             )
-        elif (
-            issue.problem == OUT_OF_RANGE
-            and observation is not None
-            and (issue.count or 0) >= OUT_OF_RANGE_SHARE * observation.n_rows
-        ):
+        elif issue.problem == OUT_OF_RANGE and _many_out_of_range(issue, observation):
             found.append(
                 f"column {issue.column!r}: {issue.count:,} of {observation.n_rows:,} values "
                 f"outside the champion's training range [{observation.training_min:g}, "
@@ -1406,6 +1398,13 @@ def drift_notes(
     )
 
 
+def _many_out_of_range(issue, observation) -> bool:
+    """Whether an out-of-range issue holds at least :data:`OUT_OF_RANGE_SHARE` of the rows."""
+    return observation is not None and (issue.count or 0) >= OUT_OF_RANGE_SHARE * (
+        observation.n_rows
+    )
+
+
 def _untested_change(issue, observation) -> str | None:
     """A few words on what changed in a column no rule tests (:func:`drift_notes`), or None
     when it is no change worth a note."""
@@ -1421,9 +1420,7 @@ def _untested_change(issue, observation) -> str | None:
     if issue.problem == UNSEEN_CATEGORY:
         unseen = 100 * observation.n_unseen / observation.n_rows
         return f"{unseen:.0f}% of values are new categories"
-    if issue.problem == OUT_OF_RANGE and (issue.count or 0) >= OUT_OF_RANGE_SHARE * (
-        observation.n_rows
-    ):
+    if issue.problem == OUT_OF_RANGE and _many_out_of_range(issue, observation):
         return f"{share} of values outside its range"
     return None
 
