@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import ArtifactError, counted
 from .artifacts import SIDECAR_SUFFIX, ArtifactStore, _decode_metadata
-from .files import STALE_AFTER_S
+from .files import RUN_FILE, RUNS_DIR, STALE_AFTER_S
 from .registry import ModelRegistry
 
 __all__ = [
@@ -45,9 +45,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-RUNS_DIR = "runs"
-RUN_FILE = "run.json"
-"""The summary a training run writes last in its run folder, before the promotion."""
 
 # <stamp>-<run tail> (tasks/common.run_folder); earlier releases used 8 hex digits of the id.
 _RUN_NAME = re.compile(r"\d{8}-\d{6}-[0-9a-f]{8,32}")

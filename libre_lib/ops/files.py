@@ -41,6 +41,10 @@ __all__ = [
 ]
 
 STALE_AFTER_S = 6 * 3600.0
+#: A store's folder of run folders (``runs/<pipeline>/<run>``).
+RUNS_DIR = "runs"
+RUN_FILE = "run.json"
+"""The summary a training run writes last in its run folder, before the promotion."""
 """Seconds since its last write after which a crash's leftover may be removed.
 
 It bounds how long one write goes without touching its temp, which is far shorter: a temp file

@@ -91,6 +91,8 @@ from .artifacts import ArtifactStore, canonical_json, fingerprint_bytes
 from .contract import DataContract
 from .diff import ChampionChanges, column_changes, diff_rules, metric_deltas, metric_value
 from .files import (
+    RUN_FILE,
+    RUNS_DIR,
     STALE_AFTER_S,
     atomic_write_bytes,
     atomic_write_text,
@@ -1279,8 +1281,6 @@ class ModelRegistry:
         """``columns`` of the rows a version's run loaded (its ``load`` stage in the store),
         if still there and at most :data:`ROWS_COMPARED` rows."""
         import pyarrow.parquet as pq
-
-        from .cleanup import RUN_FILE, RUNS_DIR  # (cleanup imports this module)
 
         run = self.root / RUNS_DIR / version.pipeline / version.run_id / RUN_FILE
         try:
